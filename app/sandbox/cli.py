@@ -1,0 +1,151 @@
+"""``python -m app sandbox``: run the embedded sandbox until SIGTERM or Ctrl-C.
+
+Prints exactly one line, ``Sandbox listening on http://HOST:PORT``, to stdout once it accepts
+connections (``--port 0`` picks a free port), so a parent process can read the URL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from types import FrameType
+
+import platformdirs
+import uvicorn
+
+from app.sandbox.config import CreditHours, SandboxConfig
+from app.sandbox.server import create_app
+
+
+def default_db_path() -> str:
+    folder = Path(platformdirs.user_data_dir("tradeterm", appauthor=False))
+    return str(folder / "sandbox.db")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="port; 0 picks a free one")
+    parser.add_argument(
+        "--db",
+        default=None,
+        help="SQLite file, or :memory: (default: sandbox.db in the user data dir)",
+    )
+    parser.add_argument(
+        "--token-ttl",
+        type=float,
+        default=86400.0,
+        metavar="SECONDS",
+        help="token lifetime (default 86400 = 24 h)",
+    )
+    parser.add_argument(
+        "--quote-ttl",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="RFQ quote validity (default 10)",
+    )
+    parser.add_argument(
+        "--credit-hours",
+        default="always",
+        metavar="always|never|SCHEDULE",
+        help="when credit is granted, e.g. 'Mon-Fri 09:00-17:00 America/New_York'",
+    )
+    parser.add_argument("--seed", type=int, default=1, help="market simulation seed (default 1)")
+    parser.add_argument(
+        "--tick", type=float, default=0.25, metavar="SECONDS", help="market tick (default 0.25)"
+    )
+    parser.add_argument(
+        "--admin-token",
+        default=os.environ.get("TRADETERM_SANDBOX_ADMIN_TOKEN"),
+        help="enable the test-only admin routes with this token",
+    )
+
+
+def config_from(args: argparse.Namespace) -> SandboxConfig:
+    if args.token_ttl <= 0 or args.quote_ttl <= 0 or args.tick <= 0:
+        raise ValueError("--token-ttl, --quote-ttl and --tick must be positive")
+    if not 0 <= args.port <= 65535:
+        raise ValueError("--port must be between 0 and 65535")
+    db = args.db or default_db_path()
+    if db != ":memory:":
+        Path(db).parent.mkdir(parents=True, exist_ok=True)
+    return SandboxConfig(
+        db_path=db,
+        token_ttl=args.token_ttl,
+        quote_ttl=args.quote_ttl,
+        credit_hours=CreditHours.parse(args.credit_hours),
+        seed=args.seed,
+        tick_seconds=args.tick,
+        admin_token=args.admin_token or None,
+    )
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, but a SIGTERM/SIGINT ends it with exit code 0 instead of re-raising."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        handled = (signal.SIGINT, signal.SIGTERM)
+        originals = {sig: signal.signal(sig, self._stop) for sig in handled}
+        try:
+            yield
+        finally:
+            for sig, handler in originals.items():
+                signal.signal(sig, handler)
+
+    def _stop(self, sig: int, frame: FrameType | None) -> None:
+        if self.should_exit:
+            self.force_exit = True
+        self.should_exit = True
+
+
+async def serve(config: SandboxConfig, host: str, port: int) -> None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    bound_port = sock.getsockname()[1]
+    server = _Server(
+        uvicorn.Config(
+            create_app(config),
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            timeout_graceful_shutdown=5,
+        )
+    )
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started and not task.done():
+        await asyncio.sleep(0.01)
+    if server.started:
+        shown = f"[{host}]" if family == socket.AF_INET6 else host
+        print(f"Sandbox listening on http://{shown}:{bound_port}", flush=True)
+    await task
+    if not server.started:
+        raise SystemExit("sandbox failed to start")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        config = config_from(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(serve(config, args.host, args.port))
+    except OSError as exc:
+        print(f"error: cannot listen on {args.host}:{args.port}: {exc.strerror}", file=sys.stderr)
+        return 1
+    print("Sandbox stopped", file=sys.stderr)
+    return 0

@@ -1,0 +1,307 @@
+"""Limit and market orders: validation, idempotent submission, resting orders and the matcher.
+
+Statuses (documented in the README): ``submitted`` — a limit order resting with its source funds
+locked; ``filled`` — traded in full at one price; ``canceled`` — a resting order whose ``endAt``
+passed, funds unlocked; ``rejected`` — refused for funds or credit (424), kept so a replay of its
+clientOrderId returns the same refusal. Invalid input (400) creates no order.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from app.domain import AssetPair, ParseError, format_timestamp, parse_decimal
+from app.domain.money import divide, format_trimmed
+from app.sandbox.auth import Principal
+from app.sandbox.config import CreditHours
+from app.sandbox.funds import book_trade, check_funds
+from app.sandbox.market import Market
+from app.sandbox.pricing import Route, current_quote, route_for, significant
+from app.sandbox.store import Store
+from app.sandbox.validation import (
+    MAX_CLIENT_ORDER_ID,
+    asset,
+    optional_string,
+    positive_quantity,
+    require_object,
+    timestamp,
+)
+from app.sandbox.wire import ApiError, bad_request, encode, ok, order_refusal
+
+REPLAY_WINDOW = timedelta(hours=24)
+OPEN_STATUS = "submitted"
+
+
+@dataclass(frozen=True)
+class OrderRequest:
+    order_type: str
+    route: Route
+    size: Decimal
+    limit: Decimal | None
+    end_at: datetime | None
+    client_order_id: str | None
+
+
+class OrderDesk:
+    def __init__(self, store: Store, market: Market, credit_hours: CreditHours) -> None:
+        self._store = store
+        self._market = market
+        self._credit_hours = credit_hours
+
+    # -- submission ---------------------------------------------------------------------------
+
+    def submit(
+        self, principal: Principal, account_id: str, raw_body: Any, now: datetime, path_type: str
+    ) -> dict[str, Any]:
+        """Validate and execute one order; returns the success body or raises the refusal."""
+        try:
+            request = self._parse(account_id, raw_body, now, path_type)
+        except ApiError as exc:
+            if exc.status_code != 400:
+                raise
+            raise order_refusal(
+                400, str(uuid.uuid4()), "; ".join(exc.messages), trades=True
+            ) from None
+        with self._store.transaction():
+            replay = self._replay(account_id, request.client_order_id, now)
+            if replay is not None:
+                return self._replay_response(replay)
+            row = self._execute(principal, account_id, request, now)
+        if row["status"] == "rejected":
+            raise ApiError(int(row["http_status"]), json.loads(row["error_body"]))
+        return ok({"order": self.view(self.get_row(row["order_id"]))})
+
+    def _parse(self, account_id: str, raw_body: Any, now: datetime, path_type: str) -> OrderRequest:
+        body = require_object(raw_body)
+        owner = body.get("accountId")
+        if path_type == "limit" or owner is not None:
+            if not isinstance(owner, dict) or not isinstance(owner.get("value"), str):
+                raise bad_request('accountId is required as {"value": "<account id>"}')
+            if owner["value"] != account_id:
+                raise bad_request("accountId in the body does not match the account in the path")
+        order_type = body.get("type", path_type if path_type == "limit" else None)
+        if order_type not in ("limit", "market") or (
+            path_type == "limit" and order_type != "limit"
+        ):
+            allowed = "limit" if path_type == "limit" else "limit or market"
+            raise bad_request(f"type must be {allowed}, got {order_type!r}")
+        source = asset(body.get("source"), "source")
+        destination = asset(body.get("destination"), "destination")
+        route = route_for(source.code, destination.code)
+        size = positive_quantity(body.get("size"), "size", source)
+        limit = None
+        if order_type == "limit" and body.get("limit") is not None:
+            limit = _parse_limit(body["limit"], source.code, destination.code)
+        elif order_type == "market" and body.get("limit") is not None:
+            raise bad_request("a market order takes no limit")
+        end_at = None
+        if body.get("endAt") is not None:
+            if order_type != "limit":
+                raise bad_request("endAt applies to limit orders only")
+            end_at = timestamp(body["endAt"], "endAt")
+            if end_at <= now:
+                raise bad_request(f"endAt must be in the future, got {body['endAt']}")
+        client_order_id = optional_string(body, "clientOrderId", MAX_CLIENT_ORDER_ID)
+        return OrderRequest(order_type, route, size, limit, end_at, client_order_id)
+
+    def _replay(self, account_id: str, client_order_id: str | None, now: datetime) -> Any:
+        if client_order_id is None:
+            return None
+        return self._store.query_one(
+            "SELECT * FROM orders WHERE account_id = ? AND client_order_id = ? "
+            "AND submitted_at >= ? ORDER BY seq DESC LIMIT 1",
+            (account_id, client_order_id, format_timestamp(now - REPLAY_WINDOW)),
+        )
+
+    def _replay_response(self, row: Any) -> dict[str, Any]:
+        if row["status"] == "rejected":
+            raise ApiError(int(row["http_status"]), json.loads(row["error_body"]))
+        return ok({"order": self.view(row)})
+
+    def _execute(
+        self, principal: Principal, account_id: str, request: OrderRequest, now: datetime
+    ) -> dict[str, Any]:
+        order_id = str(uuid.uuid4())
+        stamp = format_timestamp(now)
+        route = request.route
+        row: dict[str, Any] = {
+            "order_id": order_id,
+            "account_id": account_id,
+            "user_id": principal.user_id,
+            "email": principal.email,
+            "client_order_id": request.client_order_id,
+            "type": request.order_type,
+            "source": route.source,
+            "destination": route.destination,
+            "size": request.size,
+            "limit_price": request.limit,
+            "end_at": format_timestamp(request.end_at) if request.end_at else None,
+            "submitted_at": stamp,
+            "updated_at": stamp,
+            "status": OPEN_STATUS,
+        }
+        refusal = check_funds(
+            self._store, self._credit_hours, account_id, route.source, request.size, now
+        )
+        if refusal is not None:
+            err = refusal.error(order_id)
+            row.update(
+                status="rejected",
+                error=refusal.message,
+                http_status=424,
+                error_body=encode(err.body),
+            )
+            self._store.insert("orders", row)
+            return row
+        quote = current_quote(self._market, route)
+        if route.marketable(request.limit, quote):
+            total = route.total(request.size, quote)
+            price, inverted = route.price_strings(quote)
+            book_trade(
+                self._store,
+                account_id=account_id,
+                transaction_id=order_id,
+                source=route.source,
+                size=request.size,
+                destination=route.destination,
+                total=total,
+                event_time=stamp,
+            )
+            row.update(
+                status="filled",
+                price=price,
+                inverted_price=inverted,
+                total=total,
+                executed_at=stamp,
+            )
+        else:
+            self._store.move_to_locked(account_id, route.source, request.size)
+        self._store.insert("orders", row)
+        return row
+
+    # -- resting orders -----------------------------------------------------------------------
+
+    def match_resting(self, now: datetime) -> int:
+        """Fill resting orders that became marketable, cancel those past ``endAt``; returns how
+        many changed."""
+        changed = 0
+        stamp = format_timestamp(now)
+        for row in self._store.query("SELECT * FROM orders WHERE status = ?", (OPEN_STATUS,)):
+            size = Decimal(row["size"])
+            with self._store.transaction():
+                if row["end_at"] and row["end_at"] <= stamp:
+                    self._store.move_to_locked(row["account_id"], row["source"], -size)
+                    self._update(
+                        row["order_id"],
+                        status="canceled",
+                        updated_at=stamp,
+                        error="Canceled: endAt reached before the limit was met",
+                    )
+                    changed += 1
+                    continue
+                route = route_for(row["source"], row["destination"])
+                quote = current_quote(self._market, route)
+                limit = Decimal(row["limit_price"]) if row["limit_price"] else None
+                if not route.marketable(limit, quote):
+                    continue
+                total = route.total(size, quote)
+                price, inverted = route.price_strings(quote)
+                book_trade(
+                    self._store,
+                    account_id=row["account_id"],
+                    transaction_id=row["order_id"],
+                    source=row["source"],
+                    size=size,
+                    destination=row["destination"],
+                    total=total,
+                    event_time=stamp,
+                    from_locked=True,
+                )
+                self._update(
+                    row["order_id"],
+                    status="filled",
+                    price=price,
+                    inverted_price=inverted,
+                    total=str(total),
+                    executed_at=stamp,
+                    updated_at=stamp,
+                )
+                changed += 1
+        return changed
+
+    def _update(self, order_id: str, **values: Any) -> None:
+        assignments = ", ".join(f"{name} = ?" for name in values)
+        self._store.execute(
+            f"UPDATE orders SET {assignments} WHERE order_id = ?",  # noqa: S608 - our names
+            [*values.values(), order_id],
+        )
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def get_row(self, order_id: str) -> Any:
+        return self._store.query_one("SELECT * FROM orders WHERE order_id = ?", (order_id,))
+
+    @staticmethod
+    def view(row: Any) -> dict[str, Any]:
+        """An order in the seed's shape (with the query fields), plus ``clientOrderId``,
+        ``limit`` and ``endAt`` when set (sandbox extensions)."""
+        result: dict[str, Any] = {"status": row["status"]}
+        if row["price"]:
+            result["price"] = row["price"]
+            result["invertedPrice"] = row["inverted_price"]
+        if row["executed_at"]:
+            result["executedAt"] = row["executed_at"]
+        result["updatedAt"] = row["updated_at"]
+        if row["total"] is not None:
+            result["total"] = f"{format_trimmed(Decimal(row['total']))} {row['destination']}"
+        result["error"] = row["error"] or ""
+        order: dict[str, Any] = {
+            "orderId": row["order_id"],
+            "ordering": row["seq"],
+            "accountId": row["account_id"],
+            "userId": row["user_id"],
+            "email": row["email"],
+            "size": f"{format_trimmed(Decimal(row['size']))} {row['source']}",
+            "source": row["source"],
+            "destination": row["destination"],
+            "type": row["type"],
+            "submittedAt": row["submitted_at"],
+            "result": result,
+        }
+        if row["client_order_id"] is not None:
+            order["clientOrderId"] = row["client_order_id"]
+        if row["limit_price"]:
+            limit = format_trimmed(significant(Decimal(row["limit_price"])))
+            order["limit"] = f"{limit} {row['source']}/{row['destination']}"
+        if row["end_at"]:
+            order["endAt"] = row["end_at"]
+        return order
+
+
+def _parse_limit(value: Any, source: str, destination: str) -> Decimal:
+    """The limit as destination per source. ``"59000"`` or ``"59000 BTC/USD"`` is read as
+    SOURCE/DESTINATION; a price in DESTINATION/SOURCE units is unambiguous and is inverted."""
+    number_text: Any = value
+    inverted = False
+    if isinstance(value, str) and len(value.split()) == 2:
+        number_text, unit = value.split()
+        try:
+            pair = AssetPair.parse(unit, "limit")
+        except ParseError as exc:
+            raise bad_request(f"Invalid limit: {exc.problem}") from None
+        if pair == AssetPair(destination, source):
+            inverted = True
+        elif pair != AssetPair(source, destination):
+            raise bad_request(f"limit is in {pair} but the order trades {source}/{destination}")
+    try:
+        number = parse_decimal(number_text, "limit")
+    except ParseError as exc:
+        raise bad_request(f"Invalid limit: {exc.problem}") from None
+    if number <= 0:
+        raise bad_request(f"limit must be greater than zero, got {value!r}")
+    return divide(Decimal(1), number) if inverted else number

@@ -1,0 +1,225 @@
+"""Accounting: account, portfolio (credit), ledger, deposits, withdrawals, instructions."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from app.sandbox import queries
+from app.sandbox.api import STRING, Call, Param, endpoint, obj
+from app.sandbox.catalogue import ASSETS
+from app.sandbox.store import BalanceRow
+from app.sandbox.validation import query_bool, query_int
+from app.sandbox.wire import error, ok
+
+ACCOUNT = "/api/v1/accounting/account/{accountId}"
+_MAX = Param("max", "Maximum number of records (1-1000, default 100)", "integer")
+_ASC = Param("asc", "true: oldest first; false (default): newest first by ordering", "boolean")
+
+
+def _account_row(call: Call) -> Any:
+    row = call.sandbox.store.query_one(
+        "SELECT * FROM accounts WHERE account_id = ?", (call.account_id,)
+    )
+    if row is None:
+        raise error(404, f"Account {call.account_id} not found")
+    return row
+
+
+def _balances(call: Call) -> list[BalanceRow]:
+    rows = {row.asset: row for row in call.sandbox.store.balances(call.account_id)}
+    for code in ASSETS:
+        rows.setdefault(code, BalanceRow(code, Decimal(0), Decimal(0), Decimal(0)))
+    return [rows[code] for code in sorted(rows)]
+
+
+@endpoint(
+    "GET",
+    ACCOUNT,
+    "Get account: balances with free, locked, credit limit",
+    tag="accounting",
+    errors=(401, 403),
+)
+async def get_account(call: Call) -> dict[str, Any]:
+    row = _account_row(call)
+    pending = call.sandbox.transfers.pending_deposits(call.account_id)
+    balances = {
+        b.asset: {
+            "free": b.free,
+            "locked": b.locked,
+            "limit": b.credit_limit,
+            "pendingDeposit": pending.get(b.asset, Decimal(0)),
+            "available": b.free - b.credit_limit,
+        }
+        for b in _balances(call)
+    }
+    return ok(
+        {
+            "account": {
+                "accountId": row["account_id"],
+                "type": row["type"],
+                "name": row["name"],
+                "balances": balances,
+            }
+        }
+    )
+
+
+@endpoint(
+    "GET",
+    ACCOUNT + "/portfolio",
+    "Get account credit: funds and credit per asset",
+    tag="accounting",
+    errors=(401, 403),
+)
+async def get_portfolio(call: Call) -> dict[str, Any]:
+    row = _account_row(call)
+    credit_open = call.sandbox.config.credit_hours.is_open(call.now)
+    balances = {
+        b.asset: {
+            "availableToTrade": b.available_funds + (b.available_credit if credit_open else 0),
+            "totalFunds": b.available_funds + b.locked,
+            "availableFunds": b.available_funds,
+            "lockedFunds": b.locked,
+            "totalCredit": b.total_credit,
+            "availableCredit": b.available_credit,
+            "usedCredit": b.used_credit,
+        }
+        for b in _balances(call)
+    }
+    return ok(
+        {
+            "account": {
+                "accountId": row["account_id"],
+                "type": row["type"],
+                "name": row["name"],
+                "balances": balances,
+            }
+        }
+    )
+
+
+@endpoint(
+    "GET",
+    "/api/v1/accounting/ledger/{accountId}",
+    "Get transactions (ledger entries)",
+    tag="accounting",
+    errors=(400, 401, 403),
+    query=(
+        Param(
+            "max",
+            "Maximum number of transactions (1-10000); both legs of a trade count once",
+            "integer",
+            required=True,
+        ),
+        Param("transactionId", "Only entries of this transaction"),
+        Param("asset", "Only entries in this asset"),
+        Param("type", "Only entries of this eventType"),
+        Param(
+            "startAtOrdering",
+            "Begin at this ordering (inclusive, in the direction read)",
+            "integer",
+        ),
+        Param("startTimeUtc", "Entries at or after this time", format="date-time"),
+        Param("endTimeUtc", "Entries before this time", format="date-time"),
+        Param("format", "Only json is supported"),
+        Param(
+            "asc", "Sandbox extension: true reads oldest first (default newest first)", "boolean"
+        ),
+    ),
+)
+async def get_ledger(call: Call) -> list[dict[str, Any]]:
+    return queries.ledger(call.sandbox.store, call.account_id, call.params)
+
+
+def _transfer_query(call: Call, kind: str) -> list[dict[str, Any]]:
+    limit = query_int(call.params, "max", default=100, minimum=1, maximum=1000)
+    ascending = query_bool(call.params, "asc", False)
+    assert limit is not None
+    return call.sandbox.transfers.query(call.account_id, kind, limit, ascending)
+
+
+@endpoint(
+    "GET",
+    ACCOUNT + "/request/deposit",
+    "Query deposits",
+    tag="accounting",
+    query=(_MAX, _ASC),
+    errors=(400, 401, 403),
+)
+async def get_deposits(call: Call) -> list[dict[str, Any]]:
+    return _transfer_query(call, "deposit")
+
+
+@endpoint(
+    "GET",
+    ACCOUNT + "/request/withdraw",
+    "Query withdraw requests",
+    tag="accounting",
+    query=(_MAX, _ASC),
+    extension=True,
+    errors=(400, 401, 403),
+)
+async def get_withdrawals(call: Call) -> list[dict[str, Any]]:
+    return _transfer_query(call, "withdrawal")
+
+
+@endpoint(
+    "GET",
+    ACCOUNT + "/request/deposit-instructions",
+    "Get deposit instructions",
+    tag="accounting",
+    errors=(401, 403),
+)
+async def get_deposit_instructions(call: Call) -> dict[str, Any]:
+    items = call.sandbox.transfers.instructions(call.account_id, "deposit")
+    return ok({"accountId": call.account_id, "instructions": items})
+
+
+@endpoint(
+    "GET",
+    ACCOUNT + "/request/withdraw-instructions",
+    "Get withdraw instructions",
+    tag="accounting",
+    errors=(401, 403),
+)
+async def get_withdraw_instructions(call: Call) -> dict[str, Any]:
+    items = call.sandbox.transfers.instructions(call.account_id, "withdraw")
+    return ok({"accountId": call.account_id, "instructions": items})
+
+
+@endpoint(
+    "POST",
+    ACCOUNT + "/request/withdraw/blockchain",
+    "Request withdraw (blockchain) to a whitelisted address",
+    tag="accounting",
+    extension=True,
+    body=obj(
+        ("amount", "networkType", "address"),
+        amount={"type": "string", "example": "0.1 BTC"},
+        networkType=STRING,
+        address=STRING,
+    ),
+    errors=(400, 401, 403, 424),
+)
+async def withdraw_blockchain(call: Call) -> dict[str, Any]:
+    record = call.sandbox.transfers.withdraw(
+        call.user, call.account_id, await call.json(), call.now, "blockchain"
+    )
+    return ok({"withdrawal": record})
+
+
+@endpoint(
+    "POST",
+    ACCOUNT + "/request/withdraw/fiat",
+    "Request withdraw (fiat) by wire",
+    tag="accounting",
+    extension=True,
+    body=obj(("amount",), amount={"type": "string", "example": "1000 USD"}, method=STRING),
+    errors=(400, 401, 403, 424),
+)
+async def withdraw_fiat(call: Call) -> dict[str, Any]:
+    record = call.sandbox.transfers.withdraw(
+        call.user, call.account_id, await call.json(), call.now, "fiat"
+    )
+    return ok({"withdrawal": record})

@@ -1,0 +1,160 @@
+"""Sandbox-only routes: paper-trading top-ups for a client, and admin routes for tests.
+
+Admin routes exist only when the sandbox is started with ``--admin-token`` (or env
+``TRADETERM_SANDBOX_ADMIN_TOKEN``) and need header ``X-Sandbox-Admin`` with that token.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from app.domain import Amount
+from app.sandbox.api import STRING, Call, endpoint, obj
+from app.sandbox.auth import is_password_digest
+from app.sandbox.catalogue import ASSETS
+from app.sandbox.demo_data import create_client
+from app.sandbox.transfers import user_object
+from app.sandbox.validation import decimal_value, positive_quantity, require_object
+from app.sandbox.wire import bad_request, error, ok
+
+_NETWORKS = {
+    "BTC": ("bitcoin",),
+    "ETH": ("ethereum",),
+    "USDT": ("ethereum", "tron"),
+    "SOL": ("solana",),
+    "USD": ("wire",),
+}
+
+
+@endpoint(
+    "POST",
+    "/api/v1/sandbox/account/{accountId}/deposit",
+    "Paper-trading top-up: simulate an incoming deposit (completed now or after pendingSeconds)",
+    tag="sandbox",
+    extension=True,
+    errors=(400, 401, 403),
+    body=obj(
+        ("amount",),
+        amount={"type": "string", "example": "1.5 BTC"},
+        network=STRING,
+        pendingSeconds={"type": "number", "minimum": 0, "maximum": 3600},
+    ),
+)
+async def deposit(call: Call) -> dict[str, Any]:
+    body = require_object(await call.json())
+    raw = body.get("amount")
+    if not isinstance(raw, str) or len(raw.split()) != 2:
+        raise bad_request("amount must look like '1.5 BTC'")
+    code = raw.split()[1]
+    if code not in ASSETS:
+        raise bad_request(f"Unknown asset {code!r}; known assets: {', '.join(sorted(ASSETS))}")
+    value = positive_quantity(raw, "amount", ASSETS[code])
+    networks = _NETWORKS[code]
+    network = body.get("network", networks[0])
+    if network not in networks:
+        raise bad_request(f"{code} deposits arrive on {', '.join(networks)}, not {network!r}")
+    pending = decimal_value(body.get("pendingSeconds", 0), "pendingSeconds")
+    if not 0 <= pending <= 3600:
+        raise bad_request("pendingSeconds must be between 0 and 3600")
+    record = call.sandbox.transfers.deposit(
+        call.account_id,
+        Amount(value, code),
+        network=str(network),
+        by=user_object(call.user),
+        now=call.now,
+        pending_seconds=int(pending),
+    )
+    return ok({"deposit": record})
+
+
+@endpoint(
+    "POST",
+    "/api/v1/sandbox/admin/clients",
+    "Admin: create a user owning one funded account",
+    tag="sandbox-admin",
+    auth=False,
+    admin=True,
+    extension=True,
+    errors=(400, 404, 409),
+    body=obj(
+        ("user", "password", "accountId"),
+        user=STRING,
+        password={"type": "string", "pattern": "^[0-9a-f]{64}$"},
+        accountId=STRING,
+        name=STRING,
+        balances={"type": "object"},
+        credit={"type": "object"},
+    ),
+)
+async def create_client_route(call: Call) -> dict[str, Any]:
+    body = require_object(await call.json())
+    user, account, password = body.get("user"), body.get("accountId"), body.get("password")
+    if not isinstance(user, str) or not user or not isinstance(account, str) or not account:
+        raise bad_request("user and accountId are required strings")
+    if not is_password_digest(password):
+        raise bad_request("password must be 64 lowercase hex characters (SHA-256)")
+    store = call.sandbox.store
+    if store.query_one("SELECT 1 FROM users WHERE user_id = ?", (user,)) or store.query_one(
+        "SELECT 1 FROM accounts WHERE account_id = ?", (account,)
+    ):
+        raise error(409, "user or account already exists")
+    balances = _asset_map(body.get("balances", {}), "balances", positive=True)
+    credit = _asset_map(body.get("credit", {}), "credit", positive=False)
+    create_client(
+        store,
+        user=user,
+        password_hex=str(password),
+        account=account,
+        name=str(body.get("name") or user),
+        account_name=f"{account} account",
+        balances=balances,
+        credit=credit,
+        now=call.now,
+    )
+    return ok({"user": user, "accountId": account})
+
+
+@endpoint(
+    "GET",
+    "/api/v1/sandbox/admin/account/{accountId}/invariant",
+    "Admin: balances (free + locked) next to the ledger sums, per asset",
+    tag="sandbox-admin",
+    auth=False,
+    admin=True,
+    extension=True,
+    errors=(404,),
+)
+async def invariant(call: Call) -> dict[str, Any]:
+    store = call.sandbox.store
+    sums = store.ledger_sums(call.account_id)
+    rows = {
+        b.asset: {
+            "free": b.free,
+            "locked": b.locked,
+            "ledgerSum": sums.get(b.asset, Decimal(0)),
+            "holds": b.free + b.locked == sums.get(b.asset, Decimal(0)),
+        }
+        for b in store.balances(call.account_id)
+    }
+    return ok(
+        {
+            "accountId": call.account_id,
+            "assets": rows,
+            "holds": all(row["holds"] for row in rows.values()),
+        }
+    )
+
+
+def _asset_map(raw: Any, field: str, *, positive: bool) -> dict[str, str]:
+    if not isinstance(raw, dict):
+        raise bad_request(f"{field} must be an object of asset to amount")
+    result = {}
+    for code, value in raw.items():
+        if code not in ASSETS:
+            raise bad_request(f"Unknown asset {code!r} in {field}")
+        number = decimal_value(value, f"{field}.{code}")
+        if (positive and number < 0) or (not positive and number > 0):
+            raise bad_request(f"{field}.{code} has the wrong sign")
+        result[code] = str(number)
+    return result

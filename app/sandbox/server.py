@@ -1,0 +1,103 @@
+"""The sandbox as an ASGI application: routes from the table, JSON errors, a background tick."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from app.sandbox import routes_accounting, routes_identity, routes_routing, routes_sandbox
+from app.sandbox.api import ENDPOINTS, Call, Endpoint
+from app.sandbox.config import SandboxConfig
+from app.sandbox.context import Sandbox
+from app.sandbox.openapi import document
+from app.sandbox.wire import ApiError, error, internal_error_body, json_response
+
+log = logging.getLogger("tradeterm.sandbox")
+
+_ROUTE_MODULES = (routes_identity, routes_accounting, routes_routing, routes_sandbox)
+
+
+def create_app(config: SandboxConfig) -> Starlette:
+    sandbox = Sandbox.create(config)
+    endpoints = [ep for ep in ENDPOINTS if not ep.admin or config.admin_token]
+    routes = [Route(ep.path, _handler(ep, sandbox), methods=[ep.method]) for ep in endpoints]
+    spec = document(endpoints)
+
+    async def openapi(_: Request) -> Response:
+        return json_response(spec)
+
+    routes.append(Route("/openapi.json", openapi, methods=["GET"]))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        ticker = asyncio.create_task(_tick(sandbox))
+        try:
+            yield
+        finally:
+            ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await ticker
+            sandbox.store.close()
+
+    application = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: _http_error, Exception: _internal_error},
+    )
+    application.state.sandbox = sandbox
+    return application
+
+
+def _handler(ep: Endpoint, sandbox: Sandbox) -> Any:
+    async def handle(request: Request) -> Response:
+        try:
+            principal = None
+            if ep.admin:
+                given = request.headers.get("x-sandbox-admin", "")
+                token = sandbox.config.admin_token or ""
+                if not token or not hmac.compare_digest(given.encode(), token.encode()):
+                    raise error(404, "Not found")
+            if ep.auth:
+                principal = sandbox.auth.verify(request.headers.get("authorization"))
+                account = request.path_params.get("accountId")
+                if account is not None and account not in principal.accounts:
+                    raise error(403, f"Forbidden: this token has no access to account {account}")
+            result = await ep.handler(Call(request, sandbox, principal, sandbox.now()))
+        except ApiError as exc:
+            return json_response(exc.body, exc.status_code, exc.headers)
+        if isinstance(result, Response):
+            return result
+        return json_response(result)
+
+    handle.__name__ = ep.handler.__name__
+    return handle
+
+
+async def _http_error(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return json_response(error(exc.status_code, str(exc.detail)).body, exc.status_code)
+
+
+async def _internal_error(_: Request, exc: Exception) -> Response:
+    log.error("internal error", exc_info=exc)
+    return json_response(internal_error_body(), 500)
+
+
+async def _tick(sandbox: Sandbox) -> None:
+    """Advance prices, match resting orders and complete pending deposits every tick."""
+    while True:
+        try:
+            sandbox.background_step()
+        except Exception:
+            log.exception("background tick failed")
+        await asyncio.sleep(sandbox.config.tick_seconds)

@@ -1,0 +1,261 @@
+"""The sandbox's SQLite store: schema, transactions, balances and the ledger.
+
+One connection, used from the server's event loop only, so requests are serialised; every write
+still runs in ``BEGIN IMMEDIATE`` so two processes on one file cannot interleave a trade. Decimals
+are stored as TEXT and never pass through a float. ``free + locked`` of every account and asset
+equals the sum of its ledger amounts: balances change only through :meth:`Store.book` (which
+writes the entry) or :meth:`Store.move_to_locked` (which moves between free and locked).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS users (
+    user_id TEXT PRIMARY KEY, email TEXT NOT NULL, name TEXT NOT NULL,
+    pw_salt BLOB NOT NULL, pw_hash BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS accounts (
+    account_id TEXT PRIMARY KEY, owner TEXT NOT NULL REFERENCES users(user_id),
+    type TEXT NOT NULL, name TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS balances (
+    account_id TEXT NOT NULL REFERENCES accounts(account_id), asset TEXT NOT NULL,
+    free TEXT NOT NULL DEFAULT '0', locked TEXT NOT NULL DEFAULT '0',
+    credit_limit TEXT NOT NULL DEFAULT '0',
+    PRIMARY KEY (account_id, asset));
+CREATE TABLE IF NOT EXISTS ledger (
+    ordering INTEGER NOT NULL, leg INTEGER NOT NULL, account_id TEXT NOT NULL,
+    transaction_id TEXT NOT NULL, asset TEXT NOT NULL, amount TEXT NOT NULL,
+    event_type TEXT NOT NULL, sub_event_type TEXT, event_time TEXT NOT NULL,
+    PRIMARY KEY (ordering, leg));
+CREATE INDEX IF NOT EXISTS ledger_account ON ledger(account_id, ordering);
+CREATE TABLE IF NOT EXISTS orders (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, order_id TEXT NOT NULL UNIQUE,
+    account_id TEXT NOT NULL, user_id TEXT NOT NULL, email TEXT NOT NULL,
+    client_order_id TEXT, type TEXT NOT NULL, source TEXT NOT NULL, destination TEXT NOT NULL,
+    size TEXT NOT NULL, limit_price TEXT, end_at TEXT, submitted_at TEXT NOT NULL,
+    status TEXT NOT NULL, price TEXT, inverted_price TEXT, total TEXT, executed_at TEXT,
+    updated_at TEXT NOT NULL, error TEXT NOT NULL DEFAULT '',
+    http_status INTEGER, error_body TEXT);
+CREATE INDEX IF NOT EXISTS orders_client ON orders(account_id, client_order_id);
+CREATE INDEX IF NOT EXISTS orders_status ON orders(status);
+CREATE TABLE IF NOT EXISTS quotes (
+    quote_id TEXT PRIMARY KEY, account_id TEXT NOT NULL, user_id TEXT NOT NULL,
+    client_order_id TEXT, pair TEXT NOT NULL, size TEXT NOT NULL, created_at TEXT NOT NULL,
+    sides TEXT NOT NULL, accepted_side TEXT);
+CREATE TABLE IF NOT EXISTS transfers (
+    ordering INTEGER NOT NULL, transfer_id TEXT PRIMARY KEY, kind TEXT NOT NULL,
+    account_id TEXT NOT NULL, asset TEXT NOT NULL, amount TEXT NOT NULL, status TEXT NOT NULL,
+    method TEXT NOT NULL, network TEXT, address TEXT, hash TEXT,
+    created_at TEXT NOT NULL, created_by TEXT NOT NULL,
+    completed_at TEXT, completed_by TEXT, complete_after TEXT);
+CREATE INDEX IF NOT EXISTS transfers_account ON transfers(account_id, kind, ordering);
+CREATE TABLE IF NOT EXISTS instructions (
+    account_id TEXT NOT NULL, direction TEXT NOT NULL, position INTEGER NOT NULL,
+    body TEXT NOT NULL, PRIMARY KEY (account_id, direction, position));
+"""
+
+
+@dataclass(frozen=True)
+class BalanceRow:
+    asset: str
+    free: Decimal
+    locked: Decimal
+    credit_limit: Decimal
+
+    @property
+    def total_credit(self) -> Decimal:
+        return -self.credit_limit
+
+    @property
+    def used_credit(self) -> Decimal:
+        return max(Decimal(0), -self.free)
+
+    @property
+    def available_credit(self) -> Decimal:
+        return max(Decimal(0), self.total_credit - self.used_credit)
+
+    @property
+    def available_funds(self) -> Decimal:
+        return max(Decimal(0), self.free)
+
+
+class Store:
+    """All persistent state of one sandbox; ``path`` is a file or ``:memory:``."""
+
+    def __init__(self, path: str) -> None:
+        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA foreign_keys = ON")
+        self._db.execute("PRAGMA busy_timeout = 5000")
+        if path != ":memory:":
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+        self._db.executescript(SCHEMA)
+        self._depth = 0
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One ``BEGIN IMMEDIATE`` transaction; nested uses join the outer one."""
+        if self._depth:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        self._depth = 1
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        else:
+            self._db.execute("COMMIT")
+        finally:
+            self._depth = 0
+
+    # -- generic ----------------------------------------------------------------------------
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        return self._db.execute(sql, params).fetchall()
+
+    def query_one(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
+        row: sqlite3.Row | None = self._db.execute(sql, params).fetchone()
+        return row
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run a write; returns the last row id."""
+        cursor = self._db.execute(sql, params)
+        return int(cursor.lastrowid or 0)
+
+    def insert(self, table: str, values: dict[str, Any]) -> int:
+        columns = ", ".join(values)
+        marks = ", ".join("?" for _ in values)
+        return self.execute(
+            f"INSERT INTO {table} ({columns}) VALUES ({marks})",  # noqa: S608 - names are ours
+            [_db_value(v) for v in values.values()],
+        )
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.query_one("SELECT value FROM meta WHERE key = ?", (key,))
+        return None if row is None else str(row["value"])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def next_ordering(self) -> int:
+        """The next global ordering value (ledger entries, deposits, withdrawals)."""
+        with self.transaction():
+            current = int(self.get_meta("ordering") or "0")
+            self.set_meta("ordering", str(current + 1))
+        return current + 1
+
+    # -- balances and ledger ----------------------------------------------------------------
+
+    def balance(self, account_id: str, asset: str) -> BalanceRow:
+        row = self.query_one(
+            "SELECT * FROM balances WHERE account_id = ? AND asset = ?", (account_id, asset)
+        )
+        if row is None:
+            return BalanceRow(asset, Decimal(0), Decimal(0), Decimal(0))
+        return _balance(row)
+
+    def balances(self, account_id: str) -> list[BalanceRow]:
+        rows = self.query(
+            "SELECT * FROM balances WHERE account_id = ? ORDER BY asset", (account_id,)
+        )
+        return [_balance(row) for row in rows]
+
+    def set_credit_limit(self, account_id: str, asset: str, limit: Decimal) -> None:
+        if limit > 0:
+            raise ValueError("a credit limit is zero or negative")
+        self._ensure_balance(account_id, asset)
+        self.execute(
+            "UPDATE balances SET credit_limit = ? WHERE account_id = ? AND asset = ?",
+            (str(limit), account_id, asset),
+        )
+
+    def book(
+        self,
+        *,
+        ordering: int,
+        leg: int,
+        account_id: str,
+        transaction_id: str,
+        asset: str,
+        amount: Decimal,
+        event_type: str,
+        event_time: str,
+        sub_event_type: str | None = None,
+        from_locked: bool = False,
+    ) -> None:
+        """Write one ledger entry and apply it to ``free`` (or to ``locked`` when it settles a
+        lock), inside the caller's transaction."""
+        self._ensure_balance(account_id, asset)
+        self.insert(
+            "ledger",
+            {
+                "ordering": ordering,
+                "leg": leg,
+                "account_id": account_id,
+                "transaction_id": transaction_id,
+                "asset": asset,
+                "amount": amount,
+                "event_type": event_type,
+                "sub_event_type": sub_event_type,
+                "event_time": event_time,
+            },
+        )
+        column = "locked" if from_locked else "free"
+        self._add(account_id, asset, column, amount)
+
+    def move_to_locked(self, account_id: str, asset: str, amount: Decimal) -> None:
+        """Move ``amount`` from free to locked (negative: back); the ledger sum is unchanged."""
+        self._ensure_balance(account_id, asset)
+        self._add(account_id, asset, "free", -amount)
+        self._add(account_id, asset, "locked", amount)
+
+    def ledger_sums(self, account_id: str) -> dict[str, Decimal]:
+        sums: dict[str, Decimal] = {}
+        for row in self.query(
+            "SELECT asset, amount FROM ledger WHERE account_id = ?", (account_id,)
+        ):
+            sums[row["asset"]] = sums.get(row["asset"], Decimal(0)) + Decimal(row["amount"])
+        return sums
+
+    def _ensure_balance(self, account_id: str, asset: str) -> None:
+        self.execute(
+            "INSERT OR IGNORE INTO balances (account_id, asset) VALUES (?, ?)", (account_id, asset)
+        )
+
+    def _add(self, account_id: str, asset: str, column: str, delta: Decimal) -> None:
+        row = self.query_one(
+            f"SELECT {column} FROM balances WHERE account_id = ? AND asset = ?",  # noqa: S608
+            (account_id, asset),
+        )
+        assert row is not None
+        self.execute(
+            f"UPDATE balances SET {column} = ? WHERE account_id = ? AND asset = ?",  # noqa: S608
+            (str(Decimal(row[column]) + delta), account_id, asset),
+        )
+
+
+def _balance(row: sqlite3.Row) -> BalanceRow:
+    return BalanceRow(
+        row["asset"], Decimal(row["free"]), Decimal(row["locked"]), Decimal(row["credit_limit"])
+    )
+
+
+def _db_value(value: Any) -> Any:
+    return str(value) if isinstance(value, Decimal) else value

@@ -1,0 +1,191 @@
+"""Start real sandbox processes the way users do and talk to them over loopback HTTP."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ADMIN_TOKEN = "test-admin-token"
+STARTUP_TIMEOUT = 30.0
+_counter = itertools.count(1)
+
+
+def body(response: httpx.Response) -> Any:
+    """The response's JSON with every number as Decimal or int (never float), as money wants."""
+    return json.loads(response.text, parse_float=Decimal)
+
+
+def digest(password: str) -> str:
+    return hashlib.sha256(password.encode()).hexdigest()
+
+
+class SandboxProcess:
+    """``python -m app sandbox --port 0 ...`` in a child process; ``url`` once it listens."""
+
+    def __init__(self, *args: str, db: str = ":memory:", admin_token: str | None = ADMIN_TOKEN):
+        self.args = [*args]
+        self.db = db
+        self.admin_token = admin_token
+        self.url = ""
+        self.proc: subprocess.Popen[str] | None = None
+        # Lives as long as the process; closed in stop().
+        self._stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115
+
+    def start(self) -> SandboxProcess:
+        argv = [sys.executable, "-m", "app", "sandbox", "--port", "0", "--db", self.db, *self.args]
+        if self.admin_token:
+            argv += ["--admin-token", self.admin_token]
+        self.proc = subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
+            cwd=Path(__file__).resolve().parents[1],
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        line = ""
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.proc.stdout], [], [], 0.2)
+            if ready:
+                line = self.proc.stdout.readline()
+                break
+            if self.proc.poll() is not None:
+                break
+        prefix = "Sandbox listening on "
+        if not line.startswith(prefix):
+            self.stop()
+            raise RuntimeError(f"sandbox did not start: {line!r}; stderr: {self.stderr()}")
+        self.url = line[len(prefix) :].strip()
+        return self
+
+    def stderr(self) -> str:
+        self._stderr.seek(0)
+        return self._stderr.read()
+
+    def stop(self, timeout: float = 15.0) -> int | None:
+        """SIGTERM, wait; returns the exit code."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+        return self.proc.returncode
+
+    def close(self) -> None:
+        self.stop()
+        self._stderr.close()
+
+    def admin(self) -> httpx.Client:
+        return httpx.Client(
+            base_url=self.url, timeout=30, headers={"X-Sandbox-Admin": self.admin_token or ""}
+        )
+
+
+@dataclass
+class Session:
+    """A logged-in client of one sandbox: ``get``/``post`` with ``{account}`` in paths."""
+
+    base_url: str
+    user: str
+    password: str
+    account: str
+    token: str = ""
+    http: httpx.Client = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.http = httpx.Client(base_url=self.base_url, timeout=30)
+        if not self.token:
+            self.login()
+
+    def login(self) -> str:
+        response = self.http.post(
+            "/api/v1/identity/jwt", json={"user": self.user, "password": digest(self.password)}
+        )
+        assert response.status_code == 200, response.text
+        self.token = response.json()["token"]
+        return self.token
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+    def get(self, path: str, **params: Any) -> httpx.Response:
+        return self.http.get(
+            path.format(account=self.account), params=params or None, headers=self.headers
+        )
+
+    def post(self, path: str, body: Any = None, *, content: bytes | None = None) -> httpx.Response:
+        url = path.format(account=self.account)
+        if content is not None:
+            return self.http.post(
+                url, content=content, headers={**self.headers, "Content-Type": "application/json"}
+            )
+        return self.http.post(url, json=body, headers=self.headers)
+
+    def limit_order(self, source: str, destination: str, size: str, **extra: Any) -> httpx.Response:
+        body = {
+            "accountId": {"value": self.account},
+            "type": "limit",
+            "source": source,
+            "destination": destination,
+            "size": size,
+            **extra,
+        }
+        return self.post("/api/v1/routing/account/{account}/order/limit", body)
+
+    def close(self) -> None:
+        self.http.close()
+
+
+def new_client(
+    sandbox: SandboxProcess,
+    balances: dict[str, str] | None = None,
+    credit: dict[str, str] | None = None,
+) -> Session:
+    """A fresh user and account on ``sandbox`` (admin route), logged in."""
+    name = f"t{next(_counter)}-{uuid.uuid4().hex[:8]}"
+    with sandbox.admin() as admin:
+        response = admin.post(
+            "/api/v1/sandbox/admin/clients",
+            json={
+                "user": name,
+                "password": digest(name),
+                "accountId": f"acct-{name}",
+                "balances": balances if balances is not None else {"USD": "100000", "BTC": "2"},
+                "credit": credit or {},
+            },
+        )
+        assert response.status_code == 200, response.text
+    return Session(sandbox.url, name, name, f"acct-{name}")
+
+
+def invariant(sandbox: SandboxProcess, account: str) -> dict[str, Any]:
+    """Balances next to ledger sums, from the admin route."""
+    with sandbox.admin() as admin:
+        response = admin.get(f"/api/v1/sandbox/admin/account/{account}/invariant")
+        assert response.status_code == 200, response.text
+        result: dict[str, Any] = response.json()
+        return result
