@@ -189,3 +189,19 @@ def invariant(sandbox: SandboxProcess, account: str) -> dict[str, Any]:
         assert response.status_code == 200, response.text
         result: dict[str, Any] = response.json()
         return result
+
+
+def wait_until(condition: Any, timeout: float = 10.0, interval: float = 0.05) -> Any:
+    """Poll ``condition()`` until it returns something truthy; fail after ``timeout`` seconds.
+
+    For waiting on the sandbox's own clock (quote expiry, token expiry, resting orders): the
+    condition asks the server, so the test waits exactly as long as the server needs.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        result = condition()
+        if result:
+            return result
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        time.sleep(interval)
