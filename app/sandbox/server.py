@@ -27,6 +27,11 @@ log = logging.getLogger("tradeterm.sandbox")
 _ROUTE_MODULES = (routes_identity, routes_accounting, routes_routing, routes_sandbox)
 
 
+def endpoints() -> list[Endpoint]:
+    """Every declared route (importing this module registers them all)."""
+    return list(ENDPOINTS)
+
+
 def create_app(config: SandboxConfig) -> Starlette:
     sandbox = Sandbox.create(config)
     endpoints = [ep for ep in ENDPOINTS if not ep.admin or config.admin_token]
