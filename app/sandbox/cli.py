@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import math
 import os
 import signal
 import socket
@@ -70,8 +71,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def config_from(args: argparse.Namespace) -> SandboxConfig:
-    if args.token_ttl <= 0 or args.quote_ttl <= 0 or args.tick <= 0:
-        raise ValueError("--token-ttl, --quote-ttl and --tick must be positive")
+    for name in ("token_ttl", "quote_ttl", "tick"):
+        value = getattr(args, name)
+        if not math.isfinite(value) or value <= 0:
+            raise ValueError(f"--{name.replace('_', '-')} must be a positive number of seconds")
     if not 0 <= args.port <= 65535:
         raise ValueError("--port must be between 0 and 65535")
     db = args.db or default_db_path()
