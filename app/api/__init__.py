@@ -1,0 +1,47 @@
+"""The service's HTTP client: one httpx.AsyncClient, one method per operation, typed errors."""
+
+from app.api.auth import Credentials, password_digest
+from app.api.backoff import RetryPolicy
+from app.api.client import ServiceClient, new_client_order_id
+from app.api.clock import ServerClock
+from app.api.errors import (
+    BadResponse,
+    CreditNotAvailable,
+    Forbidden,
+    InsufficientFunds,
+    InvalidRequest,
+    NetworkError,
+    NotFound,
+    OutcomeUnknown,
+    RateLimited,
+    Refused,
+    RequestTimeout,
+    ServerError,
+    ServiceError,
+    Unauthorized,
+)
+from app.api.http import ClientSettings
+
+__all__ = [
+    "BadResponse",
+    "ClientSettings",
+    "Credentials",
+    "CreditNotAvailable",
+    "Forbidden",
+    "InsufficientFunds",
+    "InvalidRequest",
+    "NetworkError",
+    "NotFound",
+    "OutcomeUnknown",
+    "RateLimited",
+    "Refused",
+    "RequestTimeout",
+    "RetryPolicy",
+    "ServerClock",
+    "ServerError",
+    "ServiceClient",
+    "ServiceError",
+    "Unauthorized",
+    "new_client_order_id",
+    "password_digest",
+]

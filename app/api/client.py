@@ -1,0 +1,645 @@
+"""The service client: one method per operation, domain values out, typed errors, safe orders.
+
+Reads (GET) retry on network errors, 5xx and 429 with jittered backoff that honours Retry-After.
+Orders and quote accepts are never retried: when their answer is lost (timeout, dropped
+connection, 5xx) the client looks the order up before saying success, failure or
+``OutcomeUnknown``. A 401 triggers one re-login shared by every request waiting on it, then one
+retry; a second 401 is reported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
+from decimal import Decimal
+from email.utils import parsedate_to_datetime
+from typing import Any, TypeVar
+
+import httpx
+
+from app.api.auth import Credentials, Token
+from app.api.backoff import RetryPolicy, parse_retry_after
+from app.api.clock import ServerClock
+from app.api.errors import (
+    BadResponse,
+    NetworkError,
+    NotFound,
+    OutcomeUnknown,
+    RateLimited,
+    ServerError,
+    ServiceError,
+    Unauthorized,
+    from_response,
+)
+from app.api.http import ClientSettings, HttpLayer, Reply
+from app.domain import Amount, AssetPair, ParseError, format_decimal, format_timestamp
+from app.domain.fields import Fields
+from app.domain.records import (
+    Account,
+    DepositRecord,
+    Estimate,
+    Instruction,
+    LedgerEntry,
+    Order,
+    OrderBook,
+    PairInfo,
+    Portfolio,
+    Quote,
+    ServiceInfo,
+    TopOfBook,
+    parse_instructions,
+    parse_top_of_books,
+)
+
+log = logging.getLogger("tradeterm.api")
+T = TypeVar("T")
+
+#: Where the seed shows two paths, the documented one first, then the usage example's variant.
+TOP_OF_BOOK_PATHS = (
+    "/api/v1/routing/account/{a}/topofbook",
+    "/api/v1/routing/ops/account/{a}/topofbook",
+)
+ORDER_QUERY_PATHS = (
+    "/api/v1/routing/order/account/{a}",
+    "/api/v1/routing/ops/order/account/{a}/orders",
+)
+LOOKUP_ATTEMPTS = 3
+
+
+class ServiceClient:
+    """A session with the service for one account. Use ``async with`` or call ``aclose``."""
+
+    def __init__(
+        self,
+        settings: ClientSettings,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        retry: RetryPolicy | None = None,
+        clock: ServerClock | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.settings = settings
+        self.retry = retry or RetryPolicy()
+        self.clock = clock or ServerClock()
+        self._rng = rng or random.Random()
+        self._http = HttpLayer(settings, transport, on_reply=self._observe)
+        self._credentials: Credentials | None = None
+        self._token: Token | None = None
+        self._login_lock = asyncio.Lock()
+        self._variant: dict[tuple[str, ...], str] = {}
+        self.logins = 0  # how many times this client logged in (first login and renewals)
+
+    async def __aenter__(self) -> ServiceClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    # -- session ------------------------------------------------------------------------------
+
+    @property
+    def account_id(self) -> str:
+        if self._credentials is None:
+            raise Unauthorized("not logged in")
+        return self._credentials.account
+
+    @property
+    def token_seconds_left(self) -> float | None:
+        return None if self._token is None else self._token.seconds_left()
+
+    async def login(self, user: str, password: str, account: str) -> None:
+        """Log in with the plain password (hashed here, then forgotten)."""
+        await self.login_with(Credentials.from_plain(user, password, account))
+
+    async def login_with(self, credentials: Credentials) -> None:
+        self._credentials = credentials
+        async with self._login_lock:
+            await self._login()
+
+    async def logout(self) -> None:
+        self._token = None
+        self._credentials = None
+
+    async def _login(self) -> None:
+        assert self._credentials is not None
+        reply = await self._http.send(
+            "POST",
+            "/api/v1/identity/jwt",
+            body={"user": self._credentials.user, "password": self._credentials.digest},
+        )
+        body = _checked(reply)
+        try:
+            token = Fields(body, "login").text("token")
+        except ParseError as exc:
+            raise BadResponse(
+                f"login answer without a token ({exc})", status=reply.status, body=body
+            ) from None
+        self._token = Token.issued(token)
+        self.logins += 1
+
+    async def _current_token(self) -> str:
+        """A token that is not about to expire; renews it (once, shared) when it is."""
+        if self._credentials is None:
+            raise Unauthorized("not logged in")
+        token = self._token
+        if token is None or time.monotonic() >= token.renew_at():
+            async with self._login_lock:
+                if self._token is token:
+                    await self._login()
+        assert self._token is not None
+        return self._token.value
+
+    async def _relogin_after_401(self, rejected: str) -> None:
+        async with self._login_lock:
+            if self._token is not None and self._token.value != rejected:
+                return  # another request already logged in again
+            log.info("token refused; logging in again")
+            await self._login()
+
+    # -- transport with auth, retries and error mapping -------------------------------------
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str | None] | None = None,
+        body: Any = None,
+        auth: bool = True,
+    ) -> Any:
+        """Send one request; returns the decoded JSON. GETs retry; other methods never do."""
+        clean = {k: v for k, v in (params or {}).items() if v is not None}
+        attempt = 0
+        relogged = False
+        while True:
+            attempt += 1
+            token = await self._current_token() if auth else None
+            try:
+                reply = await self._http.send(
+                    method, path, params=clean or None, body=body, token=token
+                )
+                if reply.status == 401 and auth and not relogged:
+                    relogged = True
+                    assert token is not None
+                    await self._relogin_after_401(token)
+                    attempt -= 1
+                    continue
+                return _checked(reply)
+            except ServiceError as exc:
+                retry_after = getattr(exc, "retry_after", None)
+                if method != "GET" or not _retryable(exc):
+                    raise
+                delay = self.retry.delay(attempt, retry_after, self._rng)
+                if delay is None:
+                    raise
+                log.info("%s %s failed (%s); retry %d in %.2f s", method, path, exc, attempt, delay)
+                await asyncio.sleep(delay)
+
+    async def _call_variants(self, paths: tuple[str, ...], **kw: Any) -> Any:
+        """Try the documented path, fall back to the variant on 404, remember what worked."""
+        account = self.account_id
+        known = self._variant.get(paths)
+        order = [known, *[p for p in paths if p != known]] if known else list(paths)
+        last: NotFound | None = None
+        for template in order:
+            try:
+                result = await self._call("GET", template.format(a=account), **kw)
+            except NotFound as exc:
+                if exc.status != 404:
+                    raise
+                last = exc
+                continue
+            self._variant[paths] = template
+            return result
+        assert last is not None
+        raise last
+
+    def _observe(self, reply: Reply) -> None:
+        date = reply.headers.get("date")
+        if date and self.clock.round_trip is None:
+            try:
+                server = parsedate_to_datetime(date)
+            except (TypeError, ValueError):
+                return
+            received = self.clock.now()
+            sent = received - timedelta(seconds=reply.elapsed)
+            # One-second resolution: a rough offset until a service-time sample replaces it.
+            self.clock.observe(
+                sent, received, server + timedelta(milliseconds=500), reply.elapsed + 1.0
+            )
+        else:
+            self.clock.observe_round_trip(reply.elapsed)
+
+    # -- service information ------------------------------------------------------------------
+
+    async def info(self, service: str = "routing") -> ServiceInfo:
+        return _parse(
+            ServiceInfo.parse, await self._call("GET", f"/api/v1/{service}/info", auth=False)
+        )
+
+    async def service_time(self) -> datetime:
+        """The server's clock; also refines the clock offset estimate (sandbox extension)."""
+        sent = self.clock.now()
+        started = time.perf_counter()
+        body = await self._call("GET", "/api/v1/routing/time", auth=False)
+        round_trip = time.perf_counter() - started
+        server = _parse(lambda b, w: Fields(b, w).time("time"), body)
+        self.clock.observe(sent, sent + timedelta(seconds=round_trip), server, round_trip)
+        return server
+
+    # -- accounting ---------------------------------------------------------------------------
+
+    async def account(self) -> Account:
+        return _parse(
+            Account.parse, await self._call("GET", f"/api/v1/accounting/account/{self.account_id}")
+        )
+
+    async def portfolio(self) -> Portfolio:
+        return _parse(
+            Portfolio.parse,
+            await self._call("GET", f"/api/v1/accounting/account/{self.account_id}/portfolio"),
+        )
+
+    async def ledger(
+        self,
+        max_entries: int,
+        *,
+        asset: str | None = None,
+        event_type: str | None = None,
+        transaction_id: str | None = None,
+        start_at_ordering: int | None = None,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        ascending: bool | None = None,
+    ) -> list[LedgerEntry]:
+        params = {
+            "max": str(max_entries),
+            "asset": asset,
+            "type": event_type,
+            "transactionId": transaction_id,
+            "startAtOrdering": None if start_at_ordering is None else str(start_at_ordering),
+            "startTimeUtc": format_timestamp(start) if start else None,
+            "endTimeUtc": format_timestamp(end) if end else None,
+            "asc": None if ascending is None else _flag(ascending),
+        }
+        body = await self._call(
+            "GET", f"/api/v1/accounting/ledger/{self.account_id}", params=params
+        )
+        return _parse_list(LedgerEntry.parse, body, "ledger")
+
+    async def deposits(
+        self, max_records: int | None = None, *, ascending: bool | None = None
+    ) -> list[DepositRecord]:
+        params = {
+            "max": None if max_records is None else str(max_records),
+            "asc": None if ascending is None else _flag(ascending),
+        }
+        body = await self._call(
+            "GET", f"/api/v1/accounting/account/{self.account_id}/request/deposit", params=params
+        )
+        return _parse_list(DepositRecord.parse, body, "deposits")
+
+    async def withdrawals(
+        self, max_records: int | None = None, *, ascending: bool | None = None
+    ) -> list[DepositRecord]:
+        params = {
+            "max": None if max_records is None else str(max_records),
+            "asc": None if ascending is None else _flag(ascending),
+        }
+        body = await self._call(
+            "GET", f"/api/v1/accounting/account/{self.account_id}/request/withdraw", params=params
+        )
+        return _parse_list(DepositRecord.parse, body, "withdrawals")
+
+    async def deposit_instructions(self) -> list[Instruction]:
+        return _parse(
+            parse_instructions,
+            await self._call(
+                "GET", f"/api/v1/accounting/account/{self.account_id}/request/deposit-instructions"
+            ),
+        )
+
+    async def withdraw_instructions(self) -> list[Instruction]:
+        return _parse(
+            parse_instructions,
+            await self._call(
+                "GET", f"/api/v1/accounting/account/{self.account_id}/request/withdraw-instructions"
+            ),
+        )
+
+    async def withdraw_blockchain(
+        self, amount: Amount, network: str, address: str
+    ) -> DepositRecord:
+        body = await self._call(
+            "POST",
+            f"/api/v1/accounting/account/{self.account_id}/request/withdraw/blockchain",
+            body={"amount": str(amount), "networkType": network, "address": address},
+        )
+        return _parse(
+            lambda b, w: DepositRecord.parse(Fields(b, w).need_obj("withdrawal").raw, "withdrawal"),
+            body,
+        )
+
+    async def withdraw_fiat(self, amount: Amount) -> DepositRecord:
+        body = await self._call(
+            "POST",
+            f"/api/v1/accounting/account/{self.account_id}/request/withdraw/fiat",
+            body={"amount": str(amount), "method": "wire"},
+        )
+        return _parse(
+            lambda b, w: DepositRecord.parse(Fields(b, w).need_obj("withdrawal").raw, "withdrawal"),
+            body,
+        )
+
+    # -- market data --------------------------------------------------------------------------
+
+    async def top_of_book(self, pairs: list[str] | None = None) -> dict[str, TopOfBook]:
+        params = {"assetPairs": ",".join(pairs)} if pairs else None
+        return _parse(
+            parse_top_of_books, await self._call_variants(TOP_OF_BOOK_PATHS, params=params)
+        )
+
+    async def order_book(self, pair: str, levels: int | None = None) -> OrderBook:
+        params = {"assetPair": pair, "levels": None if levels is None else str(levels)}
+        body = await self._call(
+            "GET", f"/api/v1/routing/account/{self.account_id}/book", params=params
+        )
+        return _parse(lambda b, w: OrderBook.parse(pair, b, w), body)
+
+    async def pairs(self) -> list[PairInfo]:
+        body = await self._call("GET", f"/api/v1/routing/account/{self.account_id}/pairs")
+        return _parse(lambda b, w: Fields(b, w).array("assetPairs", PairInfo.parse), body)
+
+    async def estimate(self, source: str, destination: str, size: Decimal, quote: str) -> Estimate:
+        params = {
+            "source": source,
+            "destination": destination,
+            "size": format_decimal(size),
+            "quote": quote,
+        }
+        return _parse(
+            Estimate.parse,
+            await self._call(
+                "GET", f"/api/v1/routing/account/{self.account_id}/order/estimate", params=params
+            ),
+        )
+
+    # -- orders -------------------------------------------------------------------------------
+
+    async def limit_order(
+        self,
+        source: str,
+        destination: str,
+        size: Decimal,
+        *,
+        limit: Decimal | None = None,
+        end_at: datetime | None = None,
+        client_order_id: str | None = None,
+    ) -> Order:
+        """Sell ``size`` of ``source`` for ``destination``; ``limit`` is the least destination
+        per source accepted (design.md §2)."""
+        client_order_id = client_order_id or new_client_order_id()
+        body: dict[str, Any] = {
+            "accountId": {"value": self.account_id},
+            "type": "limit",
+            "source": source,
+            "destination": destination,
+            "size": format_decimal(size),
+            "clientOrderId": client_order_id,
+        }
+        if limit is not None:
+            body["limit"] = format_decimal(limit)
+        if end_at is not None:
+            body["endAt"] = format_timestamp(end_at)
+        path = f"/api/v1/routing/account/{self.account_id}/order/limit"
+        return await self._place(path, body, client_order_id, source, destination, size)
+
+    async def market_order(
+        self, source: str, destination: str, size: Decimal, *, client_order_id: str | None = None
+    ) -> Order:
+        client_order_id = client_order_id or new_client_order_id()
+        body = {
+            "type": "market",
+            "source": source,
+            "destination": destination,
+            "size": format_decimal(size),
+            "clientOrderId": client_order_id,
+        }
+        path = f"/api/v1/routing/account/{self.account_id}/order"
+        return await self._place(path, body, client_order_id, source, destination, size)
+
+    async def _place(
+        self,
+        path: str,
+        body: dict[str, Any],
+        client_order_id: str,
+        source: str,
+        destination: str,
+        size: Decimal,
+    ) -> Order:
+        sent_at = self.clock.server_now()
+        try:
+            answer = await self._call("POST", path, body=body)
+        except (NetworkError, ServerError, BadResponse) as lost:
+            log.warning("order %s: answer lost (%s); looking it up", client_order_id, lost)
+            found = await self._find_order(
+                client_order_id, source, destination, size, sent_at, lost
+            )
+            if found is None:
+                raise OutcomeUnknown(
+                    f"the order's answer was lost ({lost}) and it is not on the order list; "
+                    "it was probably not placed — check the blotter before sending it again",
+                    client_order_id=client_order_id,
+                ) from lost
+            return found
+        return _parse(lambda b, w: Order.parse(Fields(b, w).need_obj("order").raw, "order"), answer)
+
+    async def _find_order(
+        self,
+        client_order_id: str,
+        source: str,
+        destination: str,
+        size: Decimal,
+        sent_at: datetime,
+        lost: ServiceError,
+    ) -> Order | None:
+        """The order just sent, from the order list; None when it is not there; raises
+        OutcomeUnknown when the list cannot be read."""
+        since = sent_at - timedelta(seconds=60)
+        for attempt in range(LOOKUP_ATTEMPTS):
+            try:
+                recent = await self.orders(
+                    max_orders=100, submitted_start=since, client_order_id=client_order_id
+                )
+            except ServiceError as exc:
+                if attempt == LOOKUP_ATTEMPTS - 1:
+                    raise OutcomeUnknown(
+                        f"the order's answer was lost ({lost}) and the order list cannot be "
+                        f"read ({exc}): unknown whether it executed — check the blotter",
+                        client_order_id=client_order_id,
+                    ) from exc
+                await asyncio.sleep(0.2 * (attempt + 1))
+                continue
+            match = _match(recent, client_order_id, source, destination, size, since)
+            if match is not None:
+                return match
+            await asyncio.sleep(0.2 * (attempt + 1))
+        return None
+
+    async def request_quote(
+        self, pair: str, size: Amount, *, client_order_id: str | None = None
+    ) -> Quote:
+        AssetPair.parse(pair)
+        body = {
+            "assetPair": pair,
+            "size": str(size),
+            "clientOrderId": client_order_id or new_client_order_id(),
+        }
+        return _parse(
+            Quote.parse,
+            await self._call(
+                "POST", f"/api/v1/routing/account/{self.account_id}/order/rfq", body=body
+            ),
+        )
+
+    async def accept_quote(self, order_id: str, side: str) -> Order:
+        """Take one side of a quote. Never retried; a lost answer is settled by looking the
+        order up by the quote's id."""
+        path = f"/api/v1/routing/account/{self.account_id}/order/rfq/{order_id}/accept"
+        try:
+            answer = await self._call("POST", path, body={"side": side})
+        except (NetworkError, ServerError, BadResponse) as lost:
+            log.warning("accept %s: answer lost (%s); looking it up", order_id, lost)
+            try:
+                return await self.order(order_id)
+            except NotFound:
+                raise OutcomeUnknown(
+                    f"the accept's answer was lost ({lost}) and no order {order_id} is listed; "
+                    "the quote was probably not taken — check the blotter",
+                    client_order_id=order_id,
+                ) from lost
+            except ServiceError as exc:
+                raise OutcomeUnknown(
+                    f"the accept's answer was lost ({lost}) and the order cannot be read "
+                    f"({exc}): unknown whether it executed — check the blotter",
+                    client_order_id=order_id,
+                ) from exc
+        return _parse(lambda b, w: Order.parse(Fields(b, w).need_obj("order").raw, "order"), answer)
+
+    async def orders(
+        self,
+        max_orders: int | None = None,
+        *,
+        submitted_start: datetime | None = None,
+        submitted_end: datetime | None = None,
+        source: str | None = None,
+        destination: str | None = None,
+        order_type: str | None = None,
+        status: str | None = None,
+        start_at_ordering: int | None = None,
+        ascending: bool | None = None,
+        client_order_id: str | None = None,
+    ) -> list[Order]:
+        params = {
+            "max": None if max_orders is None else str(max_orders),
+            "submittedAtStart": format_timestamp(submitted_start) if submitted_start else None,
+            "submittedAtEnd": format_timestamp(submitted_end) if submitted_end else None,
+            "source": source,
+            "destination": destination,
+            "type": order_type,
+            "status": status,
+            "startAtOrdering": None if start_at_ordering is None else str(start_at_ordering),
+            "asc": None if ascending is None else _flag(ascending),
+            "clientOrderId": client_order_id,
+        }
+        body = await self._call_variants(ORDER_QUERY_PATHS, params=params)
+        return _parse(lambda b, w: Fields(b, w).array("orders", Order.parse), body)
+
+    async def order(self, order_id: str) -> Order:
+        body = await self._call(
+            "GET", f"/api/v1/routing/order/account/{self.account_id}/order/{order_id}"
+        )
+        return _parse(lambda b, w: Order.parse(Fields(b, w).need_obj("order").raw, "order"), body)
+
+
+def new_client_order_id() -> str:
+    return f"tt-{uuid.uuid4().hex}"
+
+
+def _flag(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _retryable(exc: ServiceError) -> bool:
+    return isinstance(exc, NetworkError | ServerError | RateLimited)
+
+
+def _checked(reply: Reply) -> Any:
+    """The decoded body of a success, or the typed error of a failure."""
+    try:
+        body = reply.json()
+    except ValueError:
+        body = None
+    if reply.status >= 400:
+        raise from_response(
+            reply.status, body, reply.text, parse_retry_after(reply.headers.get("retry-after"))
+        )
+    if body is None:
+        snippet = " ".join(reply.text.split())[:120]
+        raise BadResponse(
+            f"the service answered HTTP {reply.status} with something that is not "
+            f"JSON: {snippet!r}",
+            status=reply.status,
+        )
+    return body
+
+
+def _parse(parse: Callable[[Any, str], T], body: Any) -> T:
+    try:
+        return parse(body, "")
+    except ParseError as exc:
+        raise BadResponse(f"unexpected answer from the service: {exc}", body=body) from None
+
+
+def _parse_list(parse: Callable[[Any, str], T], body: Any, name: str) -> list[T]:
+    if not isinstance(body, list):
+        raise BadResponse(f"unexpected answer from the service: {name} is not an array", body=body)
+    try:
+        return [parse(item, f"{name}[{index}]") for index, item in enumerate(body)]
+    except ParseError as exc:
+        raise BadResponse(f"unexpected answer from the service: {exc}", body=body) from None
+
+
+def _match(
+    orders: list[Order],
+    client_order_id: str,
+    source: str,
+    destination: str,
+    size: Decimal,
+    since: datetime,
+) -> Order | None:
+    """The order with our clientOrderId; else, when the server does not echo clientOrderIds,
+    the newest one with the same source, destination and size submitted since ``since``."""
+    for order in orders:
+        if order.client_order_id == client_order_id:
+            return order
+    if any(order.client_order_id for order in orders):
+        return None  # the server echoes ids and none is ours
+    candidates = [
+        o
+        for o in orders
+        if o.source == source
+        and o.destination == destination
+        and o.size.value == size
+        and o.submitted_at is not None
+        and o.submitted_at >= since
+    ]
+    return candidates[0] if len(candidates) == 1 else None

@@ -1,0 +1,140 @@
+"""The one place that speaks HTTP: an httpx.AsyncClient with explicit timeouts, JSON decoding
+with Decimal numbers, and httpx's exceptions turned into our typed errors."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import httpx
+
+import app
+from app.api.errors import NetworkError, RequestTimeout
+
+log = logging.getLogger("tradeterm.api")
+
+
+@dataclass(frozen=True)
+class ClientSettings:
+    base_url: str
+    connect_timeout: float = 5.0
+    read_timeout: float = 15.0
+    user_agent: str = ""
+
+    def timeout(self) -> httpx.Timeout:
+        return httpx.Timeout(
+            self.read_timeout, connect=self.connect_timeout, pool=self.connect_timeout
+        )
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    text: str
+    headers: httpx.Headers
+    elapsed: float  # seconds, request sent to answer read
+
+    def json(self) -> Any:
+        """The body decoded with Decimal numbers; ValueError when it is not JSON."""
+        return json.loads(self.text, parse_float=Decimal)
+
+
+class HttpLayer:
+    """Keep-alive HTTP to one base URL. TLS verification stays on (httpx's default)."""
+
+    def __init__(
+        self,
+        settings: ClientSettings,
+        transport: httpx.AsyncBaseTransport | None = None,
+        on_reply: Callable[[Reply], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self._transport = transport
+        self._on_reply = on_reply
+        self._client = self._build()
+
+    def _build(self) -> httpx.AsyncClient:
+        agent = self.settings.user_agent or f"tradeterm/{app.version()}"
+        return httpx.AsyncClient(
+            base_url=self.settings.base_url.rstrip("/"),
+            timeout=self.settings.timeout(),
+            headers={"User-Agent": agent, "Accept": "application/json"},
+            transport=self._transport,
+            follow_redirects=False,
+        )
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, str] | None = None,
+        body: Any = None,
+        token: str | None = None,
+    ) -> Reply:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        content = None
+        if body is not None:
+            content = json.dumps(body, default=_encode_default).encode()
+            headers["Content-Type"] = "application/json"
+        started = time.perf_counter()
+        try:
+            response = await self._client.request(
+                method, path, params=params, content=content, headers=headers
+            )
+        except httpx.PoolTimeout as exc:
+            # Cancelled requests can leak pool slots in httpx 0.28: start over with a new pool.
+            old, self._client = self._client, self._build()
+            await old.aclose()
+            raise RequestTimeout(f"no free connection to {self._where(path)} in time") from exc
+        except httpx.TimeoutException as exc:
+            raise RequestTimeout(
+                f"no answer from {self._where(path)} in time ({_phase(exc)})"
+            ) from exc
+        except httpx.HTTPError as exc:
+            raise NetworkError(f"cannot reach {self._where(path)}: {_describe(exc)}") from exc
+        reply = Reply(
+            response.status_code, response.text, response.headers, time.perf_counter() - started
+        )
+        log.debug("%s %s -> %s in %.1f ms", method, path, reply.status, reply.elapsed * 1000)
+        if self._on_reply is not None:
+            self._on_reply(reply)
+        return reply
+
+    def _where(self, path: str) -> str:
+        return f"{self.settings.base_url.rstrip('/')}{path.split('?')[0]}"
+
+
+def _encode_default(value: object) -> str:
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    raise TypeError(f"cannot send {type(value).__name__} as JSON")
+
+
+def _phase(exc: httpx.TimeoutException) -> str:
+    if isinstance(exc, httpx.ConnectTimeout):
+        return "connect timeout"
+    if isinstance(exc, httpx.ReadTimeout):
+        return "read timeout"
+    if isinstance(exc, httpx.WriteTimeout):
+        return "write timeout"
+    return "timeout"
+
+
+def _describe(exc: httpx.HTTPError) -> str:
+    text = str(exc) or type(exc).__name__
+    if "CERTIFICATE_VERIFY_FAILED" in text or "certificate verify failed" in text:
+        return "the server's TLS certificate is not trusted (" + text + ")"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return "the connection closed before a complete answer (" + text + ")"
+    if isinstance(exc, httpx.ConnectError):
+        return "connection refused or host unreachable (" + text + ")"
+    return text
