@@ -6,6 +6,7 @@ of these. ``str(error)`` is a one-line message fit for a status bar or ``error:`
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 
@@ -104,12 +105,21 @@ def error_messages(body: Any) -> list[str]:
     return []
 
 
+def describe_unexpected(text: str) -> str:
+    """A short description of a body that is not the service's JSON (e.g. a proxy's page)."""
+    snippet = " ".join(text.split())
+    if not snippet:
+        return "no details given"
+    if snippet.startswith("<"):
+        title = re.search(r"<title>(.*?)</title>", snippet, re.IGNORECASE | re.DOTALL)
+        what = f" ({title.group(1).strip()[:80]})" if title else ""
+        return f"an HTML page instead of the service's answer{what}; a proxy or gateway error?"
+    return f"unexpected answer: {snippet[:160]}"
+
+
 def from_response(status: int, body: Any, text: str, retry_after: float | None) -> ServiceError:
     """The typed error for an HTTP failure; ``body`` is the decoded JSON or None."""
-    messages = error_messages(body)
-    if not messages:
-        snippet = " ".join(text.split())[:160]
-        messages = [f"unexpected answer: {snippet}" if snippet else "no details given"]
+    messages = error_messages(body) or [describe_unexpected(text)]
     message = "; ".join(messages)
     kw: dict[str, Any] = {"status": status, "messages": messages, "body": body}
     if status == 400:

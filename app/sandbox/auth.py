@@ -13,7 +13,7 @@ import re
 import secrets
 import time
 import uuid
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -67,6 +67,7 @@ class Authenticator:
         self._window = window
         self._clock = clock
         self._failures: dict[str, deque[float]] = {}
+        self.logins: Counter[str] = Counter()
         secret = store.get_meta("jwt_secret")
         if secret is None:
             secret = secrets.token_hex(32)
@@ -99,6 +100,15 @@ class Authenticator:
 
     def record_success(self, user: str) -> None:
         self._failures.pop(user, None)
+        self.logins[user] += 1
+
+    def generation(self, user: str) -> int:
+        """Tokens carry their user's generation; revoking bumps it and voids older tokens."""
+        return int(self._store.get_meta(f"token_generation:{user}") or "0")
+
+    def revoke(self, user: str) -> None:
+        with self._store.transaction():
+            self._store.set_meta(f"token_generation:{user}", str(self.generation(user) + 1))
 
     def credentials_match(self, user: str, digest: str) -> bool:
         """Compare with the stored scrypt; runs scrypt even for unknown users (no timing oracle)."""
@@ -110,7 +120,13 @@ class Authenticator:
     def issue(self, user: str) -> tuple[str, float]:
         now = self._clock()
         expires = now + self._ttl
-        claims = {"sub": user, "iat": int(now), "exp": int(expires), "jti": uuid.uuid4().hex}
+        claims = {
+            "sub": user,
+            "iat": int(now),
+            "exp": int(expires),
+            "jti": uuid.uuid4().hex,
+            "gen": self.generation(user),
+        }
         return jwt.encode(claims, self._secret, algorithm=_ALGORITHM), expires
 
     def verify(self, authorization: str | None) -> Principal:
@@ -135,6 +151,8 @@ class Authenticator:
         principal = self.principal(str(claims["sub"]))
         if principal is None:
             raise _unauthorized("Invalid token: unknown user")
+        if claims.get("gen", 0) != self.generation(principal.user_id):
+            raise _unauthorized("Token revoked; log in again")
         return principal
 
     def principal(self, user_id: str) -> Principal | None:

@@ -17,6 +17,7 @@ from app.domain import format_timestamp, utc_now
 from app.sandbox.auth import Authenticator
 from app.sandbox.config import SandboxConfig
 from app.sandbox.demo_data import seed_demo
+from app.sandbox.faults import Faults
 from app.sandbox.market import Market
 from app.sandbox.orders import OrderDesk
 from app.sandbox.rfq import QuoteDesk
@@ -36,6 +37,7 @@ class Sandbox:
     launched_at: datetime
     build: dict[str, Any]
     instance: str
+    faults: Faults = field(default_factory=Faults)
     now: Callable[[], datetime] = field(default=utc_now)
 
     @classmethod

@@ -158,3 +158,84 @@ def _asset_map(raw: Any, field: str, *, positive: bool) -> dict[str, str]:
             raise bad_request(f"{field}.{code} has the wrong sign")
         result[code] = str(number)
     return result
+
+
+@endpoint(
+    "POST",
+    "/api/v1/sandbox/admin/faults",
+    "Admin: replace the fault rules (latency, status, html, retry_after, unauthorized, drop, "
+    "drop_after_commit)",
+    tag="sandbox-admin",
+    auth=False,
+    admin=True,
+    extension=True,
+    errors=(400, 404),
+    body=obj(("faults",), faults={"type": "array"}, seed={"type": "integer"}),
+)
+async def set_faults(call: Call) -> dict[str, Any]:
+    try:
+        call.sandbox.faults.configure(await call.json())
+    except ValueError as exc:
+        raise bad_request(str(exc)) from None
+    return ok(call.sandbox.faults.report())
+
+
+@endpoint(
+    "GET",
+    "/api/v1/sandbox/admin/faults",
+    "Admin: fault rules, hits and request log",
+    tag="sandbox-admin",
+    auth=False,
+    admin=True,
+    extension=True,
+    errors=(404,),
+)
+async def get_faults(call: Call) -> dict[str, Any]:
+    return ok(call.sandbox.faults.report())
+
+
+@endpoint(
+    "DELETE",
+    "/api/v1/sandbox/admin/faults",
+    "Admin: remove every fault rule",
+    tag="sandbox-admin",
+    auth=False,
+    admin=True,
+    extension=True,
+    errors=(404,),
+)
+async def clear_faults(call: Call) -> dict[str, Any]:
+    call.sandbox.faults.clear()
+    return ok({})
+
+
+@endpoint(
+    "POST",
+    "/api/v1/sandbox/admin/users/{user}/revoke",
+    "Admin: void every token issued so far to this user",
+    tag="sandbox-admin",
+    auth=False,
+    admin=True,
+    extension=True,
+    errors=(404,),
+)
+async def revoke_tokens(call: Call) -> dict[str, Any]:
+    user = call.path("user")
+    if call.sandbox.auth.principal(user) is None:
+        raise error(404, f"User {user} not found")
+    call.sandbox.auth.revoke(user)
+    return ok({"user": user})
+
+
+@endpoint(
+    "GET",
+    "/api/v1/sandbox/admin/stats",
+    "Admin: successful logins per user",
+    tag="sandbox-admin",
+    auth=False,
+    admin=True,
+    extension=True,
+    errors=(404,),
+)
+async def stats(call: Call) -> dict[str, Any]:
+    return ok({"logins": dict(call.sandbox.auth.logins)})

@@ -11,6 +11,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -19,6 +20,7 @@ from app.sandbox import routes_accounting, routes_identity, routes_routing, rout
 from app.sandbox.api import ENDPOINTS, Call, Endpoint
 from app.sandbox.config import SandboxConfig
 from app.sandbox.context import Sandbox
+from app.sandbox.faults import FaultMiddleware, silence_injected_drops
 from app.sandbox.openapi import document
 from app.sandbox.wire import ApiError, error, internal_error_body, json_response
 
@@ -54,9 +56,11 @@ def create_app(config: SandboxConfig) -> Starlette:
                 await ticker
             sandbox.store.close()
 
+    silence_injected_drops()
     application = Starlette(
         routes=routes,
         lifespan=lifespan,
+        middleware=[Middleware(FaultMiddleware, faults=sandbox.faults)],
         exception_handlers={HTTPException: _http_error, Exception: _internal_error},
     )
     application.state.sandbox = sandbox
