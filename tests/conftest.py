@@ -50,3 +50,9 @@ def demo(sandbox: SandboxProcess) -> Iterator[Session]:
     session = Session(sandbox.url, "demo", "demo", "demo")
     yield session
     session.close()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Async tests (``@pytest.mark.anyio``) run on asyncio, like the app."""
+    return "asyncio"
