@@ -16,7 +16,7 @@ from app.domain.errors import ParseError
 MONEY_CONTEXT = Context(prec=50)
 
 _ASSET_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,19}$")
-_NUMBER_RE = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+_NUMBER_RE = re.compile(r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$")
 
 
 def parse_decimal(value: object, field: str = "") -> Decimal:

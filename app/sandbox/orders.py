@@ -34,6 +34,7 @@ from app.sandbox.validation import (
 from app.sandbox.wire import ApiError, bad_request, encode, ok, order_refusal
 
 REPLAY_WINDOW = timedelta(hours=24)
+LIMIT_MIN, LIMIT_MAX = Decimal("1e-12"), Decimal("1e12")
 OPEN_STATUS = "submitted"
 
 
@@ -145,6 +146,15 @@ class OrderDesk:
             "updated_at": stamp,
             "status": OPEN_STATUS,
         }
+        quote = current_quote(self._market, route)
+        if route.total(request.size, quote) <= 0:
+            raise order_refusal(
+                400,
+                order_id,
+                f"size {format_trimmed(request.size)} {route.source} is too small: it would "
+                f"receive nothing at the current price",
+                trades=True,
+            )
         refusal = check_funds(
             self._store, self._credit_hours, account_id, route.source, request.size, now
         )
@@ -158,7 +168,6 @@ class OrderDesk:
             )
             self._store.insert("orders", row)
             return row
-        quote = current_quote(self._market, route)
         if route.marketable(request.limit, quote):
             total = route.total(request.size, quote)
             price, inverted = route.price_strings(quote)
@@ -304,4 +313,6 @@ def _parse_limit(value: Any, source: str, destination: str) -> Decimal:
         raise bad_request(f"Invalid limit: {exc.problem}") from None
     if number <= 0:
         raise bad_request(f"limit must be greater than zero, got {value!r}")
+    if not LIMIT_MIN <= number <= LIMIT_MAX:
+        raise bad_request(f"limit is out of range ({LIMIT_MIN} to {LIMIT_MAX}), got {value!r}")
     return divide(Decimal(1), number) if inverted else number

@@ -38,6 +38,7 @@ EVENT_TYPES = (
     "initialBalances",
 )
 ORDER_TYPES = ("limit", "market", "rfq")
+ORDER_STATUSES = ("submitted", "filled", "canceled", "rejected")
 MAX_LEDGER = 10_000
 MAX_ORDERS = 1_000
 
@@ -116,7 +117,7 @@ def orders(store: Store, account_id: str, params: Mapping[str, str]) -> dict[str
     where.add("source = ?", query_asset(params, "source"))
     where.add("destination = ?", query_asset(params, "destination"))
     where.add("type = ?", query_choice(params, "type", ORDER_TYPES))
-    where.add("status = ?", params.get("status") or None)
+    where.add("status = ?", query_choice(params, "status", ORDER_STATUSES))
     where.add("client_order_id = ?", params.get("clientOrderId") or None)
     where.add("seq >= ?" if ascending else "seq <= ?", query_int(params, "startAtOrdering"))
     where.add("submitted_at >= ?", begin)

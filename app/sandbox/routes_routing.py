@@ -26,6 +26,8 @@ def _pair_names(raw: str | None) -> list[str]:
     if not raw:
         return sorted(PAIRS)
     names = [name.strip() for name in raw.split(",") if name.strip()]
+    if not names:
+        raise bad_request("assetPairs names no pair; give e.g. BTC/USD,ETH/USD")
     unknown = [name for name in names if name not in PAIRS]
     if unknown:
         raise bad_request(
@@ -87,7 +89,8 @@ async def order_book(call: Call) -> dict[str, Any]:
     name = call.params.get("assetPair")
     if not name:
         raise bad_request("Query parameter assetPair is required")
-    _pair_names(name)
+    if name not in PAIRS:
+        raise bad_request(f"assetPair must be one of {', '.join(sorted(PAIRS))}, got {name!r}")
     levels = query_int(call.params, "levels", default=25, minimum=1, maximum=MAX_BOOK_LEVELS)
     assert levels is not None
     book = call.sandbox.market.book(name, levels)

@@ -63,7 +63,7 @@ async def deposit(call: Call) -> dict[str, Any]:
         network=str(network),
         by=user_object(call.user),
         now=call.now,
-        pending_seconds=int(pending),
+        pending_seconds=float(pending),
     )
     return ok({"deposit": record})
 

@@ -84,6 +84,11 @@ def _handler(ep: Endpoint, sandbox: Sandbox) -> Any:
             result = await ep.handler(Call(request, sandbox, principal, sandbox.now()))
         except ApiError as exc:
             return json_response(exc.body, exc.status_code, exc.headers)
+        except Exception:
+            # Answer here rather than let it propagate: uvicorn would close the keep-alive
+            # connection under the client's feet.
+            log.exception("internal error in %s %s", ep.method, ep.path)
+            return json_response(internal_error_body(), 500)
         if isinstance(result, Response):
             return result
         return json_response(result)

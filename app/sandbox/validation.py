@@ -104,7 +104,7 @@ def query_int(
         if required:
             raise bad_request(f"Query parameter {name} is required")
         return default
-    if not raw.strip().isdigit():
+    if not (raw.isascii() and raw.strip().isdigit()):
         raise bad_request(f"Query parameter {name} must be a whole number, got {raw!r}")
     number = int(raw)
     if not minimum <= number <= maximum:

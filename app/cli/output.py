@@ -1,0 +1,86 @@
+"""Readable output: aligned tables and key/value blocks, and exact JSON.
+
+Numbers are shown from their Decimal text (never through a float, never with an exponent), so
+what a trader reads is exactly what the service sent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from app.domain import Amount, Price, format_decimal, format_timestamp
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table column; ``numeric`` columns are right-aligned."""
+
+    header: str
+    numeric: bool = False
+
+
+def cell(value: object) -> str:
+    """The display text of one value: Decimals exact and plain, times in the wire form."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, Decimal):
+        return format_decimal(value)
+    if isinstance(value, datetime):
+        return format_timestamp(value)
+    if isinstance(value, Amount | Price):
+        return str(value)
+    return str(value)
+
+
+def table(columns: Sequence[Column], rows: Sequence[Sequence[object]]) -> str:
+    """Columns separated by two spaces; numbers right-aligned, text left-aligned."""
+    texts = [[cell(value) for value in row] for row in rows]
+    widths = [
+        max([len(column.header), *(len(row[index]) for row in texts)])
+        for index, column in enumerate(columns)
+    ]
+
+    def line(values: Sequence[str]) -> str:
+        parts = [
+            value.rjust(width) if column.numeric else value.ljust(width)
+            for value, width, column in zip(values, widths, columns, strict=True)
+        ]
+        return "  ".join(parts).rstrip()
+
+    lines = [line([column.header for column in columns])]
+    lines += [line(row) for row in texts]
+    return "\n".join(lines)
+
+
+def fields(pairs: Sequence[tuple[str, object]]) -> str:
+    """A key/value block: labels padded to one width, values as ``cell`` shows them."""
+    shown = [(label, cell(value)) for label, value in pairs if value is not None]
+    width = max((len(label) for label, _ in shown), default=0)
+    return "\n".join(f"{label.ljust(width)}  {value}".rstrip() for label, value in shown)
+
+
+def blocks(*parts: str) -> str:
+    """Sections separated by one blank line (empty sections dropped)."""
+    return "\n\n".join(part for part in parts if part)
+
+
+def to_json(data: Any) -> str:
+    """Indented JSON; a Decimal that slipped through is written as its exact text."""
+    return json.dumps(data, indent=2, ensure_ascii=False, default=_encode)
+
+
+def _encode(value: object) -> object:
+    if isinstance(value, Decimal):
+        return format_decimal(value)
+    if isinstance(value, datetime):
+        return format_timestamp(value)
+    if isinstance(value, Amount | Price):
+        return str(value)
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
