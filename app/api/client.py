@@ -29,8 +29,10 @@ from app.api.errors import (
     BadResponse,
     NetworkError,
     NotFound,
+    NotSent,
     OutcomeUnknown,
     RateLimited,
+    RequestTimeout,
     ServerError,
     ServiceError,
     Unauthorized,
@@ -68,7 +70,6 @@ ORDER_QUERY_PATHS = (
     "/api/v1/routing/order/account/{a}",
     "/api/v1/routing/ops/order/account/{a}/orders",
 )
-LOOKUP_ATTEMPTS = 3
 
 
 class ServiceClient:
@@ -448,15 +449,19 @@ class ServiceClient:
         sent_at = self.clock.server_now()
         try:
             answer = await self._call("POST", path, body=body)
+        except NotSent:
+            raise  # nothing left this machine: the order was not placed
         except (NetworkError, ServerError, BadResponse) as lost:
             log.warning("order %s: answer lost (%s); looking it up", client_order_id, lost)
+            # A timed-out request may still be executing on a slow server: look for longer.
+            patience = self.settings.read_timeout if isinstance(lost, RequestTimeout) else 1.0
             found = await self._find_order(
-                client_order_id, source, destination, size, sent_at, lost
+                client_order_id, source, destination, size, sent_at, lost, patience
             )
             if found is None:
                 raise OutcomeUnknown(
-                    f"the order's answer was lost ({lost}) and it is not on the order list; "
-                    "it was probably not placed — check the blotter before sending it again",
+                    f"the order's answer was lost ({lost}) and it is not on the order list yet: "
+                    "unknown whether it executed — check the blotter before sending it again",
                     client_order_id=client_order_id,
                 ) from lost
             return found
@@ -470,29 +475,33 @@ class ServiceClient:
         size: Decimal,
         sent_at: datetime,
         lost: ServiceError,
+        patience: float,
     ) -> Order | None:
-        """The order just sent, from the order list; None when it is not there; raises
-        OutcomeUnknown when the list cannot be read."""
+        """The order just sent, from the order list, looking for up to ``patience`` seconds;
+        None when it never shows; OutcomeUnknown when the list cannot be read."""
         since = sent_at - timedelta(seconds=60)
-        for attempt in range(LOOKUP_ATTEMPTS):
+        deadline = time.monotonic() + patience
+        delay = 0.2
+        while True:
             try:
                 recent = await self.orders(
                     max_orders=100, submitted_start=since, client_order_id=client_order_id
                 )
             except ServiceError as exc:
-                if attempt == LOOKUP_ATTEMPTS - 1:
+                if time.monotonic() >= deadline:
                     raise OutcomeUnknown(
                         f"the order's answer was lost ({lost}) and the order list cannot be "
                         f"read ({exc}): unknown whether it executed — check the blotter",
                         client_order_id=client_order_id,
                     ) from exc
-                await asyncio.sleep(0.2 * (attempt + 1))
-                continue
-            match = _match(recent, client_order_id, source, destination, size, since)
-            if match is not None:
-                return match
-            await asyncio.sleep(0.2 * (attempt + 1))
-        return None
+            else:
+                match = _match(recent, client_order_id, source, destination, size, since)
+                if match is not None:
+                    return match
+                if time.monotonic() >= deadline:
+                    return None
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
 
     async def request_quote(
         self, pair: str, size: Amount, *, client_order_id: str | None = None
@@ -516,14 +525,16 @@ class ServiceClient:
         path = f"/api/v1/routing/account/{self.account_id}/order/rfq/{order_id}/accept"
         try:
             answer = await self._call("POST", path, body={"side": side})
+        except NotSent:
+            raise  # nothing left this machine: the quote was not taken
         except (NetworkError, ServerError, BadResponse) as lost:
             log.warning("accept %s: answer lost (%s); looking it up", order_id, lost)
             try:
                 return await self.order(order_id)
             except NotFound:
                 raise OutcomeUnknown(
-                    f"the accept's answer was lost ({lost}) and no order {order_id} is listed; "
-                    "the quote was probably not taken — check the blotter",
+                    f"the accept's answer was lost ({lost}) and no order {order_id} is listed "
+                    "yet: unknown whether the quote was taken — check the blotter",
                     client_order_id=order_id,
                 ) from lost
             except ServiceError as exc:

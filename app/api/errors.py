@@ -75,8 +75,17 @@ class NetworkError(ServiceError):
     """The service could not be reached or the connection broke."""
 
 
+class NotSent(NetworkError):
+    """The request never left: no connection could be made (refused, DNS, connect timeout, bad
+    URL). Safe to say an order was not placed."""
+
+
 class RequestTimeout(NetworkError):
-    """No answer in time (connect, read or pool timeout)."""
+    """No answer in time after the request was sent (read or write timeout)."""
+
+
+class ConnectTimeout(NotSent, RequestTimeout):
+    """No connection in time: nothing was sent."""
 
 
 class BadResponse(ServiceError):

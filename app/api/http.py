@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 
 import app
-from app.api.errors import NetworkError, RequestTimeout
+from app.api.errors import ConnectTimeout, NetworkError, NotSent, RequestTimeout
 
 log = logging.getLogger("tradeterm.api")
 
@@ -60,8 +60,17 @@ class HttpLayer:
 
     def _build(self) -> httpx.AsyncClient:
         agent = self.settings.user_agent or f"tradeterm/{app.version()}"
+        try:
+            url = httpx.URL(self.settings.base_url.rstrip("/"))
+        except (httpx.InvalidURL, ValueError) as exc:
+            raise NotSent(f"not a usable service URL: {self.settings.base_url!r} ({exc})") from exc
+        if url.scheme not in ("http", "https") or not url.host:
+            raise NotSent(
+                f"not a usable service URL: {self.settings.base_url!r} "
+                "(expected http://host:port or https://host)"
+            )
         return httpx.AsyncClient(
-            base_url=self.settings.base_url.rstrip("/"),
+            base_url=url,
             timeout=self.settings.timeout(),
             headers={"User-Agent": agent, "Accept": "application/json"},
             transport=self._transport,
@@ -94,13 +103,22 @@ class HttpLayer:
             # Cancelled requests can leak pool slots in httpx 0.28: start over with a new pool.
             old, self._client = self._client, self._build()
             await old.aclose()
-            raise RequestTimeout(f"no free connection to {self._where(path)} in time") from exc
+            raise ConnectTimeout(f"no free connection to {self._where(path)} in time") from exc
+        except httpx.ConnectTimeout as exc:
+            raise ConnectTimeout(f"cannot connect to {self._where(path)} in time") from exc
         except httpx.TimeoutException as exc:
             raise RequestTimeout(
                 f"no answer from {self._where(path)} in time ({_phase(exc)})"
             ) from exc
+        except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+            raise NotSent(f"cannot reach {self._where(path)}: {_describe(exc)}") from exc
         except httpx.HTTPError as exc:
-            raise NetworkError(f"cannot reach {self._where(path)}: {_describe(exc)}") from exc
+            raise NetworkError(
+                f"connection to {self._where(path)} failed: {_describe(exc)}"
+            ) from exc
+        except (OSError, ValueError, OverflowError, ExceptionGroup) as exc:
+            # Below httpx: e.g. a port out of range surfaces as OverflowError in a group.
+            raise NotSent(f"cannot reach {self._where(path)}: {exc}") from exc
         reply = Reply(
             response.status_code, response.text, response.headers, time.perf_counter() - started
         )
@@ -129,7 +147,7 @@ def _phase(exc: httpx.TimeoutException) -> str:
     return "timeout"
 
 
-def _describe(exc: httpx.HTTPError) -> str:
+def _describe(exc: Exception) -> str:
     text = str(exc) or type(exc).__name__
     if "CERTIFICATE_VERIFY_FAILED" in text or "certificate verify failed" in text:
         return "the server's TLS certificate is not trusted (" + text + ")"

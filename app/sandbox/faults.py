@@ -51,10 +51,10 @@ class FaultRule:
             "kind": self.kind,
             "path": self.path.pattern,
             "method": self.method,
-            "rate": self.rate,
+            "rate": Decimal(repr(self.rate)),
             "count": self.remaining,
             "status": self.status,
-            "seconds": self.seconds,
+            "seconds": Decimal(repr(self.seconds)),
             "retryAfter": self.retry_after,
         }
 
