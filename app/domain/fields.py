@@ -19,6 +19,7 @@ from app.domain.timefmt import parse_timestamp
 T = TypeVar("T")
 
 _MISSING = object()
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
 class Fields:
@@ -58,12 +59,14 @@ class Fields:
             return default
         if isinstance(value, bool):
             raise ParseError(self._path(name), "expected an integer, got a boolean")
-        if isinstance(value, int):
-            return value
-        number = parse_decimal(value, self._path(name))
-        if number != number.to_integral_value():
-            raise ParseError(self._path(name), f"expected an integer, got {value!r}")
-        return int(number)
+        if not isinstance(value, int):
+            number = parse_decimal(value, self._path(name))
+            if number != number.to_integral_value():
+                raise ParseError(self._path(name), f"expected an integer, got {value!r}")
+            value = int(number)
+        if not INT64_MIN <= value <= INT64_MAX:
+            raise ParseError(self._path(name), f"integer out of range (int64): {value!r}")
+        return value
 
     def flag(self, name: str, *, required: bool = True, default: bool = False) -> bool:
         value = self._get(name, required)

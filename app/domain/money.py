@@ -15,6 +15,10 @@ from app.domain.errors import ParseError
 #: Enough precision for 18 decimal places on 1e12 and for 1/x of such numbers.
 MONEY_CONTEXT = Context(prec=50)
 
+#: Numbers beyond 1e±40 are refused: no amount or price is that large or small, and huge
+#: exponents make Decimal arithmetic (and int()) slow or overflow.
+MAX_EXPONENT = 40
+
 _ASSET_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,19}$")
 _NUMBER_RE = re.compile(r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$")
 
@@ -42,6 +46,8 @@ def parse_decimal(value: object, field: str = "") -> Decimal:
         raise ParseError(field, f"expected a number, got {type(value).__name__}")
     if not number.is_finite():
         raise ParseError(field, f"not a finite number: {value!r}")
+    if not number.is_zero() and not -MAX_EXPONENT <= number.adjusted() <= MAX_EXPONENT:
+        raise ParseError(field, f"number out of range: {value!r}")
     return number
 
 

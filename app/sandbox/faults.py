@@ -13,7 +13,6 @@ import asyncio
 import logging
 import random
 import re
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -21,6 +20,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.domain import format_timestamp, utc_now
 from app.sandbox.wire import encode, error, internal_error_body
 
 KINDS = ("latency", "status", "html", "retry_after", "unauthorized", "drop", "drop_after_commit")
@@ -85,7 +85,7 @@ class Faults:
         self.hits.clear()
 
     def pick(self, method: str, path: str) -> FaultRule | None:
-        self.requests.append({"time": time.time(), "method": method, "path": path})
+        self.requests.append({"time": format_timestamp(utc_now()), "method": method, "path": path})
         for rule in self.rules:
             if rule.method not in ("*", method) or not rule.path.search(path):
                 continue
@@ -94,7 +94,12 @@ class Faults:
             if rule.remaining is not None:
                 rule.remaining -= 1
             self.hits.append(
-                {"time": time.time(), "method": method, "path": path, "kind": rule.kind}
+                {
+                    "time": format_timestamp(utc_now()),
+                    "method": method,
+                    "path": path,
+                    "kind": rule.kind,
+                }
             )
             return rule
         return None
