@@ -31,7 +31,7 @@ from app.sandbox.validation import (
     require_object,
     timestamp,
 )
-from app.sandbox.wire import ApiError, bad_request, encode, ok, order_refusal
+from app.sandbox.wire import ApiError, bad_request, encode, error, ok, order_refusal
 
 REPLAY_WINDOW = timedelta(hours=24)
 LIMIT_MIN, LIMIT_MAX = Decimal("1e-12"), Decimal("1e12")
@@ -71,7 +71,7 @@ class OrderDesk:
         with self._store.transaction():
             replay = self._replay(account_id, request.client_order_id, now)
             if replay is not None:
-                return self._replay_response(replay)
+                return self._replay_response(replay, request)
             row = self._execute(principal, account_id, request, now)
         if row["status"] == "rejected":
             raise ApiError(int(row["http_status"]), json.loads(row["error_body"]))
@@ -119,7 +119,21 @@ class OrderDesk:
             (account_id, client_order_id, format_timestamp(now - REPLAY_WINDOW)),
         )
 
-    def _replay_response(self, row: Any) -> dict[str, Any]:
+    def _replay_response(self, row: Any, request: OrderRequest) -> dict[str, Any]:
+        """The original outcome, if the replay asks for the same trade; a clientOrderId reused
+        for a different trade (or taken by an RFQ) is a 409, never a silent wrong order."""
+        same = (
+            row["type"] == request.order_type
+            and row["source"] == request.route.source
+            and row["destination"] == request.route.destination
+            and Decimal(row["size"]) == request.size
+        )
+        if not same:
+            raise error(
+                409,
+                f"clientOrderId {request.client_order_id} was already used within 24 h for a "
+                f"different order ({row['order_id']}); use a new clientOrderId",
+            )
         if row["status"] == "rejected":
             raise ApiError(int(row["http_status"]), json.loads(row["error_body"]))
         return ok({"order": self.view(row)})

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -135,6 +135,13 @@ def ledger(session: Session, **params: str) -> list[dict[str, Any]]:
     return entries
 
 
+def ledger_sums(session: Session) -> dict[str, Decimal]:
+    sums: dict[str, Decimal] = {}
+    for entry in ledger(session):
+        sums[entry["asset"]] = sums.get(entry["asset"], ZERO) + dec(entry["amount"])
+    return sums
+
+
 def trade_orderings(session: Session) -> set[int]:
     return {entry["ordering"] for entry in ledger(session, type="trade")}
 
@@ -199,9 +206,7 @@ def assert_ledger_explains_balances(sandbox: SandboxProcess, session: Session) -
     report = invariant(sandbox, session.account)
     assert report["holds"] is True, report
     assert all(row["holds"] is True for row in report["assets"].values()), report
-    sums: dict[str, Decimal] = {}
-    for entry in ledger(session):
-        sums[entry["asset"]] = sums.get(entry["asset"], ZERO) + dec(entry["amount"])
+    sums = ledger_sums(session)
     for asset, (free, locked) in holdings(session).items():
         assert free + locked == sums.get(asset, ZERO), (asset, free, locked, sums)
 
@@ -377,6 +382,7 @@ def test_non_marketable_sell_rests_with_its_size_locked(
     bid, _ = top(client)
     before = holdings(client)
     trades_before = trade_orderings(client)
+    sums_before = ledger_sums(client)
 
     response = client.limit_order("BTC", "USD", "0.5", limit=f"{bid * 10} BTC/USD")
 
@@ -388,6 +394,7 @@ def test_non_marketable_sell_rests_with_its_size_locked(
     assert "executedAt" not in result
     assert moved(before, holdings(client)) == {"BTC": (Decimal("-0.5"), Decimal("0.5"))}
     assert trade_orderings(client) == trades_before
+    assert ledger_sums(client) == sums_before
     assert get_order(client, order["orderId"])["result"]["status"] == "submitted"
     resting = ok_body(
         client.get("/api/v1/routing/order/account/{account}", status="submitted", max=100)
@@ -396,6 +403,26 @@ def test_non_marketable_sell_rests_with_its_size_locked(
     assert_ledger_explains_balances(sandbox, client)
     # The locked BTC is not spendable: 1.5 free remain, so 1.6 is refused.
     assert_refusal(client.limit_order("BTC", "USD", "1.6"), 424, "Insufficient Funds")
+
+
+@pytest.mark.parametrize("path", [LIMIT, ORDER])
+def test_order_whose_total_rounds_to_nothing_is_refused(client: Session, path: str) -> None:
+    """One satoshi sells for 0.0009 USD, which rounds down to 0.00: the seller would give BTC
+    for nothing. An RFQ of that size is refused as too small to quote; an order must be too."""
+    before = holdings(client)
+    payload: dict[str, Any] = {
+        "type": "market",
+        "source": "BTC",
+        "destination": "USD",
+        "size": "0.00000001",
+    }
+    if path == LIMIT:
+        payload = {**payload, "type": "limit", "accountId": {"value": client.account}}
+    response = client.post(path, payload)
+    assert response.status_code == 400, response.text
+    assert body(response)["tradesSubmitted"] is False
+    assert holdings(client) == before
+    assert trade_orderings(client) == set()
 
 
 def test_resting_order_past_end_at_is_canceled_and_unlocked(
@@ -681,7 +708,9 @@ def test_rfq_in_quote_size_accept_sell_fills_exactly_the_quote(
     assert_ledger_explains_balances(sandbox, client)
 
 
-def test_rfq_unknown_side_and_unknown_quote_are_refused(client: Session) -> None:
+def test_rfq_unknown_side_and_unknown_quote_are_refused(
+    sandbox: SandboxProcess, client: Session
+) -> None:
     quote = request_quote(client, "0.1 BTC")
     before = holdings(client)
     for side in ("hold", "BUY", None, 1):
@@ -691,6 +720,13 @@ def test_rfq_unknown_side_and_unknown_quote_are_refused(client: Session) -> None
     missing = accept(client, str(uuid.uuid4()), "buy")
     assert missing.status_code == 404, missing.text
     assert body(missing)["httpStatusCode"] == 404
+    stranger = new_client(sandbox)
+    try:
+        theirs = accept(stranger, quote["orderId"], "buy")
+        assert theirs.status_code == 404, theirs.text
+        assert trade_orderings(stranger) == set()
+    finally:
+        stranger.close()
     assert holdings(client) == before
     # The bad attempts did not use the quote up.
     ok_body(accept(client, quote["orderId"], "sell"))
@@ -803,7 +839,7 @@ def test_credit_lets_free_go_negative_up_to_the_credit_line(sandbox: SandboxProc
         assert holdings(session)["USD"] == (Decimal(-50000), ZERO)
         assert holdings(session)["BTC"] == (btc, ZERO)
         credit = portfolio(session, "USD")
-        assert (credit["usedCredit"], credit["availableCredit"]) == (50000, 0)
+        assert (credit["usedCredit"], credit["availableCredit"]) == (Decimal(50000), ZERO)
         assert_refusal(session.limit_order("USD", "BTC", "0.01"), 424, "Insufficient Funds")
         assert len(trade_orderings(session)) == 2
         assert_ledger_explains_balances(sandbox, session)
@@ -879,6 +915,12 @@ def test_fifty_parallel_sells_fill_exactly_what_the_balance_allows(
 
 MACHINE_PAIRS = ("BTC/USD", "ETH/USD", "BTC/USDT", "ETH/USDT", "USDT/USD", "ETH/BTC")
 UNITS = {"BTC": Decimal("0.5"), "ETH": Decimal(5), "USD": Decimal(20000), "USDT": Decimal(20000)}
+MINIMUM_SIZE = {
+    "BTC": Decimal("0.0001"),
+    "ETH": Decimal("0.001"),
+    "USD": Decimal(1),
+    "USDT": Decimal(1),
+}
 MACHINE_BALANCES = {"USD": "50000", "USDT": "20000", "BTC": "1", "ETH": "10"}
 MACHINE_CREDIT = {"USD": "-10000"}
 
@@ -922,7 +964,8 @@ class TradingMachine(RuleBasedStateMachine):
         else:
             raw = self.spendable(asset) + step * pct
         size = raw.quantize(step, rounding=ROUND_DOWN)
-        return size if size > 0 else step
+        # Never so small that it would receive nothing (refused as invalid, tested on its own).
+        return max(size, MINIMUM_SIZE[asset])
 
     # -- rules ----------------------------------------------------------------------------------
 
@@ -957,6 +1000,7 @@ class TradingMachine(RuleBasedStateMachine):
             response = market_order(self.session, source, destination, str(size))
         else:
             response = self.session.limit_order(source, destination, str(size), **extra)
+        event(f"{kind} order: {'ok' if expect_ok else 'refused'}, limit {limit}")
         if not expect_ok:
             assert_refusal(response, 424, "Insufficient Funds")
             return
@@ -1017,6 +1061,7 @@ class TradingMachine(RuleBasedStateMachine):
         )
         assert size in (paid, received)
         response = accept(self.session, quote["orderId"], side)
+        event(f"rfq accept: {'refused' if paid > self.spendable(paid_asset) else 'ok'}")
         if paid > self.spendable(paid_asset):
             assert_refusal(response, 424, "Insufficient Funds")
             return
@@ -1038,6 +1083,7 @@ class TradingMachine(RuleBasedStateMachine):
             "/api/v1/accounting/account/{account}/request/withdraw/fiat",
             {"amount": f"{value} USD"},
         )
+        event(f"withdraw: {'refused' if value > funds else 'ok'}")
         if value > funds:
             assert_refusal(response, 424, "Insufficient Funds")
             return
@@ -1077,8 +1123,30 @@ def test_ledger_explains_balances_under_random_trading(sandbox: SandboxProcess) 
                 stateful_step_count=15,
                 deadline=None,
                 database=None,
+                # No shrinking: a failing run of at most 15 steps reads well as it is, and
+                # shrinking over HTTP could outlast the pytest timeout.
+                phases=[Phase.explicit, Phase.generate],
                 suppress_health_check=[HealthCheck.too_slow],
             ),
         )
     finally:
         TradingMachine.sandbox = None
+
+
+def test_client_order_id_reused_for_a_different_trade_is_409(client: Session) -> None:
+    """A replay must ask for the same trade; otherwise the caller would get a silent 'success'
+    for an order it did not mean (e.g. the RFQ that took the id first)."""
+    quote = body(
+        client.post(RFQ, {"assetPair": "BTC/USD", "size": "0.01 BTC", "clientOrderId": "shared-id"})
+    )
+    assert accept(client, quote["orderId"], "sell").status_code == 200
+    before = holdings(client)
+    reused = client.limit_order("BTC", "USD", "0.1", clientOrderId="shared-id")
+    assert reused.status_code == 409, reused.text
+    assert "different order" in body(reused)["errors"][0]
+    first = client.limit_order("BTC", "USD", "0.1", clientOrderId="own-id")
+    assert first.status_code == 200, first.text
+    after_first = holdings(client)
+    other_size = client.limit_order("BTC", "USD", "0.2", clientOrderId="own-id")
+    assert other_size.status_code == 409, other_size.text
+    assert holdings(client) == after_first != before
