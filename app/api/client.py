@@ -299,26 +299,25 @@ class ServiceClient:
     async def deposits(
         self, max_records: int | None = None, *, ascending: bool | None = None
     ) -> list[DepositRecord]:
-        params = {
-            "max": None if max_records is None else str(max_records),
-            "asc": None if ascending is None else _flag(ascending),
-        }
-        body = await self._call(
-            "GET", f"/api/v1/accounting/account/{self.account_id}/request/deposit", params=params
-        )
-        return _parse_list(DepositRecord.parse, body, "deposits")
+        return await self._transfers("deposit", "deposits", max_records, ascending)
 
     async def withdrawals(
         self, max_records: int | None = None, *, ascending: bool | None = None
+    ) -> list[DepositRecord]:
+        """Withdraw requests (sandbox extension), in the deposit record's shape."""
+        return await self._transfers("withdraw", "withdrawals", max_records, ascending)
+
+    async def _transfers(
+        self, kind: str, name: str, max_records: int | None, ascending: bool | None
     ) -> list[DepositRecord]:
         params = {
             "max": None if max_records is None else str(max_records),
             "asc": None if ascending is None else _flag(ascending),
         }
         body = await self._call(
-            "GET", f"/api/v1/accounting/account/{self.account_id}/request/withdraw", params=params
+            "GET", f"/api/v1/accounting/account/{self.account_id}/request/{kind}", params=params
         )
-        return _parse_list(DepositRecord.parse, body, "withdrawals")
+        return _parse_list(DepositRecord.parse, body, name)
 
     async def deposit_instructions(self) -> list[Instruction]:
         return _parse(

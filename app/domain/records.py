@@ -7,10 +7,11 @@ one raises ParseError naming it) and ignores the rest. Enumerations the server m
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from app.domain.errors import ParseError
 from app.domain.fields import Fields
@@ -71,6 +72,24 @@ class PortfolioBalance:
         )
 
 
+B = TypeVar("B")
+
+
+def _account_parts(
+    body: object, where: str, parse_balance: Callable[[str, object, str], B]
+) -> tuple[str, str, str, dict[str, B]]:
+    """Get Account and Get Account Credit share the wrapper; only the balance fields differ."""
+    f = Fields(body, where).need_obj("account")
+    balances = f.mapping("balances", lambda value, _: value)
+    parsed = {a: parse_balance(a, v, f"{f.where}.balances.{a}") for a, v in balances.items()}
+    return (
+        f.text("accountId"),
+        f.text("type", required=False),
+        f.text("name", required=False),
+        parsed,
+    )
+
+
 @dataclass(frozen=True)
 class Account:
     account_id: str
@@ -80,14 +99,7 @@ class Account:
 
     @classmethod
     def parse(cls, body: object, where: str = "") -> Account:
-        f = Fields(body, where).need_obj("account")
-        balances = f.mapping("balances", lambda v, w: v)
-        return cls(
-            f.text("accountId"),
-            f.text("type", required=False),
-            f.text("name", required=False),
-            {a: Balance.parse(a, v, f"{f.where}.balances.{a}") for a, v in balances.items()},
-        )
+        return cls(*_account_parts(body, where, Balance.parse))
 
 
 @dataclass(frozen=True)
@@ -99,17 +111,7 @@ class Portfolio:
 
     @classmethod
     def parse(cls, body: object, where: str = "") -> Portfolio:
-        f = Fields(body, where).need_obj("account")
-        balances = f.mapping("balances", lambda v, w: v)
-        return cls(
-            f.text("accountId"),
-            f.text("type", required=False),
-            f.text("name", required=False),
-            {
-                a: PortfolioBalance.parse(a, v, f"{f.where}.balances.{a}")
-                for a, v in balances.items()
-            },
-        )
+        return cls(*_account_parts(body, where, PortfolioBalance.parse))
 
 
 # -- ledger and transfers -------------------------------------------------------------------

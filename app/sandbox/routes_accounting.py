@@ -26,6 +26,12 @@ def _account_row(call: Call) -> Any:
     return row
 
 
+def _account_body(row: Any, balances: dict[str, Any]) -> dict[str, Any]:
+    """Get Account and Get Account Credit share this wrapper; only the balance fields differ."""
+    account = {"accountId": row["account_id"], "type": row["type"], "name": row["name"]}
+    return ok({"account": {**account, "balances": balances}})
+
+
 def _balances(call: Call) -> list[BalanceRow]:
     rows = {row.asset: row for row in call.sandbox.store.balances(call.account_id)}
     for code in ASSETS:
@@ -53,16 +59,7 @@ async def get_account(call: Call) -> dict[str, Any]:
         }
         for b in _balances(call)
     }
-    return ok(
-        {
-            "account": {
-                "accountId": row["account_id"],
-                "type": row["type"],
-                "name": row["name"],
-                "balances": balances,
-            }
-        }
-    )
+    return _account_body(row, balances)
 
 
 @endpoint(
@@ -87,16 +84,7 @@ async def get_portfolio(call: Call) -> dict[str, Any]:
         }
         for b in _balances(call)
     }
-    return ok(
-        {
-            "account": {
-                "accountId": row["account_id"],
-                "type": row["type"],
-                "name": row["name"],
-                "balances": balances,
-            }
-        }
-    )
+    return _account_body(row, balances)
 
 
 @endpoint(
