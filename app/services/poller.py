@@ -1,0 +1,141 @@
+"""One feed polled on an interval: never overlapping itself, backing off while offline.
+
+A poll starts only after the previous one finished, and the next waits ``interval`` minus the
+time the poll took, so a slow server slows the poller instead of piling up requests. After a
+failure the wait grows (interval × 2^n, jittered, at most 30 s) until a poll succeeds again.
+``refresh()`` cuts the current wait short (e.g. balances at once after a fill).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from app.api import ServiceError
+from app.services.events import Topic
+
+T = TypeVar("T")
+log = logging.getLogger("tradeterm.services")
+
+MAX_BACKOFF = 30.0
+
+
+@dataclass(frozen=True)
+class FeedStatus:
+    """What is known of one feed's health at a moment."""
+
+    name: str
+    interval: float
+    last_ok: float | None  # monotonic time of the last good data
+    last_latency: float | None  # seconds the last successful poll took
+    failures: int  # consecutive failed polls
+    last_error: ServiceError | None
+
+    def age(self, now: float | None = None) -> float | None:
+        """Seconds since the last good data (None before any)."""
+        if self.last_ok is None:
+            return None
+        return (time.monotonic() if now is None else now) - self.last_ok
+
+
+class Poller(Generic[T]):
+    def __init__(
+        self,
+        name: str,
+        fetch: Callable[[], Awaitable[T]],
+        interval: float,
+        *,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.name = name
+        self._fetch = fetch
+        self._interval = interval
+        self._rng = rng or random.Random()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._last_ok: float | None = None
+        self._latency: float | None = None
+        self._failures = 0
+        self._error: ServiceError | None = None
+        self.data: Topic[T] = Topic(f"{name}.data")
+        self.status: Topic[FeedStatus] = Topic(f"{name}.status")
+
+    @property
+    def interval(self) -> float:
+        return self._interval
+
+    @interval.setter
+    def interval(self, seconds: float) -> None:
+        if seconds <= 0:
+            raise ValueError("a poll interval is positive")
+        self._interval = seconds
+        self._wake.set()
+
+    def snapshot(self) -> FeedStatus:
+        return FeedStatus(
+            self.name, self._interval, self._last_ok, self._latency, self._failures, self._error
+        )
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def start(self) -> None:
+        if not self.running:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name=self.name)
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    def refresh(self) -> None:
+        """Poll as soon as the current poll (if any) is done."""
+        self._wake.set()
+
+    async def poll_once(self) -> T | None:
+        """One poll: publish the data, or record the failure. Returns the data."""
+        started = time.monotonic()
+        try:
+            value = await self._fetch()
+        except ServiceError as exc:
+            self._failures += 1
+            self._error = exc
+            log.info("%s poll failed (%d in a row): %s", self.name, self._failures, exc)
+            self.status.publish(self.snapshot())
+            return None
+        self._latency = time.monotonic() - started
+        self._last_ok = time.monotonic()
+        self._failures = 0
+        self._error = None
+        self.data.publish(value)
+        self.status.publish(self.snapshot())
+        return value
+
+    def next_delay(self, took: float) -> float:
+        if self._failures == 0:
+            return max(0.0, self._interval - took)
+        ceiling = min(MAX_BACKOFF, self._interval * 2 ** min(self._failures, 16))
+        return self._rng.uniform(ceiling / 2, ceiling)
+
+    async def _run(self) -> None:
+        while True:
+            self._wake.clear()
+            started = time.monotonic()
+            try:
+                await self.poll_once()
+            except Exception:  # a bug in a parser or subscriber must not kill the feed
+                log.exception("%s poll crashed", self.name)
+                self._failures += 1
+            delay = self.next_delay(time.monotonic() - started)
+            if delay > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), delay)

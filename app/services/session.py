@@ -1,0 +1,186 @@
+"""The terminal's live session: the client, the feeds it polls, and what the trader watches.
+
+Feeds (intervals configurable, defaults per issue 4): top of book for every watched pair in one
+request (0.5 s), balances = account + portfolio together (5 s, and at once after a fill), the
+order book of the selected pair (1 s). The default watchlist is the server's available pairs,
+falling back to ``FALLBACK_WATCHLIST`` when the server has no pairs operation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from app.api import NotFound, ServiceClient, ServiceError
+from app.domain import utc_now
+from app.domain.records import Account, OrderBook, Portfolio, ServiceInfo, TopOfBook
+from app.services.events import Topic
+from app.services.health import HealthMonitor, HealthState
+from app.services.poller import Poller
+
+log = logging.getLogger("tradeterm.services")
+
+FALLBACK_WATCHLIST = ("BTC/USD", "ETH/USD", "SOL/USD", "BTC/USDT", "ETH/BTC", "USDT/USD")
+
+
+@dataclass(frozen=True)
+class FeedIntervals:
+    top_of_book: float = 0.5
+    balances: float = 5.0
+    order_book: float = 1.0
+
+
+@dataclass(frozen=True)
+class Balances:
+    """Both account views, fetched together so they describe the same moment."""
+
+    account: Account
+    portfolio: Portfolio
+
+
+@dataclass(frozen=True)
+class LogEvent:
+    at: datetime
+    level: str  # "info", "warning", "error"
+    message: str
+
+
+@dataclass
+class Environment:
+    """Where the session is connected: for the title bar and the SANDBOX badge."""
+
+    base_url: str
+    user: str
+    account: str
+    sandbox: bool = False
+    label: str = field(default="")
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            self.label = "Sandbox" if self.sandbox else self.base_url
+
+
+class TerminalSession:
+    def __init__(
+        self,
+        client: ServiceClient,
+        environment: Environment,
+        intervals: FeedIntervals | None = None,
+        watchlist: Sequence[str] | None = None,
+    ) -> None:
+        self.client = client
+        self.environment = environment
+        intervals = intervals or FeedIntervals()
+        self._watchlist: list[str] = list(watchlist or [])
+        self._selected: str | None = None
+        self.available_pairs: list[str] = []
+        self.top_of_book: Poller[dict[str, TopOfBook]] = Poller(
+            "top of book", self._fetch_top, intervals.top_of_book
+        )
+        self.balances: Poller[Balances] = Poller(
+            "balances", self._fetch_balances, intervals.balances
+        )
+        self.order_book: Poller[OrderBook | None] = Poller(
+            "order book", self._fetch_book, intervals.order_book
+        )
+        self.health = HealthMonitor([self.top_of_book, self.balances, self.order_book])  # type: ignore[list-item]
+        self.watchlist_changed: Topic[list[str]] = Topic("watchlist")
+        self.selection_changed: Topic[str] = Topic("selection")
+        self.events: Topic[LogEvent] = Topic("log")
+        self.health.changes.subscribe(self._log_health)
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Learn the pairs and the clock, then start every feed."""
+        try:
+            self.available_pairs = [str(p.pair) for p in await self.client.pairs()]
+        except NotFound:
+            self.available_pairs = list(FALLBACK_WATCHLIST)
+        except ServiceError as exc:
+            self.log("warning", f"cannot read the available pairs ({exc}); using defaults")
+            self.available_pairs = list(FALLBACK_WATCHLIST)
+        if not self._watchlist:
+            self._watchlist = list(self.available_pairs or FALLBACK_WATCHLIST)
+        if self._selected is None and self._watchlist:
+            self._selected = self._watchlist[0]
+        try:
+            await self.client.service_time()
+        except ServiceError as exc:
+            self.log("info", f"service time unavailable ({exc}); using the Date header")
+        for poller in self._pollers():
+            poller.start()
+        self.health.start()
+        self.log(
+            "info",
+            f"connected to {self.environment.label} as {self.environment.user}, "
+            f"account {self.environment.account}",
+        )
+
+    async def stop(self) -> None:
+        await self.health.stop()
+        await asyncio.gather(*(p.stop() for p in self._pollers()))
+
+    def _pollers(self) -> list[Poller[object]]:
+        return [self.top_of_book, self.balances, self.order_book]  # type: ignore[list-item]
+
+    # -- what the trader watches ----------------------------------------------------------------
+
+    @property
+    def watchlist(self) -> list[str]:
+        return list(self._watchlist)
+
+    def set_watchlist(self, pairs: Sequence[str]) -> None:
+        self._watchlist = list(dict.fromkeys(pairs))
+        self.watchlist_changed.publish(self.watchlist)
+        self.top_of_book.refresh()
+
+    @property
+    def selected_pair(self) -> str | None:
+        return self._selected
+
+    def select_pair(self, pair: str) -> None:
+        if pair == self._selected:
+            return
+        self._selected = pair
+        self.selection_changed.publish(pair)
+        self.order_book.refresh()
+
+    def after_fill(self) -> None:
+        """Balances change with every fill: read them at once."""
+        self.balances.refresh()
+
+    async def service_info(self) -> list[ServiceInfo]:
+        """Information of the three sub-services (Help > About)."""
+        return list(
+            await asyncio.gather(
+                *(self.client.info(name) for name in ("accounting", "identity", "routing"))
+            )
+        )
+
+    def log(self, level: str, message: str) -> None:
+        getattr(log, level if level != "error" else "error")(message)
+        self.events.publish(LogEvent(utc_now(), level, message))
+
+    # -- fetches --------------------------------------------------------------------------------
+
+    async def _fetch_top(self) -> dict[str, TopOfBook]:
+        if not self._watchlist:
+            return {}
+        return await self.client.top_of_book(self._watchlist)
+
+    async def _fetch_balances(self) -> Balances:
+        account, portfolio = await asyncio.gather(self.client.account(), self.client.portfolio())
+        return Balances(account, portfolio)
+
+    async def _fetch_book(self) -> OrderBook | None:
+        if self._selected is None:
+            return None
+        return await self.client.order_book(self._selected)
+
+    def _log_health(self, state: HealthState) -> None:
+        level = "info" if state.health in ("live", "connecting") else "warning"
+        self.log(level, f"connection {state.health}: {state.reason}")

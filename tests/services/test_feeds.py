@@ -1,0 +1,163 @@
+"""Pollers, health and the terminal session against a real sandbox over loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.api import ClientSettings, RetryPolicy, ServiceClient
+from app.domain.records import OrderBook, TopOfBook
+from app.services.health import Health, HealthState
+from app.services.poller import MAX_BACKOFF, Poller
+from app.services.session import Balances, Environment, FeedIntervals, TerminalSession
+from tests.harness import SandboxProcess, Session
+
+pytestmark = pytest.mark.anyio
+
+
+async def until(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
+    """Await until ``condition()`` is truthy (the feeds run in this loop meanwhile)."""
+    deadline = time.monotonic() + timeout
+    while not (result := condition()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        await asyncio.sleep(0.02)
+    return result
+
+
+async def logged_in(url: str, session: Session, **settings: Any) -> ServiceClient:
+    client = ServiceClient(ClientSettings(url, **settings), retry=RetryPolicy(attempts=1))
+    await client.login(session.user, session.password, session.account)
+    return client
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+async def test_a_slow_server_slows_the_poller_instead_of_piling_up(
+    sandbox: SandboxProcess, client: Session
+) -> None:
+    api = await logged_in(sandbox.url, client)
+    calls: list[tuple[float, float]] = []
+
+    async def slow_fetch() -> int:
+        started = time.monotonic()
+        await asyncio.sleep(0.3)  # a server that takes 0.3 s per answer
+        calls.append((started, time.monotonic()))
+        return len(calls)
+
+    poller: Poller[int] = Poller("slow", slow_fetch, 0.05)
+    poller.start()
+    await until(lambda: len(calls) >= 4)
+    await poller.stop()
+    await api.aclose()
+    for (_, end), (next_start, _) in itertools.pairwise(calls):
+        assert next_start >= end, "a poll started before the previous one finished"
+
+
+async def test_refresh_cuts_the_wait_short(sandbox: SandboxProcess, client: Session) -> None:
+    api = await logged_in(sandbox.url, client)
+    poller: Poller[dict[str, TopOfBook]] = Poller(
+        "top", lambda: api.top_of_book(["BTC/USD"]), interval=60
+    )
+    seen: list[dict[str, TopOfBook]] = []
+    poller.data.subscribe(seen.append)
+    poller.start()
+    await until(lambda: len(seen) == 1)
+    poller.refresh()
+    await until(lambda: len(seen) == 2, timeout=5)  # far sooner than the 60 s interval
+    await poller.stop()
+    await api.aclose()
+    assert "BTC/USD" in seen[1]
+
+
+async def test_failures_back_off_up_to_thirty_seconds() -> None:
+    closed = ServiceClient(
+        ClientSettings(f"http://127.0.0.1:{free_port()}"), retry=RetryPolicy(attempts=1)
+    )
+    poller: Poller[object] = Poller("dead", closed.service_time, interval=0.5)
+    delays = []
+    for _ in range(8):
+        await poller.poll_once()
+        delays.append(poller.next_delay(0.0))
+    await closed.aclose()
+    assert poller.snapshot().failures == 8
+    assert delays[0] <= 1.0 < delays[3]
+    assert all(d <= MAX_BACKOFF for d in delays)
+    assert max(delays) >= MAX_BACKOFF / 2
+
+
+async def test_session_fills_feeds_and_follows_the_selection(
+    sandbox: SandboxProcess, client: Session
+) -> None:
+    api = await logged_in(sandbox.url, client)
+    session = TerminalSession(
+        api,
+        Environment(sandbox.url, client.user, client.account, sandbox=True),
+        FeedIntervals(top_of_book=0.2, balances=1, order_book=0.2),
+    )
+    tops: list[dict[str, TopOfBook]] = []
+    balances: list[Balances] = []
+    books: list[OrderBook | None] = []
+    session.top_of_book.data.subscribe(tops.append)
+    session.balances.data.subscribe(balances.append)
+    session.order_book.data.subscribe(books.append)
+    await session.start()
+    try:
+        assert "BTC/USD" in session.watchlist  # default watchlist: the server's pairs
+        await until(lambda: tops and balances and books)
+        assert set(tops[-1]) == set(session.watchlist)
+        assert balances[-1].account.balances["USD"].free == 100000
+        assert balances[-1].portfolio.account_id == client.account
+        session.select_pair("ETH/BTC")
+        await until(lambda: books[-1] is not None and str(books[-1].pair) == "ETH/BTC")
+        count = len(balances)
+        session.after_fill()
+        await until(lambda: len(balances) > count, timeout=0.9)  # before the 1 s interval
+        await until(lambda: session.health.current.health == Health.LIVE)
+    finally:
+        await session.stop()
+        await api.aclose()
+
+
+async def test_health_goes_degraded_then_offline_and_recovers(tmp_path: Path) -> None:
+    port = free_port()
+    db = str(tmp_path / "health.db")
+    first = SandboxProcess("--port", str(port), db=db).start()
+    api = ServiceClient(ClientSettings(first.url, read_timeout=2), retry=RetryPolicy(attempts=1))
+    await api.login("demo", "demo", "demo")
+    session = TerminalSession(
+        api,
+        Environment(first.url, "demo", "demo", sandbox=True),
+        FeedIntervals(top_of_book=0.2, balances=0.6, order_book=0.3),
+    )
+    states: list[HealthState] = []
+    session.health.changes.subscribe(states.append)
+    await session.start()
+    second = None
+    try:
+        await until(lambda: session.health.current.health == Health.LIVE)
+        first.stop()
+        await until(lambda: session.health.current.health == Health.OFFLINE, timeout=15)
+        kinds = [s.health for s in states]
+        assert Health.DEGRADED in kinds[kinds.index(Health.LIVE) :]
+        assert kinds.index(Health.DEGRADED, kinds.index(Health.LIVE)) < kinds.index(Health.OFFLINE)
+        second = SandboxProcess("--port", str(port), db=db).start()
+        await until(lambda: session.health.current.health == Health.LIVE, timeout=40)
+    finally:
+        await session.stop()
+        await api.aclose()
+        first.close()
+        if second is not None:
+            second.close()
