@@ -16,7 +16,14 @@ from datetime import datetime
 
 from app.api import NotFound, ServiceClient, ServiceError
 from app.domain import utc_now
-from app.domain.records import Account, OrderBook, Portfolio, ServiceInfo, TopOfBook
+from app.domain.records import (
+    Account,
+    OrderBook,
+    PairInfo,
+    Portfolio,
+    ServiceInfo,
+    TopOfBook,
+)
 from app.services.events import Topic
 from app.services.health import HealthMonitor, HealthState
 from app.services.poller import Poller
@@ -77,6 +84,7 @@ class TerminalSession:
         self._watchlist: list[str] = list(watchlist or [])
         self._selected: str | None = None
         self.available_pairs: list[str] = []
+        self.pair_info: dict[str, PairInfo] = {}
         self.top_of_book: Poller[dict[str, TopOfBook]] = Poller(
             "top of book", self._fetch_top, intervals.top_of_book
         )
@@ -97,7 +105,9 @@ class TerminalSession:
     async def start(self) -> None:
         """Learn the pairs and the clock, then start every feed."""
         try:
-            self.available_pairs = [str(p.pair) for p in await self.client.pairs()]
+            infos = await self.client.pairs()
+            self.pair_info = {str(info.pair): info for info in infos}
+            self.available_pairs = list(self.pair_info)
         except NotFound:
             self.available_pairs = list(FALLBACK_WATCHLIST)
         except ServiceError as exc:

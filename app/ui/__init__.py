@@ -1,0 +1,1 @@
+"""The Qt desktop terminal. Binds to ``app.services`` through ``bridge.SessionBridge``."""

@@ -1,0 +1,97 @@
+"""Qt tests: one qasync loop for the session (never exec'd or stopped), marked as the running
+loop for each test so services can create tasks; qtbot waits drive both Qt and asyncio.
+See ../shared/qt-asyncio-notes.md for why each step is there."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import Coroutine, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from PySide6.QtCore import QCoreApplication, QSettings
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from app.api import ClientSettings, ServiceClient
+from app.services.session import Environment, FeedIntervals, TerminalSession
+from app.ui.bridge import SessionBridge
+from app.ui.formatting import Precision
+from app.ui.panels.base import PanelContext
+from app.ui.qt import QEventLoop
+from app.ui.settings import open_settings
+from tests.harness import SandboxProcess, Session, new_client
+
+T = TypeVar("T")
+
+
+@pytest.fixture(scope="session")
+def qt_loop(qapp: QApplication) -> QEventLoop:
+    return QEventLoop(qapp)
+
+
+@pytest.fixture
+def qloop(qt_loop: QEventLoop) -> Iterator[QEventLoop]:
+    asyncio.events._set_running_loop(qt_loop)
+    yield qt_loop
+    for task in asyncio.all_tasks(qt_loop):
+        task.cancel()
+    for _ in range(5):
+        QCoreApplication.processEvents()
+    gc.collect()
+    asyncio.events._set_running_loop(None)
+
+
+def run(qtbot: QtBot, coro: Coroutine[Any, Any, T], timeout: float = 15.0) -> T:
+    """Run ``coro`` on the Qt loop, waiting with qtbot (Qt and asyncio both keep running)."""
+    task = asyncio.get_event_loop().create_task(coro)
+    qtbot.waitUntil(task.done, timeout=int(timeout * 1000))
+    return task.result()
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> QSettings:
+    return open_settings(tmp_path / "config")
+
+
+@dataclass
+class Live:
+    """A started terminal session on a fresh sandbox client, with its bridge and context."""
+
+    session: TerminalSession
+    bridge: SessionBridge
+    context: PanelContext
+    account: Session
+    notices: list[tuple[str, str]]
+
+
+@pytest.fixture
+def live(
+    qtbot: QtBot, qloop: QEventLoop, sandbox: SandboxProcess, settings: QSettings
+) -> Iterator[Live]:
+    account = new_client(
+        sandbox, balances={"USD": "100000", "BTC": "2", "ETH": "10"}, credit={"USD": "-50000"}
+    )
+    client = ServiceClient(ClientSettings(sandbox.url))
+    run(qtbot, client.login(account.user, account.password, account.account))
+    session = TerminalSession(
+        client,
+        Environment(sandbox.url, account.user, account.account, sandbox=True),
+        FeedIntervals(top_of_book=0.25, balances=1.0, order_book=0.5),
+    )
+    bridge = SessionBridge(session)
+    precision = Precision()
+    notices: list[tuple[str, str]] = []
+    context = PanelContext(
+        bridge, precision, settings, lambda level, text: notices.append((level, text))
+    )
+    run(qtbot, session.start())
+    precision.learn(session.pair_info)
+    yield Live(session, bridge, context, account, notices)
+    run(qtbot, session.stop())
+    run(qtbot, client.aclose())
+    bridge.deleteLater()
+    account.close()
