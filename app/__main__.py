@@ -1,8 +1,8 @@
 """``python -m app`` (= ``tradeterm``): the terminal, the embedded sandbox, or the command line.
 
-Until the GUI lands (issue 4), ``--sandbox`` starts the embedded sandbox in this process and
-says so. ``tradeterm api ...`` goes straight to app.cli without importing the sandbox, so a
-script's every call starts fast.
+Without a command it opens the terminal (login dialog, or ``--sandbox``, or the
+``TRADETERM_*`` environment). ``tradeterm api ...`` goes straight to app.cli without importing
+the sandbox or Qt, so a script's every call starts fast.
 """
 
 from __future__ import annotations
@@ -24,7 +24,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--sandbox",
         action="store_true",
-        help="run on the embedded sandbox (paper trading on this machine)",
+        help="start the embedded sandbox as a child process and log in as demo",
+    )
+    parser.add_argument(
+        "--smoke-test",
+        action="store_true",
+        help="open the window, wait for balances and top of book, exit 0 (1 after 30 s)",
+    )
+    parser.add_argument(
+        "--screenshot", metavar="PATH", help="with --smoke-test: save a PNG of the window"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     sandbox = commands.add_parser("sandbox", help="run the embedded sandbox server")
@@ -54,17 +62,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app.sandbox import cli as sandbox_cli
 
         return sandbox_cli.run(args)
-    if args.sandbox:
-        from app.sandbox import cli as sandbox_cli
+    if args.screenshot and not args.smoke_test:
+        parser.error("--screenshot needs --smoke-test")
+    from pathlib import Path
 
-        print(
-            "Tradeterm: the terminal window is not built yet (issue 4); starting the "
-            "embedded sandbox on http://127.0.0.1:8000 — Ctrl-C to stop.",
-            flush=True,
+    from app.ui.launch import LaunchOptions, run
+
+    return run(
+        LaunchOptions(
+            sandbox=args.sandbox,
+            smoke_test=args.smoke_test,
+            screenshot=Path(args.screenshot) if args.screenshot else None,
         )
-        return sandbox_cli.run(parser.parse_args(["sandbox", "--port", "8000"]))
-    parser.print_help()
-    return 2
+    )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,76 @@
+"""The embedded sandbox as a child process of the terminal (``tradeterm --sandbox``).
+
+Started the way tests start it (``python -m app sandbox --port 0``), its URL read from the one
+line it prints; stopped with SIGTERM when the terminal exits (killed if it does not stop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections import deque
+
+PREFIX = "Sandbox listening on "
+
+
+class SandboxStartFailed(Exception):
+    """The child did not come up; the message says what it printed."""
+
+
+class SandboxChild:
+    def __init__(self, db: str | None = None, extra_args: tuple[str, ...] = ()) -> None:
+        self._db = db
+        self._extra = extra_args
+        self._process: asyncio.subprocess.Process | None = None
+        self._drain: asyncio.Task[None] | None = None
+        self.stderr_tail: deque[str] = deque(maxlen=20)
+        self.url = ""
+
+    async def start(self, timeout: float = 30.0) -> str:
+        argv = [sys.executable, "-m", "app", "sandbox", "--port", "0", *self._extra]
+        if self._db:
+            argv += ["--db", self._db]
+        self._process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            stdin=asyncio.subprocess.DEVNULL,
+        )
+        assert self._process.stdout is not None
+        try:
+            line = (await asyncio.wait_for(self._process.stdout.readline(), timeout)).decode()
+        except TimeoutError:
+            await self.stop()
+            raise SandboxStartFailed(f"the sandbox did not start within {timeout:.0f} s") from None
+        if not line.startswith(PREFIX):
+            detail = await self._stderr_tail()
+            await self.stop()
+            raise SandboxStartFailed(f"the sandbox did not start: {line.strip() or detail}")
+        self.url = line[len(PREFIX) :].strip()
+        return self.url
+
+    async def _stderr_tail(self) -> str:
+        if self._process is None or self._process.stderr is None:
+            return ""
+        with contextlib.suppress(TimeoutError):
+            data = await asyncio.wait_for(self._process.stderr.read(4000), 2)
+            return data.decode(errors="replace").strip().splitlines()[-1:][0] if data else ""
+        return ""
+
+    async def stop(self, timeout: float = 10.0) -> int | None:
+        process, self._process = self._process, None
+        if process is None:
+            return None
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()
+            try:
+                await asyncio.wait_for(process.wait(), timeout)
+            except TimeoutError:
+                process.kill()
+                await process.wait()
+        if self._drain is not None:
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                await asyncio.wait_for(self._drain, 2)
+        return process.returncode

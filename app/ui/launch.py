@@ -1,0 +1,189 @@
+"""Starting the terminal: pick how to log in, open the main window, run until quit.
+
+- env ``TRADETERM_BASE_URL``, ``TRADETERM_USER``, ``TRADETERM_PASSWORD``, ``TRADETERM_ACCOUNT``
+  all set: log in without the dialog;
+- ``--sandbox``: start the embedded sandbox as a child process on a free loopback port and log
+  in as ``demo``; the child stops when the app exits;
+- otherwise: the login dialog.
+``--smoke-test`` opens the window, waits until balances and top of book show server data,
+saves ``--screenshot`` if given, and exits 0 — or exits 1 with a one-line reason after 30 s.
+Quitting (window close, File > Quit, Ctrl-C, SIGTERM) sets one event; the main coroutine then
+stops the feeds, closes the client and the sandbox child, and returns (qt-asyncio-notes.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtWidgets import QApplication, QWidget
+
+import app as tradeterm
+from app.services.connect import LoginFailed, connect
+from app.services.sandbox_child import SandboxChild, SandboxStartFailed
+from app.services.session import TerminalSession
+from app.ui import errors
+from app.ui.bridge import SessionBridge
+from app.ui.formatting import Precision
+from app.ui.main_window import Area, MainWindow, PanelSpec
+from app.ui.panels.base import PanelContext
+from app.ui.qt import QEventLoop
+from app.ui.settings import open_settings
+
+SMOKE_TIMEOUT = 30.0
+ENV_KEYS = ("TRADETERM_BASE_URL", "TRADETERM_USER", "TRADETERM_PASSWORD", "TRADETERM_ACCOUNT")
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    sandbox: bool = False
+    smoke_test: bool = False
+    screenshot: Path | None = None
+    sandbox_db: str | None = None  # default: the sandbox's own default (user data dir)
+
+
+class Failed(Exception):
+    """A launch step failed; the message is the one line the user sees."""
+
+
+def run(options: LaunchOptions) -> int:
+    application = QApplication.instance() or QApplication([sys.argv[0]])
+    assert isinstance(application, QApplication)
+    application.setApplicationName("Tradeterm")
+    application.setQuitOnLastWindowClosed(False)
+    with asyncio.Runner(loop_factory=lambda: QEventLoop(application)) as runner:
+        try:
+            return runner.run(_main(options))
+        except Failed as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+
+
+def default_panels() -> list[PanelSpec]:
+    """The panels of issue 4, in their default places."""
+    from app.ui.panels.balances import BalancesPanel
+    from app.ui.panels.chart import ChartPanel
+    from app.ui.panels.depth import DepthPanel
+    from app.ui.panels.top_of_book import TopOfBookPanel
+
+    return [
+        PanelSpec("topOfBook", "Top of book", Area.LeftDockWidgetArea, TopOfBookPanel),
+        PanelSpec("balances", "Balances", Area.LeftDockWidgetArea, BalancesPanel),
+        PanelSpec("chart", "Chart", Area.RightDockWidgetArea, ChartPanel),
+        PanelSpec("depth", "Depth", Area.RightDockWidgetArea, DepthPanel),
+    ]
+
+
+async def _main(options: LaunchOptions) -> int:
+    quit_event = asyncio.Event()
+    _on_quit_signals(quit_event.set)
+    settings = open_settings()
+    child: SandboxChild | None = None
+    session: TerminalSession | None = None
+    window: MainWindow | None = None
+    try:
+        if options.sandbox:
+            child = SandboxChild(options.sandbox_db)
+            try:
+                url = await child.start()
+            except SandboxStartFailed as exc:
+                raise Failed(str(exc)) from None
+            session = await _login(url, "demo", "demo", "demo", sandbox=True)
+        elif all(os.environ.get(key) for key in ENV_KEYS):
+            session = await _login(*(os.environ[key] for key in ENV_KEYS), sandbox=False)
+        else:
+            session = await _dialog_login(settings)
+            if session is None:
+                return 0
+        window = _open_window(session, settings)
+        window.closing.connect(quit_event.set)
+        await session.start()
+        window.context.precision.learn(session.pair_info)
+        if options.smoke_test:
+            return await _smoke(window, options.screenshot)
+        await quit_event.wait()
+        return 0
+    finally:
+        if window is not None:
+            window.save_layout()
+            window.hide()
+        if session is not None:
+            await session.stop()
+            await session.client.aclose()
+        if child is not None:
+            await child.stop()
+
+
+async def _login(
+    url: str, user: str, password: str, account: str, *, sandbox: bool
+) -> TerminalSession:
+    try:
+        return await connect(url, user, password, account, sandbox=sandbox)
+    except LoginFailed as exc:
+        raise Failed(f"login failed: {exc}") from None
+
+
+async def _dialog_login(settings: QSettings) -> TerminalSession | None:
+    from app.ui.login_dialog import LoginDialog, ask_login
+
+    dialog = LoginDialog(settings)
+    return await ask_login(dialog)
+
+
+def _open_window(session: TerminalSession, settings: QSettings) -> MainWindow:
+    bridge = SessionBridge(session)
+
+    def notify(level: str, message: str) -> None:
+        session.log(level, message)
+
+    context = PanelContext(bridge, Precision(), settings, notify)
+    window = MainWindow(context, default_panels(), tradeterm.version())
+    loop = asyncio.get_running_loop()
+    errors.install(notify, loop)
+    window.show()
+    return window
+
+
+async def _smoke(window: MainWindow, screenshot: Path | None) -> int:
+    bridge = window.context.bridge
+    seen: set[str] = set()
+    bridge.balances.connect(lambda _: seen.add("balances"))
+    bridge.topOfBook.connect(lambda books: seen.add("top of book") if books else None)
+    deadline = asyncio.get_running_loop().time() + SMOKE_TIMEOUT
+    while seen != {"balances", "top of book"}:
+        if asyncio.get_running_loop().time() > deadline:
+            missing = ", ".join(sorted({"balances", "top of book"} - seen))
+            health = bridge.session.health.current
+            raise Failed(
+                f"smoke test: no {missing} from the server within {SMOKE_TIMEOUT:.0f} s "
+                f"(connection {health.health}: {health.reason})"
+            )
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.3)  # let the tables and chart paint what arrived
+    if screenshot is not None:
+        _save(window, screenshot)
+    print("smoke test: balances and top of book received", flush=True)
+    return 0
+
+
+def _save(widget: QWidget, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not widget.grab().save(str(path), "PNG"):
+        raise Failed(f"cannot write the screenshot to {path}")
+
+
+def _on_quit_signals(quit_now: Callable[[], None]) -> None:
+    """Ctrl-C and SIGTERM quit cleanly. Qt's loop runs in C++, so a no-op timer gives Python
+    a chance to run its signal handlers a few times a second."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: loop.call_soon_threadsafe(quit_now))
+    timer = QTimer(QApplication.instance())
+    timer.timeout.connect(lambda: None)
+    timer.start(200)

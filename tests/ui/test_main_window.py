@@ -1,0 +1,142 @@
+"""The main window: title, docks and View menu, layout persistence, status bar, log and
+notices, About, and errors that do not stop the app. Panels here are simple labels: the real
+panels have tests of their own."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtWidgets import QLabel, QWidget
+from pytestqt.qtbot import QtBot
+
+from app.services.health import Health
+from app.ui import errors
+from app.ui.main_window import Area, MainWindow, PanelSpec
+from app.ui.panels.base import PanelContext
+from app.ui.settings import open_settings
+from tests.ui.conftest import Live
+
+
+def label_panel(text: str) -> Callable[[PanelContext], QWidget]:
+    def build(_: PanelContext) -> QWidget:
+        return QLabel(text)
+
+    return build
+
+
+SPECS = [
+    PanelSpec("alpha", "Alpha", Area.LeftDockWidgetArea, label_panel("alpha")),
+    PanelSpec("beta", "Beta", Area.RightDockWidgetArea, label_panel("beta")),
+    PanelSpec("gamma", "Gamma", Area.RightDockWidgetArea, label_panel("gamma"), tab_with="beta"),
+]
+
+
+def make_window(qtbot: QtBot, live: Live, settings: QSettings | None = None) -> MainWindow:
+    context = (
+        live.context
+        if settings is None
+        else PanelContext(live.bridge, live.context.precision, settings, live.context.notify)
+    )
+    window = MainWindow(context, SPECS, "9.9.9")
+    qtbot.addWidget(window)
+    window.show()
+    return window
+
+
+def test_title_names_account_and_environment(qtbot: QtBot, live: Live) -> None:
+    window = make_window(qtbot, live)
+    assert window.windowTitle().startswith("Tradeterm")
+    assert live.account.account in window.windowTitle()
+    assert "Sandbox" in window.windowTitle()
+
+
+def test_view_menu_hides_and_shows_every_dock(qtbot: QtBot, live: Live) -> None:
+    window = make_window(qtbot, live)
+    assert set(window.docks) == {"alpha", "beta", "gamma", "log"}
+    toggle = window.docks["alpha"].toggleViewAction()
+    assert toggle in window._view_menu.actions()
+    toggle.trigger()
+    assert window.docks["alpha"].isHidden()
+    toggle.trigger()
+    assert not window.docks["alpha"].isHidden()
+    assert window.tabifiedDockWidgets(window.docks["beta"]) == [window.docks["gamma"]]
+
+
+def test_layout_survives_a_restart_and_reset_restores_default(
+    qtbot: QtBot, live: Live, tmp_path: Path
+) -> None:
+    settings = open_settings(tmp_path / "layout")
+    first = make_window(qtbot, live, settings)
+    first.docks["beta"].hide()
+    first.removeDockWidget(first.docks["alpha"])
+    first.addDockWidget(Area.BottomDockWidgetArea, first.docks["alpha"])
+    first.docks["alpha"].show()
+    first.close()
+    second = make_window(qtbot, live, open_settings(tmp_path / "layout"))
+    assert second.docks["beta"].isHidden()
+    assert second.dockWidgetArea(second.docks["alpha"]) == Area.BottomDockWidgetArea
+    second.reset_layout()
+    assert not second.docks["beta"].isHidden()
+    assert second.dockWidgetArea(second.docks["alpha"]) == Area.LeftDockWidgetArea
+
+
+def test_status_bar_shows_live_state_badge_and_ticking_ages(qtbot: QtBot, live: Live) -> None:
+    window = make_window(qtbot, live)
+    status = window.status
+    qtbot.waitUntil(lambda: live.session.health.current.health == Health.LIVE, timeout=10000)
+    qtbot.waitUntil(lambda: "LIVE" in status.state.text(), timeout=5000)
+    assert status.badge.text().strip() == "SANDBOX" and not status.badge.isHidden()
+    assert status.version.text() == "v9.9.9"
+    qtbot.waitUntil(lambda: status.latency.text().endswith("ms"), timeout=5000)
+    qtbot.waitUntil(
+        lambda: status.age.text().startswith("data ") and "—" not in status.age.text(), timeout=5000
+    )
+    assert status.token.text().startswith("token 23:") or status.token.text().startswith(
+        "token 24:"
+    )
+    assert status.offset.text().startswith("clock ")
+
+
+def test_warnings_reach_the_log_and_a_notice(qtbot: QtBot, live: Live) -> None:
+    window = make_window(qtbot, live)
+    live.session.log("warning", "something the trader should see")
+    qtbot.waitUntil(
+        lambda: any("something the trader should see" in line for line in window.log_panel.lines),
+        timeout=2000,
+    )
+    assert "something the trader should see" in window.notices.visible_messages()
+    live.session.log("info", "routine event")
+    qtbot.waitUntil(lambda: any("routine event" in line for line in window.log_panel.lines))
+    assert "routine event" not in window.notices.visible_messages()
+
+
+def test_an_exception_in_a_slot_is_shown_and_the_app_keeps_running(
+    qtbot: QtBot, live: Live
+) -> None:
+    window = make_window(qtbot, live)
+    errors.install(window.notify)
+
+    def broken() -> None:
+        raise RuntimeError("slot went wrong")
+
+    QTimer.singleShot(0, broken)
+    qtbot.waitUntil(
+        lambda: any("slot went wrong" in m for m in window.notices.visible_messages()), timeout=3000
+    )
+    beats: list[float] = []
+    timer = QTimer(window)
+    timer.timeout.connect(lambda: beats.append(time.monotonic()))
+    timer.start(20)
+    qtbot.waitUntil(lambda: len(beats) >= 5, timeout=2000)
+
+
+def test_about_lists_the_three_sub_services(qtbot: QtBot, live: Live) -> None:
+    window = make_window(qtbot, live)
+    window.show_about()
+    qtbot.waitUntil(lambda: "routing" in window.about_box.text(), timeout=5000)
+    text = window.about_box.text()
+    assert "accounting" in text and "identity" in text and "9.9.9" in text
+    window.about_box.close()
