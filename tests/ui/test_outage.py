@@ -1,0 +1,78 @@
+"""Stopping the sandbox turns the state degraded, then offline, without freezing the window;
+starting it again recovers by itself."""
+
+from __future__ import annotations
+
+import itertools
+import socket
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtWidgets import QLabel
+from pytestqt.qtbot import QtBot
+
+from app.services.connect import connect
+from app.services.health import Health
+from app.services.session import FeedIntervals
+from app.ui.bridge import SessionBridge
+from app.ui.formatting import Precision
+from app.ui.main_window import Area, MainWindow, PanelSpec
+from app.ui.panels.base import PanelContext
+from app.ui.qt import QEventLoop
+from tests.harness import SandboxProcess
+from tests.ui.conftest import run
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def test_outage_degrades_then_goes_offline_and_recovers(
+    qtbot: QtBot, qloop: QEventLoop, settings: QSettings, tmp_path: Path
+) -> None:
+    port, db = free_port(), str(tmp_path / "outage.db")
+    first = SandboxProcess("--port", str(port), db=db).start()
+    second: SandboxProcess | None = None
+    session = run(
+        qtbot,
+        connect(
+            first.url, "demo", "demo", "demo", sandbox=True, intervals=FeedIntervals(0.2, 0.6, 0.3)
+        ),
+    )
+    bridge = SessionBridge(session)
+    context = PanelContext(bridge, Precision(), settings, lambda *_: None)
+    window = MainWindow(
+        context, [PanelSpec("x", "X", Area.LeftDockWidgetArea, lambda _: QLabel("x"))], "test"
+    )
+    qtbot.addWidget(window)
+    window.show()
+    beats: list[float] = []
+    heartbeat = QTimer(window)
+    heartbeat.timeout.connect(lambda: beats.append(time.monotonic()))
+    heartbeat.start(10)
+    seen: list[Health] = []
+    bridge.health.connect(lambda state: seen.append(state.health))
+    try:
+        run(qtbot, session.start())
+        qtbot.waitUntil(lambda: "LIVE" in window.status.state.text(), timeout=10000)
+        first.stop()
+        qtbot.waitUntil(lambda: "OFFLINE" in window.status.state.text(), timeout=15000)
+        after_live = seen[len(seen) - 1 - seen[::-1].index(Health.LIVE) :]
+        assert after_live.index(Health.DEGRADED) < after_live.index(Health.OFFLINE)
+        beats.clear()
+        qtbot.waitUntil(lambda: len(beats) > 20, timeout=2000)  # the loop keeps answering
+        gaps = [b - a for a, b in itertools.pairwise(beats)]
+        assert max(gaps) < 0.5
+        second = SandboxProcess("--port", str(port), db=db).start()
+        qtbot.waitUntil(lambda: "LIVE" in window.status.state.text(), timeout=40000)
+    finally:
+        heartbeat.stop()
+        run(qtbot, session.stop())
+        run(qtbot, session.client.aclose())
+        first.close()
+        if second is not None:
+            second.close()
