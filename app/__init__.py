@@ -1,6 +1,10 @@
 """Tradeterm: a desktop trading terminal with an embedded sandbox of the trading service."""
 
+import time
 from importlib import metadata
+
+#: Monotonic time when the package was first imported: the start of a launch, for timings.
+LAUNCHED_AT = time.monotonic()
 
 
 def version() -> str:

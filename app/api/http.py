@@ -151,6 +151,8 @@ def _describe(exc: Exception) -> str:
     text = str(exc) or type(exc).__name__
     if "CERTIFICATE_VERIFY_FAILED" in text or "certificate verify failed" in text:
         return "the server's TLS certificate is not trusted (" + text + ")"
+    if "SSL" in text or "TLS" in text:
+        return "the TLS handshake failed: is it an https server? (" + text + ")"
     if isinstance(exc, httpx.RemoteProtocolError):
         return "the connection closed before a complete answer (" + text + ")"
     if isinstance(exc, httpx.ConnectError):

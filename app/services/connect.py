@@ -21,7 +21,12 @@ from app.services.session import Environment, FeedIntervals, TerminalSession
 
 
 class LoginFailed(Exception):
-    """Why the login did not work, in words for the login dialog."""
+    """Why the login did not work, in words for the login dialog; ``field`` names the input
+    to correct ("url", "user", "password", "account") when one is at fault."""
+
+    def __init__(self, message: str, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 async def connect(
@@ -47,35 +52,41 @@ async def connect(
     try:
         client = ServiceClient(ClientSettings(base_url.strip()))
     except ServiceError as exc:
-        raise LoginFailed(f"That service URL cannot be used: {exc.message}") from None
+        raise LoginFailed(f"That service URL cannot be used: {exc.message}", field="url") from None
     try:
         await client.login(user.strip(), password, account.strip())
         await client.account()  # proves the account exists and this user may see it
     except Unauthorized:
         await client.aclose()
-        raise LoginFailed("Wrong user or password.") from None
+        raise LoginFailed("Wrong user or password.", field="password") from None
     except ServiceError as exc:
         await client.aclose()
-        raise LoginFailed(_explain(exc, base_url, account)) from None
+        raise LoginFailed(*_explain(exc, base_url, account)) from None
+    except BaseException:  # cancelled (the dialog closed): do not leak the connection pool
+        await client.aclose()
+        raise
     environment = Environment(base_url.strip(), user.strip(), account.strip(), sandbox=sandbox)
     return TerminalSession(client, environment, intervals, watchlist)
 
 
-def _explain(exc: ServiceError, base_url: str, account: str) -> str:
-    text = str(exc)
-    if "certificate" in text.lower() or "ssl" in text.lower() or "tls" in text.lower():
+def _explain(exc: ServiceError, base_url: str, account: str) -> tuple[str, str]:
+    """The message for the dialog and the field to correct."""
+    text = str(exc).lower()
+    if "certificate" in text or "ssl" in text or "tls" in text:
         return (
             f"Secure connection to {base_url} failed: the server's TLS certificate is not "
-            f"trusted or TLS is not spoken there. ({exc.message})"
+            "trusted, or the server does not speak TLS at that address (try http:// for a "
+            "local sandbox).",
+            "url",
         )
     if isinstance(exc, NotSent):
-        return f"Cannot reach {base_url}: is the address right and the service running?"
+        return f"Cannot reach {base_url}: is the address right and the service running?", "url"
     if isinstance(exc, RequestTimeout):
-        return f"{base_url} did not answer in time. Try again, or check the network."
+        return f"{base_url} did not answer in time. Try again, or check the network.", "url"
     if isinstance(exc, NetworkError):
-        return f"The connection to {base_url} failed: {exc.message}"
+        return f"The connection to {base_url} failed: {exc.message}", "url"
     if exc.status in (403, 404):
-        return f"Account {account} does not exist or this user may not use it."
+        return f"Account {account} does not exist or this user may not use it.", "account"
     if exc.status == 429:
-        return "Too many login attempts; wait a minute and try again."
-    return f"The service refused the login: {exc}"
+        return "Too many login attempts; wait a minute and try again.", ""
+    return f"The service refused the login: {exc}", ""

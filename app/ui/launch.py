@@ -14,17 +14,26 @@ stops the feeds, closes the client and the sandbox child, and returns (qt-asynci
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtCore import (
+    QMessageLogContext,
+    QSettings,
+    QTimer,
+    QtMsgType,
+    qInstallMessageHandler,
+)
 from PySide6.QtWidgets import QApplication, QWidget
 
 import app as tradeterm
+from app import logs
 from app.services.connect import LoginFailed, connect
 from app.services.sandbox_child import SandboxChild, SandboxStartFailed
 from app.services.session import TerminalSession
@@ -36,7 +45,7 @@ from app.ui.panels.base import PanelContext
 from app.ui.qt import QEventLoop
 from app.ui.settings import open_settings
 
-SMOKE_TIMEOUT = 30.0
+SMOKE_TIMEOUT = float(os.environ.get("TRADETERM_SMOKE_TIMEOUT", "30"))
 ENV_KEYS = ("TRADETERM_BASE_URL", "TRADETERM_USER", "TRADETERM_PASSWORD", "TRADETERM_ACCOUNT")
 
 
@@ -53,6 +62,8 @@ class Failed(Exception):
 
 
 def run(options: LaunchOptions) -> int:
+    logs.configure()
+    qInstallMessageHandler(_qt_message)
     application = QApplication.instance() or QApplication([sys.argv[0]])
     assert isinstance(application, QApplication)
     application.setApplicationName("Tradeterm")
@@ -98,7 +109,11 @@ async def _main(options: LaunchOptions) -> int:
         elif all(os.environ.get(key) for key in ENV_KEYS):
             session = await _login(*(os.environ[key] for key in ENV_KEYS), sandbox=False)
         else:
-            session = await _dialog_login(settings)
+            child = SandboxChild(options.sandbox_db)
+            session = await _dialog_login(settings, child)
+            if session is None or not session.environment.sandbox:
+                await child.stop()
+                child = None
             if session is None:
                 return 0
         window = _open_window(session, settings)
@@ -129,11 +144,19 @@ async def _login(
         raise Failed(f"login failed: {exc}") from None
 
 
-async def _dialog_login(settings: QSettings) -> TerminalSession | None:
+async def _dialog_login(settings: QSettings, child: SandboxChild) -> TerminalSession | None:
+    """The login dialog. The embedded sandbox is started first (about a second) so the dialog
+    can offer it; the caller stops it when the trader logs in elsewhere."""
     from app.ui.login_dialog import LoginDialog, ask_login
 
-    dialog = LoginDialog(settings)
-    return await ask_login(dialog)
+    try:
+        sandbox_url: str | None = await child.start()
+    except SandboxStartFailed:
+        sandbox_url = None  # the dialog then offers only a service URL
+    dialog = LoginDialog(settings, sandbox_url=sandbox_url)
+    session: TerminalSession | None = await ask_login(dialog)
+    dialog.deleteLater()
+    return session
 
 
 def _open_window(session: TerminalSession, settings: QSettings) -> MainWindow:
@@ -153,8 +176,16 @@ def _open_window(session: TerminalSession, settings: QSettings) -> MainWindow:
 async def _smoke(window: MainWindow, screenshot: Path | None) -> int:
     bridge = window.context.bridge
     seen: set[str] = set()
+    painted: list[float] = []
+
+    def on_prices(books: object) -> None:
+        if books and "top of book" not in seen:
+            seen.add("top of book")
+            window.repaint()  # paint now, synchronously, to time the first painted price
+            painted.append(time.monotonic())
+
     bridge.balances.connect(lambda _: seen.add("balances"))
-    bridge.topOfBook.connect(lambda books: seen.add("top of book") if books else None)
+    bridge.topOfBook.connect(on_prices)
     deadline = asyncio.get_running_loop().time() + SMOKE_TIMEOUT
     while seen != {"balances", "top of book"}:
         if asyncio.get_running_loop().time() > deadline:
@@ -168,8 +199,23 @@ async def _smoke(window: MainWindow, screenshot: Path | None) -> int:
     await asyncio.sleep(0.3)  # let the tables and chart paint what arrived
     if screenshot is not None:
         _save(window, screenshot)
-    print("smoke test: balances and top of book received", flush=True)
+    print(
+        f"smoke test: balances and top of book received from "
+        f"{bridge.session.environment.base_url}; first price painted "
+        f"{painted[0] - tradeterm.LAUNCHED_AT:.2f} s after launch",
+        flush=True,
+    )
     return 0
+
+
+def _qt_message(kind: QtMsgType, _: QMessageLogContext, message: str) -> None:
+    """Qt's own messages go to the log file, not to stderr (kept for one-line reasons)."""
+    level = {
+        QtMsgType.QtDebugMsg: logging.DEBUG,
+        QtMsgType.QtInfoMsg: logging.INFO,
+        QtMsgType.QtWarningMsg: logging.WARNING,
+    }.get(kind, logging.ERROR)
+    logging.getLogger("qt").log(level, "%s", message)
 
 
 def _save(widget: QWidget, path: Path) -> None:

@@ -29,8 +29,10 @@ T = TypeVar("T")
 
 
 @pytest.fixture(scope="session")
-def qt_loop(qapp: QApplication) -> QEventLoop:
-    return QEventLoop(qapp)
+def qt_loop(qapp: QApplication) -> Iterator[QEventLoop]:
+    loop = QEventLoop(qapp)
+    yield loop
+    loop.close()
 
 
 @pytest.fixture

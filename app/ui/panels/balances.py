@@ -1,0 +1,188 @@
+"""Balances panel: free, locked, credit and value per asset, and the total in a chosen currency.
+
+Fed by the bridge's ``balances`` and ``topOfBook`` signals. The valuation currency is kept in
+the settings (``valuation_currency``, USD by default). The sort proxy does not re-sort on every
+tick: changes are collected and the current sort is re-applied at most every ``RESORT_MS``.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from PySide6.QtCore import QModelIndex, Qt, QTimer
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.domain.records import TopOfBook
+from app.services.session import Balances
+from app.ui.delegates import UtilisationBarDelegate
+from app.ui.formatting import Precision
+from app.ui.models.balances_model import (
+    UTILISATION_ROLE,
+    BalancesModel,
+    Column,
+    DecimalSortProxy,
+)
+from app.ui.panels.base import PanelContext
+
+SETTINGS_KEY = "valuation_currency"
+DEFAULT_CURRENCY = "USD"
+RESORT_MS = 250
+
+
+def total_text(total: Decimal, currency: str, precision: Precision) -> str:
+    return f"Total: {precision.amount(total, currency)} {currency}"
+
+
+def unvalued_text(assets: list[str]) -> str:
+    if not assets:
+        return ""
+    return f"{', '.join(assets)} not valued (no price); left out of the total"
+
+
+class BalancesPanel(QWidget):
+    def __init__(self, context: PanelContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("balancesPanel")
+        self._context = context
+        currency = str(context.settings.value(SETTINGS_KEY, DEFAULT_CURRENCY) or DEFAULT_CURRENCY)
+
+        self.model = BalancesModel(context.precision, currency, self)
+        self.proxy = DecimalSortProxy(self)
+        self.proxy.setDynamicSortFilter(False)
+        self.proxy.setSourceModel(self.model)
+
+        self.currency_box = QComboBox(self)
+        self.currency_box.setObjectName("valuationCurrency")
+        self.currency_box.setToolTip("Currency the values and the total are shown in")
+        self.currency_box.addItem(currency)
+        self.currency_box.setCurrentText(currency)
+        self.currency_box.currentTextChanged.connect(self._currency_chosen)
+
+        self.table = QTableView(self)
+        self.table.setObjectName("balancesTable")
+        self.table.setModel(self.proxy)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setAlternatingRowColors(True)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.bar_delegate = UtilisationBarDelegate(UTILISATION_ROLE, self.table)
+        self.table.setItemDelegateForColumn(Column.UTILISATION, self.bar_delegate)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(Column.ASSET, Qt.SortOrder.AscendingOrder)
+
+        self.total_label = QLabel(self)
+        self.total_label.setObjectName("balancesTotal")
+        self.total_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        font = self.total_label.font()
+        font.setBold(True)
+        self.total_label.setFont(font)
+        self.note_label = QLabel(self)
+        self.note_label.setObjectName("balancesNote")
+        self.note_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.note_label.setStyleSheet("color: #b26a00;")
+        self.note_label.setVisible(False)
+
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Value in:", self))
+        top.addWidget(self.currency_box)
+        top.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.total_label)
+        layout.addWidget(self.note_label)
+
+        self._resort = QTimer(self)
+        self._resort.setSingleShot(True)
+        self._resort.setInterval(RESORT_MS)
+        self._resort.timeout.connect(self._apply_sort)
+        self.model.dataChanged.connect(self._schedule_resort)
+        self.model.modelReset.connect(self._apply_sort)
+        self.model.assetsChanged.connect(self._assets_changed)
+        self.model.valuationChanged.connect(self._show_total)
+        self._show_total()
+
+        context.bridge.balances.connect(self._on_balances)
+        context.bridge.topOfBook.connect(self._on_top_of_book)
+        # The feeds publish no "latest" value: ask for balances now rather than at the next poll.
+        context.bridge.session.balances.refresh()
+
+    # -- feeds ------------------------------------------------------------------------------
+
+    def _on_balances(self, balances: Balances) -> None:
+        self.model.set_balances(balances)
+
+    def _on_top_of_book(self, books: dict[str, TopOfBook]) -> None:
+        self.model.set_top_of_book(books)
+
+    # -- reactions --------------------------------------------------------------------------
+
+    @property
+    def valuation_currency(self) -> str:
+        return self.model.valuation_currency
+
+    def set_valuation_currency(self, currency: str) -> None:
+        """Choose the currency (as the combobox does) and remember it."""
+        if self.currency_box.findText(currency) < 0:
+            self.currency_box.addItem(currency)
+        self.currency_box.setCurrentText(currency)
+
+    def _currency_chosen(self, currency: str) -> None:
+        if not currency or currency == self.model.valuation_currency:
+            return
+        self._context.settings.setValue(SETTINGS_KEY, currency)
+        self._context.settings.sync()
+        self.model.set_valuation_currency(currency)
+        self._schedule_resort()
+
+    def _assets_changed(self, assets: list[str]) -> None:
+        current = self.model.valuation_currency
+        wanted = list(dict.fromkeys([*assets, current]))
+        present = [self.currency_box.itemText(i) for i in range(self.currency_box.count())]
+        if present == wanted:
+            return
+        blocked = self.currency_box.blockSignals(True)
+        try:
+            self.currency_box.clear()
+            self.currency_box.addItems(wanted)
+            self.currency_box.setCurrentText(current)
+        finally:
+            self.currency_box.blockSignals(blocked)
+
+    def _show_total(self) -> None:
+        model, precision = self.model, self._context.precision
+        if model.rowCount() == 0:
+            self.total_label.setText(f"Total: {precision.amount(None, model.valuation_currency)}")
+        else:
+            self.total_label.setText(total_text(model.total(), model.valuation_currency, precision))
+        note = unvalued_text(model.unvalued())
+        self.note_label.setText(note)
+        self.note_label.setVisible(bool(note))
+
+    def _schedule_resort(self, *_: object) -> None:
+        if self.proxy.sortColumn() >= 0 and not self._resort.isActive():
+            self._resort.start()
+
+    def _apply_sort(self) -> None:
+        column = self.proxy.sortColumn()
+        if column >= 0:
+            self.proxy.sort(column, self.proxy.sortOrder())
+
+    def asset_order(self) -> list[str]:
+        """Assets as the table shows them, top to bottom."""
+        return [
+            str(self.proxy.index(r, Column.ASSET, QModelIndex()).data())
+            for r in range(self.proxy.rowCount())
+        ]

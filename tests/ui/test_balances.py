@@ -1,0 +1,421 @@
+"""Balances panel: live sandbox balances, credit, valuation, sorting, and the model contract."""
+
+from __future__ import annotations
+
+from decimal import Decimal, localcontext
+
+import pytest
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QRect,
+    QSettings,
+    Qt,
+)
+from PySide6.QtGui import QColor, QFontInfo, QImage, QPainter
+from PySide6.QtWidgets import QStyle, QStyleOptionViewItem
+from pytestqt.modeltest import ModelTester
+from pytestqt.qtbot import QtBot
+
+from app.domain.money import MONEY_CONTEXT, AssetPair
+from app.domain.records import Account, Balance, Portfolio, PortfolioBalance, TopOfBook
+from app.services.session import Balances
+from app.ui.delegates import BAR_HIGH, BAR_MARGIN, BAR_OK, UtilisationBarDelegate, bar_width
+from app.ui.formatting import Precision
+from app.ui.models.balances_model import (
+    NEGATIVE_COLOUR,
+    SORT_ROLE,
+    UTILISATION_ROLE,
+    VALUE_ROLE,
+    BalancesModel,
+    Column,
+    DecimalSortProxy,
+    valuation_rate,
+)
+from app.ui.panels.balances import SETTINGS_KEY, BalancesPanel
+from tests.harness import body
+from tests.ui.conftest import Live
+
+D = Decimal
+WAIT_MS = 10_000
+
+
+# -- helpers --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def panel(qtbot: QtBot, live: Live) -> BalancesPanel:
+    widget = BalancesPanel(live.context)
+    qtbot.addWidget(widget)
+    widget.resize(1200, 300)
+    widget.show()
+    qtbot.waitUntil(lambda: len(widget.model.assets()) > 0, timeout=WAIT_MS)
+    return widget
+
+
+def index_of(model: BalancesModel, asset: str, column: Column) -> QModelIndex:
+    row = model.assets().index(asset)
+    return model.index(row, column)
+
+
+def value(model: BalancesModel, asset: str, column: Column) -> object:
+    return model.data(index_of(model, asset, column), VALUE_ROLE)
+
+
+def text(model: BalancesModel, asset: str, column: Column) -> str:
+    return str(model.data(index_of(model, asset, column)))
+
+
+def book(pair: str, bid: str, ask: str) -> TopOfBook:
+    return TopOfBook(AssetPair.parse(pair), D(bid), D(1), D(ask), D(1), D(ask) - D(bid))
+
+
+def balances(
+    rows: dict[str, tuple[str, str, str, str]], credit: dict[str, str] | None = None
+) -> Balances:
+    """Both views of an account, computed the sandbox's way from (free, locked, limit, pending)."""
+    credit = credit or {}
+    account: dict[str, Balance] = {}
+    portfolio: dict[str, PortfolioBalance] = {}
+    for asset, (free_s, locked_s, limit_s, pending_s) in rows.items():
+        free, locked, limit, pending = D(free_s), D(locked_s), D(limit_s), D(pending_s)
+        account[asset] = Balance(asset, free, locked, limit, pending, free - limit)
+        used = max(D(0), -free)
+        available_credit = -limit - used
+        funds = max(D(0), free)
+        portfolio[asset] = PortfolioBalance(
+            asset, funds + available_credit, funds + locked, funds, locked, -limit,
+            available_credit, used,
+        )  # fmt: skip
+    return Balances(
+        Account("acct", "client", "test", account), Portfolio("acct", "client", "test", portfolio)
+    )
+
+
+BASE_ROWS = {
+    "BTC": ("2", "0", "0", "0"),
+    "ETH": ("10", "0", "0", "0"),
+    "SOL": ("0", "0", "0", "0"),
+    "USD": ("100000", "0", "-50000", "0"),
+}
+BOOKS = {
+    "BTC/USD": book("BTC/USD", "90000", "90010"),
+    "ETH/USD": book("ETH/USD", "3100", "3101"),
+    "ETH/BTC": book("ETH/BTC", "0.0340", "0.0342"),
+}
+
+
+def filled_total(response_body: dict[str, object]) -> Decimal:
+    order = response_body["order"]
+    assert isinstance(order, dict)
+    amount, _asset = str(order["result"]["total"]).split()
+    return D(amount)
+
+
+# -- live sandbox ---------------------------------------------------------------------------
+
+
+def test_panel_fills_with_the_server_balances(panel: BalancesPanel) -> None:
+    model = panel.model
+    assert model.assets() == ["BTC", "ETH", "SOL", "USD", "USDT"]
+    assert value(model, "USD", Column.FREE) == D(100000)
+    assert text(model, "USD", Column.FREE) == "100,000.00"
+    assert value(model, "USD", Column.LOCKED) == D(0)
+    assert value(model, "USD", Column.AVAILABLE) == D(150000)
+    assert value(model, "USD", Column.CREDIT_LIMIT) == D(50000)
+    assert value(model, "USD", Column.USED_CREDIT) == D(0)
+    assert value(model, "USD", Column.AVAILABLE_CREDIT) == D(50000)
+    assert value(model, "USD", Column.PENDING_DEPOSIT) == D(0)
+    assert text(model, "USD", Column.UTILISATION) == "0%"
+    assert value(model, "BTC", Column.FREE) == D(2)
+    assert text(model, "BTC", Column.FREE) == "2.00000000"
+    assert value(model, "ETH", Column.FREE) == D(10)
+    # No credit line on BTC: no bar.
+    assert model.data(index_of(model, "BTC", Column.UTILISATION), UTILISATION_ROLE) is None
+    assert text(model, "BTC", Column.UTILISATION) == ""
+    # Numbers right-aligned in a fixed-pitch font; the asset code left-aligned.
+    free = index_of(model, "USD", Column.FREE)
+    assert model.data(free, Qt.ItemDataRole.TextAlignmentRole) & Qt.AlignmentFlag.AlignRight
+    assert QFontInfo(model.data(free, Qt.ItemDataRole.FontRole)).fixedPitch()
+    asset = index_of(model, "USD", Column.ASSET)
+    assert model.data(asset, Qt.ItemDataRole.TextAlignmentRole) & Qt.AlignmentFlag.AlignLeft
+    # The table shows it, through the proxy.
+    assert panel.asset_order() == ["BTC", "ETH", "SOL", "USD", "USDT"]
+    items = [panel.currency_box.itemText(i) for i in range(panel.currency_box.count())]
+    assert items == ["BTC", "ETH", "SOL", "USD", "USDT"]
+    assert panel.currency_box.currentText() == "USD"
+
+
+def test_a_trade_shows_the_new_balances(qtbot: QtBot, live: Live, panel: BalancesPanel) -> None:
+    response = live.account.limit_order("BTC", "USD", "0.5")
+    assert response.status_code == 200, response.text
+    received = filled_total(body(response))
+    live.session.after_fill()
+    model = panel.model
+    qtbot.waitUntil(lambda: value(model, "BTC", Column.FREE) == D("1.5"), timeout=WAIT_MS)
+    assert text(model, "BTC", Column.FREE) == "1.50000000"
+    assert value(model, "USD", Column.FREE) == D(100000) + received
+    assert value(model, "USD", Column.AVAILABLE) == D(150000) + received
+
+
+def test_spending_credit_shows_used_credit_and_the_bar(
+    qtbot: QtBot, live: Live, panel: BalancesPanel
+) -> None:
+    response = live.account.limit_order("USD", "BTC", "120000")
+    assert response.status_code == 200, response.text
+    live.session.after_fill()
+    model = panel.model
+    qtbot.waitUntil(lambda: value(model, "USD", Column.USED_CREDIT) == D(20000), timeout=WAIT_MS)
+    assert value(model, "USD", Column.FREE) == D(-20000)
+    assert text(model, "USD", Column.FREE) == "-20,000.00"
+    free = index_of(model, "USD", Column.FREE)
+    assert model.data(free, Qt.ItemDataRole.ForegroundRole) == NEGATIVE_COLOUR
+    assert value(model, "USD", Column.AVAILABLE_CREDIT) == D(30000)
+    assert value(model, "USD", Column.AVAILABLE) == D(30000)
+    bar = index_of(model, "USD", Column.UTILISATION)
+    assert model.data(bar, UTILISATION_ROLE) == (D(20000), D(50000))
+    assert model.data(bar) == "40%"
+    # The view paints that cell with the bar delegate.
+    column = panel.table.itemDelegateForColumn(Column.UTILISATION)
+    assert column is panel.bar_delegate
+    assert painted_bar_pixels(panel.bar_delegate, bar, 200) == (bar_width(D(2), D(5), 194), BAR_OK)
+    # The (positive) value of the BTC now held is not red.
+    btc = index_of(model, "BTC", Column.FREE)
+    assert model.data(btc, Qt.ItemDataRole.ForegroundRole) is None
+
+
+def test_total_in_usd_is_the_sum_at_the_books_used(qtbot: QtBot, panel: BalancesPanel) -> None:
+    model = panel.model
+    qtbot.waitUntil(lambda: "BTC/USD" in model.top_of_book, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: value(model, "BTC", Column.VALUE) is not None, timeout=WAIT_MS)
+    books = model.top_of_book  # the snapshot the values were computed from
+    expected = D(100000) + 2 * books["BTC/USD"].mid + 10 * books["ETH/USD"].mid
+    assert model.total() == expected
+    assert value(model, "BTC", Column.VALUE) == 2 * books["BTC/USD"].mid
+    assert value(model, "USD", Column.VALUE) == D(100000)
+    assert value(model, "SOL", Column.VALUE) == D(0)
+    assert panel.total_label.text() == f"Total: {expected.quantize(D('0.01')):,} USD"
+    assert model.unvalued() == []
+    assert not panel.note_label.isVisible()
+
+
+def test_valuation_in_btc_changes_the_total_and_persists(
+    qtbot: QtBot, live: Live, panel: BalancesPanel, settings: QSettings
+) -> None:
+    model = panel.model
+    qtbot.waitUntil(lambda: value(model, "BTC", Column.VALUE) is not None, timeout=WAIT_MS)
+    usd_total = model.total()
+    panel.currency_box.setCurrentIndex(panel.currency_box.findText("BTC"))
+    assert model.valuation_currency == "BTC"
+    assert model.headerData(Column.VALUE, Qt.Orientation.Horizontal) == "Value (BTC)"
+    books = model.top_of_book
+    with localcontext(MONEY_CONTEXT):
+        expected = D(100000) / books["BTC/USD"].mid + 2 + 10 * books["ETH/BTC"].mid
+    assert abs(model.total() - expected) < D("1e-30")
+    assert model.total() != usd_total
+    assert value(model, "BTC", Column.VALUE) == D(2)
+    assert panel.total_label.text() == f"Total: {expected.quantize(D('1e-8')):,} BTC"
+    assert settings.value(SETTINGS_KEY) == "BTC"
+    assert QSettings(settings.fileName(), QSettings.Format.IniFormat).value(SETTINGS_KEY) == "BTC"
+
+    again = BalancesPanel(live.context)
+    qtbot.addWidget(again)
+    assert again.valuation_currency == "BTC"
+    assert again.currency_box.currentText() == "BTC"
+    qtbot.waitUntil(lambda: again.model.total() > 0, timeout=WAIT_MS)
+    assert again.total_label.text().endswith(" BTC")
+    assert value(again.model, "BTC", Column.VALUE) == D(2)
+
+
+def test_assets_without_a_price_are_left_out_with_a_note(
+    qtbot: QtBot, live: Live, panel: BalancesPanel
+) -> None:
+    response = live.account.limit_order("USD", "SOL", "1000")
+    assert response.status_code == 200, response.text
+    live.bridge.set_watchlist(["BTC/USD", "ETH/USD"])
+    live.session.after_fill()
+    model = panel.model
+    qtbot.waitUntil(lambda: value(model, "SOL", Column.FREE) != D(0), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "SOL/USD" not in model.top_of_book, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: model.top_of_book != {}, timeout=WAIT_MS)
+    assert text(model, "SOL", Column.VALUE) == "—"
+    assert model.unvalued() == ["SOL"]
+    assert panel.note_label.isVisible()
+    assert "SOL not valued" in panel.note_label.text()
+    books = model.top_of_book
+    usd = D(100000) - 1000
+    expected = usd + 2 * books["BTC/USD"].mid + 10 * books["ETH/USD"].mid
+    assert model.total() == expected
+
+
+def test_sorting_by_free_is_numeric_and_follows_updates(
+    qtbot: QtBot, live: Live, panel: BalancesPanel
+) -> None:
+    panel.table.sortByColumn(Column.FREE, Qt.SortOrder.AscendingOrder)
+    order = panel.asset_order()
+    # As text, "10.000000" < "100,000.00" < "2.00000000": numbers must sort as numbers.
+    assert order[-3:] == ["BTC", "ETH", "USD"]
+    assert sorted(order[:2]) == ["SOL", "USDT"]
+    panel.table.sortByColumn(Column.FREE, Qt.SortOrder.DescendingOrder)
+    assert panel.asset_order()[:3] == ["USD", "ETH", "BTC"]
+
+    panel.table.sortByColumn(Column.FREE, Qt.SortOrder.AscendingOrder)
+    response = live.account.limit_order("USD", "BTC", "120000")
+    assert response.status_code == 200, response.text
+    live.session.after_fill()
+    qtbot.waitUntil(lambda: panel.asset_order()[0] == "USD", timeout=WAIT_MS)
+    assert panel.asset_order()[-2:] == ["BTC", "ETH"]  # 3.3 BTC < 10 ETH
+
+
+def test_live_model_passes_the_model_tester(
+    qtmodeltester: ModelTester, qtbot: QtBot, panel: BalancesPanel
+) -> None:
+    qtbot.waitUntil(lambda: value(panel.model, "BTC", Column.VALUE) is not None, timeout=WAIT_MS)
+    check_model(qtmodeltester, panel.model)
+    check_model(qtmodeltester, panel.proxy)
+
+
+# -- the model on hand-built snapshots ------------------------------------------------------
+
+
+def test_data_changed_only_for_the_cells_that_changed(qtbot: QtBot) -> None:
+    model = BalancesModel(Precision())
+    model.set_balances(balances(BASE_ROWS))
+    model.set_top_of_book(BOOKS)
+    changes: list[tuple[int, int, int, int]] = []
+    resets: list[bool] = []
+    model.dataChanged.connect(
+        lambda tl, br, *_: changes.append((tl.row(), tl.column(), br.row(), br.column()))
+    )
+    model.modelReset.connect(lambda: resets.append(True))
+
+    # Same snapshot again: nothing.
+    model.set_balances(balances(BASE_ROWS))
+    assert changes == []
+
+    # One field changes: one signal, for that one cell.
+    btc = model.assets().index("BTC")
+    model.set_balances(balances({**BASE_ROWS, "BTC": ("2", "0", "0", "0.25")}))
+    assert changes == [(btc, Column.PENDING_DEPOSIT, btc, Column.PENDING_DEPOSIT)]
+    assert value(model, "BTC", Column.PENDING_DEPOSIT) == D("0.25")
+
+    # Credit spent: free, available, used/available credit, bar and value change; not the rest.
+    changes.clear()
+    usd = model.assets().index("USD")
+    model.set_balances(balances({**BASE_ROWS, "BTC": ("2", "0", "0", "0.25"),
+                                 "USD": ("-20000", "0", "-50000", "0")}))  # fmt: skip
+    changed_columns = {c for r, left, _, right in changes for c in range(left, right + 1)}
+    assert {r for r, *_ in changes} == {usd}
+    assert changed_columns == {
+        Column.FREE, Column.AVAILABLE, Column.USED_CREDIT, Column.AVAILABLE_CREDIT,
+        Column.UTILISATION, Column.VALUE,
+    }  # fmt: skip
+
+    # A new price moves only the value of the asset priced by it.
+    changes.clear()
+    model.set_top_of_book({**BOOKS, "ETH/USD": book("ETH/USD", "3200", "3201")})
+    eth = model.assets().index("ETH")
+    assert changes == [(eth, Column.VALUE, eth, Column.VALUE)]
+    assert resets == []
+
+    # A new asset: the one case that resets.
+    model.set_balances(balances({**BASE_ROWS, "USDT": ("5", "0", "0", "0")}))
+    assert resets == [True]
+    assert "USDT" in model.assets()
+
+
+def test_valuation_rates_direct_inverse_and_one_hop() -> None:
+    books = {
+        "BTC/USD": book("BTC/USD", "90000", "90010"),
+        "SOL/USDT": book("SOL/USDT", "140", "141"),
+        "USDT/USD": book("USDT/USD", "0.9990", "1.0010"),
+    }
+    assert valuation_rate("BTC", "USD", books) == D(90005)
+    with localcontext(MONEY_CONTEXT):
+        assert valuation_rate("USD", "BTC", books) == 1 / D(90005)
+        # SOL -> USD through USDT: 140.5 USDT per SOL, 1 USD per USDT.
+        assert valuation_rate("SOL", "USD", books) == D("140.5") * D(1)
+        # SOL -> BTC: SOL/USDT, USDT/USD, then USD/BTC is two hops: not valued.
+        assert valuation_rate("SOL", "BTC", books) is None
+        # USDT -> BTC through USD (one hop).
+        assert valuation_rate("USDT", "BTC", books) == D(1) * (1 / D(90005))
+    assert valuation_rate("USD", "USD", books) == D(1)
+    assert valuation_rate("XRP", "USD", books) is None
+
+
+def test_unvalued_assets_show_a_dash_and_stay_out_of_the_total() -> None:
+    model = BalancesModel(Precision())
+    model.set_balances(balances({**BASE_ROWS, "SOL": ("3", "0", "0", "0")}))
+    model.set_top_of_book(BOOKS)
+    assert text(model, "SOL", Column.VALUE) == "—"
+    assert model.data(index_of(model, "SOL", Column.VALUE), VALUE_ROLE) is None
+    assert model.unvalued() == ["SOL"]
+    assert model.total() == D(100000) + 2 * D(90005) + 10 * D("3100.5")
+
+
+def test_numbers_sort_as_decimals_in_the_proxy(qtbot: QtBot) -> None:
+    model = BalancesModel(Precision())
+    model.set_balances(balances({
+        "AAA": ("9", "0", "0", "0"),
+        "BBB": ("10", "0", "0", "0"),
+        "CCC": ("-20000", "0", "-50000", "0"),
+        "DDD": ("0.5", "0", "0", "0"),
+        "EEE": ("1000000.123", "0", "0", "0"),
+    }))  # fmt: skip
+    proxy = DecimalSortProxy()
+    proxy.setSourceModel(model)
+
+    def order(column: Column, direction: Qt.SortOrder) -> list[str]:
+        proxy.sort(column, direction)
+        return [str(proxy.index(r, Column.ASSET).data()) for r in range(proxy.rowCount())]
+
+    assert order(Column.FREE, Qt.SortOrder.AscendingOrder) == ["CCC", "DDD", "AAA", "BBB", "EEE"]
+    assert order(Column.FREE, Qt.SortOrder.DescendingOrder) == ["EEE", "BBB", "AAA", "DDD", "CCC"]
+    # Only AAA has a price to USD: the others show "—", which sorts before every number.
+    model.set_top_of_book({"AAA/USD": book("AAA/USD", "1", "1")})
+    assert order(Column.VALUE, Qt.SortOrder.AscendingOrder)[-1] == "AAA"
+    assert proxy.index(0, Column.FREE).data(SORT_ROLE) is not None
+
+
+def test_the_bar_delegate_paints_used_over_total(qtbot: QtBot) -> None:
+    model = BalancesModel(Precision())
+    model.set_balances(balances({"USD": ("-20000", "0", "-50000", "0")}))
+    index = index_of(model, "USD", Column.UTILISATION)
+    delegate = UtilisationBarDelegate(UTILISATION_ROLE)
+    assert painted_bar_pixels(delegate, index, 206) == (80, BAR_OK)  # 40% of 200 px
+    model.set_balances(balances({"USD": ("-47500", "0", "-50000", "0")}))
+    assert model.data(index) == "95%"
+    assert painted_bar_pixels(delegate, index, 206) == (190, BAR_HIGH)
+
+
+def test_hand_built_model_passes_the_model_tester(qtmodeltester: ModelTester) -> None:
+    model = BalancesModel(Precision())
+    model.set_balances(balances({**BASE_ROWS, "USD": ("-20000", "0", "-50000", "0")}))
+    model.set_top_of_book(BOOKS)
+    check_model(qtmodeltester, model)
+
+
+def check_model(tester: ModelTester, model: QAbstractItemModel) -> None:
+    tester.check(model)  # type: ignore[no-untyped-call]  # pytest-qt ships it untyped
+
+
+def painted_bar_pixels(
+    delegate: UtilisationBarDelegate, index: QModelIndex | QPersistentModelIndex, width: int
+) -> tuple[int, QColor | None]:
+    """Paint ``index`` into an image ``width`` wide; the filled run's length and colour."""
+    image = QImage(width, 24, QImage.Format.Format_ARGB32)
+    image.fill(QColor("white"))
+    option = QStyleOptionViewItem()
+    option.rect = QRect(0, 0, width, 24)
+    option.state = QStyle.StateFlag.State_Enabled
+    painter = QPainter(image)
+    delegate.paint(painter, option, index)
+    painter.end()
+    y = BAR_MARGIN + 1  # above the centred text
+    colours = [image.pixelColor(x, y) for x in range(width)]
+    for candidate in (BAR_OK, BAR_HIGH):
+        run = sum(1 for colour in colours if colour.rgb() == candidate.rgb())
+        if run:
+            return run, candidate
+    return 0, None

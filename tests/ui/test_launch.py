@@ -1,0 +1,125 @@
+"""Launch modes as a user runs them: real processes, offscreen."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.harness import SandboxProcess, new_client
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def launch(
+    *args: str, env: dict[str, str], timeout: float = 90
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        check=False,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+
+
+@pytest.fixture
+def clean_env(tmp_path: Path) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("TRADETERM_")}
+    env.update(
+        QT_QPA_PLATFORM="offscreen",
+        TRADETERM_CONFIG_DIR=str(tmp_path / "config"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+        HOME=str(tmp_path),
+    )
+    return env
+
+
+def test_sandbox_smoke_test_writes_a_screenshot_and_stops_its_child(
+    clean_env: dict[str, str], tmp_path: Path
+) -> None:
+    shot = tmp_path / "shot.png"
+    done = launch("--sandbox", "--smoke-test", "--screenshot", str(shot), env=clean_env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    data = shot.read_bytes()
+    assert data.startswith(PNG_SIGNATURE) and len(data) > 10_000
+    match = re.search(r"received from (http://\S+);", done.stdout)
+    assert match, done.stdout
+    with pytest.raises(httpx.ConnectError):  # the child sandbox stopped with the app
+        httpx.get(f"{match.group(1)}/api/v1/routing/time", timeout=2)
+
+
+def test_environment_logs_in_without_the_dialog(
+    sandbox: SandboxProcess, clean_env: dict[str, str]
+) -> None:
+    account = new_client(sandbox)
+    env = {
+        **clean_env,
+        "TRADETERM_BASE_URL": sandbox.url,
+        "TRADETERM_USER": account.user,
+        "TRADETERM_PASSWORD": account.password,
+        "TRADETERM_ACCOUNT": account.account,
+    }
+    done = launch("--smoke-test", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"received from {sandbox.url}" in done.stdout
+    account.close()
+
+
+def test_a_wrong_password_in_the_environment_is_one_clear_line(
+    sandbox: SandboxProcess, clean_env: dict[str, str]
+) -> None:
+    env = {
+        **clean_env,
+        "TRADETERM_BASE_URL": sandbox.url,
+        "TRADETERM_USER": "demo",
+        "TRADETERM_PASSWORD": "not-the-password",
+        "TRADETERM_ACCOUNT": "demo",
+    }
+    done = launch("--smoke-test", env=env)
+    assert done.returncode == 1
+    assert done.stderr.strip() == "error: login failed: Wrong user or password."
+    assert "not-the-password" not in done.stdout + done.stderr
+
+
+def test_smoke_test_fails_with_a_reason_when_prices_never_come(
+    sandbox: SandboxProcess, clean_env: dict[str, str]
+) -> None:
+    account = new_client(sandbox)
+    with sandbox.admin() as admin:
+        admin.post(
+            "/api/v1/sandbox/admin/faults",
+            json={
+                "faults": [
+                    {
+                        "kind": "status",
+                        "status": 503,
+                        "path": f"/account/{account.account}/topofbook",
+                    },
+                ]
+            },
+        ).raise_for_status()
+        try:
+            env = {
+                **clean_env,
+                "TRADETERM_BASE_URL": sandbox.url,
+                "TRADETERM_USER": account.user,
+                "TRADETERM_PASSWORD": account.password,
+                "TRADETERM_ACCOUNT": account.account,
+                "TRADETERM_SMOKE_TIMEOUT": "4",
+            }
+            done = launch("--smoke-test", env=env)
+        finally:
+            admin.delete("/api/v1/sandbox/admin/faults")
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: smoke test: no top of book"), lines
+    account.close()

@@ -1,0 +1,459 @@
+"""The login dialog against a real sandbox over loopback: success, failures in plain words,
+remembered values (never the password in the settings), the keyring, and one login at a time."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import sys
+import types
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import SIGNAL, QSettings, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QDialog, QLineEdit
+from pytestqt.qtbot import QtBot
+
+from app.services.session import TerminalSession
+from app.ui import login_dialog
+from app.ui.login_dialog import LoginDialog, ask_login
+from app.ui.qt import QEventLoop
+from app.ui.secrets import SERVICE_NAME, system_keyring
+from tests.harness import SandboxProcess, digest
+from tests.ui.conftest import run
+
+LOGIN_TIMEOUT_MS = 15_000
+
+
+@dataclass(frozen=True)
+class Trader:
+    user: str
+    password: str
+    account: str
+
+
+@pytest.fixture
+def trader(sandbox: SandboxProcess) -> Trader:
+    """A fresh user whose password differs from its name and account (so "absent" means it)."""
+    name = f"ui-{uuid.uuid4().hex[:8]}"
+    trader = Trader(name, f"pw-{uuid.uuid4().hex}", f"acct-{name}")
+    with sandbox.admin() as admin:
+        response = admin.post(
+            "/api/v1/sandbox/admin/clients",
+            json={
+                "user": trader.user,
+                "password": digest(trader.password),
+                "accountId": trader.account,
+                "balances": {"USD": "1000"},
+                "credit": {},
+            },
+        )
+        assert response.status_code == 200, response.text
+    return trader
+
+
+@pytest.fixture
+def no_keyring(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As if the optional ``keyring`` package were not installed (import raises ImportError)."""
+    monkeypatch.setitem(sys.modules, "keyring", None)
+
+
+class MemoryKeyring:
+    """A keyring in a dict: proves where the password goes, and that it goes nowhere else."""
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service_name: str, username: str) -> str | None:
+        return self.entries.get((service_name, username))
+
+    def set_password(self, service_name: str, username: str, password: str) -> None:
+        self.entries[(service_name, username)] = password
+
+    def delete_password(self, service_name: str, username: str) -> None:
+        del self.entries[(service_name, username)]
+
+
+@pytest.fixture
+def make_dialog(qtbot: QtBot, qloop: QEventLoop, settings: QSettings) -> Callable[..., LoginDialog]:
+    def make(**kwargs: Any) -> LoginDialog:
+        dialog = LoginDialog(settings, **kwargs)
+        qtbot.addWidget(dialog)
+        dialog.open()
+        return dialog
+
+    return make
+
+
+def fill(dialog: LoginDialog, url: str, user: str, password: str, account: str) -> None:
+    dialog.environment_combo.setCurrentIndex(dialog.environment_combo.findData("service"))
+    dialog.url_edit.setText(url)
+    dialog.user_edit.setText(user)
+    dialog.password_edit.setText(password)
+    dialog.account_edit.setText(account)
+
+
+def log_in(qtbot: QtBot, dialog: LoginDialog) -> TerminalSession:
+    with qtbot.waitSignal(dialog.loggedIn, timeout=LOGIN_TIMEOUT_MS) as signal:
+        QTest.mouseClick(dialog.login_button, Qt.MouseButton.LeftButton)
+    session = signal.args[0]
+    assert isinstance(session, TerminalSession)
+    return session
+
+
+def fail(qtbot: QtBot, dialog: LoginDialog) -> str:
+    """Press Log in, wait for the attempt to end, return the message shown in the dialog."""
+    QTest.mouseClick(dialog.login_button, Qt.MouseButton.LeftButton)
+    assert dialog.login_in_flight
+    assert not dialog.login_button.isEnabled()
+    assert dialog.busy_row.isVisible()
+    qtbot.waitUntil(lambda: not dialog.login_in_flight, timeout=LOGIN_TIMEOUT_MS)
+    assert dialog.isVisible()
+    assert dialog.result() != QDialog.DialogCode.Accepted
+    assert dialog.login_button.isEnabled()
+    assert not dialog.busy_row.isVisible()
+    assert dialog.error_label.isVisible()
+    return dialog.error_label.text()
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+def logins(sandbox: SandboxProcess, user: str) -> int:
+    with sandbox.admin() as admin:
+        response = admin.get("/api/v1/sandbox/admin/stats")
+        assert response.status_code == 200, response.text
+        count: int = response.json()["logins"].get(user, 0)
+    return count
+
+
+def settings_text(settings: QSettings) -> str:
+    settings.sync()
+    return Path(settings.fileName()).read_text(encoding="utf-8")
+
+
+def values(dialog: LoginDialog) -> tuple[str, str, str, str]:
+    return (
+        dialog.url_edit.text(),
+        dialog.user_edit.text(),
+        dialog.password_edit.text(),
+        dialog.account_edit.text(),
+    )
+
+
+# -- success ------------------------------------------------------------------------------------
+
+
+def test_login_emits_the_session_and_closes(
+    qtbot: QtBot, make_dialog: Callable[..., LoginDialog], sandbox: SandboxProcess
+) -> None:
+    dialog = make_dialog(keyring=MemoryKeyring())
+    assert [
+        dialog.environment_combo.itemText(i) for i in range(dialog.environment_combo.count())
+    ] == ["Service URL"]
+    assert dialog.password_edit.echoMode() == QLineEdit.EchoMode.Password
+    fill(dialog, sandbox.url, "demo", "demo", "demo")
+    asked = asyncio.get_event_loop().create_task(ask_login(dialog))
+    session = log_in(qtbot, dialog)
+    qtbot.waitUntil(asked.done)
+    assert asked.result() is session
+    assert session.environment.account == "demo"
+    assert session.environment.user == "demo"
+    assert session.environment.base_url == sandbox.url
+    assert not session.environment.sandbox
+    assert dialog.result() == QDialog.DialogCode.Accepted
+    assert not dialog.isVisible()
+    run(qtbot, session.client.aclose())
+
+
+def test_embedded_sandbox_prefills_demo_and_enter_logs_in(
+    qtbot: QtBot,
+    make_dialog: Callable[..., LoginDialog],
+    sandbox: SandboxProcess,
+    settings: QSettings,
+) -> None:
+    dialog = make_dialog(sandbox_url=sandbox.url, keyring=MemoryKeyring())
+    assert dialog.environment_combo.currentText() == "Embedded sandbox"
+    assert values(dialog) == (sandbox.url, "demo", "demo", "demo")
+    assert dialog.url_edit.isReadOnly()
+    assert not dialog.remember_box.isEnabled()
+    # The service choice keeps its own values; coming back gives demo again.
+    fill(dialog, "https://trading.example", "alice", "secret", "acct-1")
+    dialog.environment_combo.setCurrentIndex(dialog.environment_combo.findData("sandbox"))
+    assert values(dialog) == (sandbox.url, "demo", "demo", "demo")
+    dialog.environment_combo.setCurrentIndex(dialog.environment_combo.findData("service"))
+    assert values(dialog) == ("https://trading.example", "alice", "secret", "acct-1")
+    assert not dialog.url_edit.isReadOnly()
+    dialog.environment_combo.setCurrentIndex(dialog.environment_combo.findData("sandbox"))
+
+    with qtbot.waitSignal(dialog.loggedIn, timeout=LOGIN_TIMEOUT_MS) as signal:
+        QTest.keyClick(dialog.password_edit, Qt.Key.Key_Return)
+    session: TerminalSession = signal.args[0]
+    assert session.environment.sandbox
+    assert session.environment.account == "demo"
+    run(qtbot, session.client.aclose())
+    # The sandbox's throwaway URL and demo login do not replace the trader's own values.
+    assert settings.value("login/environment") == "sandbox"
+    assert settings.value("login/user") is None
+    assert settings.value("login/base_url") is None
+
+
+# -- failures in plain words ----------------------------------------------------------------------
+
+
+def test_wrong_password_is_said_and_everything_is_kept(
+    qtbot: QtBot, make_dialog: Callable[..., LoginDialog], sandbox: SandboxProcess, trader: Trader
+) -> None:
+    dialog = make_dialog(keyring=MemoryKeyring())
+    fill(dialog, sandbox.url, trader.user, "not-the-password", trader.account)
+    message = fail(qtbot, dialog)
+    assert "Wrong user or password" in message
+    assert values(dialog) == (sandbox.url, trader.user, "not-the-password", trader.account)
+    assert dialog.focusWidget() is dialog.password_edit
+    # The same dialog then logs in once the password is corrected.
+    dialog.password_edit.setText(trader.password)
+    session = log_in(qtbot, dialog)
+    assert session.environment.account == trader.account
+    run(qtbot, session.client.aclose())
+
+
+def test_unreachable_server(
+    qtbot: QtBot, make_dialog: Callable[..., LoginDialog], trader: Trader
+) -> None:
+    dialog = make_dialog(keyring=MemoryKeyring())
+    url = f"http://127.0.0.1:{closed_port()}"
+    fill(dialog, url, trader.user, trader.password, trader.account)
+    message = fail(qtbot, dialog)
+    assert message.startswith(f"Cannot reach {url}")
+    assert "Traceback" not in message
+    assert values(dialog) == (url, trader.user, trader.password, trader.account)
+    assert dialog.focusWidget() is dialog.url_edit
+
+
+def test_tls_to_a_plain_http_port(
+    qtbot: QtBot, make_dialog: Callable[..., LoginDialog], sandbox: SandboxProcess, trader: Trader
+) -> None:
+    dialog = make_dialog(keyring=MemoryKeyring())
+    url = sandbox.url.replace("http://", "https://")
+    assert url.startswith("https://")
+    fill(dialog, url, trader.user, trader.password, trader.account)
+    message = fail(qtbot, dialog)
+    assert "Secure connection" in message and "TLS" in message
+    assert dialog.focusWidget() is dialog.url_edit
+
+
+def test_unknown_account(
+    qtbot: QtBot, make_dialog: Callable[..., LoginDialog], sandbox: SandboxProcess, trader: Trader
+) -> None:
+    dialog = make_dialog(keyring=MemoryKeyring())
+    fill(dialog, sandbox.url, trader.user, trader.password, "no-such-account")
+    message = fail(qtbot, dialog)
+    assert "Account no-such-account does not exist" in message
+    assert dialog.account_edit.text() == "no-such-account"
+    assert dialog.focusWidget() is dialog.account_edit
+
+
+def test_missing_field_points_at_it(
+    qtbot: QtBot, make_dialog: Callable[..., LoginDialog], sandbox: SandboxProcess
+) -> None:
+    dialog = make_dialog(keyring=MemoryKeyring())
+    fill(dialog, sandbox.url, "", "x", "demo")
+    assert fail(qtbot, dialog) == "Enter the user."
+    assert dialog.focusWidget() is dialog.user_edit
+
+
+def test_unexpected_error_is_readable_and_logged_without_the_password(
+    qtbot: QtBot,
+    make_dialog: Callable[..., LoginDialog],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def broken(*args: object, **kwargs: object) -> TerminalSession:
+        raise RuntimeError("the session could not be built")
+
+    monkeypatch.setattr(login_dialog, "connect", broken)
+    dialog = make_dialog(keyring=MemoryKeyring())
+    fill(dialog, "http://127.0.0.1:9", "alice", "hunter2-secret", "acct-1")
+    with caplog.at_level(logging.DEBUG):
+        message = fail(qtbot, dialog)
+    assert "the session could not be built" in message
+    assert "Traceback" not in message and "RuntimeError" not in message
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors and errors[0].exc_info is not None
+    assert "hunter2-secret" not in caplog.text
+
+
+# -- remembering ------------------------------------------------------------------------------
+
+
+def test_remembers_user_url_account_but_never_the_password(
+    qtbot: QtBot,
+    make_dialog: Callable[..., LoginDialog],
+    sandbox: SandboxProcess,
+    settings: QSettings,
+    trader: Trader,
+    no_keyring: None,
+) -> None:
+    dialog = make_dialog()
+    fill(dialog, sandbox.url, trader.user, trader.password, trader.account)
+    run(qtbot, log_in(qtbot, dialog).client.aclose())
+
+    again = make_dialog()
+    assert again.environment_combo.currentData() == "service"
+    assert values(again) == (sandbox.url, trader.user, "", trader.account)
+    assert again.focusWidget() is again.password_edit
+    text = settings_text(settings)
+    assert trader.user in text and trader.account in text
+    assert trader.password not in text
+    assert digest(trader.password) not in text
+
+
+def test_remember_is_disabled_without_keyring(
+    make_dialog: Callable[..., LoginDialog], no_keyring: None
+) -> None:
+    dialog = make_dialog()
+    assert not dialog.keyring_available
+    assert not dialog.remember_box.isEnabled()
+    assert not dialog.remember_box.isChecked()
+    assert "keyring" in dialog.remember_box.toolTip()
+    assert "not installed" in dialog.remember_box.toolTip()
+
+
+@pytest.fixture
+def fake_keyring_package(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
+    """A stand-in ``keyring`` package with its fail/null/chainer backend classes."""
+    package = types.ModuleType("keyring")
+    backends = types.ModuleType("keyring.backends")
+    modules = {"keyring": package, "keyring.backends": backends}
+    for name, cls_name in (("fail", "Keyring"), ("null", "Keyring"), ("chainer", "ChainerBackend")):
+        module = types.ModuleType(f"keyring.backends.{name}")
+        setattr(module, cls_name, type(cls_name, (), {"backends": ()}))
+        modules[module.__name__] = module
+        setattr(backends, name, module)
+    memory = MemoryKeyring()
+    package.get_password = memory.get_password  # type: ignore[attr-defined]
+    package.set_password = memory.set_password  # type: ignore[attr-defined]
+    package.delete_password = memory.delete_password  # type: ignore[attr-defined]
+    for name, module in modules.items():
+        monkeypatch.setitem(sys.modules, name, module)
+    return package
+
+
+@pytest.mark.parametrize(
+    ("backend", "why"),
+    [
+        ("fail.Keyring", "no usable backend"),
+        ("null.Keyring", "switched off"),
+        ("chainer.ChainerBackend", "no usable backend"),
+    ],
+)
+def test_keyring_without_a_backend_disables_remember(
+    make_dialog: Callable[..., LoginDialog],
+    fake_keyring_package: types.ModuleType,
+    backend: str,
+    why: str,
+) -> None:
+    module_name, cls_name = backend.split(".")
+    cls = getattr(sys.modules[f"keyring.backends.{module_name}"], cls_name)
+    fake_keyring_package.get_keyring = cls  # type: ignore[attr-defined]
+    assert system_keyring().store is None
+    dialog = make_dialog()
+    assert not dialog.remember_box.isEnabled()
+    assert why in dialog.remember_box.toolTip()
+
+
+def test_keyring_with_a_backend_is_used(
+    make_dialog: Callable[..., LoginDialog], fake_keyring_package: types.ModuleType
+) -> None:
+    class Backend:
+        backends = ("one",)
+
+    fake_keyring_package.get_keyring = Backend  # type: ignore[attr-defined]
+    assert system_keyring().store is fake_keyring_package
+    dialog = make_dialog()
+    assert dialog.keyring_available
+    assert dialog.remember_box.isEnabled()
+
+
+def test_remembered_password_goes_only_to_the_keyring(
+    qtbot: QtBot,
+    make_dialog: Callable[..., LoginDialog],
+    sandbox: SandboxProcess,
+    settings: QSettings,
+    trader: Trader,
+) -> None:
+    keyring = MemoryKeyring()
+    dialog = make_dialog(keyring=keyring)
+    assert dialog.remember_box.isEnabled()
+    fill(dialog, sandbox.url, trader.user, trader.password, trader.account)
+    dialog.remember_box.setChecked(True)
+    run(qtbot, log_in(qtbot, dialog).client.aclose())
+    assert keyring.entries == {(SERVICE_NAME, f"{trader.user}@{sandbox.url}"): trader.password}
+    text = settings_text(settings)
+    assert trader.password not in text and digest(trader.password) not in text
+
+    again = make_dialog(keyring=keyring)
+    qtbot.waitUntil(lambda: again.password_edit.text() == trader.password)
+    assert again.remember_box.isChecked()
+    # Unticking forgets it at the next successful login.
+    again.remember_box.setChecked(False)
+    run(qtbot, log_in(qtbot, again).client.aclose())
+    assert keyring.entries == {}
+
+
+# -- one login at a time --------------------------------------------------------------------------
+
+
+def test_double_enter_starts_one_login(
+    qtbot: QtBot, make_dialog: Callable[..., LoginDialog], sandbox: SandboxProcess, trader: Trader
+) -> None:
+    dialog = make_dialog(keyring=MemoryKeyring())
+    fill(dialog, sandbox.url, trader.user, trader.password, trader.account)
+    before = logins(sandbox, trader.user)
+    emitted: list[object] = []
+    dialog.loggedIn.connect(emitted.append)
+    with qtbot.waitSignal(dialog.loggedIn, timeout=LOGIN_TIMEOUT_MS):
+        QTest.keyClick(dialog.password_edit, Qt.Key.Key_Return)
+        assert dialog.login_in_flight
+        assert not dialog.login_button.isEnabled()
+        QTest.keyClick(dialog.password_edit, Qt.Key.Key_Return)
+        dialog.start_login()  # even a direct second call is ignored
+        assert [t.get_name() for t in asyncio.all_tasks()].count("log in") == 1
+    qtbot.waitUntil(lambda: "log in" not in [t.get_name() for t in asyncio.all_tasks()])
+    assert len(emitted) == 1
+    assert logins(sandbox, trader.user) == before + 1
+    session = emitted[0]
+    assert isinstance(session, TerminalSession)
+    run(qtbot, session.client.aclose())
+
+
+def test_cancel_during_login_stops_it(
+    qtbot: QtBot, make_dialog: Callable[..., LoginDialog], sandbox: SandboxProcess
+) -> None:
+    dialog = make_dialog(keyring=MemoryKeyring())
+    fill(dialog, sandbox.url, "demo", "demo", "demo")
+    emitted: list[object] = []
+    dialog.loggedIn.connect(emitted.append)
+    rejected = SIGNAL("rejected()")
+    listeners = dialog.receivers(rejected)
+    asked = asyncio.get_event_loop().create_task(ask_login(dialog))
+    qtbot.waitUntil(lambda: dialog.receivers(rejected) > listeners)  # ask_login is waiting
+    QTest.mouseClick(dialog.login_button, Qt.MouseButton.LeftButton)
+    assert dialog.login_in_flight
+    QTest.keyClick(dialog, Qt.Key.Key_Escape)
+    qtbot.waitUntil(asked.done)
+    assert asked.result() is None
+    assert not dialog.isVisible()
+    assert dialog.result() == QDialog.DialogCode.Rejected
+    qtbot.waitUntil(lambda: "log in" not in [t.get_name() for t in asyncio.all_tasks()])
+    assert emitted == []
