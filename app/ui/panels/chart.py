@@ -1,0 +1,277 @@
+"""Live chart of the selected pair: bid, ask and mid over time, the spread below on a linked
+time axis, and a crosshair with a time/price readout.
+
+Data: every ``topOfBook`` tick carries all watched pairs; each pair gets its own ring buffer
+(``RingBuffer``, ``capacity`` samples, timestamped with the wall-clock time the tick arrived),
+so switching the selected pair shows that pair's history at once instead of starting empty.
+Memory is bounded: ``capacity`` × 2 × 5 float64 per watched pair (1.6 MB at 20,000).
+
+Drawing: ticks only mark the chart dirty; a single-shot ``QTimer`` of ``frame_ms`` (33 ms,
+~30 frames a second) started by the first new sample calls ``setData`` once for the whole
+burst, and nothing runs while no ticks arrive. 1 px cosmetic pens, no antialiasing, and
+``clipToView`` + auto (peak) downsampling set after the curves are added (notes: pyqtgraph).
+
+Prices are Decimal everywhere else in the terminal; here, and only in ``plot_sample``, they
+become floats, because pixels are not money.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt, QTimer
+from PySide6.QtGui import QColor, QFontDatabase, QPen
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from app.domain.records import TopOfBook
+from app.ui.formatting import DASH
+from app.ui.palette import DEFAULT_PALETTE
+from app.ui.panels.base import PanelContext
+from app.ui.ring_buffer import RingBuffer
+
+CAPACITY = 20_000
+FRAME_MS = 33
+
+#: Ring buffer columns.
+TIME, BID, ASK, MID, SPREAD = range(5)
+SERIES = {"bid": BID, "ask": ASK, "mid": MID}
+COLOURS = {
+    "bid": DEFAULT_PALETTE.bid,
+    "ask": DEFAULT_PALETTE.ask,
+    "mid": QColor("#8a8f98"),
+    "spread": QColor("#9b72cf"),
+}
+CROSSHAIR_COLOUR = QColor("#9aa0a6")
+
+
+def plot_sample(at: float, top: TopOfBook) -> tuple[float, float, float, float, float]:
+    """The one place a Decimal price becomes a float: plot coordinates for one tick
+    (time, bid, ask, mid, spread). Never use the result as a price."""
+    return (at, float(top.bid), float(top.ask), float(top.mid), float(top.spread))
+
+
+def cursor_value(y: float) -> Decimal | None:
+    """The mouse's y position as a Decimal for the readout (a cursor position, not a price
+    anyone trades at); None off any sensible scale."""
+    try:
+        value = Decimal(repr(y))
+    except InvalidOperation:
+        return None
+    return value if value.is_finite() else None
+
+
+def _pen(colour: QColor) -> QPen:
+    """1 px, cosmetic (same width at any zoom): wider pens draw 7–9× slower."""
+    pen = QPen(colour)
+    pen.setWidth(1)
+    pen.setCosmetic(True)
+    return pen
+
+
+class ChartPanel(QWidget):
+    def __init__(
+        self,
+        context: PanelContext,
+        parent: QWidget | None = None,
+        *,
+        capacity: int = CAPACITY,
+        frame_ms: int = FRAME_MS,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("chartPanel")
+        self._context = context
+        self._capacity = capacity
+        self._buffers: dict[str, RingBuffer] = {}
+        self._last: dict[str, TopOfBook] = {}
+        self._pair: str | None = context.bridge.session.selected_pair
+        self._dirty = False
+        self.redraws = 0
+
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self.title = QLabel(self)
+        self.title.setObjectName("chartTitle")
+        self.title.setFont(mono)
+        self.readout = QLabel(self)
+        self.readout.setObjectName("chartReadout")
+        self.readout.setFont(mono)
+        self.readout.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+
+        self.plots = pg.GraphicsLayoutWidget(self)
+        self.plots.setObjectName("chartPlots")
+        self.plots.setAntialiasing(False)
+        self.price_plot = self.plots.addPlot(
+            row=0, col=0, axisItems={"bottom": pg.DateAxisItem(orientation="bottom")}
+        )
+        self.spread_plot = self.plots.addPlot(
+            row=1, col=0, axisItems={"bottom": pg.DateAxisItem(orientation="bottom")}
+        )
+        self.plots.ci.layout.setRowStretchFactor(0, 3)
+        self.plots.ci.layout.setRowStretchFactor(1, 1)
+        self.spread_plot.setXLink(self.price_plot)
+        self.price_plot.getAxis("bottom").setStyle(showValues=False)
+        self.price_plot.setLabel("left", "price")
+        self.spread_plot.setLabel("left", "spread")
+        self.price_plot.showGrid(x=True, y=True, alpha=0.15)
+        self.spread_plot.showGrid(x=True, y=True, alpha=0.15)
+        self.price_plot.addLegend(offset=(8, 8))
+
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        for name in SERIES:
+            self.curves[name] = self.price_plot.plot(
+                pen=_pen(COLOURS[name]), antialias=False, name=name
+            )
+        self.curves["spread"] = self.spread_plot.plot(
+            pen=_pen(COLOURS["spread"]), antialias=False, name="spread"
+        )
+        # Only now that the curves belong to a plot (before, pyqtgraph ignores these).
+        for curve in self.curves.values():
+            curve.setClipToView(True)
+            curve.setDownsampling(auto=True, method="peak")
+
+        cross = _pen(CROSSHAIR_COLOUR)
+        cross.setStyle(Qt.PenStyle.DashLine)
+        self._vlines = {
+            plot: pg.InfiniteLine(angle=90, movable=False, pen=cross)
+            for plot in (self.price_plot, self.spread_plot)
+        }
+        self._hlines = {
+            plot: pg.InfiniteLine(angle=0, movable=False, pen=cross)
+            for plot in (self.price_plot, self.spread_plot)
+        }
+        for plot in (self.price_plot, self.spread_plot):
+            for line in (self._vlines[plot], self._hlines[plot]):
+                line.hide()
+                plot.addItem(line, ignoreBounds=True)
+        self.plots.scene().sigMouseMoved.connect(self._mouse_moved)
+
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(frame_ms)
+        self._timer.timeout.connect(self._redraw)
+
+        top_row = QHBoxLayout()
+        top_row.setContentsMargins(4, 0, 4, 0)
+        top_row.addWidget(self.title, 1)
+        top_row.addWidget(self.readout)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addLayout(top_row)
+        layout.addWidget(self.plots, 1)
+
+        context.bridge.topOfBook.connect(self.add_ticks)
+        context.bridge.selectionChanged.connect(self.set_pair)
+        self._update_title()
+
+    # -- data -----------------------------------------------------------------------------------
+
+    @property
+    def pair(self) -> str | None:
+        return self._pair
+
+    def buffer(self, pair: str) -> RingBuffer | None:
+        return self._buffers.get(pair)
+
+    def add_ticks(self, tops: dict[str, TopOfBook], at: float | None = None) -> None:
+        """One poll of every watched pair, received at ``at`` (default: now, epoch seconds)."""
+        now = time.time() if at is None else at
+        for pair, top in tops.items():
+            buffer = self._buffers.get(pair)
+            if buffer is None:
+                buffer = self._buffers[pair] = RingBuffer(self._capacity, 5)
+            buffer.append(plot_sample(now, top))
+            self._last[pair] = top
+        if self._pair is not None and self._pair in tops:
+            self._schedule()
+
+    def set_pair(self, pair: str) -> None:
+        """Show ``pair``'s history (kept while it was not selected) and follow its ticks."""
+        if pair == self._pair:
+            return
+        self._pair = pair
+        self._schedule()
+
+    def _schedule(self) -> None:
+        self._dirty = True
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def redraw_pending(self) -> bool:
+        """A frame is scheduled (new samples of the shown pair wait to be drawn)."""
+        return self._timer.isActive()
+
+    def _redraw(self) -> None:
+        if not self._dirty:
+            return
+        self._dirty = False
+        self.redraws += 1
+        buffer = self._buffers.get(self._pair) if self._pair else None
+        if buffer is None or len(buffer) == 0:
+            for curve in self.curves.values():
+                curve.setData([], [])
+        else:
+            # A copy: pyqtgraph keeps the arrays it is given and re-reads them when the view
+            # moves (clipToView), while the ring keeps writing into its own storage.
+            data = np.array(buffer.window())
+            x = data[TIME]
+            for name, column in SERIES.items():
+                self.curves[name].setData(x, data[column])
+            self.curves["spread"].setData(x, data[SPREAD])
+        self._update_title()
+
+    def _update_title(self) -> None:
+        if self._pair is None:
+            text = "No pair selected"
+        else:
+            top = self._last.get(self._pair)
+            price = self._context.precision.price_text
+            if top is None:
+                text = f"{self._pair}   bid {DASH}   ask {DASH}"
+            else:
+                text = (
+                    f"{self._pair}   bid {price(top.bid, self._pair)}"
+                    f"   ask {price(top.ask, self._pair)}"
+                    f"   spread {price(top.spread, self._pair)}"
+                )
+        if self.title.text() != text:
+            self.title.setText(text)
+
+    # -- crosshair ------------------------------------------------------------------------------
+
+    def _mouse_moved(self, pos: QPointF) -> None:
+        under = None
+        for plot in (self.price_plot, self.spread_plot):
+            if plot.vb.sceneBoundingRect().contains(pos):
+                under = plot
+        if under is None:
+            for line in (*self._vlines.values(), *self._hlines.values()):
+                line.hide()
+            self.readout.setText("")
+            return
+        point = under.vb.mapSceneToView(pos)
+        x, y = point.x(), point.y()
+        for line in self._vlines.values():
+            line.setPos(x)
+            line.show()
+        for plot, line in self._hlines.items():
+            line.setPos(y)
+            line.setVisible(plot is under)
+        what = "spread" if under is self.spread_plot else "price"
+        self.readout.setText(self.readout_text(x, y, what))
+
+    def readout_text(self, x: float, y: float, what: str) -> str:
+        try:
+            when = datetime.fromtimestamp(x).strftime("%Y-%m-%d %H:%M:%S")
+        except (OverflowError, OSError, ValueError):
+            when = DASH
+        value = cursor_value(y)
+        shown = (
+            DASH
+            if value is None or self._pair is None
+            else (self._context.precision.price_text(value, self._pair))
+        )
+        return f"{when}   {what} {shown}"

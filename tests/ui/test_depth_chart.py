@@ -1,0 +1,464 @@
+"""Depth ladder and live chart: fed by the real sandbox through the bridge, and by hand where
+the model or the buffer is the code under test."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QModelIndex, QPoint, QPointF, QSettings, Qt
+from PySide6.QtGui import QColor
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+from pytestqt.modeltest import ModelTester
+from pytestqt.qtbot import QtBot
+
+from app.api import ClientSettings, ServiceClient
+from app.domain.money import AssetPair
+from app.domain.records import OrderBook, TopOfBook
+from app.services.session import Environment, TerminalSession
+from app.ui.bridge import SessionBridge
+from app.ui.formatting import Precision
+from app.ui.models.depth_model import Column, DepthModel, DepthRole
+from app.ui.panels.base import PanelContext
+from app.ui.panels.chart import ChartPanel, plot_sample
+from app.ui.panels.depth import DepthPanel
+from app.ui.qt import QEventLoop
+from app.ui.ring_buffer import RingBuffer
+from tests.harness import SandboxProcess
+from tests.ui.conftest import Live, run
+
+D = Decimal
+
+
+def book(pair: str, bids: list[tuple[str, str]], asks: list[tuple[str, str]]) -> OrderBook:
+    return OrderBook(
+        AssetPair.parse(pair),
+        tuple((D(p), D(s)) for p, s in bids),
+        tuple((D(p), D(s)) for p, s in asks),
+    )
+
+
+def top(pair: str, bid: str, ask: str) -> TopOfBook:
+    return TopOfBook(AssetPair.parse(pair), D(bid), D("1"), D(ask), D("1"), D(ask) - D(bid))
+
+
+@pytest.fixture
+def offline(
+    qtbot: QtBot, qloop: QEventLoop, sandbox: SandboxProcess, settings: QSettings
+) -> Iterator[PanelContext]:
+    """A bridge over a session that is never started: the test alone feeds the signals."""
+    client = ServiceClient(ClientSettings(sandbox.url))
+    session = TerminalSession(client, Environment(sandbox.url, "u", "a", sandbox=True))
+    session.select_pair("BTC/USD")
+    bridge = SessionBridge(session)
+    yield PanelContext(bridge, Precision(), settings, lambda level, text: None)
+    run(qtbot, client.aclose())
+    bridge.deleteLater()
+
+
+# -- depth: the model ---------------------------------------------------------------------------
+
+BIDS = [("100.0", "1"), ("99.5", "2"), ("99.0", "3")]
+ASKS = [("100.5", "5"), ("101.0", "5"), ("101.5", "5")]  # asks total 15 > bids total 6
+
+
+class Recorder:
+    """Every dataChanged cell (split by value vs bar-only roles) and every reset of a model."""
+
+    def __init__(self, model: DepthModel) -> None:
+        self.values: list[tuple[int, int]] = []
+        self.bars: list[tuple[int, int]] = []
+        self.resets = 0
+        model.dataChanged.connect(self._changed)
+        model.modelReset.connect(self._reset)
+
+    def _changed(self, top_left: QModelIndex, bottom_right: QModelIndex, roles: list[int]) -> None:
+        cells = [
+            (row, column)
+            for row in range(top_left.row(), bottom_right.row() + 1)
+            for column in range(top_left.column(), bottom_right.column() + 1)
+        ]
+        if list(roles) == [DepthRole.BAR_FRACTION]:
+            self.bars += cells
+        else:
+            self.values += cells
+
+    def _reset(self) -> None:
+        self.resets += 1
+
+    def take(self) -> tuple[set[tuple[int, int]], set[tuple[int, int]], int]:
+        taken = (set(self.values), set(self.bars), self.resets)
+        self.values, self.bars, self.resets = [], [], 0
+        return taken
+
+
+def test_model_ladder_layout_and_cumulative_sums() -> None:
+    model = DepthModel(Precision())
+    # The server's order is not trusted: shuffled levels come out sorted.
+    model.set_book(book("BTC/USD", [BIDS[1], BIDS[0], BIDS[2]], [ASKS[2], ASKS[0], ASKS[1]]))
+    prices = [model.index(r, Column.PRICE).data(DepthRole.VALUE) for r in range(6)]
+    sides = [model.index(r, 0).data(DepthRole.SIDE) for r in range(6)]
+    cumulative = [model.index(r, Column.CUMULATIVE).data(DepthRole.VALUE) for r in range(6)]
+    assert sides == ["ask"] * 3 + ["bid"] * 3
+    # Best ask (row 2) and best bid (row 3) meet in the middle.
+    assert prices == [D("101.5"), D("101.0"), D("100.5"), D("100.0"), D("99.5"), D("99.0")]
+    assert cumulative == [D(15), D(10), D(5), D(1), D(3), D(6)]
+    assert all(isinstance(value, Decimal) for value in prices + cumulative)
+    assert model.spread() == D("0.5")
+    # Display: pair precision for prices, base asset precision for sizes, right-aligned.
+    assert model.index(3, Column.PRICE).data() == "100.00"
+    assert model.index(4, Column.SIZE).data() == "2.00000000"
+    assert model.index(0, Column.CUMULATIVE).data() == "15.00000000"
+    alignment = model.index(0, Column.SIZE).data(Qt.ItemDataRole.TextAlignmentRole)
+    assert alignment & int(Qt.AlignmentFlag.AlignRight)
+    assert model.headerData(0, Qt.Orientation.Horizontal) == "Price (USD)"
+    assert model.headerData(2, Qt.Orientation.Horizontal) == "Total (BTC)"
+    # Bars: share of the largest size / cumulative size in the visible book, in Decimal.
+    assert model.index(5, Column.SIZE).data(DepthRole.BAR_FRACTION) == D(3) / D(5)
+    assert model.index(0, Column.CUMULATIVE).data(DepthRole.BAR_FRACTION) == D(1)
+    assert model.index(3, Column.CUMULATIVE).data(DepthRole.BAR_FRACTION) == D(1) / D(15)
+    assert model.index(0, Column.PRICE).data(DepthRole.BAR_FRACTION) is None
+
+
+def test_model_signals_only_changed_cells_and_resets_on_level_count() -> None:
+    model = DepthModel(Precision())
+    seen = Recorder(model)
+    model.set_book(book("BTC/USD", BIDS, ASKS))
+    assert seen.take() == (set(), set(), 1)
+
+    # The deepest ask moves: one price cell, nothing else.
+    asks = [ASKS[0], ASKS[1], ("102.0", "5")]
+    model.set_book(book("BTC/USD", BIDS, asks))
+    assert seen.take() == ({(0, Column.PRICE)}, set(), 0)
+    assert model.index(0, Column.PRICE).data(DepthRole.VALUE) == D("102.0")
+
+    # The second bid's size (2 -> 2.5): its size cell and the running totals from it outward;
+    # the largest size (5) and cumulative size (15) stay, so no bar rescale.
+    bids = [BIDS[0], ("99.5", "2.5"), BIDS[2]]
+    model.set_book(book("BTC/USD", bids, asks))
+    values, bars, resets = seen.take()
+    assert values == {(4, Column.SIZE), (4, Column.CUMULATIVE), (5, Column.CUMULATIVE)}
+    assert (bars, resets) == (set(), 0)
+    assert model.index(5, Column.CUMULATIVE).data(DepthRole.VALUE) == D("6.5")
+
+    # The best bid grows to 10: a new largest size and a new largest total (15.5 > 15), so
+    # every bar of both columns is rescaled (bar role only), plus the changed values.
+    bids = [("100.0", "10"), ("99.5", "2.5"), BIDS[2]]
+    model.set_book(book("BTC/USD", bids, asks))
+    values, bars, resets = seen.take()
+    assert values == {(3, Column.SIZE), (3, Column.CUMULATIVE)} | {
+        (r, Column.CUMULATIVE) for r in (4, 5)
+    }
+    assert bars == {(r, c) for r in range(6) for c in (Column.SIZE, Column.CUMULATIVE)}
+    assert resets == 0
+    assert model.index(1, Column.SIZE).data(DepthRole.BAR_FRACTION) == D(5) / D(10)
+
+    # The same snapshot again: silence.
+    model.set_book(book("BTC/USD", bids, asks))
+    assert seen.take() == (set(), set(), 0)
+
+    # One ask level fewer: a reset, no cell signals.
+    model.set_book(book("BTC/USD", bids, asks[:2]))
+    assert seen.take() == (set(), set(), 1)
+    assert model.rowCount() == 5
+    # Same level counts but another pair: a reset too (units and precision change).
+    model.set_book(book("ETH/USD", bids, asks[:2]))
+    assert seen.take() == (set(), set(), 1)
+    model.set_book(None)
+    assert seen.take() == (set(), set(), 1)
+    assert model.rowCount() == 0
+
+
+def test_depth_model_honours_the_qt_model_contract(qtmodeltester: ModelTester) -> None:
+    model = DepthModel(Precision())
+    model.set_book(book("BTC/USD", BIDS, ASKS))
+    qtmodeltester.check(model)  # type: ignore[no-untyped-call]
+    # The tester stays connected: updates and resets are checked as they happen.
+    model.set_book(book("BTC/USD", [("100.0", "4"), *BIDS[1:]], ASKS))
+    model.set_book(book("BTC/USD", BIDS[:1], ASKS))
+    model.set_book(None)
+    model.set_book(book("ETH/BTC", BIDS, ASKS))
+    assert model.rowCount() == 6
+
+
+# -- depth: the panel ---------------------------------------------------------------------------
+
+
+def _check_ladder(panel: DepthPanel, precision: Precision) -> None:
+    model = panel.model
+    pair = model.pair
+    assert pair is not None and model.book is not None
+    rows = model.rows
+    asks, bids = rows[: model.ask_count], rows[model.ask_count :]
+    assert asks and bids
+    ask_prices = [row.price for row in reversed(asks)]  # best first
+    bid_prices = [row.price for row in bids]
+    assert ask_prices == sorted(ask_prices) and len(set(ask_prices)) == len(ask_prices)
+    assert bid_prices == sorted(bid_prices, reverse=True)
+    assert bid_prices[0] < ask_prices[0]
+    for side in (list(reversed(asks)), bids):
+        running = Decimal(0)
+        for row in side:
+            running += row.size
+            assert isinstance(row.cumulative, Decimal) and row.cumulative == running
+    # The same levels the server sent.
+    assert sorted((r.price, r.size) for r in bids) == sorted(model.book.bids)
+    assert sorted((r.price, r.size) for r in asks) == sorted(model.book.asks)
+    first_bid = model.index(model.ask_count, Column.PRICE)
+    assert first_bid.data() == precision.price_text(bid_prices[0], pair)
+    assert model.index(0, Column.SIZE).data() == precision.amount(
+        asks[0].size, model.book.pair.base
+    )
+    spread = precision.price_text(ask_prices[0] - bid_prices[0], pair)
+    assert panel.header.text().startswith(f"{pair}   Spread {spread}")
+
+
+def test_depth_panel_follows_the_live_selected_book(qtbot: QtBot, live: Live) -> None:
+    panel = DepthPanel(live.context)
+    qtbot.addWidget(panel)
+    selected = live.session.selected_pair
+    assert selected is not None and panel.pair == selected
+    qtbot.waitUntil(lambda: panel.model.pair == selected and panel.model.rowCount() > 0)
+    _check_ladder(panel, live.context.precision)
+
+    assert "ETH/BTC" in live.session.watchlist
+    live.bridge.select_pair("ETH/BTC")
+    qtbot.waitUntil(lambda: panel.model.pair == "ETH/BTC" and panel.model.rowCount() > 0)
+    _check_ladder(panel, live.context.precision)
+    assert panel.model.headerData(0, Qt.Orientation.Horizontal) == "Price (BTC)"
+    decimals = live.context.precision.price("ETH/BTC")
+    assert len(panel.model.index(0, Column.PRICE).data().split(".")[1]) == decimals
+
+
+def test_depth_panel_ignores_stale_books_paints_bars_and_activates_levels(
+    qtbot: QtBot, offline: PanelContext
+) -> None:
+    panel = DepthPanel(offline)
+    qtbot.addWidget(panel)
+    panel.resize(480, 400)
+    panel.show()
+    qtbot.waitExposed(panel)
+    assert panel.header.text() == "BTC/USD   waiting for the order book…"
+    offline.bridge.orderBook.emit(book("BTC/USD", BIDS, ASKS))
+    assert panel.model.rowCount() == 6
+    assert panel.header.text() == "BTC/USD   Spread 0.50 (49.9 bps)"
+
+    # Size bars: the largest size (5, an ask) fills its cell; the smallest (1, best bid) a fifth.
+    view = panel.view
+    image = view.viewport().grab().toImage()
+
+    def pixel(row: int, column: int, from_right: float) -> QColor:
+        rect = view.visualRect(panel.model.index(row, column))
+        x = rect.right() - int(rect.width() * from_right)
+        return image.pixelColor(QPoint(x, rect.center().y()))
+
+    background = pixel(3, Column.PRICE, 0.95)  # price cells have no bar, text sits right
+    full = pixel(0, Column.SIZE, 0.9)  # far left of a full-width ask bar
+    assert full != background and full.red() > full.blue()  # ask: orange
+    assert pixel(3, Column.SIZE, 0.9) == background  # a fifth does not reach the far left
+    bid_bar = pixel(3, Column.SIZE, 0.1)  # ... but covers the right end (under the text edge)
+    assert bid_bar != background and bid_bar.blue() > bid_bar.red()  # bid: blue
+
+    # Double-click a level: the pair, side and Decimal price for the ticket.
+    centre = view.visualRect(panel.model.index(4, Column.PRICE)).center()
+    with qtbot.waitSignal(panel.levelActivated, timeout=2000) as activated:
+        # An item view acts on a double-click only after a press on the same item.
+        QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=centre)
+        QTest.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=centre)
+    # QTest leaves the button down after a double-click; later moves would be drags.
+    QTest.mouseRelease(view.viewport(), Qt.MouseButton.LeftButton, pos=centre)
+    assert QApplication.mouseButtons() == Qt.MouseButton.NoButton
+    assert activated.args == ["BTC/USD", "bid", D("99.5")]
+
+    # The trader switches: the ladder empties, and a late book of the old pair is ignored.
+    offline.bridge.select_pair("ETH/BTC")
+    assert panel.model.rowCount() == 0
+    assert panel.header.text().startswith("ETH/BTC")
+    offline.bridge.orderBook.emit(book("BTC/USD", BIDS, ASKS))
+    assert panel.model.rowCount() == 0
+    offline.bridge.orderBook.emit(book("ETH/BTC", [("0.031", "2")], [("0.032", "1")]))
+    assert panel.model.pair == "ETH/BTC" and panel.model.rowCount() == 2
+
+
+# -- chart: the ring buffer ---------------------------------------------------------------------
+
+
+def test_ring_buffer_keeps_the_latest_window_in_order_past_capacity() -> None:
+    ring = RingBuffer(4, 2)
+    assert len(ring) == 0 and ring.window().shape == (2, 0) and ring.last() is None
+    for n in range(1, 14):
+        ring.append((float(n), float(-n)))
+        expected = list(range(max(1, n - 3), n + 1))
+        window = ring.window()
+        assert window.shape == (2, len(expected))
+        assert window[0].tolist() == expected
+        assert window[1].tolist() == [-v for v in expected]
+        assert ring.column(0).flags.c_contiguous
+        last = ring.last()
+        assert last is not None and last.tolist() == [n, -n]
+    assert len(ring) == 4 and ring.appended == 13
+    ring.clear()
+    assert len(ring) == 0 and ring.window().shape == (2, 0)
+    ring.append((1.0, 2.0))
+    assert ring.window().tolist() == [[1.0], [2.0]]
+    with pytest.raises(ValueError, match="expected 2 values"):
+        ring.append((1.0,))
+
+
+# -- chart: the panel ---------------------------------------------------------------------------
+
+
+def _data(panel: ChartPanel, name: str) -> tuple[Any, Any]:
+    curve = panel.curves[name]
+    return curve.xData, curve.yData
+
+
+def _length(panel: ChartPanel, name: str = "bid") -> int:
+    x, _ = _data(panel, name)
+    return 0 if x is None else len(x)
+
+
+def test_chart_plots_live_ticks_per_pair(qtbot: QtBot, live: Live) -> None:
+    panel = ChartPanel(live.context)
+    qtbot.addWidget(panel)
+    selected = live.session.selected_pair
+    assert selected is not None
+    # Live plotting settings from the notes: 1 px pens, no antialiasing, clip + downsample.
+    for curve in panel.curves.values():
+        assert curve.opts["pen"].width() <= 1 and not curve.opts["antialias"]
+        assert curve.opts["clipToView"] and curve.opts["autoDownsample"]
+
+    qtbot.waitUntil(lambda: _length(panel) >= 3, timeout=10_000)
+    grown = _length(panel)
+    qtbot.waitUntil(lambda: _length(panel) > grown, timeout=10_000)
+    x, bid = _data(panel, "bid")
+    _, ask = _data(panel, "ask")
+    _, mid = _data(panel, "mid")
+    _, spread = _data(panel, "spread")
+    n = len(x)
+    assert len(bid) == len(ask) == len(mid) == len(spread) == n
+    assert np.all(np.diff(x) >= 0) and abs(x[-1] - time.time()) < 60
+    assert np.all(bid <= mid) and np.all(mid <= ask)
+    assert np.allclose(spread, ask - bid, rtol=1e-9, atol=1e-9)
+    assert panel.title.text().startswith(f"{selected}   bid ")
+
+    # Every watched pair was recorded in the background: switching shows ETH/BTC at once.
+    eth = panel.buffer("ETH/BTC")
+    assert eth is not None and len(eth) > 0
+    history = len(eth)
+    live.bridge.select_pair("ETH/BTC")
+    qtbot.waitUntil(lambda: panel.pair == "ETH/BTC" and float(np.max(_data(panel, "bid")[1])) < 1)
+    _, eth_bid = _data(panel, "bid")
+    assert len(eth_bid) >= history
+    assert np.array_equal(eth_bid, eth.column(1)[: len(eth_bid)])
+    assert panel.title.text().startswith("ETH/BTC")
+
+
+def test_chart_redraws_at_most_once_a_frame(
+    qtbot: QtBot, offline: PanelContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    panel = ChartPanel(offline)
+    qtbot.addWidget(panel)
+    calls = {name: 0 for name in panel.curves}
+    for name, curve in panel.curves.items():
+
+        def counting(*args: Any, _name: str = name, _real: Any = curve.setData) -> None:
+            calls[_name] += 1
+            _real(*args)
+
+        monkeypatch.setattr(curve, "setData", counting)
+
+    started = time.perf_counter()
+    for i in range(100):
+        offline.bridge.topOfBook.emit({"BTC/USD": top("BTC/USD", f"{100 + i}", f"{101 + i}")})
+    assert time.perf_counter() - started < 0.033  # the burst fits in one frame
+    assert panel.redraw_pending() and calls["bid"] == 0  # nothing drawn per tick
+
+    qtbot.waitUntil(lambda: _length(panel) == 100)
+    qtbot.waitUntil(lambda: not panel.redraw_pending())
+    assert all(1 <= count <= 2 for count in calls.values()), calls
+    _, ask = _data(panel, "ask")
+    assert ask[0] == 101.0 and ask[-1] == 200.0
+
+    # Ticks of a pair that is not shown are kept but draw nothing.
+    before = dict(calls)
+    offline.bridge.topOfBook.emit({"ETH/USD": top("ETH/USD", "3000", "3001")})
+    assert not panel.redraw_pending() and calls == before
+    # A later tick of the shown pair draws once more.
+    offline.bridge.topOfBook.emit({"BTC/USD": top("BTC/USD", "300", "301")})
+    qtbot.waitUntil(lambda: _length(panel) == 101)
+    assert calls["bid"] == before["bid"] + 1
+
+
+def test_chart_wraps_at_capacity_and_keeps_per_pair_history(
+    qtbot: QtBot, offline: PanelContext
+) -> None:
+    panel = ChartPanel(offline, capacity=50)
+    qtbot.addWidget(panel)
+    for i in range(120):
+        panel.add_ticks(
+            {
+                "BTC/USD": top("BTC/USD", f"{1000 + i}", f"{1001 + i}"),
+                "ETH/BTC": top("ETH/BTC", "0.031", "0.032"),
+            },
+            at=1_700_000_000.0 + i,
+        )
+    qtbot.waitUntil(lambda: _length(panel) == 50)
+    x, bid = _data(panel, "bid")
+    assert x.tolist() == [1_700_000_000.0 + i for i in range(70, 120)]
+    assert bid.tolist() == [1000.0 + i for i in range(70, 120)]
+    offline.bridge.select_pair("ETH/BTC")
+    qtbot.waitUntil(lambda: _data(panel, "ask")[1] is not None and _data(panel, "ask")[1][0] < 1)
+    assert _length(panel, "ask") == 50
+
+
+def test_plot_sample_is_the_float_boundary() -> None:
+    assert plot_sample(5.0, top("BTC/USD", "90000.5", "90001.5")) == (
+        5.0,
+        90000.5,
+        90001.5,
+        90001.0,
+        1.0,
+    )
+
+
+def test_crosshair_follows_the_mouse_with_a_price_readout(
+    qtbot: QtBot, offline: PanelContext
+) -> None:
+    panel = ChartPanel(offline)
+    qtbot.addWidget(panel)
+    panel.resize(800, 600)
+    panel.show()
+    qtbot.waitExposed(panel)
+    assert QApplication.mouseButtons() == Qt.MouseButton.NoButton  # a hover, not a drag
+    for i in range(20):
+        panel.add_ticks(
+            {"BTC/USD": top("BTC/USD", f"{90000 + i}", f"{90010 + i}")}, at=1_700_000_000.0 + i
+        )
+    qtbot.waitUntil(lambda: _length(panel) == 20)
+    assert panel.readout.text() == ""
+    view_box = panel.price_plot.vb
+    # The view auto-ranges onto the data when it next paints.
+    qtbot.waitUntil(lambda: view_box.viewRange()[1][0] > 80_000)
+
+    scene_point: QPointF = view_box.sceneBoundingRect().center()
+    target = panel.plots.mapFromScene(scene_point)
+    QTest.mouseMove(panel.plots.viewport(), target)
+    qtbot.waitUntil(lambda: "price" in panel.readout.text())
+    expected = view_box.mapSceneToView(QPointF(target))
+    text = panel.readout.text()
+    assert text == panel.readout_text(expected.x(), expected.y(), "price")
+    price = D(text.split("price ")[1].replace(",", ""))
+    assert D(90000) <= price <= D(90030) and price == price.quantize(D("0.01"))
+    assert panel._vlines[panel.price_plot].isVisible()
+    assert panel._vlines[panel.price_plot].value() == pytest.approx(expected.x())
+
+    # Over the spread plot the readout names the spread.
+    spread_centre = panel.spread_plot.vb.sceneBoundingRect().center()
+    QTest.mouseMove(panel.plots.viewport(), panel.plots.mapFromScene(spread_centre))
+    qtbot.waitUntil(lambda: "spread" in panel.readout.text())
