@@ -115,8 +115,11 @@ class TerminalSession:
             self.available_pairs = list(FALLBACK_WATCHLIST)
         if not self._watchlist:
             self._watchlist = list(self.available_pairs or FALLBACK_WATCHLIST)
+        self.watchlist_changed.publish(self.watchlist)
         if self._selected is None and self._watchlist:
             self._selected = self._watchlist[0]
+        if self._selected is not None:
+            self.selection_changed.publish(self._selected)
         try:
             await self.client.service_time()
         except ServiceError as exc:

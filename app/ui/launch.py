@@ -86,8 +86,8 @@ def default_panels() -> list[PanelSpec]:
     return [
         PanelSpec("topOfBook", "Top of book", Area.LeftDockWidgetArea, TopOfBookPanel),
         PanelSpec("balances", "Balances", Area.LeftDockWidgetArea, BalancesPanel),
-        PanelSpec("chart", "Chart", Area.RightDockWidgetArea, ChartPanel),
-        PanelSpec("depth", "Depth", Area.RightDockWidgetArea, DepthPanel),
+        PanelSpec("chart", "Chart", Area.RightDockWidgetArea, ChartPanel, weight=3),
+        PanelSpec("depth", "Depth", Area.RightDockWidgetArea, DepthPanel, weight=2),
     ]
 
 

@@ -34,6 +34,7 @@ class PanelSpec:
     area: Area
     build: Callable[[PanelContext], QWidget]
     tab_with: str | None = None
+    weight: int = 1  # share of its dock area's height in the default layout
 
 
 class MainWindow(QMainWindow):
@@ -68,6 +69,7 @@ class MainWindow(QMainWindow):
         self.notices = NoticeArea(self)
         context.bridge.logEvent.connect(self._on_log)
         self.resize(1400, 860)
+        self._size_areas([*panels])
         self._default_state = self.saveState(LAYOUT_VERSION)
         self._restore()
 
@@ -82,6 +84,17 @@ class MainWindow(QMainWindow):
             self.tabifyDockWidget(self.docks[spec.tab_with], dock)
         self.docks[spec.name] = dock
         self._view_menu.addAction(dock.toggleViewAction())
+
+    def _size_areas(self, panels: list[PanelSpec]) -> None:
+        """Share each dock area's height by the panels' weights (the default layout)."""
+        for area in {spec.area for spec in panels}:
+            specs = [s for s in panels if s.area == area and not s.tab_with]
+            if len(specs) > 1:
+                self.resizeDocks(
+                    [self.docks[s.name] for s in specs],
+                    [s.weight * 100 for s in specs],
+                    Qt.Orientation.Vertical,
+                )
 
     def _build_file_and_help_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")

@@ -77,6 +77,7 @@ class StatusBar(QStatusBar):
             self.latency.setText(f"{status.last_latency * 1000:.0f} ms")
         if status.name == "top of book":
             self._top = status
+            self.tick()
 
     def tick(self) -> None:
         session = self._bridge.session
