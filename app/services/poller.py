@@ -137,5 +137,8 @@ class Poller(Generic[T]):
                 self._failures += 1
             delay = self.next_delay(time.monotonic() - started)
             if delay > 0:
+                # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancel that
+                # lands as the wait ends, and stop() would then wait forever.
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), delay)
+                    async with asyncio.timeout(delay):
+                        await self._wake.wait()

@@ -1,0 +1,297 @@
+"""The watchlist panel: top of book of every watched pair, live.
+
+Ticks from the bridge are conflated: the slot only merges the snapshot into a pending dict and
+arms a short single-shot timer, which pushes everything pending to the model at once (at most
+``1000 / FLUSH_MS`` times a second however bursty the feed). The sort proxy never re-sorts on a
+tick: while a sort column is set and data changed, the table is re-sorted at most once a second
+(with a flush when one is due, so both share a repaint; else by a timer).
+
+The watchlist is the session's: adding (pair box + Add) and removing (Remove or the Delete key
+on the selected rows) go through ``bridge.set_watchlist``; every change is saved in the settings
+under ``watchlist`` and restored when a panel is built. Double-click (or Enter) on a row selects
+that pair for the whole terminal.
+"""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QFont, QFontMetrics, QKeyEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHeaderView,
+    QTableView,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.domain.errors import ParseError
+from app.domain.money import AssetPair
+from app.domain.records import TopOfBook
+from app.services.poller import FeedStatus
+from app.ui.models.top_of_book_model import (
+    FLASH_COLUMNS,
+    STALE_FACTOR,
+    UP_SIGN,
+    Column,
+    TopOfBookModel,
+    TopOfBookSortProxy,
+)
+from app.ui.panels.base import PanelContext
+
+SETTINGS_KEY = "watchlist"
+#: Ticks are pushed to the model at most this often (ms): conflation of bursts.
+FLUSH_MS = 25
+#: A sorted table is re-sorted at most this often (ms) while its data changes.
+RESORT_MS = 1000
+#: Room around a cell's text when fitting columns (px).
+CELL_PADDING = 16
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+def read_watchlist(settings: QSettings) -> list[str] | None:
+    """The saved watchlist; None when there is none or it is not a list of names."""
+    value = settings.value(SETTINGS_KEY)
+    if value is None:
+        return None
+    if isinstance(value, str):  # INI files give a one-element list back as a plain string
+        return [value] if value else []
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return list(value)
+    return None
+
+
+class WatchTable(QTableView):
+    """The table, with Delete/Backspace to remove and Enter to choose the current row."""
+
+    removeRequested = Signal()
+    chooseRequested = Signal(QModelIndex)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        if key in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace):
+            self.removeRequested.emit()
+            event.accept()
+        elif key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.currentIndex().isValid():
+            self.chooseRequested.emit(self.currentIndex())
+            event.accept()
+        else:
+            super().keyPressEvent(event)
+
+
+class TopOfBookPanel(QWidget):
+    def __init__(self, context: PanelContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("topOfBookPanel")
+        self._context = context
+        self._bridge = context.bridge
+        self._session = context.bridge.session
+        self._pending: dict[str, TopOfBook] = {}
+        self._sort_dirty = False
+        self._sorted_at = 0.0
+        self._sized = False
+        self._choices_from: tuple[str, ...] | None = None
+
+        self.model = TopOfBookModel(context.precision, self)
+        self.proxy = TopOfBookSortProxy(self)
+        self.proxy.setSourceModel(self.model)
+
+        self.table = WatchTable(self)
+        self.table.setAccessibleName("Watchlist")
+        self.table.setModel(self.proxy)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
+        self.table.setWordWrap(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        header.setSortIndicatorClearable(True)  # third click: back to watchlist order
+        header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        self.table.setSortingEnabled(True)
+
+        self.pair_choice = QComboBox(self)
+        self.pair_choice.setToolTip("A pair to add to the watchlist")
+        self.pair_choice.setAccessibleName("Pair to add")
+        self.pair_choice.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.pair_choice.setMinimumContentsLength(12)
+        self.add_action = QAction("Add", self)
+        self.add_action.setToolTip("Add the chosen pair to the watchlist")
+        self.remove_action = QAction("Remove", self)
+        self.remove_action.setToolTip("Remove the selected pairs from the watchlist (Delete)")
+        self.remove_action.setEnabled(False)
+        self.toolbar = QToolBar(self)
+        self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.toolbar.addWidget(self.pair_choice)
+        self.toolbar.addAction(self.add_action)
+        self.toolbar.addSeparator()
+        self.toolbar.addAction(self.remove_action)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.toolbar)
+        layout.addWidget(self.table)
+
+        self._flush_timer = QTimer(self)
+        self._flush_timer.setSingleShot(True)
+        self._flush_timer.setInterval(FLUSH_MS)
+        self._flush_timer.timeout.connect(self._flush)
+        self._resort_timer = QTimer(self)
+        self._resort_timer.setInterval(RESORT_MS)
+        self._resort_timer.timeout.connect(self._resort)
+        self._resort_timer.start()
+
+        self._restore_watchlist()
+        self.model.set_pairs(self._session.watchlist)
+        self.model.set_selected(self._session.selected_pair)
+        self.model.stale_after = STALE_FACTOR * self._session.top_of_book.interval
+        self._refresh_choices()
+
+        self._bridge.topOfBook.connect(self._on_top_of_book)
+        self._bridge.watchlistChanged.connect(self._on_watchlist_changed)
+        self._bridge.selectionChanged.connect(self.model.set_selected)
+        self._bridge.feedStatus.connect(self._on_feed_status)
+        self.table.doubleClicked.connect(self._choose)
+        self.table.chooseRequested.connect(self._choose)
+        self.table.removeRequested.connect(self.remove_selected)
+        self.table.selectionModel().selectionChanged.connect(self._update_actions)
+        self.add_action.triggered.connect(self.add_chosen)
+        self.remove_action.triggered.connect(self.remove_selected)
+
+    # -- watchlist ------------------------------------------------------------------------------
+
+    def _valid_pair(self, name: str) -> bool:
+        try:
+            AssetPair.parse(name)
+        except ParseError:
+            return False
+        known = self._session.available_pairs
+        return not known or name in known
+
+    def _restore_watchlist(self) -> None:
+        saved = read_watchlist(self._context.settings)
+        if saved is None:
+            return
+        valid = [name for name in dict.fromkeys(saved) if self._valid_pair(name)]
+        dropped = [name for name in saved if name not in valid]
+        if dropped:
+            self._context.notify(
+                "warning", f"Watchlist: ignored unknown pairs {', '.join(map(repr, dropped))}"
+            )
+        if valid and valid != self._session.watchlist:
+            self._bridge.set_watchlist(valid)
+
+    def _on_watchlist_changed(self, pairs: list[str]) -> None:
+        self.model.set_pairs(pairs)
+        self._context.settings.setValue(SETTINGS_KEY, list(pairs))
+        self._refresh_choices(force=True)
+
+    def _refresh_choices(self, force: bool = False) -> None:
+        """The pair box lists the available pairs that are not watched yet."""
+        available = tuple(self._session.available_pairs)
+        if not force and available == self._choices_from:
+            return
+        self._choices_from = available
+        watched = set(self._session.watchlist)
+        choices = sorted(pair for pair in available if pair not in watched)
+        current = self.pair_choice.currentText()
+        self.pair_choice.clear()
+        self.pair_choice.addItems(choices)
+        if current in choices:
+            self.pair_choice.setCurrentText(current)
+        self.pair_choice.setEnabled(bool(choices))
+        self.add_action.setEnabled(bool(choices))
+        if not choices:
+            self.pair_choice.setPlaceholderText("All watched" if available else "No pairs known")
+
+    def add_chosen(self) -> None:
+        pair = self.pair_choice.currentText()
+        watchlist = self._session.watchlist
+        if pair and pair not in watchlist:
+            self._bridge.set_watchlist([*watchlist, pair])
+
+    def selected_pairs(self) -> list[str]:
+        rows = self.table.selectionModel().selectedRows()
+        return [self.model.pair_at(self.proxy.mapToSource(index).row()) for index in rows]
+
+    def remove_selected(self) -> None:
+        doomed = set(self.selected_pairs())
+        if not doomed:
+            return
+        rows = [index.row() for index in self.table.selectionModel().selectedRows()]
+        self._bridge.set_watchlist([p for p in self._session.watchlist if p not in doomed])
+        if self.proxy.rowCount():  # keep a row selected so Delete can be pressed again
+            row = min(min(rows), self.proxy.rowCount() - 1)
+            self.table.selectRow(row)
+
+    def _update_actions(self) -> None:
+        self.remove_action.setEnabled(self.table.selectionModel().hasSelection())
+
+    # -- selection --------------------------------------------------------------------------------
+
+    def _choose(self, index: Index) -> None:
+        if index.isValid():
+            self._bridge.select_pair(self.model.pair_at(self.proxy.mapToSource(index).row()))
+
+    # -- feed -------------------------------------------------------------------------------------
+
+    def _on_top_of_book(self, books: dict[str, TopOfBook]) -> None:
+        self._pending.update(books)
+        if not self._flush_timer.isActive():
+            self._flush_timer.start()
+
+    def _flush(self) -> None:
+        books, self._pending = self._pending, {}
+        self.model.update(books)
+        self._sort_dirty = True
+        if time.monotonic() - self._sorted_at >= RESORT_MS / 1000:
+            self._resort()
+        if not self._sized and books:
+            self._sized = True
+            self._fit_columns()
+        if len(self._session.available_pairs) != len(self._choices_from or ()):
+            self._refresh_choices()
+
+    def _fit_columns(self) -> None:
+        """Fit the columns to the first data, with room for the ▲/▼ sign prices gain later.
+
+        Measures the longest text of each column (fixed-pitch digits: longest is widest)
+        instead of ``resizeColumnsToContents``, which asks every row for every role."""
+        numbers = QFontMetrics(self.model.number_font)
+        bold = QFont(self.table.font())
+        bold.setBold(True)
+        names = QFontMetrics(bold)
+        header = self.table.horizontalHeader()
+        for column in Column:
+            texts = self.model.column_texts(column)
+            longest = max(texts, key=len, default="")
+            if column in FLASH_COLUMNS:
+                longest = UP_SIGN + longest
+            metrics = names if column == Column.PAIR else numbers
+            width = metrics.horizontalAdvance(longest) + CELL_PADDING
+            title = header.sectionSizeFromContents(column).width()
+            self.table.setColumnWidth(column, max(width, title))
+
+    def _resort(self) -> None:
+        if self._sort_dirty and self.proxy.sortColumn() >= 0:
+            self._sort_dirty = False
+            self._sorted_at = time.monotonic()
+            self.proxy.resort()
+
+    def _on_feed_status(self, status: FeedStatus) -> None:
+        if status.name == self._session.top_of_book.name:
+            self.model.stale_after = STALE_FACTOR * status.interval
+
+    @property
+    def sort_column(self) -> Column | None:
+        column = self.proxy.sortColumn()
+        return Column(column) if column >= 0 else None

@@ -1,0 +1,557 @@
+"""The watchlist panel and its model: live sandbox data, flashes, staleness, sorting, persistence.
+
+Model tests feed hand-made TopOfBook values (the model is the code under test); panel tests run
+against the real sandbox through the ``live`` fixture. Qt warnings fail the tests, so the C++
+model tester's complaints do too.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from decimal import Decimal
+
+import pytest
+from PySide6.QtCore import QModelIndex, QPoint, QSettings, Qt
+from PySide6.QtGui import QColor, QFont, QFontInfo
+from PySide6.QtTest import QTest
+from pytestqt.modeltest import ModelTester
+from pytestqt.qtbot import QtBot
+
+from app.domain.money import AssetPair
+from app.domain.records import TopOfBook
+from app.ui.formatting import Precision
+from app.ui.models.top_of_book_model import (
+    COLUMN_COUNT,
+    FLASH_COLUMNS,
+    SORT_ROLE,
+    Column,
+    TopOfBookModel,
+    TopOfBookSortProxy,
+)
+from app.ui.palette import DEFAULT_PALETTE
+from app.ui.panels.base import PanelContext
+from app.ui.panels.top_of_book import SETTINGS_KEY, TopOfBookPanel
+from tests.ui.conftest import Live, run
+
+pytestmark = [
+    pytest.mark.qt_log_level_fail("WARNING"),
+    # the offscreen platform says so whenever a window is shown
+    pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints"),
+]
+
+BG = Qt.ItemDataRole.BackgroundRole
+FG = Qt.ItemDataRole.ForegroundRole
+Cell = tuple[int, int]
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def book(pair: str, bid: str, ask: str, bid_size: str = "1.5", ask_size: str = "2.25") -> TopOfBook:
+    b, a = Decimal(bid), Decimal(ask)
+    return TopOfBook(AssetPair.parse(pair), b, Decimal(bid_size), a, Decimal(ask_size), a - b)
+
+
+class ChangeSpy:
+    """Every cell named by the model's dataChanged signals, and any structural signal."""
+
+    def __init__(self, model: TopOfBookModel) -> None:
+        self.ranges: list[tuple[int, int, int, int]] = []
+        self.structural: list[str] = []
+        model.dataChanged.connect(self._changed)
+        model.modelReset.connect(lambda: self.structural.append("reset"))
+        model.layoutChanged.connect(lambda: self.structural.append("layout"))
+
+    def _changed(self, top_left: QModelIndex, bottom_right: QModelIndex, *_: object) -> None:
+        self.ranges.append(
+            (top_left.row(), top_left.column(), bottom_right.row(), bottom_right.column())
+        )
+
+    @property
+    def cells(self) -> set[Cell]:
+        return {
+            (row, column)
+            for top, left, bottom, right in self.ranges
+            for row in range(top, bottom + 1)
+            for column in range(left, right + 1)
+        }
+
+    def clear(self) -> None:
+        self.ranges.clear()
+        self.structural.clear()
+
+
+def text(model: TopOfBookModel, row: int, column: int) -> str:
+    value = model.data(model.index(row, column))
+    assert isinstance(value, str)
+    return value
+
+
+def key(model: TopOfBookModel, row: int, column: int) -> object:
+    return model.data(model.index(row, column), SORT_ROLE)
+
+
+def filled(model: TopOfBookModel) -> bool:
+    return model.rowCount() > 0 and all(
+        key(model, row, Column.BID) is not None for row in range(model.rowCount())
+    )
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def model(qtbot: QtBot, clock: FakeClock) -> Iterator[TopOfBookModel]:
+    instance = TopOfBookModel(Precision(), clock=clock, stale_after=0.75)
+    instance.set_pairs(["BTC/USD", "ETH/USD", "SOL/USD"])
+    instance.update(
+        {
+            "BTC/USD": book("BTC/USD", "91234.50", "91235.00"),
+            "ETH/USD": book("ETH/USD", "3100.10", "3100.40"),
+            "SOL/USD": book("SOL/USD", "150.0100", "150.0300"),
+        }
+    )
+    yield instance
+    instance.deleteLater()
+
+
+# -- the model --------------------------------------------------------------------------------
+
+
+def test_model_passes_the_qt_model_tester(
+    qtmodeltester: ModelTester, model: TopOfBookModel
+) -> None:
+    qtmodeltester.check(model)  # type: ignore[no-untyped-call]
+    # the tester stays connected: structural changes and ticks are checked as they happen
+    model.set_pairs(["SOL/USD", "USDT/USD", "BTC/USD", "ETH/BTC"])
+    model.update({"SOL/USD": book("SOL/USD", "151", "152"), "ETH/BTC": book("ETH/BTC", "1", "2")})
+    model.refresh_ages()
+    model.set_pairs([])
+    assert model.rowCount() == 0
+    proxy = TopOfBookSortProxy()
+    proxy.setSourceModel(model)
+    qtmodeltester.check(proxy)  # type: ignore[no-untyped-call]
+    model.set_pairs(["ETH/USD", "BTC/USD"])
+    proxy.sort(Column.PAIR)
+    assert [proxy.index(r, 0).data() for r in range(2)] == ["BTC/USD", "ETH/USD"]
+
+
+def test_only_changed_cells_are_signalled(model: TopOfBookModel) -> None:
+    spy = ChangeSpy(model)
+    same = {
+        "BTC/USD": book("BTC/USD", "91234.50", "91235.00"),
+        "ETH/USD": book("ETH/USD", "3100.10", "3100.40"),
+        "SOL/USD": book("SOL/USD", "150.0100", "150.0300"),
+    }
+    model.update(same)
+    assert spy.ranges == []
+
+    model.update({**same, "ETH/USD": book("ETH/USD", "3100.20", "3100.40")})
+    changed = {Column.BID, Column.MID, Column.SPREAD, Column.SPREAD_BPS}
+    assert spy.cells == {(1, column) for column in changed}
+    # one signal per run of adjacent cells: bid alone, then mid..spread (bp)
+    assert sorted(spy.ranges) == [(1, 1, 1, 1), (1, 5, 1, 7)]
+    assert spy.structural == []
+
+    spy.clear()
+    model.update({"SOL/USD": book("SOL/USD", "150.0100", "150.0300", ask_size="9")})
+    assert spy.cells == {(2, Column.ASK_SIZE)}
+    assert text(model, 2, Column.ASK_SIZE) == "9.0000"
+
+
+def test_price_change_flashes_with_a_sign_then_clears(qtbot: QtBot) -> None:
+    model = TopOfBookModel(Precision())  # the real clock: flashes end in real time
+    model.set_pairs(["BTC/USD", "ETH/USD"])
+    model.update({"ETH/USD": book("ETH/USD", "100.00", "102.00")})
+    assert all(model.data(model.index(1, c), BG) is None for c in range(COLUMN_COUNT))
+
+    spy = ChangeSpy(model)
+    started = time.monotonic()
+    model.update({"ETH/USD": book("ETH/USD", "101.00", "101.50")})  # bid up, ask down, mid up
+    assert model.data(model.index(1, Column.BID), BG) == DEFAULT_PALETTE.up_flash
+    assert model.data(model.index(1, Column.ASK), BG) == DEFAULT_PALETTE.down_flash
+    assert model.data(model.index(1, Column.MID), BG) == DEFAULT_PALETTE.up_flash
+    assert text(model, 1, Column.BID) == "▲ 101.00"
+    assert text(model, 1, Column.ASK) == "▼ 101.50"
+    assert text(model, 1, Column.MID) == "▲ 101.25"
+    assert model.data(model.index(1, Column.SPREAD), BG) is None  # not a flashing column
+
+    spy.clear()
+    qtbot.waitUntil(lambda: model.data(model.index(1, Column.BID), BG) is None, timeout=2000)
+    elapsed = time.monotonic() - started
+    assert 0.25 <= elapsed <= 1.2
+    assert all(model.data(model.index(1, c), BG) is None for c in FLASH_COLUMNS)
+    # the clear signals exactly the cells whose flash ended
+    assert spy.cells == {(1, Column.BID), (1, Column.ASK), (1, Column.MID)}
+    # the sign of the last move stays after the colour goes
+    assert text(model, 1, Column.BID).startswith("▲")
+    assert text(model, 1, Column.ASK).startswith("▼")
+    model.deleteLater()
+
+
+def test_stale_rows_grey_out_and_age_updates_only_its_column(
+    model: TopOfBookModel, clock: FakeClock
+) -> None:
+    assert model.stale_after == 0.75
+    assert not any(model.is_stale(row) for row in range(3))
+    assert text(model, 0, Column.AGE) == "0 s"
+    spy = ChangeSpy(model)
+
+    clock.now += 0.5
+    model.update({"BTC/USD": book("BTC/USD", "91234.50", "91235.00")})  # confirms BTC only
+    model.refresh_ages()
+    assert spy.ranges == []  # nothing visible changed
+
+    clock.now += 0.5  # ETH and SOL are 1.0 s old (> 0.75), BTC 0.5 s
+    model.refresh_ages()
+    assert [model.is_stale(row) for row in range(3)] == [False, True, True]
+    assert spy.cells == {(row, column) for row in (1, 2) for column in range(COLUMN_COUNT)}
+    for column in range(COLUMN_COUNT):
+        assert model.data(model.index(1, column), FG) == DEFAULT_PALETTE.stale
+        assert model.data(model.index(0, column), FG) != DEFAULT_PALETTE.stale
+    assert text(model, 1, Column.AGE) == "1 s"
+    assert "no fresh data" in str(model.data(model.index(1, 0), Qt.ItemDataRole.ToolTipRole))
+
+    spy.clear()
+    model.stale_after = 100.0  # ages now only move the age column
+    spy.clear()
+    clock.now += 1.0
+    model.refresh_ages()
+    assert spy.cells == {(row, Column.AGE) for row in range(3)}
+    assert spy.ranges == [(0, Column.AGE, 2, Column.AGE)]
+    assert text(model, 2, Column.AGE) == "2 s"
+
+    model.stale_after = 0.75
+    assert model.is_stale(0)
+    spy.clear()
+    model.update({"BTC/USD": book("BTC/USD", "91234.50", "91235.00")})  # fresh again
+    assert not model.is_stale(0)
+    assert spy.cells == {(0, column) for column in range(COLUMN_COUNT)}
+    assert model.data(model.index(0, Column.BID), FG) == DEFAULT_PALETTE.bid
+    assert text(model, 0, Column.AGE) == "0 s"
+
+
+def test_numbers_sort_as_numbers_and_ticks_do_not_resort(qtbot: QtBot, clock: FakeClock) -> None:
+    model = TopOfBookModel(Precision(), clock=clock)
+    pairs = ["AAA/USD", "BBB/USD", "CCC/USD"]
+    model.set_pairs(pairs)
+    model.update(
+        {
+            "AAA/USD": book("AAA/USD", "10.25", "10.30", bid_size="100"),
+            "BBB/USD": book("BBB/USD", "9.50", "9.60", bid_size="9"),
+            "CCC/USD": book("CCC/USD", "100.00", "100.50", bid_size="20"),
+        }
+    )
+    proxy = TopOfBookSortProxy()
+    proxy.setSourceModel(model)
+
+    def order() -> list[str]:
+        return [proxy.index(row, Column.PAIR).data() for row in range(proxy.rowCount())]
+
+    def texts(column: Column) -> list[str]:
+        return [text(model, row, column) for row in range(3)]
+
+    assert order() == pairs  # unsorted: watchlist order
+    proxy.sort(Column.BID, Qt.SortOrder.AscendingOrder)
+    assert order() == ["BBB/USD", "AAA/USD", "CCC/USD"]  # 9.50 < 10.25 < 100.00
+    assert sorted(texts(Column.BID)) == ["10.25", "100.00", "9.50"]  # what text sorting gives
+    proxy.sort(Column.BID, Qt.SortOrder.DescendingOrder)
+    assert order() == ["CCC/USD", "AAA/USD", "BBB/USD"]
+    proxy.sort(Column.BID_SIZE, Qt.SortOrder.AscendingOrder)
+    assert order() == ["BBB/USD", "CCC/USD", "AAA/USD"]  # 9 < 20 < 100
+    proxy.sort(Column.SPREAD_BPS, Qt.SortOrder.AscendingOrder)
+    bps = [proxy.index(row, Column.SPREAD_BPS).data(SORT_ROLE) for row in range(3)]
+    assert bps == sorted(bps)
+
+    proxy.sort(Column.BID, Qt.SortOrder.AscendingOrder)
+    model.update({"BBB/USD": book("BBB/USD", "200", "201")})  # a tick does not re-sort
+    assert order() == ["BBB/USD", "AAA/USD", "CCC/USD"]
+    proxy.resort()  # the panel's slow timer does
+    assert order() == ["AAA/USD", "CCC/USD", "BBB/USD"]
+    model.deleteLater()
+
+
+def test_decimal_text_right_aligned_in_a_fixed_pitch_font(qtbot: QtBot) -> None:
+    model = TopOfBookModel(Precision())
+    model.set_pairs(["USD/BTC", "BTC/USD"])
+    model.update(
+        {
+            "USD/BTC": book("USD/BTC", "0.00001096", "0.00001097", bid_size="1000000"),
+            "BTC/USD": book("BTC/USD", "91234.5", "91235", bid_size="0.00000001"),
+        }
+    )
+    assert text(model, 0, Column.BID) == "0.00001096"  # not 1.096E-5, no float noise
+    assert key(model, 0, Column.BID) == Decimal("0.00001096")
+    assert text(model, 0, Column.BID_SIZE) == "1,000,000.00"
+    assert text(model, 1, Column.BID) == "91,234.50"
+    assert text(model, 1, Column.BID_SIZE) == "0.00000001"
+    assert text(model, 1, Column.SPREAD) == "0.50"
+    assert text(model, 1, Column.SPREAD_BPS) == "0.05"
+    assert key(model, 1, Column.MID) == Decimal("91234.75")
+    for column in range(1, COLUMN_COUNT):
+        alignment = model.data(model.index(0, column), Qt.ItemDataRole.TextAlignmentRole)
+        assert alignment & Qt.AlignmentFlag.AlignRight
+        font = model.data(model.index(0, column), Qt.ItemDataRole.FontRole)
+        assert isinstance(font, QFont) and QFontInfo(font).fixedPitch()
+    alignment = model.data(model.index(0, Column.PAIR), Qt.ItemDataRole.TextAlignmentRole)
+    assert alignment & Qt.AlignmentFlag.AlignLeft
+    model.deleteLater()
+
+
+# -- the panel on live sandbox data -----------------------------------------------------------
+
+
+def make_panel(qtbot: QtBot, context: PanelContext) -> TopOfBookPanel:
+    panel = TopOfBookPanel(context)
+    qtbot.addWidget(panel)
+    return panel
+
+
+def settle(qtbot: QtBot, live: Live) -> None:
+    """Wait for the polls that follow the last watchlist or selection change.
+
+    A change wakes a poller early; on Python 3.11 ``asyncio.wait_for`` swallows a cancel that
+    lands in the same loop turn as that wake-up, so the fixture's ``session.stop()`` could hang.
+    A poll reflecting the change starts only after the wake-up was consumed."""
+    watched = set(live.session.watchlist)
+    selected = live.session.selected_pair
+    with qtbot.waitSignal(
+        live.bridge.topOfBook, timeout=5000, check_params_cb=lambda books: set(books) == watched
+    ):
+        pass
+    with qtbot.waitSignal(
+        live.bridge.orderBook,
+        timeout=5000,
+        check_params_cb=lambda book: book is not None and str(book.pair) == selected,
+    ):
+        pass
+
+
+def test_panel_fills_with_server_data(qtbot: QtBot, live: Live) -> None:
+    snapshots: list[dict[str, TopOfBook]] = []
+    live.bridge.topOfBook.connect(snapshots.append)
+    panel = make_panel(qtbot, live.context)
+    model = panel.model
+    assert model.pairs == live.session.watchlist
+    assert "BTC/USD" in model.pairs
+    qtbot.waitUntil(lambda: filled(model), timeout=5000)
+
+    def matches_last_snapshot() -> bool:
+        last = snapshots[-1]
+        return all(
+            key(model, row, Column.BID) == last[pair].bid
+            and key(model, row, Column.ASK) == last[pair].ask
+            for row, pair in enumerate(model.pairs)
+        )
+
+    qtbot.waitUntil(matches_last_snapshot, timeout=5000)
+    precision = live.context.precision
+    for row, pair in enumerate(model.pairs):
+        top = snapshots[-1][pair]
+        assert top.bid < top.ask
+        assert text(model, row, Column.BID).endswith(precision.price_text(top.bid, pair))
+        assert text(model, row, Column.ASK_SIZE) == precision.amount(top.ask_size, top.pair.base)
+        assert key(model, row, Column.SPREAD) == top.spread
+        assert not model.is_stale(row)
+    assert model.stale_after == 3 * live.session.top_of_book.interval
+
+
+def test_live_price_change_reaches_the_table_and_flashes(qtbot: QtBot, live: Live) -> None:
+    panel = make_panel(qtbot, live.context)
+    model = panel.model
+    qtbot.waitUntil(lambda: filled(model), timeout=5000)
+    first: dict[Cell, object] = {
+        (row, column): key(model, row, column)
+        for row in range(model.rowCount())
+        for column in FLASH_COLUMNS
+    }
+
+    def flashing_cell() -> Cell | None:
+        for row, column in first:
+            if model.flashing(row, column):
+                return row, column
+        return None
+
+    qtbot.waitUntil(lambda: flashing_cell() is not None, timeout=10_000)
+    cell = flashing_cell()
+    assert cell is not None
+    row, column = cell
+    assert key(model, row, column) != first[cell]  # a flash means the price moved
+    colour = model.data(model.index(row, column), BG)
+    expected = DEFAULT_PALETTE.up_flash if model.flashing(*cell) > 0 else DEFAULT_PALETTE.down_flash
+    assert isinstance(colour, QColor) and colour == expected
+    assert text(model, row, column)[0] in "▲▼"
+
+    run(qtbot, live.session.top_of_book.stop())  # no more ticks: every flash must end
+    qtbot.waitUntil(lambda: flashing_cell() is None, timeout=2000)
+    assert all(model.data(model.index(r, c), BG) is None for r, c in first)
+
+
+def test_rows_grey_out_when_the_feed_stops(qtbot: QtBot, live: Live) -> None:
+    panel = make_panel(qtbot, live.context)
+    model = panel.model
+    assert model.stale_after == 0.75  # 3 × the fixture's 0.25 s top-of-book interval
+    qtbot.waitUntil(lambda: filled(model), timeout=5000)
+    assert not any(model.is_stale(row) for row in range(model.rowCount()))
+    run(qtbot, live.session.top_of_book.stop())
+    qtbot.waitUntil(
+        lambda: all(model.is_stale(row) for row in range(model.rowCount())), timeout=4000
+    )
+    for column in range(COLUMN_COUNT):
+        assert model.data(model.index(0, column), FG) == DEFAULT_PALETTE.stale
+
+
+def test_bursts_are_conflated_into_one_model_update(
+    qtbot: QtBot, live: Live, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(qtbot, live.session.top_of_book.stop())
+    panel = make_panel(qtbot, live.context)
+    calls: list[dict[str, TopOfBook]] = []
+    original = panel.model.update
+
+    def recording(books: dict[str, TopOfBook]) -> None:
+        calls.append(books)
+        original(books)
+
+    monkeypatch.setattr(panel.model, "update", recording)
+    for price in ("100", "101", "102"):
+        live.bridge.topOfBook.emit({"BTC/USD": book("BTC/USD", price, "103")})
+    live.bridge.topOfBook.emit({"ETH/USD": book("ETH/USD", "5", "6")})
+    assert calls == []  # the slot only stores
+    qtbot.waitUntil(lambda: len(calls) == 1, timeout=2000)
+    assert calls[0]["BTC/USD"].bid == Decimal(102)
+    assert set(calls[0]) == {"BTC/USD", "ETH/USD"}
+    row = panel.model.row_of("BTC/USD")
+    assert row is not None and key(panel.model, row, Column.BID) == Decimal(102)
+
+
+def test_header_clicks_sort_by_value_then_restore_watchlist_order(qtbot: QtBot, live: Live) -> None:
+    panel = make_panel(qtbot, live.context)
+    panel.resize(900, 400)
+    panel.show()
+    qtbot.waitExposed(panel)
+    qtbot.waitUntil(lambda: filled(panel.model), timeout=5000)
+    header = panel.table.horizontalHeader()
+    x = header.sectionViewportPosition(Column.BID) + header.sectionSize(Column.BID) // 2
+
+    def click_bid_header() -> None:
+        QTest.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, 5))
+
+    def bids() -> list[Decimal]:
+        proxy = panel.proxy
+        return [proxy.index(row, Column.BID).data(SORT_ROLE) for row in range(proxy.rowCount())]
+
+    def shown_pairs() -> list[str]:
+        proxy = panel.proxy
+        return [proxy.index(row, Column.PAIR).data() for row in range(proxy.rowCount())]
+
+    click_bid_header()
+    assert panel.sort_column == Column.BID
+    assert bids() == sorted(bids())
+    assert shown_pairs() != live.session.watchlist  # the server's pairs are not in price order
+    click_bid_header()
+    assert bids() == sorted(bids(), reverse=True)
+    click_bid_header()  # third click clears the sort: watchlist order again
+    assert panel.proxy.sortColumn() == -1
+    assert shown_pairs() == live.session.watchlist
+
+
+def test_watchlist_add_remove_persist_across_panels(qtbot: QtBot, live: Live) -> None:
+    panel = TopOfBookPanel(live.context)  # not given to qtbot: this test deletes it
+    panel.show()
+    qtbot.waitExposed(panel)
+    everything = live.session.watchlist
+    assert {"SOL/USD", "ETH/BTC"} <= set(everything)
+    assert panel.pair_choice.count() == 0  # every pair is watched: nothing to add
+
+    def remove_with_delete_key(pair: str) -> None:
+        row = panel.model.row_of(pair)
+        assert row is not None
+        index = panel.proxy.mapFromSource(panel.model.index(row, Column.BID))
+        panel.table.setFocus()
+        QTest.mouseClick(
+            panel.table.viewport(),
+            Qt.MouseButton.LeftButton,
+            pos=panel.table.visualRect(index).center(),
+        )
+        assert panel.selected_pairs() == [pair]
+        QTest.keyClick(panel.table, Qt.Key.Key_Delete)
+
+    remove_with_delete_key("SOL/USD")
+    remove_with_delete_key("ETH/BTC")
+    assert "SOL/USD" not in live.session.watchlist and "ETH/BTC" not in live.session.watchlist
+    assert panel.model.pairs == live.session.watchlist
+    assert panel.pair_choice.count() == 2
+
+    panel.pair_choice.setCurrentText("ETH/BTC")
+    QTest.mouseClick(panel.toolbar.widgetForAction(panel.add_action), Qt.MouseButton.LeftButton)
+    expected = [pair for pair in everything if pair not in ("SOL/USD", "ETH/BTC")] + ["ETH/BTC"]
+    assert live.session.watchlist == expected
+    assert panel.model.pairs == expected
+    assert [panel.pair_choice.itemText(i) for i in range(panel.pair_choice.count())] == ["SOL/USD"]
+
+    live.context.settings.sync()
+    with qtbot.waitSignal(panel.destroyed, timeout=2000):
+        panel.deleteLater()
+    live.bridge.set_watchlist(everything)  # as a fresh session would start
+    reopened = QSettings(live.context.settings.fileName(), QSettings.Format.IniFormat)
+    assert reopened.value(SETTINGS_KEY) == expected
+    context = PanelContext(live.bridge, live.context.precision, reopened, live.context.notify)
+    again = make_panel(qtbot, context)
+    assert live.session.watchlist == expected
+    assert again.model.pairs == expected
+    qtbot.waitUntil(lambda: filled(again.model), timeout=5000)
+    settle(qtbot, live)
+
+
+def test_invalid_saved_watchlist_is_not_applied(qtbot: QtBot, live: Live) -> None:
+    before = live.session.watchlist
+    live.context.settings.setValue(SETTINGS_KEY, ["NOPE/XYZ", "not a pair"])
+    make_panel(qtbot, live.context)
+    assert live.session.watchlist == before
+    assert any(level == "warning" and "NOPE/XYZ" in msg for level, msg in live.notices)
+
+    live.context.settings.setValue(SETTINGS_KEY, ["ETH/BTC", "NOPE/XYZ"])
+    panel = make_panel(qtbot, live.context)
+    assert live.session.watchlist == ["ETH/BTC"]
+    assert panel.model.pairs == ["ETH/BTC"]
+    settle(qtbot, live)
+
+
+def test_double_click_selects_the_pair_everywhere(qtbot: QtBot, live: Live) -> None:
+    panel = make_panel(qtbot, live.context)
+    panel.resize(900, 400)
+    panel.show()
+    qtbot.waitExposed(panel)
+    qtbot.waitUntil(lambda: filled(panel.model), timeout=5000)
+    target = next(pair for pair in panel.model.pairs if pair != live.session.selected_pair)
+    row = panel.model.row_of(target)
+    assert row is not None
+    index = panel.proxy.mapFromSource(panel.model.index(row, Column.ASK))
+    centre = panel.table.visualRect(index).center()
+    with qtbot.waitSignal(live.bridge.selectionChanged, timeout=2000) as selected:
+        # Qt 6's mouseDClick sends only the second press (as a double click): click first,
+        # as a hand does
+        QTest.mouseClick(panel.table.viewport(), Qt.MouseButton.LeftButton, pos=centre)
+        assert live.session.selected_pair != target  # a single click selects nothing
+        QTest.mouseDClick(panel.table.viewport(), Qt.MouseButton.LeftButton, pos=centre)
+    assert selected.args == [target]
+    assert live.session.selected_pair == target
+    font = panel.model.data(panel.model.index(row, Column.PAIR), Qt.ItemDataRole.FontRole)
+    assert isinstance(font, QFont) and font.bold()  # the selected pair stands out
+
+    other = next(pair for pair in panel.model.pairs if pair != target)  # keyboard: Enter
+    other_row = panel.model.row_of(other)
+    assert other_row is not None
+    panel.table.setCurrentIndex(panel.proxy.mapFromSource(panel.model.index(other_row, 0)))
+    QTest.keyClick(panel.table, Qt.Key.Key_Return)
+    assert live.session.selected_pair == other
+    settle(qtbot, live)
