@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import QByteArray, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QMessageBox, QWidget
 
 from app.services.session import LogEvent
@@ -130,6 +130,10 @@ class MainWindow(QMainWindow):
         for dock in self.docks.values():
             dock.show()
         self.notify("info", "Layout reset to the default")
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.notices.place()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_layout()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 SHOW_MS = {"info": 3000, "warning": 5000, "error": 7000}
@@ -24,7 +24,6 @@ class NoticeArea(QWidget):
         self._layout.setContentsMargins(0, 0, 0, 0)
         self._layout.setSpacing(4)
         self._host = host
-        host.installEventFilter(self)
         self.hide()
 
     def show_notice(self, level: str, message: str) -> QLabel:
@@ -42,7 +41,7 @@ class NoticeArea(QWidget):
             if widget is not None:
                 widget.deleteLater()
         QTimer.singleShot(SHOW_MS.get(level, 4000), label, lambda: self._expire(label))
-        self._place()
+        self.place()
         self.show()
         self.raise_()
         return label
@@ -56,15 +55,12 @@ class NoticeArea(QWidget):
         if not any(not w.isHidden() and w is not label for w in self.findChildren(QLabel)):
             self.hide()
 
-    def _place(self) -> None:
+    def place(self) -> None:
+        """Bottom right of the host, clear of the status bar. The host calls this on resize
+        (an event filter here could run on a half-destroyed wrapper at shutdown)."""
         self.adjustSize()
         margin = 16
         bar = 28  # keep clear of the status bar
         x = self._host.width() - self.width() - margin
         y = self._host.height() - self.height() - margin - bar
         self.move(max(0, x), max(0, y))
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self._host and event.type() == QEvent.Type.Resize:
-            self._place()
-        return False
