@@ -137,6 +137,13 @@ class TerminalSession:
         await self.health.stop()
         await asyncio.gather(*(p.stop() for p in self._pollers()))
 
+    async def logout(self) -> None:
+        """Stop the feeds and forget the token and credentials; the client is closed."""
+        await self.stop()
+        await self.client.logout()
+        await self.client.aclose()
+        self.log("info", f"logged out of {self.environment.label}")
+
     def _pollers(self) -> list[Poller[object]]:
         return [self.top_of_book, self.balances, self.order_book]  # type: ignore[list-item]
 

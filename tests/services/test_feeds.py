@@ -161,3 +161,19 @@ async def test_health_goes_degraded_then_offline_and_recovers(tmp_path: Path) ->
         first.close()
         if second is not None:
             second.close()
+
+
+async def test_logout_stops_feeds_and_forgets_the_login(
+    sandbox: SandboxProcess, client: Session
+) -> None:
+    api = await logged_in(sandbox.url, client)
+    session = TerminalSession(
+        api,
+        Environment(sandbox.url, client.user, client.account),
+        FeedIntervals(top_of_book=0.2, balances=1, order_book=0.2),
+    )
+    await session.start()
+    await until(lambda: session.top_of_book.snapshot().last_ok is not None)
+    await session.logout()
+    assert not session.top_of_book.running and not session.balances.running
+    assert api.token_seconds_left is None
