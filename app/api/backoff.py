@@ -31,5 +31,5 @@ def parse_retry_after(value: str | None) -> float | None:
         return None
     text = value.strip()
     if text.isdigit():
-        return float(int(text))
+        return int(text)
     return None

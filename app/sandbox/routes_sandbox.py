@@ -6,17 +6,26 @@ Admin routes exist only when the sandbox is started with ``--admin-token`` (or e
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
 from app.domain import Amount
-from app.sandbox.api import STRING, Call, endpoint, obj
+from app.sandbox.api import STRING, Call, Handler, endpoint, obj
 from app.sandbox.auth import is_password_digest
 from app.sandbox.catalogue import ASSETS
 from app.sandbox.demo_data import create_client
 from app.sandbox.transfers import user_object
 from app.sandbox.validation import decimal_value, positive_quantity, require_object
 from app.sandbox.wire import bad_request, error, ok
+
+
+def admin_endpoint(method: str, path: str, summary: str, **kw: Any) -> Callable[[Handler], Handler]:
+    """Admin routes: test-only, no client token, only with ``--admin-token``."""
+    return endpoint(
+        method, path, summary, tag="sandbox-admin", auth=False, admin=True, extension=True, **kw
+    )
+
 
 _NETWORKS = {
     "BTC": ("bitcoin",),
@@ -68,14 +77,10 @@ async def deposit(call: Call) -> dict[str, Any]:
     return ok({"deposit": record})
 
 
-@endpoint(
+@admin_endpoint(
     "POST",
     "/api/v1/sandbox/admin/clients",
     "Admin: create a user owning one funded account",
-    tag="sandbox-admin",
-    auth=False,
-    admin=True,
-    extension=True,
     errors=(400, 404, 409),
     body=obj(
         ("user", "password", "accountId"),
@@ -115,14 +120,10 @@ async def create_client_route(call: Call) -> dict[str, Any]:
     return ok({"user": user, "accountId": account})
 
 
-@endpoint(
+@admin_endpoint(
     "GET",
     "/api/v1/sandbox/admin/account/{accountId}/invariant",
     "Admin: balances (free + locked) next to the ledger sums, per asset",
-    tag="sandbox-admin",
-    auth=False,
-    admin=True,
-    extension=True,
     errors=(404,),
 )
 async def invariant(call: Call) -> dict[str, Any]:
@@ -160,15 +161,11 @@ def _asset_map(raw: Any, field: str, *, positive: bool) -> dict[str, str]:
     return result
 
 
-@endpoint(
+@admin_endpoint(
     "POST",
     "/api/v1/sandbox/admin/faults",
     "Admin: replace the fault rules (latency, status, html, retry_after, unauthorized, drop, "
     "drop_after_commit)",
-    tag="sandbox-admin",
-    auth=False,
-    admin=True,
-    extension=True,
     errors=(400, 404),
     body=obj(("faults",), faults={"type": "array"}, seed={"type": "integer"}),
 )
@@ -180,28 +177,20 @@ async def set_faults(call: Call) -> dict[str, Any]:
     return ok(call.sandbox.faults.report())
 
 
-@endpoint(
+@admin_endpoint(
     "GET",
     "/api/v1/sandbox/admin/faults",
     "Admin: fault rules, hits and request log",
-    tag="sandbox-admin",
-    auth=False,
-    admin=True,
-    extension=True,
     errors=(404,),
 )
 async def get_faults(call: Call) -> dict[str, Any]:
     return ok(call.sandbox.faults.report())
 
 
-@endpoint(
+@admin_endpoint(
     "DELETE",
     "/api/v1/sandbox/admin/faults",
     "Admin: remove every fault rule",
-    tag="sandbox-admin",
-    auth=False,
-    admin=True,
-    extension=True,
     errors=(404,),
 )
 async def clear_faults(call: Call) -> dict[str, Any]:
@@ -209,14 +198,10 @@ async def clear_faults(call: Call) -> dict[str, Any]:
     return ok({})
 
 
-@endpoint(
+@admin_endpoint(
     "POST",
     "/api/v1/sandbox/admin/users/{user}/revoke",
     "Admin: void every token issued so far to this user",
-    tag="sandbox-admin",
-    auth=False,
-    admin=True,
-    extension=True,
     errors=(404,),
 )
 async def revoke_tokens(call: Call) -> dict[str, Any]:
@@ -227,14 +212,10 @@ async def revoke_tokens(call: Call) -> dict[str, Any]:
     return ok({"user": user})
 
 
-@endpoint(
+@admin_endpoint(
     "GET",
     "/api/v1/sandbox/admin/stats",
     "Admin: successful logins per user",
-    tag="sandbox-admin",
-    auth=False,
-    admin=True,
-    extension=True,
     errors=(404,),
 )
 async def stats(call: Call) -> dict[str, Any]:
