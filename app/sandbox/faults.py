@@ -65,6 +65,7 @@ class Faults:
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     requests: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=20_000))
     hits: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=20_000))
+    active: bool = False
 
     def configure(self, raw: Any) -> None:
         """Replace the rules from ``{"faults": [...], "seed": n}``; ValueError says what is
@@ -76,11 +77,13 @@ class Faults:
         if not isinstance(seed, int):
             raise ValueError("seed must be an integer")
         self.rules, self.rng = rules, random.Random(seed)
+        self.active = True  # log requests from now on, even with no rules
         self.requests.clear()
         self.hits.clear()
 
     def clear(self) -> None:
         self.rules = []
+        self.active = False
         self.requests.clear()
         self.hits.clear()
 
@@ -153,7 +156,7 @@ class FaultMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
-        if scope["type"] != "http" or path.startswith(ADMIN_PREFIX) or not self.faults.rules:
+        if scope["type"] != "http" or path.startswith(ADMIN_PREFIX) or not self.faults.active:
             await self.app(scope, receive, send)
             return
         rule = self.faults.pick(scope["method"], path)

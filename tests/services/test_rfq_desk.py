@@ -1,0 +1,352 @@
+"""The RFQ desk against a real sandbox over loopback: countdown, accept, refusals, requote."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from app.api import ClientSettings, RetryPolicy, ServerClock, ServiceClient
+from app.api.clock import system_now
+from app.domain import Amount, parse_timestamp
+from app.domain.records import TopOfBook
+from app.services.journal import OrderJournal
+from app.services.rfq_desk import SIDES, AcceptClosed, LiveQuote, QuoteEvent, RfqDesk
+from app.services.session import Environment, LogEvent, TerminalSession
+from tests.harness import ADMIN_TOKEN, SandboxProcess, Session, new_client
+
+pytestmark = pytest.mark.anyio
+
+PAIR = "BTC/USD"
+SIZE = Amount(Decimal("0.01"), "BTC")
+
+
+async def until(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
+    """Await until ``condition()`` is truthy (the desk's task runs in this loop meanwhile)."""
+    deadline = time.monotonic() + timeout
+    while not (result := condition()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        await asyncio.sleep(0.02)
+    return result
+
+
+async def elapse(seconds: float) -> None:
+    """Let ``seconds`` of monotonic time pass (a bounded poll, not a blind sleep)."""
+    start = time.monotonic()
+    await until(lambda: time.monotonic() - start >= seconds, timeout=seconds + 5)
+
+
+@pytest.fixture(scope="module")
+def rfq_sandbox() -> Iterator[SandboxProcess]:
+    """Quotes valid for 3 s, shared by the module's tests (each uses its own account)."""
+    process = SandboxProcess("--quote-ttl", "3").start()
+    yield process
+    process.close()
+
+
+@dataclass
+class Desk:
+    desk: RfqDesk
+    api: ServiceClient
+    user: Session
+    journal: OrderJournal
+    logs: list[LogEvent]
+    sandbox: SandboxProcess
+
+    async def free(self) -> dict[str, Decimal]:
+        account = await self.api.account()
+        return {asset: balance.free for asset, balance in account.balances.items()}
+
+
+@asynccontextmanager
+async def open_desk(
+    sandbox: SandboxProcess, *, clock: ServerClock | None = None, **desk_options: Any
+) -> AsyncIterator[Desk]:
+    user = new_client(sandbox, {"USD": "100000", "BTC": "2"})
+    api = ServiceClient(ClientSettings(sandbox.url), retry=RetryPolicy(attempts=1), clock=clock)
+    await api.login(user.user, user.password, user.account)
+    await api.service_time()
+    session = TerminalSession(api, Environment(sandbox.url, user.user, user.account, True))
+    logs: list[LogEvent] = []
+    session.events.subscribe(logs.append)
+    journal = OrderJournal(":memory:")
+    desk = RfqDesk(session, journal, **desk_options)
+    try:
+        yield Desk(desk, api, user, journal, logs, sandbox)
+    finally:
+        await desk.close()
+        await api.aclose()
+        journal.close()
+        user.close()
+
+
+def admin_faults(sandbox: SandboxProcess, faults: list[dict[str, Any]]) -> None:
+    with sandbox.admin() as admin:
+        response = admin.post("/api/v1/sandbox/admin/faults", json={"faults": faults})
+        assert response.status_code == 200, response.text
+
+
+def start_request_log(sandbox: SandboxProcess) -> None:
+    """The sandbox logs requests only while a rule is configured (an empty list turns the
+    middleware off): install one that never fires."""
+    admin_faults(sandbox, [{"kind": "latency", "path": ".*", "rate": 0}])
+
+
+def logged_requests(sandbox: SandboxProcess) -> list[dict[str, Any]]:
+    with sandbox.admin() as admin:
+        response = admin.get(
+            "/api/v1/sandbox/admin/faults", headers={"X-Sandbox-Admin": ADMIN_TOKEN}
+        )
+        assert response.status_code == 200, response.text
+        requests: list[dict[str, Any]] = response.json()["requests"]
+        return requests
+
+
+def clear_faults(sandbox: SandboxProcess) -> None:
+    with sandbox.admin() as admin:
+        admin.delete("/api/v1/sandbox/admin/faults")
+
+
+def accept_posts(sandbox: SandboxProcess, account: str) -> list[dict[str, Any]]:
+    return [
+        r
+        for r in logged_requests(sandbox)
+        if r["method"] == "POST" and account in r["path"] and r["path"].endswith("/accept")
+    ]
+
+
+async def test_the_countdown_decreases_with_monotonic_time(rfq_sandbox: SandboxProcess) -> None:
+    async with open_desk(rfq_sandbox) as d:
+        live = await d.desk.request(PAIR, SIZE)
+        first_at = time.monotonic()
+        first = {side: live.remaining(side) for side in SIDES}
+        assert all(0 < left <= 3.0 for left in first.values())
+        await elapse(0.5)
+        second_at = time.monotonic()
+        for side in SIDES:
+            drop = first[side] - live.remaining(side)
+            assert drop == pytest.approx(second_at - first_at, abs=0.05)
+        # An explicit "now" is used as given: the same moment gives the same answer.
+        assert live.remaining("buy", 100.0) == live.deadlines["buy"] - 100.0
+        assert live.state("buy", live.deadlines["buy"] + 0.01) == "expired"
+        assert live.state("buy", live.deadlines["buy"] - 0.2) == "closing"
+        assert live.state("buy", live.deadlines["buy"] - 2.0) == "amber"
+        assert live.state("buy", live.deadlines["buy"] - 5.0) == "live"
+
+
+async def test_accept_before_expiry_fills_exactly_the_quoted_amounts(
+    rfq_sandbox: SandboxProcess,
+) -> None:
+    async with open_desk(rfq_sandbox) as d:
+        for side in SIDES:
+            before = await d.free()
+            live = await d.desk.request(PAIR, SIZE)
+            quoted = live.quote.side(side)
+            result = await d.desk.accept(side)
+            assert result.status == "filled", result
+            assert result.order is not None and result.order.filled
+            assert 0 < result.ms_left <= 3000
+            after = await d.free()
+            paid, received = quoted.source, quoted.destination
+            assert before[paid.asset] - after[paid.asset] == paid.value
+            assert after[received.asset] - before[received.asset] == received.value
+            if side == "buy":
+                assert (paid.asset, received.asset) == ("USD", "BTC")
+                assert received.value == SIZE.value
+            else:
+                assert (paid.asset, received.asset) == ("BTC", "USD")
+                assert paid.value == SIZE.value
+            entry = d.journal.entry(result.client_order_id)
+            assert entry is not None and entry.kind == "accept"
+            assert entry.status == "filled" and entry.order_id == live.order_id
+            assert entry.request == {"orderId": live.order_id, "side": side}
+            # Taken: both sides are closed locally now.
+            with pytest.raises(AcceptClosed, match="already accepted"):
+                await d.desk.accept("sell" if side == "buy" else "buy")
+
+
+async def test_accept_is_refused_locally_when_closing_and_expired(
+    rfq_sandbox: SandboxProcess,
+) -> None:
+    async with open_desk(rfq_sandbox) as d:
+        start_request_log(rfq_sandbox)
+        try:
+            live = await d.desk.request(PAIR, SIZE)
+            await until(lambda: live.state("buy") == "closing", timeout=5)
+            assert not live.accept_allowed("buy")
+            with pytest.raises(AcceptClosed, match="closes in"):
+                await d.desk.accept("buy")
+            await until(lambda: live.state("sell") == "expired", timeout=5)
+            with pytest.raises(AcceptClosed, match="expired"):
+                await d.desk.accept("sell")
+            assert accept_posts(rfq_sandbox, d.user.account) == []
+            # The log is live: the quote request itself was recorded.
+            assert any(r["path"].endswith("/order/rfq") for r in logged_requests(rfq_sandbox))
+        finally:
+            clear_faults(rfq_sandbox)
+
+
+async def test_a_forced_accept_after_expiry_shows_the_servers_refusal(
+    rfq_sandbox: SandboxProcess,
+) -> None:
+    async with open_desk(rfq_sandbox) as d:
+        live = await d.desk.request(PAIR, SIZE)
+        await until(lambda: live.state("buy") == "expired", timeout=5)
+        before = await d.free()
+        result = await d.desk.force_accept("buy")
+        assert result.status == "refused" and result.http_status == 410
+        expires = live.quote.buy.expires_at
+        assert result.message.startswith("Quote expired at ")
+        assert result.message.endswith("; request a new quote")
+        assert parse_timestamp(result.message.split()[3].rstrip(";")) == expires
+        assert result.order is None and result.ms_left < 0
+        assert await d.free() == before
+        entry = d.journal.entry(result.client_order_id)
+        assert entry is not None and entry.status == "rejected" and entry.detail == result.message
+
+
+@pytest.mark.parametrize("skew", [30, -30])
+async def test_the_countdown_ignores_a_skewed_local_clock(
+    rfq_sandbox: SandboxProcess, skew: int
+) -> None:
+    clock = ServerClock(now=lambda: system_now() + timedelta(seconds=skew))
+    async with open_desk(rfq_sandbox, clock=clock) as d:
+        assert d.api.clock.offset.total_seconds() == pytest.approx(-skew, abs=0.2)
+        live = await d.desk.request(PAIR, SIZE)
+        before = time.monotonic()
+        server_now = await d.api.service_time()
+        middle = (before + time.monotonic()) / 2
+        for side in SIDES:
+            truth = (live.quote.side(side).expires_at - server_now).total_seconds()
+            assert live.remaining(side, middle) == pytest.approx(truth, abs=0.3)
+            assert 2.0 < live.remaining(side, middle) <= 3.0
+
+
+async def test_an_accept_in_flight_disables_both_sides(rfq_sandbox: SandboxProcess) -> None:
+    async with open_desk(rfq_sandbox) as d:
+        path = f"/account/{d.user.account}/order/rfq/.*/accept$"
+        admin_faults(rfq_sandbox, [{"kind": "latency", "path": path, "seconds": 1}])
+        try:
+            live = await d.desk.request(PAIR, SIZE)
+            assert not d.desk.accepting
+            task = asyncio.get_running_loop().create_task(d.desk.accept("sell"))
+            await until(lambda: d.desk.accepting, timeout=2)
+            assert not live.accept_allowed("buy") and not live.accept_allowed("sell")
+            with pytest.raises(AcceptClosed, match="in flight"):
+                await d.desk.accept("buy")
+            with pytest.raises(AcceptClosed, match="in flight"):
+                await d.desk.force_accept("buy")
+            with pytest.raises(AcceptClosed, match="in flight"):  # no new quote hides it
+                await d.desk.request(PAIR, SIZE)
+            assert d.desk.current is live
+            result = await task
+            assert result.status == "filled", result
+            assert not d.desk.accepting
+            assert len(accept_posts(rfq_sandbox, d.user.account)) == 1
+        finally:
+            clear_faults(rfq_sandbox)
+
+
+async def test_history_records_requested_accepted_expired_and_refused(
+    rfq_sandbox: SandboxProcess,
+) -> None:
+    async with open_desk(rfq_sandbox) as d:
+        published: list[QuoteEvent] = []
+        d.desk.history.subscribe(published.append)
+        taken = await d.desk.request(PAIR, SIZE)
+        await d.desk.accept("buy")
+        lapsed = await d.desk.request(PAIR, SIZE)
+        await until(lambda: sum(e.kind == "expired" for e in d.desk.events) == 2, timeout=6)
+        await d.desk.force_accept("sell")
+        kinds = [(e.kind, e.quote_id, e.side) for e in d.desk.events]
+        assert kinds[:3] == [
+            ("requested", taken.order_id, None),
+            ("accepted", taken.order_id, "buy"),
+            ("requested", lapsed.order_id, None),
+        ]
+        assert sorted(kinds[3:5]) == [
+            ("expired", lapsed.order_id, "buy"),
+            ("expired", lapsed.order_id, "sell"),
+        ]
+        assert kinds[5] == ("refused", lapsed.order_id, "sell")
+        accepted = d.desk.events[1]
+        assert accepted.ms_left is not None and 0 < accepted.ms_left <= 3000
+        assert d.desk.events[5].message.startswith("Quote expired at ")
+        assert all(e.pair == PAIR and e.size == SIZE for e in d.desk.events)
+        assert published == d.desk.events
+        # The accepted quote does not report expiry later.
+        assert not any(e.kind == "expired" and e.quote_id == taken.order_id for e in published)
+
+
+async def test_auto_requote_spaces_requests_and_stops_after_unanswered_quotes(
+    sandbox_factory: Callable[..., SandboxProcess],
+) -> None:
+    short = sandbox_factory("--quote-ttl", "1")
+    async with open_desk(short, auto_requote=True, max_unanswered_requotes=2) as d:
+        arrivals: list[tuple[float, LiveQuote]] = []
+        d.desk.quotes.subscribe(lambda live: arrivals.append((time.monotonic(), live)))
+        first = await d.desk.request(PAIR, SIZE)
+        await until(lambda: len(arrivals) >= 2, timeout=5)
+        assert arrivals[1][1].order_id != first.order_id
+        assert d.desk.current is arrivals[1][1]
+        await until(lambda: any("auto-requote stopped" in e.message for e in d.logs), timeout=10)
+        assert len(arrivals) == 3  # the trader's quote and two requotes, then nothing more
+        gaps = [b[0] - a[0] for a, b in itertools.pairwise(arrivals)]
+        assert all(gap >= 2.0 - 0.05 for gap in gaps), gaps
+        assert d.desk.unanswered_requotes == 2
+        stopped_at = len(arrivals)
+        await elapse(2.5)
+        assert len(arrivals) == stopped_at
+
+
+async def test_an_accept_resets_the_requote_count_and_requote_reuses_pair_and_size(
+    rfq_sandbox: SandboxProcess,
+) -> None:
+    async with open_desk(rfq_sandbox, auto_requote=True, max_unanswered_requotes=1) as d:
+        await d.desk.request(PAIR, SIZE)
+        d.desk.unanswered_requotes = 1
+        await d.desk.accept("sell")
+        assert d.desk.unanswered_requotes == 0
+        again = await d.desk.requote()
+        assert (again.pair, again.size) == (PAIR, SIZE)
+
+
+async def test_markup_in_basis_points_against_the_top_of_book(
+    rfq_sandbox: SandboxProcess,
+) -> None:
+    async with open_desk(rfq_sandbox) as d:
+        live = await d.desk.request(PAIR, SIZE)
+        buy, sell = live.quote.buy.price.value, live.quote.sell.price.value
+        top = TopOfBook(
+            live.quote.buy.price.pair,
+            bid=sell * Decimal("1.001"),
+            bid_size=Decimal(1),
+            ask=buy / Decimal("1.0005"),
+            ask_size=Decimal(1),
+            spread=Decimal(0),
+        )
+        assert live.markup_bps("buy", top) == pytest.approx(Decimal(5), abs=Decimal("0.01"))
+        assert live.markup_bps("sell", top) == pytest.approx(Decimal("9.99"), abs=Decimal("0.01"))
+
+
+async def test_the_desk_reads_time_only_from_its_monotonic_clock(
+    rfq_sandbox: SandboxProcess,
+) -> None:
+    fake = [1000.0]
+    async with open_desk(rfq_sandbox, clock_monotonic=lambda: fake[0]) as d:
+        live = await d.desk.request(PAIR, SIZE)
+        assert live.state("buy") in ("live", "amber")
+        assert d.desk.current is live and live.accept_allowed("buy")
+        fake[0] += 10.0  # no real time passes: the countdown follows the given clock
+        assert live.state("buy") == "expired" and live.remaining("buy") < -6.0
+        with pytest.raises(AcceptClosed, match="expired"):
+            await d.desk.accept("buy")
