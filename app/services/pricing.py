@@ -1,0 +1,127 @@
+"""Limit prices between the trader's terms and the wire, and valuation from top-of-book mids.
+
+An order sells ``size`` of ``source`` for ``destination``; its wire ``limit`` is a
+SOURCE/DESTINATION price: the least destination accepted per unit of source (design.md §2).
+A trader thinks in the pair's natural units instead, QUOTE per BASE: "buy BTC at most 90,000
+USD per BTC" is typed as ``90000 BTC/USD`` while the order (source USD, destination BTC) sends
+``0.0000111… USD/BTC``. These helpers convert both ways and say in words what a limit means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from decimal import ROUND_HALF_EVEN, Decimal, localcontext
+
+from app.domain import AssetPair, Price
+from app.domain.money import MONEY_CONTEXT, divide, format_trimmed
+from app.domain.records import TopOfBook
+
+#: Significant digits kept when a converted price is shown (1/(1/x) is not exactly x).
+DISPLAY_DIGITS = 12
+#: Assets through which a value may hop once when no direct market exists.
+HOP_ASSETS = ("USD", "USDT")
+
+
+def wire_limit(source: str, destination: str, price: Price) -> Price:
+    """The limit in SOURCE/DESTINATION units, as the order sends it.
+
+    A price already in SOURCE/DESTINATION passes through; one in DESTINATION/SOURCE (the
+    trader's "90000 BTC/USD" when buying BTC with USD) is inverted. Other units, and prices
+    that are not positive, raise ValueError saying what was expected.
+    """
+    if price.value <= 0:
+        raise ValueError(
+            f"a limit price must be greater than zero, not {format_trimmed(price.value)}"
+        )
+    if price.base == source and price.quote == destination:
+        return price
+    if price.base == destination and price.quote == source:
+        return price.invert()
+    raise ValueError(
+        f"a limit for selling {source} for {destination} is in {source}/{destination} or "
+        f"{destination}/{source}, not {price.base}/{price.quote}"
+    )
+
+
+def trader_view(source: str, destination: str, wire: Price, pair_base: str) -> Price:
+    """The wire limit (SOURCE/DESTINATION) in the pair's natural units: QUOTE per BASE, where
+    ``pair_base`` is the pair's base asset (one of source and destination)."""
+    if wire.base != source or wire.quote != destination:
+        raise ValueError(f"a wire limit is in {source}/{destination}, not {wire.base}/{wire.quote}")
+    if pair_base == source:
+        return wire
+    if pair_base == destination:
+        return wire.invert()
+    raise ValueError(f"{pair_base} is neither {source} nor {destination}")
+
+
+def pair_base(source: str, destination: str, known_pairs: Iterable[str] = ()) -> str:
+    """The base asset of the pair that trades ``source`` against ``destination``: from the
+    known pairs when one matches, else the asset that is not a quote-like currency."""
+    names = set(known_pairs)
+    if f"{source}/{destination}" in names:
+        return source
+    if f"{destination}/{source}" in names:
+        return destination
+    if source in HOP_ASSETS and destination not in HOP_ASSETS:
+        return destination
+    return source
+
+
+def describe_limit(source: str, destination: str, wire: Price, base: str) -> str:
+    """What the limit means, in the trader's words, e.g. ``sell BTC receiving at least 59,000
+    USD per BTC`` or ``buy BTC paying at most 90,000 USD per BTC``."""
+    natural = trader_view(source, destination, wire, base)
+    shown = display_number(natural.value)
+    if base == source:
+        return f"sell {source} receiving at least {shown} {destination} per {source}"
+    return f"buy {destination} paying at most {shown} {source} per {destination}"
+
+
+def display_number(value: Decimal, digits: int = DISPLAY_DIGITS) -> str:
+    """``value`` rounded to ``digits`` significant digits, trailing zeros trimmed, with
+    thousands separators: ``89999.99999999999999…`` becomes ``90,000``."""
+    if value.is_zero():
+        return "0"
+    with localcontext(MONEY_CONTEXT):
+        exponent = value.adjusted() - digits + 1
+        rounded = value.quantize(Decimal(1).scaleb(exponent), rounding=ROUND_HALF_EVEN)
+    text = format_trimmed(rounded)
+    sign = "-" if text.startswith("-") else ""
+    whole, _, fraction = text.lstrip("-").partition(".")
+    grouped = f"{int(whole):,}"
+    return f"{sign}{grouped}.{fraction}" if fraction else f"{sign}{grouped}"
+
+
+def value_in(
+    amount: Decimal, asset: str, currency: str, tops: Mapping[str, TopOfBook]
+) -> Decimal | None:
+    """``amount`` of ``asset`` in ``currency`` at top-of-book mids: directly, through the
+    inverse pair, or one hop via USD or USDT. None when no market values it."""
+    if asset == currency:
+        return amount
+    rate = _rate(asset, currency, tops)
+    if rate is None:
+        for hop in HOP_ASSETS:
+            if hop in (asset, currency):
+                continue
+            first, second = _rate(asset, hop, tops), _rate(hop, currency, tops)
+            if first is not None and second is not None:
+                with localcontext(MONEY_CONTEXT):
+                    rate = first * second
+                break
+    if rate is None:
+        return None
+    with localcontext(MONEY_CONTEXT):
+        return amount * rate
+
+
+def _rate(asset: str, currency: str, tops: Mapping[str, TopOfBook]) -> Decimal | None:
+    """How much ``currency`` one ``asset`` is worth at the mid, or None without a market."""
+    direct = tops.get(str(AssetPair(asset, currency)))
+    if direct is not None and direct.mid > 0:
+        return direct.mid
+    inverse = tops.get(str(AssetPair(currency, asset)))
+    if inverse is not None and inverse.mid > 0:
+        return divide(Decimal(1), inverse.mid)
+    return None

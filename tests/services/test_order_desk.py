@@ -1,0 +1,393 @@
+"""The order desk against a real sandbox over loopback: limit conversion, estimates, what-if,
+pre-trade checks and safe submission (journal, in-flight guard, lost answers)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+import httpx
+import pytest
+
+from app.api import ClientSettings, RetryPolicy, ServiceClient
+from app.domain import Price, parse_timestamp, utc_now
+from app.domain.money import divide
+from app.services.journal import OrderJournal
+from app.services.order_desk import (
+    AlreadySending,
+    CheckLimits,
+    EstimateFeed,
+    EstimateResult,
+    OrderDesk,
+    TicketError,
+    TicketInput,
+    checks,
+    what_if,
+)
+from app.services.pricing import describe_limit, display_number, trader_view, wire_limit
+from app.services.session import Environment, TerminalSession
+from tests.harness import ADMIN_TOKEN, SandboxProcess, new_client
+
+pytestmark = pytest.mark.anyio
+
+USD_CREDIT = {"USD": "100000"}
+CREDIT_LINE = {"USD": "-50000"}
+
+
+async def until(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
+    """Await until ``condition()`` is truthy (the desk's tasks run in this loop meanwhile)."""
+    deadline = time.monotonic() + timeout
+    while not (result := condition()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        await asyncio.sleep(0.02)
+    return result
+
+
+@dataclass
+class Desk:
+    sandbox: SandboxProcess
+    session: TerminalSession
+    desk: OrderDesk
+    journal: OrderJournal
+
+    @property
+    def client(self) -> ServiceClient:
+        return self.session.client
+
+    @property
+    def account(self) -> str:
+        return self.session.environment.account
+
+    async def refresh(self) -> None:
+        """Balances and top of book as the pollers would publish them."""
+        await self.session.balances.poll_once()
+        await self.session.top_of_book.poll_once()
+
+    async def faults(self, *rules: dict[str, Any]) -> None:
+        async with admin(self.sandbox) as http:
+            response = await http.post("/api/v1/sandbox/admin/faults", json={"faults": rules})
+            assert response.status_code == 200, response.text
+
+    async def hits(self, fragment: str) -> int:
+        return len(await self.hit_log(fragment))
+
+    async def hit_log(self, fragment: str) -> list[dict[str, Any]]:
+        async with admin(self.sandbox) as http:
+            report = (await http.get("/api/v1/sandbox/admin/faults")).json()
+        return [hit for hit in report["hits"] if fragment in hit["path"]]
+
+    async def wait_for_hit(self, fragment: str, timeout: float = 10.0) -> dict[str, Any]:
+        """The first fault hit on a path containing ``fragment``, polling up to ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while not (hits := await self.hit_log(fragment)):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no request to {fragment} within {timeout} s")
+            await asyncio.sleep(0.02)
+        return hits[0]
+
+    async def clear_faults(self) -> None:
+        async with admin(self.sandbox) as http:
+            await http.delete("/api/v1/sandbox/admin/faults")
+
+    def order_path(self) -> str:
+        return f"/account/{self.account}/order(/limit)?$"
+
+
+@asynccontextmanager
+async def admin(sandbox: SandboxProcess) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(
+        base_url=sandbox.url, timeout=30, headers={"X-Sandbox-Admin": ADMIN_TOKEN}
+    ) as http:
+        yield http
+
+
+@asynccontextmanager
+async def open_desk(
+    sandbox: SandboxProcess,
+    balances: dict[str, str] | None = None,
+    credit: dict[str, str] | None = None,
+    limits: CheckLimits | None = None,
+) -> AsyncIterator[Desk]:
+    user = new_client(sandbox, balances, credit)
+    user.close()
+    client = ServiceClient(ClientSettings(sandbox.url), retry=RetryPolicy(attempts=1))
+    await client.login(user.user, user.password, user.account)
+    env = Environment(sandbox.url, user.user, user.account, sandbox=True)
+    session = TerminalSession(
+        client, env, watchlist=["BTC/USD", "ETH/USD", "ETH/BTC", "ETH/USDT", "USDT/USD"]
+    )
+    journal = OrderJournal(":memory:")
+    desk = Desk(sandbox, session, OrderDesk(session, journal, limits), journal)
+    await desk.refresh()
+    try:
+        yield desk
+    finally:
+        await desk.clear_faults()
+        desk.desk.close()
+        journal.close()
+        await client.aclose()
+
+
+def price(text: str) -> Price:
+    return Price.parse(text)
+
+
+# -- limit conversion ---------------------------------------------------------------------------
+
+
+def test_limit_conversion_both_ways() -> None:
+    buy = wire_limit("USD", "BTC", price("90000 BTC/USD"))
+    assert (buy.base, buy.quote) == ("USD", "BTC")
+    assert buy.value == divide(Decimal(1), Decimal(90000))
+    assert display_number(trader_view("USD", "BTC", buy, "BTC").value) == "90,000"
+    assert wire_limit("USD", "BTC", buy) == buy  # already SOURCE/DESTINATION
+    sell = wire_limit("BTC", "USD", price("59000 BTC/USD"))
+    assert sell == price("59000 BTC/USD")
+    assert trader_view("BTC", "USD", sell, "BTC") == sell
+    # ETH/BTC: buying ETH with BTC at most 0.035 BTC per ETH; selling ETH at least 0.03.
+    eth_buy = wire_limit("BTC", "ETH", price("0.035 ETH/BTC"))
+    assert (eth_buy.base, eth_buy.quote) == ("BTC", "ETH")
+    assert display_number(trader_view("BTC", "ETH", eth_buy, "ETH").value) == "0.035"
+    assert wire_limit("ETH", "BTC", price("0.03 ETH/BTC")) == price("0.03 ETH/BTC")
+    assert describe_limit("BTC", "USD", sell, "BTC") == (
+        "sell BTC receiving at least 59,000 USD per BTC"
+    )
+    assert describe_limit("USD", "BTC", buy, "BTC") == "buy BTC paying at most 90,000 USD per BTC"
+    with pytest.raises(ValueError, match="USD/BTC or BTC/USD, not ETH/USD"):
+        wire_limit("USD", "BTC", price("3000 ETH/USD"))
+    with pytest.raises(ValueError, match="greater than zero"):
+        wire_limit("USD", "BTC", price("0 BTC/USD"))
+
+
+def test_ticket_validation_names_the_field() -> None:
+    now = utc_now()
+    cases = [
+        (TicketInput("USD", "BTC", Decimal(0)), "size"),
+        (TicketInput("BTC", "BTC", Decimal(1)), "destination"),
+        (TicketInput("USD", "BTC", Decimal(1), "market", price("90000 BTC/USD")), "limit"),
+        (
+            TicketInput("USD", "BTC", Decimal(1), "limit", None, now - timedelta(minutes=1)),
+            "end_at",
+        ),
+        (TicketInput("USD", "BTC", Decimal(1), "limit", price("1 ETH/USD")), "limit"),
+    ]
+    for ticket, field in cases:
+        with pytest.raises(TicketError) as caught:
+            ticket.validate(now)
+        assert caught.value.field == field, ticket
+    TicketInput("USD", "BTC", Decimal(1), "limit", price("90000 BTC/USD")).validate(now)
+
+
+async def test_converted_limits_fill_or_rest_consistently_with_the_book(
+    sandbox: SandboxProcess,
+) -> None:
+    async with open_desk(sandbox) as d:
+        ask = d.desk.top_of_book["BTC/USD"].ask
+        above = price(f"{(ask * Decimal('1.02')).quantize(Decimal(1))} BTC/USD")
+        below = price(f"{(ask * Decimal('0.80')).quantize(Decimal(1))} BTC/USD")
+        fills = await d.desk.submit(TicketInput("USD", "BTC", Decimal(1000), "limit", above))
+        assert fills.status == "filled", fills.message
+        assert fills.order is not None and fills.order.limit is not None
+        assert (fills.order.limit.base, fills.order.limit.quote) == ("USD", "BTC")
+        assert fills.order.result.total is not None
+        assert fills.order.result.total.value >= Decimal(1000) / above.value * Decimal("0.9999")
+        far = TicketInput("USD", "BTC", Decimal(1000), "limit", below)
+        assert [c.code for c in d.desk.checks(far)] == ["limit_distance"]
+        rests = await d.desk.submit(far)
+        assert rests.status == "submitted", rests.message
+        # A sell typed in BTC/USD units passes through as the wire's SOURCE/DESTINATION.
+        sell = await d.desk.submit(
+            TicketInput("BTC", "USD", Decimal("0.01"), "limit", price("59000 BTC/USD"))
+        )
+        assert sell.status == "filled", sell.message
+        assert sell.order is not None and sell.order.limit == price("59000 BTC/USD")
+        assert d.journal.entry(sell.client_order_id) is not None
+        entry = d.journal.entry(sell.client_order_id)
+        assert entry is not None and entry.request["limit"] == "59000 BTC/USD"
+
+
+# -- indicative price ---------------------------------------------------------------------------
+
+
+async def test_estimate_requests_are_debounced(sandbox: SandboxProcess) -> None:
+    async with open_desk(sandbox) as d:
+        await d.faults({"kind": "latency", "seconds": 0, "path": f"{d.account}/order/estimate"})
+        feed = EstimateFeed(d.client, debounce=0.2)
+        seen: list[EstimateResult] = []
+        feed.results.subscribe(seen.append)
+        for size in ("100", "1000", "5000"):
+            feed.request(TicketInput("USD", "BTC", Decimal(size)))
+        await until(lambda: seen)
+        await feed.close()
+        assert await d.hits("/order/estimate") == 1
+        [result] = seen
+        assert result.ok, result.error
+        assert result.ticket.size == Decimal(5000)
+        assert result.received is not None and result.received.asset == "BTC"
+        assert result.price is not None and result.inverted is not None
+        assert (result.price.base, result.price.quote) == ("USD", "BTC")
+        assert (result.inverted.base, result.inverted.quote) == ("BTC", "USD")
+
+
+async def test_a_newer_estimate_supersedes_one_in_flight(sandbox: SandboxProcess) -> None:
+    async with open_desk(sandbox) as d:
+        path = f"{d.account}/order/estimate"
+        await d.faults({"kind": "latency", "seconds": 3, "path": path, "count": 1})
+        feed = EstimateFeed(d.client, debounce=0.01)
+        seen: list[EstimateResult] = []
+        feed.results.subscribe(seen.append)
+        feed.request(TicketInput("USD", "BTC", Decimal(100)))
+        await d.wait_for_hit("/order/estimate")  # the slow request is at the server
+        started = time.monotonic()
+        feed.request(TicketInput("USD", "BTC", Decimal(200)))
+        await until(lambda: seen)
+        assert time.monotonic() - started < 2.5  # not held behind the slow one
+        await feed.close()
+        assert [r.ticket.size for r in seen] == [Decimal(200)]
+        assert feed.latest is seen[0] and seen[0].ok
+
+
+# -- what-if ------------------------------------------------------------------------------------
+
+
+async def test_what_if_predictions_match_the_server(sandbox: SandboxProcess) -> None:
+    async with open_desk(sandbox, USD_CREDIT, CREDIT_LINE) as d:
+        for size, needs_credit in ((Decimal(1000), False), (Decimal(120000), True)):
+            ticket = TicketInput("USD", "BTC", size)
+            await d.refresh()
+            assert d.desk.balances is not None
+            estimate = await d.client.estimate("USD", "BTC", size, "BTC")
+            guess = what_if(ticket, d.desk.balances, estimate)
+            assert guess.refusal is None and guess.needs_credit is needs_credit
+            assert guess.destination.funds_after is not None
+            result = await d.desk.submit(ticket)
+            assert result.status == "filled", result.message
+        await d.refresh()
+        assert d.desk.balances is not None
+        beyond = TicketInput("USD", "BTC", Decimal(500000))
+        guess = what_if(beyond, d.desk.balances, None)
+        assert guess.refusal is not None and guess.refusal.startswith("Insufficient Funds")
+        assert guess.source.credit_after is not None and guess.source.credit_after < 0
+        result = await d.desk.submit(beyond)
+        assert result.status == "rejected"
+        assert result.message == guess.refusal  # the same words, named amount included
+
+
+async def test_credit_outside_credit_hours_is_predicted(
+    sandbox_factory: Callable[..., SandboxProcess],
+) -> None:
+    closed = sandbox_factory("--credit-hours", "never")
+    async with open_desk(closed, {"USD": "1000"}, CREDIT_LINE) as d:
+        assert d.desk.balances is not None
+        ticket = TicketInput("USD", "BTC", Decimal(5000))
+        guess = what_if(ticket, d.desk.balances, None)
+        assert guess.needs_credit
+        assert guess.refusal is not None and guess.refusal.startswith("Credit Not Available")
+        result = await d.desk.submit(ticket)
+        assert result.status == "rejected"
+        assert result.message.startswith("Credit Not Available")
+
+
+# -- pre-trade checks ---------------------------------------------------------------------------
+
+
+async def test_fat_finger_blocks_unless_overridden(sandbox: SandboxProcess) -> None:
+    async with open_desk(sandbox, limits=CheckLimits(max_notional=Decimal(1000))) as d:
+        assert d.desk.balances is not None
+        huge = TicketInput("BTC", "USD", Decimal(20))
+        found = checks(huge, d.desk.balances, d.desk.top_of_book, CheckLimits())
+        assert {(c.code, c.severity) for c in found} == {("funds", "warn"), ("fat_finger", "block")}
+        # Valued one hop through USDT when ETH/USD is not in the book.
+        tops = {k: v for k, v in d.desk.top_of_book.items() if k in ("ETH/USDT", "USDT/USD")}
+        assert len(tops) == 2
+        eth = TicketInput("ETH", "BTC", Decimal(1000))
+        assert [c.code for c in checks(eth, None, tops)] == ["fat_finger"]
+        assert [c.code for c in checks(eth, None, {})] == ["unvalued"]
+        assert checks(TicketInput("ETH", "BTC", Decimal(1)), None, tops) == []
+        ticket = TicketInput("BTC", "USD", Decimal("0.1"))  # about 9,000 USD > 1,000
+        with pytest.raises(TicketError, match="above the 1,000 USD limit"):
+            await d.desk.submit(ticket)
+        assert await d.client.orders() == []
+        assert d.journal.entries() == []
+        result = await d.desk.submit(ticket, override=True)
+        assert result.status == "filled", result.message
+        assert [c.severity for c in result.checks if c.code == "fat_finger"] == ["warn"]
+
+
+# -- submission ---------------------------------------------------------------------------------
+
+
+async def test_a_second_enter_sends_nothing(sandbox: SandboxProcess) -> None:
+    async with open_desk(sandbox) as d:
+        await d.faults({"kind": "latency", "seconds": 0.5, "path": d.order_path()})
+        ticket = TicketInput("USD", "BTC", Decimal(100))
+        first = asyncio.get_running_loop().create_task(d.desk.submit(ticket))
+        await until(lambda: d.desk.sending)
+        with pytest.raises(AlreadySending):
+            await d.desk.submit(ticket)
+        result = await first
+        assert result.status == "filled" and not d.desk.sending
+        assert len(await d.client.orders()) == 1
+        assert len(d.journal.entries()) == 1
+
+
+async def test_a_refusal_is_journaled_with_the_servers_words(sandbox: SandboxProcess) -> None:
+    async with open_desk(sandbox, {"USD": "100"}) as d:
+        result = await d.desk.submit(TicketInput("USD", "BTC", Decimal(1000)))
+        assert result.status == "rejected"
+        assert (
+            result.message == "Insufficient Funds: Requested 1000 USD but only 100 USD is available"
+        )
+        entry = d.journal.entry(result.client_order_id)
+        assert entry is not None
+        assert (entry.status, entry.detail) == ("rejected", result.message)
+
+
+async def test_an_answer_lost_after_commit_still_ends_filled(sandbox: SandboxProcess) -> None:
+    async with open_desk(sandbox) as d:
+        await d.faults({"kind": "drop_after_commit", "path": d.order_path(), "count": 1})
+        result = await d.desk.submit(TicketInput("USD", "BTC", Decimal(100)))
+        assert result.status == "filled", result.message
+        assert result.order is not None
+        assert [o.order_id for o in await d.client.orders()] == [result.order.order_id]
+        entry = d.journal.entry(result.client_order_id)
+        assert entry is not None and (entry.status, entry.order_id) == (
+            "filled",
+            result.order.order_id,
+        )
+
+
+async def test_the_journal_is_written_before_the_order_leaves(sandbox: SandboxProcess) -> None:
+    async with open_desk(sandbox) as d:
+        await d.faults({"kind": "latency", "seconds": 1, "path": d.order_path()})
+        task = asyncio.get_running_loop().create_task(
+            d.desk.submit(TicketInput("USD", "BTC", Decimal(100)))
+        )
+        hit = await d.wait_for_hit("/order")  # the request is at the server, held there
+        [entry] = d.journal.entries()
+        assert entry.status == "sending" and d.desk.sending
+        assert entry.created_at <= parse_timestamp(hit["time"])
+        assert await d.client.orders() == []  # not executed yet
+        result = await task
+        assert result.status == "filled"
+        after = d.journal.entry(result.client_order_id)
+        assert after is not None and after.status == "filled"
+
+
+async def test_an_answer_lost_before_execution_is_unknown(sandbox: SandboxProcess) -> None:
+    async with open_desk(sandbox) as d:
+        await d.faults({"kind": "drop", "path": d.order_path(), "count": 1})
+        result = await d.desk.submit(TicketInput("USD", "BTC", Decimal(100)))
+        assert result.status == "unknown" and result.order is None
+        assert "unknown whether it executed" in result.message
+        assert await d.client.orders() == []
+        entry = d.journal.entry(result.client_order_id)
+        assert entry is not None and (entry.status, entry.detail) == ("unknown", result.message)
+        assert not d.desk.sending
