@@ -25,6 +25,7 @@ import platformdirs
 from app.api import NotFound, ServiceClient
 from app.domain import format_timestamp, parse_timestamp, utc_now
 from app.domain.records import Order
+from app.services.session import TerminalSession
 
 OPEN_STATUSES = ("sending", "unknown")
 SCHEMA = """
@@ -217,3 +218,22 @@ def server_lookup(client: ServiceClient) -> Lookup:
         return same[0] if len(same) == 1 else None
 
     return lookup
+
+
+async def reconcile_on_start(session: TerminalSession, journal: OrderJournal) -> list[JournalEntry]:
+    """At start: settle what a crash or a lost answer left open, and tell the trader."""
+    account = session.environment.account
+    open_entries = journal.unsettled(account)
+    if not open_entries:
+        return []
+    session.log("info", f"checking {len(open_entries)} order(s) whose outcome was not known")
+    changed = await journal.reconcile(account, server_lookup(session.client))
+    for entry in changed:
+        level = "warning" if entry.status in ("unknown", "failed") else "info"
+        what = entry.order_id or entry.client_order_id
+        session.log(
+            level,
+            f"order {what} ({entry.kind}, sent {format_timestamp(entry.created_at)}"
+            f"): {entry.status}{' — ' + entry.detail if entry.detail else ''}",
+        )
+    return changed

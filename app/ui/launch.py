@@ -35,6 +35,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 import app as tradeterm
 from app import logs
 from app.services.connect import LoginFailed, connect
+from app.services.journal import OrderJournal, reconcile_on_start
 from app.services.sandbox_child import SandboxChild, SandboxStartFailed
 from app.services.session import TerminalSession
 from app.ui import errors
@@ -55,6 +56,7 @@ class LaunchOptions:
     smoke_test: bool = False
     screenshot: Path | None = None
     sandbox_db: str | None = None  # default: the sandbox's own default (user data dir)
+    journal_path: Path | None = None  # default: journal.db in the user data dir
 
 
 class Failed(Exception):
@@ -98,6 +100,7 @@ async def _main(options: LaunchOptions) -> int:
     child: SandboxChild | None = None
     session: TerminalSession | None = None
     window: MainWindow | None = None
+    journal: OrderJournal | None = None
     try:
         if options.sandbox:
             child = SandboxChild(options.sandbox_db)
@@ -120,6 +123,10 @@ async def _main(options: LaunchOptions) -> int:
         window.closing.connect(quit_event.set)
         await session.start()
         window.context.precision.learn(session.pair_info)
+        journal = OrderJournal(options.journal_path)
+        window.tasks.spawn(
+            reconcile_on_start(session, journal), "checking orders left open by the last run"
+        )
         if options.smoke_test:
             return await _smoke(window, options.screenshot)
         await quit_event.wait()
@@ -133,6 +140,8 @@ async def _main(options: LaunchOptions) -> int:
             await session.client.aclose()
         if child is not None:
             await child.stop()
+        if journal is not None:
+            journal.close()
 
 
 async def _login(

@@ -10,7 +10,8 @@ import pytest
 
 from app.api import ClientSettings, NetworkError, ServiceClient, new_client_order_id
 from app.domain import Amount
-from app.services.journal import OrderJournal, server_lookup
+from app.services.journal import OrderJournal, reconcile_on_start, server_lookup
+from app.services.session import Environment, LogEvent, TerminalSession
 from tests.harness import SandboxProcess, Session
 
 pytestmark = pytest.mark.anyio
@@ -85,3 +86,28 @@ async def test_reconcile_keeps_entries_it_cannot_check(tmp_path: Path) -> None:
     assert "cannot reach" in entry.detail
     assert journal.unsettled("acct")[0].client_order_id == "x-1"
     journal.close()
+
+
+async def test_start_reconciliation_tells_the_trader(
+    sandbox: SandboxProcess, client: Session, tmp_path: Path
+) -> None:
+    journal = OrderJournal(tmp_path / "start.db")
+    placed = new_client_order_id()
+    journal.record_intent(
+        placed,
+        "limit",
+        client.account,
+        {"source": "BTC", "destination": "USD", "size": Decimal("0.01")},
+    )
+    assert client.limit_order("BTC", "USD", "0.01", clientOrderId=placed).status_code == 200
+    api = ServiceClient(ClientSettings(sandbox.url))
+    await api.login(client.user, client.password, client.account)
+    session = TerminalSession(api, Environment(sandbox.url, client.user, client.account))
+    lines: list[LogEvent] = []
+    session.events.subscribe(lines.append)
+    changed = await reconcile_on_start(session, journal)
+    assert [e.status for e in changed] == ["filled"]
+    assert any("filled" in line.message and changed[0].order_id in line.message for line in lines)
+    assert await reconcile_on_start(session, journal) == []  # nothing left open
+    journal.close()
+    await api.aclose()
