@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import itertools
 import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -205,3 +207,22 @@ def wait_until(condition: Any, timeout: float = 10.0, interval: float = 0.05) ->
         if time.monotonic() >= deadline:
             raise AssertionError(f"condition not met within {timeout} s")
         time.sleep(interval)
+
+
+async def until(condition: Any, timeout: float = 10.0) -> Any:
+    """``wait_until`` for async tests: awaits, so the loop's tasks (feeds, desks) keep running
+    while the condition is polled."""
+    deadline = time.monotonic() + timeout
+    while not (result := condition()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        await asyncio.sleep(0.02)
+    return result
+
+
+def free_port() -> int:
+    """A loopback port free right now (for a sandbox that must come back on the same port)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port

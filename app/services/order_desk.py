@@ -33,13 +33,13 @@ from app.api import (
 from app.domain import Amount, Price, format_decimal, format_timestamp, utc_now
 from app.domain.money import MONEY_CONTEXT, format_trimmed
 from app.domain.records import Estimate, Order, PortfolioBalance, TopOfBook
+from app.domain.valuation import value_in
 from app.services.events import Topic
 from app.services.journal import OrderJournal
 from app.services.pricing import (
     describe_limit,
     display_number,
     pair_base,
-    value_in,
     wire_limit,
 )
 from app.services.session import Balances, TerminalSession

@@ -9,17 +9,16 @@ USD per BTC" is typed as ``90000 BTC/USD`` while the order (source USD, destinat
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 
-from app.domain import AssetPair, Price
-from app.domain.money import MONEY_CONTEXT, divide, format_trimmed
-from app.domain.records import TopOfBook
+from app.domain import Price
+from app.domain.money import MONEY_CONTEXT, format_trimmed
+from app.domain.valuation import HOP_ASSETS
 
 #: Significant digits kept when a converted price is shown (1/(1/x) is not exactly x).
 DISPLAY_DIGITS = 12
 #: Assets through which a value may hop once when no direct market exists.
-HOP_ASSETS = ("USD", "USDT")
 
 
 def wire_limit(source: str, destination: str, price: Price) -> Price:
@@ -91,37 +90,3 @@ def display_number(value: Decimal, digits: int = DISPLAY_DIGITS) -> str:
     whole, _, fraction = text.lstrip("-").partition(".")
     grouped = f"{int(whole):,}"
     return f"{sign}{grouped}.{fraction}" if fraction else f"{sign}{grouped}"
-
-
-def value_in(
-    amount: Decimal, asset: str, currency: str, tops: Mapping[str, TopOfBook]
-) -> Decimal | None:
-    """``amount`` of ``asset`` in ``currency`` at top-of-book mids: directly, through the
-    inverse pair, or one hop via USD or USDT. None when no market values it."""
-    if asset == currency:
-        return amount
-    rate = _rate(asset, currency, tops)
-    if rate is None:
-        for hop in HOP_ASSETS:
-            if hop in (asset, currency):
-                continue
-            first, second = _rate(asset, hop, tops), _rate(hop, currency, tops)
-            if first is not None and second is not None:
-                with localcontext(MONEY_CONTEXT):
-                    rate = first * second
-                break
-    if rate is None:
-        return None
-    with localcontext(MONEY_CONTEXT):
-        return amount * rate
-
-
-def _rate(asset: str, currency: str, tops: Mapping[str, TopOfBook]) -> Decimal | None:
-    """How much ``currency`` one ``asset`` is worth at the mid, or None without a market."""
-    direct = tops.get(str(AssetPair(asset, currency)))
-    if direct is not None and direct.mid > 0:
-        return direct.mid
-    inverse = tops.get(str(AssetPair(currency, asset)))
-    if inverse is not None and inverse.mid > 0:
-        return divide(Decimal(1), inverse.mid)
-    return None

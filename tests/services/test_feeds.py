@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import socket
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,32 +15,15 @@ from app.domain.records import OrderBook, TopOfBook
 from app.services.health import Health, HealthState
 from app.services.poller import MAX_BACKOFF, Poller
 from app.services.session import Balances, Environment, FeedIntervals, TerminalSession
-from tests.harness import SandboxProcess, Session
+from tests.harness import SandboxProcess, Session, free_port, until
 
 pytestmark = pytest.mark.anyio
-
-
-async def until(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
-    """Await until ``condition()`` is truthy (the feeds run in this loop meanwhile)."""
-    deadline = time.monotonic() + timeout
-    while not (result := condition()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
-        await asyncio.sleep(0.02)
-    return result
 
 
 async def logged_in(url: str, session: Session, **settings: Any) -> ServiceClient:
     client = ServiceClient(ClientSettings(url, **settings), retry=RetryPolicy(attempts=1))
     await client.login(session.user, session.password, session.account)
     return client
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 async def test_a_slow_server_slows_the_poller_instead_of_piling_up(

@@ -32,22 +32,12 @@ from app.services.order_desk import (
 )
 from app.services.pricing import describe_limit, display_number, trader_view, wire_limit
 from app.services.session import Environment, TerminalSession
-from tests.harness import ADMIN_TOKEN, SandboxProcess, new_client
+from tests.harness import ADMIN_TOKEN, SandboxProcess, new_client, until
 
 pytestmark = pytest.mark.anyio
 
 USD_CREDIT = {"USD": "100000"}
 CREDIT_LINE = {"USD": "-50000"}
-
-
-async def until(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
-    """Await until ``condition()`` is truthy (the desk's tasks run in this loop meanwhile)."""
-    deadline = time.monotonic() + timeout
-    while not (result := condition()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
-        await asyncio.sleep(0.02)
-    return result
 
 
 @dataclass

@@ -21,22 +21,12 @@ from app.domain.records import TopOfBook
 from app.services.journal import OrderJournal
 from app.services.rfq_desk import SIDES, AcceptClosed, LiveQuote, QuoteEvent, RfqDesk
 from app.services.session import Environment, LogEvent, TerminalSession
-from tests.harness import ADMIN_TOKEN, SandboxProcess, Session, new_client
+from tests.harness import ADMIN_TOKEN, SandboxProcess, Session, new_client, until
 
 pytestmark = pytest.mark.anyio
 
 PAIR = "BTC/USD"
 SIZE = Amount(Decimal("0.01"), "BTC")
-
-
-async def until(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
-    """Await until ``condition()`` is truthy (the desk's task runs in this loop meanwhile)."""
-    deadline = time.monotonic() + timeout
-    while not (result := condition()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
-        await asyncio.sleep(0.02)
-    return result
 
 
 async def elapse(seconds: float) -> None:

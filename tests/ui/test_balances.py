@@ -20,6 +20,7 @@ from pytestqt.qtbot import QtBot
 
 from app.domain.money import MONEY_CONTEXT, AssetPair
 from app.domain.records import Account, Balance, Portfolio, PortfolioBalance, TopOfBook
+from app.domain.valuation import valuation_rate
 from app.services.session import Balances
 from app.ui.delegates import BAR_HIGH, BAR_MARGIN, BAR_OK, UtilisationBarDelegate, bar_width
 from app.ui.formatting import Precision
@@ -29,9 +30,8 @@ from app.ui.models.balances_model import (
     UTILISATION_ROLE,
     VALUE_ROLE,
     BalancesModel,
+    BalancesSortProxy,
     Column,
-    DecimalSortProxy,
-    valuation_rate,
 )
 from app.ui.panels.balances import SETTINGS_KEY, BalancesPanel
 from tests.harness import body
@@ -363,7 +363,7 @@ def test_numbers_sort_as_decimals_in_the_proxy(qtbot: QtBot) -> None:
         "DDD": ("0.5", "0", "0", "0"),
         "EEE": ("1000000.123", "0", "0", "0"),
     }))  # fmt: skip
-    proxy = DecimalSortProxy()
+    proxy = BalancesSortProxy()
     proxy.setSourceModel(model)
 
     def order(column: Column, direction: Qt.SortOrder) -> list[str]:

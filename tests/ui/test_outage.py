@@ -4,7 +4,6 @@ starting it again recovers by itself."""
 from __future__ import annotations
 
 import itertools
-import socket
 import time
 from pathlib import Path
 
@@ -20,15 +19,8 @@ from app.ui.formatting import Precision
 from app.ui.main_window import Area, MainWindow, PanelSpec
 from app.ui.panels.base import PanelContext
 from app.ui.qt import QEventLoop
-from tests.harness import SandboxProcess
+from tests.harness import SandboxProcess, free_port
 from tests.ui.conftest import run
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def test_outage_degrades_then_goes_offline_and_recovers(

@@ -23,7 +23,6 @@ from PySide6.QtCore import (
     QModelIndex,
     QObject,
     QPersistentModelIndex,
-    QSortFilterProxyModel,
     Qt,
     Signal,
 )
@@ -31,20 +30,18 @@ from PySide6.QtGui import QColor, QFont, QFontDatabase
 
 from app.domain.money import MONEY_CONTEXT
 from app.domain.records import Balance, PortfolioBalance, TopOfBook
+from app.domain.valuation import valuation_rate
 from app.services.session import Balances
 from app.ui.formatting import Precision
+from app.ui.models.sorting import SORT_ROLE as SORT_ROLE
+from app.ui.models.sorting import DecimalSortProxy
 
 Index = QModelIndex | QPersistentModelIndex
 
-#: Raw value of a cell for sorting: Decimal for numbers, str for the asset, None for "—".
-SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 #: The exact Decimal behind a numeric cell (None where there is none).
 VALUE_ROLE = Qt.ItemDataRole.UserRole + 2
 #: ``(used, total)`` credit as Decimals for the utilisation bar, None without a credit line.
 UTILISATION_ROLE = Qt.ItemDataRole.UserRole + 3
-
-#: Assets tried, in order, as the one intermediate step of a valuation.
-HOP_ASSETS = ("USD", "USDT")
 
 NEGATIVE_COLOUR = QColor("#d64541")
 UNVALUED_COLOUR = QColor("#8a8a8a")
@@ -90,42 +87,6 @@ TOOLTIPS = {
 
 ZERO = Decimal(0)
 HUNDRED = Decimal(100)
-
-
-# -- valuation ------------------------------------------------------------------------------
-
-
-def _pair_rate(asset: str, currency: str, books: Mapping[str, TopOfBook]) -> Decimal | None:
-    """Units of ``currency`` per one ``asset`` from one book: direct or inverse pair."""
-    if asset == currency:
-        return Decimal(1)
-    direct = books.get(f"{asset}/{currency}")
-    if direct is not None and direct.mid > 0:
-        return direct.mid
-    inverse = books.get(f"{currency}/{asset}")
-    if inverse is not None and inverse.mid > 0:
-        with localcontext(MONEY_CONTEXT):
-            return Decimal(1) / inverse.mid
-    return None
-
-
-def valuation_rate(asset: str, currency: str, books: Mapping[str, TopOfBook]) -> Decimal | None:
-    """Units of ``currency`` one ``asset`` is worth at the mids of ``books``, or None.
-
-    The direct pair, else the inverse pair, else one hop through USD, then USDT.
-    """
-    rate = _pair_rate(asset, currency, books)
-    if rate is not None:
-        return rate
-    for hop in HOP_ASSETS:
-        if hop in (asset, currency):
-            continue
-        first = _pair_rate(asset, hop, books)
-        second = _pair_rate(hop, currency, books)
-        if first is not None and second is not None:
-            with localcontext(MONEY_CONTEXT):
-                return first * second
-    return None
 
 
 # -- rows -----------------------------------------------------------------------------------
@@ -438,18 +399,8 @@ class BalancesModel(QAbstractTableModel):
         return None
 
 
-class DecimalSortProxy(QSortFilterProxyModel):
-    """Sorts by ``SORT_ROLE``: numbers as Decimal, text case-insensitively, "—" (None) first."""
+class BalancesSortProxy(DecimalSortProxy):
+    """Assets without a value ("—") sort before every number."""
 
     def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.setSortRole(SORT_ROLE)
-
-    def lessThan(self, source_left: Index, source_right: Index) -> bool:
-        left = source_left.data(SORT_ROLE)
-        right = source_right.data(SORT_ROLE)
-        if left is None or right is None:
-            return left is None and right is not None
-        if isinstance(left, Decimal) and isinstance(right, Decimal):
-            return left < right
-        return str(left).casefold() < str(right).casefold()
+        super().__init__(parent, missing_first=True)

@@ -24,12 +24,10 @@ from enum import IntEnum
 from typing import Any
 
 from PySide6.QtCore import (
-    QAbstractItemModel,
     QAbstractTableModel,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
-    QSortFilterProxyModel,
     Qt,
     QTimer,
 )
@@ -38,14 +36,14 @@ from PySide6.QtGui import QColor, QFont, QFontDatabase
 from app.domain.money import MONEY_CONTEXT
 from app.domain.records import TopOfBook
 from app.ui.formatting import DASH, Precision, format_number
+from app.ui.models.sorting import SORT_ROLE as SORT_ROLE
+from app.ui.models.sorting import DecimalSortProxy
 from app.ui.palette import DEFAULT_PALETTE, TradePalette
 
 Index = QModelIndex | QPersistentModelIndex
 SortKey = Decimal | str | None
 Clock = Callable[[], float]
 
-#: The raw value of a cell for sorting: Decimal for numbers, str for the pair, None for "—".
-SORT_ROLE = int(Qt.ItemDataRole.UserRole) + 1
 
 FLASH_SECONDS = 0.3
 AGE_TICK_MS = 1000
@@ -135,17 +133,6 @@ def spread_bps(book: TopOfBook) -> Decimal | None:
     if mid <= 0:
         return None
     return MONEY_CONTEXT.divide(MONEY_CONTEXT.multiply(book.spread, _TEN_THOUSAND), mid)
-
-
-def sort_less(left: object, right: object) -> bool:
-    """Order of two sort keys: numbers as numbers, text as text, missing values last."""
-    if left is None:
-        return False
-    if right is None:
-        return True
-    if isinstance(left, Decimal) and isinstance(right, Decimal):
-        return left < right
-    return str(left) < str(right)
 
 
 def runs(numbers: Iterable[int]) -> list[tuple[int, int]]:
@@ -533,25 +520,9 @@ class TopOfBookModel(QAbstractTableModel):
         return Decimal(round((self._clock() - row.received) * 1000)).scaleb(-3)
 
 
-class TopOfBookSortProxy(QSortFilterProxyModel):
-    """Sorts by the Decimal keys of ``SORT_ROLE``; never on its own: call ``resort()``."""
+class TopOfBookSortProxy(DecimalSortProxy):
+    """Never re-sorts on its own (prices tick several times a second): the panel calls
+    ``resort()`` on a slow timer. Pairs without data sort last."""
 
     def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.setDynamicSortFilter(False)
-        self.setSortRole(SORT_ROLE)
-        self._source: QAbstractItemModel | None = None
-
-    def setSourceModel(self, model: QAbstractItemModel) -> None:
-        self._source = model
-        super().setSourceModel(model)
-
-    def lessThan(self, source_left: Index, source_right: Index) -> bool:
-        model = self._source
-        assert model is not None
-        return sort_less(model.data(source_left, SORT_ROLE), model.data(source_right, SORT_ROLE))
-
-    def resort(self) -> None:
-        """Sort again by the current column and order (nothing when unsorted)."""
-        if self.sortColumn() >= 0:
-            self.sort(self.sortColumn(), self.sortOrder())
+        super().__init__(parent, dynamic=False)

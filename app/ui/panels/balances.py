@@ -28,8 +28,8 @@ from app.ui.formatting import Precision
 from app.ui.models.balances_model import (
     UTILISATION_ROLE,
     BalancesModel,
+    BalancesSortProxy,
     Column,
-    DecimalSortProxy,
 )
 from app.ui.panels.base import PanelContext
 
@@ -56,7 +56,7 @@ class BalancesPanel(QWidget):
         currency = str(context.settings.value(SETTINGS_KEY, DEFAULT_CURRENCY) or DEFAULT_CURRENCY)
 
         self.model = BalancesModel(context.precision, currency, self)
-        self.proxy = DecimalSortProxy(self)
+        self.proxy = BalancesSortProxy(self)
         self.proxy.setDynamicSortFilter(False)
         self.proxy.setSourceModel(self.model)
 
