@@ -98,6 +98,7 @@ class TerminalSession:
         self.watchlist_changed: Topic[list[str]] = Topic("watchlist")
         self.selection_changed: Topic[str] = Topic("selection")
         self.events: Topic[LogEvent] = Topic("log")
+        self.fills: Topic[None] = Topic("fills")  # an order or accept may have moved money
         self.health.changes.subscribe(self._log_health)
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -170,8 +171,9 @@ class TerminalSession:
         self.order_book.refresh()
 
     def after_fill(self) -> None:
-        """Balances change with every fill: read them at once."""
+        """Balances change with every fill: read them at once, and tell the record views."""
         self.balances.refresh()
+        self.fills.publish(None)
 
     async def service_info(self) -> list[ServiceInfo]:
         """Information of the three sub-services (Help > About)."""

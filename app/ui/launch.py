@@ -35,7 +35,8 @@ from PySide6.QtWidgets import QApplication, QWidget
 import app as tradeterm
 from app import logs
 from app.services.connect import LoginFailed, connect
-from app.services.journal import OrderJournal, reconcile_on_start
+from app.services.desks import TradingDesks
+from app.services.journal import reconcile_on_start
 from app.services.sandbox_child import SandboxChild, SandboxStartFailed
 from app.services.session import TerminalSession
 from app.ui import errors
@@ -100,7 +101,7 @@ async def _main(options: LaunchOptions) -> int:
     child: SandboxChild | None = None
     session: TerminalSession | None = None
     window: MainWindow | None = None
-    journal: OrderJournal | None = None
+    desks: TradingDesks | None = None
     try:
         if options.sandbox:
             child = SandboxChild(options.sandbox_db)
@@ -119,13 +120,13 @@ async def _main(options: LaunchOptions) -> int:
                 child = None
             if session is None:
                 return 0
-        window = _open_window(session, settings)
+        desks = TradingDesks.open(session, options.journal_path)
+        window = _open_window(session, settings, desks)
         window.closing.connect(quit_event.set)
         await session.start()
         window.context.precision.learn(session.pair_info)
-        journal = OrderJournal(options.journal_path)
         window.tasks.spawn(
-            reconcile_on_start(session, journal), "checking orders left open by the last run"
+            reconcile_on_start(session, desks.journal), "checking orders left open by the last run"
         )
         if options.smoke_test:
             return await _smoke(window, options.screenshot)
@@ -138,10 +139,10 @@ async def _main(options: LaunchOptions) -> int:
         if session is not None:
             await session.stop()
             await session.client.aclose()
+        if desks is not None:
+            await desks.close()
         if child is not None:
             await child.stop()
-        if journal is not None:
-            journal.close()
 
 
 async def _login(
@@ -168,13 +169,13 @@ async def _dialog_login(settings: QSettings, child: SandboxChild) -> TerminalSes
     return session
 
 
-def _open_window(session: TerminalSession, settings: QSettings) -> MainWindow:
+def _open_window(session: TerminalSession, settings: QSettings, desks: TradingDesks) -> MainWindow:
     bridge = SessionBridge(session)
 
     def notify(level: str, message: str) -> None:
         session.log(level, message)
 
-    context = PanelContext(bridge, Precision(), settings, notify)
+    context = PanelContext(bridge, Precision(), settings, notify, desks)
     window = MainWindow(context, default_panels(), tradeterm.version())
     loop = asyncio.get_running_loop()
     errors.install(notify, loop)

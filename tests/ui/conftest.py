@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from app.api import ClientSettings, ServiceClient
+from app.services.desks import TradingDesks
 from app.services.session import Environment, FeedIntervals, TerminalSession
 from app.ui.bridge import SessionBridge
 from app.ui.formatting import Precision
@@ -61,18 +62,24 @@ def settings(tmp_path: Path) -> QSettings:
 
 @dataclass
 class Live:
-    """A started terminal session on a fresh sandbox client, with its bridge and context."""
+    """A started terminal session on a fresh sandbox client, with its bridge, its trading desks
+    (journal in the test's tmp_path) and the panel context."""
 
     session: TerminalSession
     bridge: SessionBridge
     context: PanelContext
     account: Session
     notices: list[tuple[str, str]]
+    desks: TradingDesks
 
 
 @pytest.fixture
 def live(
-    qtbot: QtBot, qloop: QEventLoop, sandbox: SandboxProcess, settings: QSettings
+    qtbot: QtBot,
+    qloop: QEventLoop,
+    sandbox: SandboxProcess,
+    settings: QSettings,
+    tmp_path: Path,
 ) -> Iterator[Live]:
     account = new_client(
         sandbox, balances={"USD": "100000", "BTC": "2", "ETH": "10"}, credit={"USD": "-50000"}
@@ -87,13 +94,15 @@ def live(
     bridge = SessionBridge(session)
     precision = Precision()
     notices: list[tuple[str, str]] = []
+    desks = TradingDesks.open(session, tmp_path / "journal.db")
     context = PanelContext(
-        bridge, precision, settings, lambda level, text: notices.append((level, text))
+        bridge, precision, settings, lambda level, text: notices.append((level, text)), desks
     )
     run(qtbot, session.start())
     precision.learn(session.pair_info)
-    yield Live(session, bridge, context, account, notices)
+    yield Live(session, bridge, context, account, notices, desks)
     run(qtbot, session.stop())
+    run(qtbot, desks.close())
     run(qtbot, client.aclose())
     bridge.deleteLater()
     account.close()
