@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -73,36 +73,59 @@ class Live:
     desks: TradingDesks
 
 
+LiveFactory = Callable[..., Live]
+
+
 @pytest.fixture
-def live(
-    qtbot: QtBot,
-    qloop: QEventLoop,
-    sandbox: SandboxProcess,
-    settings: QSettings,
-    tmp_path: Path,
-) -> Iterator[Live]:
-    account = new_client(
-        sandbox, balances={"USD": "100000", "BTC": "2", "ETH": "10"}, credit={"USD": "-50000"}
-    )
-    client = ServiceClient(ClientSettings(sandbox.url))
-    run(qtbot, client.login(account.user, account.password, account.account))
-    session = TerminalSession(
-        client,
-        Environment(sandbox.url, account.user, account.account, sandbox=True),
-        FeedIntervals(top_of_book=0.25, balances=1.0, order_book=0.5),
-    )
-    bridge = SessionBridge(session)
-    precision = Precision()
-    notices: list[tuple[str, str]] = []
-    desks = TradingDesks.open(session, tmp_path / "journal.db")
-    context = PanelContext(
-        bridge, precision, settings, lambda level, text: notices.append((level, text)), desks
-    )
-    run(qtbot, session.start())
-    precision.learn(session.pair_info)
-    yield Live(session, bridge, context, account, notices, desks)
-    run(qtbot, session.stop())
-    run(qtbot, desks.close())
-    run(qtbot, client.aclose())
-    bridge.deleteLater()
-    account.close()
+def live_factory(
+    qtbot: QtBot, qloop: QEventLoop, settings: QSettings, tmp_path: Path
+) -> Iterator[LiveFactory]:
+    """``live_factory(sandbox, balances=..., credit=...)``: a started session on any sandbox
+    (e.g. one from ``sandbox_factory`` with ``--quote-ttl`` or ``--credit-hours never``).
+    Everything it starts is stopped after the test."""
+    started: list[tuple[Live, ServiceClient]] = []
+
+    def start(
+        sandbox: SandboxProcess,
+        *,
+        balances: dict[str, str] | None = None,
+        credit: dict[str, str] | None = None,
+    ) -> Live:
+        account = new_client(
+            sandbox,
+            balances=balances or {"USD": "100000", "BTC": "2", "ETH": "10"},
+            credit={"USD": "-50000"} if credit is None else credit,
+        )
+        client = ServiceClient(ClientSettings(sandbox.url))
+        run(qtbot, client.login(account.user, account.password, account.account))
+        session = TerminalSession(
+            client,
+            Environment(sandbox.url, account.user, account.account, sandbox=True),
+            FeedIntervals(top_of_book=0.25, balances=1.0, order_book=0.5),
+        )
+        bridge = SessionBridge(session)
+        precision = Precision()
+        notices: list[tuple[str, str]] = []
+        desks = TradingDesks.open(session, tmp_path / f"journal-{len(started)}.db")
+        context = PanelContext(
+            bridge, precision, settings, lambda level, text: notices.append((level, text)), desks
+        )
+        run(qtbot, session.start())
+        precision.learn(session.pair_info)
+        live = Live(session, bridge, context, account, notices, desks)
+        started.append((live, client))
+        return live
+
+    yield start
+    for live, client in started:
+        run(qtbot, live.session.stop())
+        run(qtbot, live.desks.close())
+        run(qtbot, client.aclose())
+        live.bridge.deleteLater()
+        live.account.close()
+
+
+@pytest.fixture
+def live(live_factory: LiveFactory, sandbox: SandboxProcess) -> Live:
+    """A session on the shared sandbox: USD 100000, BTC 2, ETH 10, USD credit 50000."""
+    return live_factory(sandbox)
