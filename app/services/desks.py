@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.services.journal import OrderJournal
-from app.services.order_desk import CheckLimits, OrderDesk
+from app.services.order_desk import OrderDesk
+from app.services.pretrade import CheckLimits
 from app.services.rfq_desk import RfqDesk
 from app.services.session import TerminalSession
 

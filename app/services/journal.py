@@ -92,12 +92,16 @@ class OrderJournal:
     def record_intent(
         self, client_order_id: str, kind: str, account: str, request: dict[str, Any]
     ) -> None:
-        """Written (and synced) before the request leaves; a duplicate id is a bug upstream."""
+        """Written (and synced) before the request leaves. Sending the same clientOrderId again
+        (the same ticket after a lost or failed answer: the server replays, never duplicates)
+        marks the existing entry ``sending`` again and keeps its first creation time."""
         stamp = format_timestamp(utc_now())
         with self._write():
             self._db.execute(
                 "INSERT INTO journal (client_order_id, kind, account, request, created_at, "
-                "status, updated_at) VALUES (?, ?, ?, ?, ?, 'sending', ?)",
+                "status, updated_at) VALUES (?, ?, ?, ?, ?, 'sending', ?) "
+                "ON CONFLICT (client_order_id) DO UPDATE SET status = 'sending', "
+                "detail = '', updated_at = excluded.updated_at",
                 (client_order_id, kind, account, json.dumps(request, default=_text), stamp, stamp),
             )
 

@@ -1,22 +1,15 @@
-"""The order desk: the ticket, its live indicative price, what-if balances, pre-trade checks and
-safe submission of limit and market orders. asyncio only, no Qt (design.md §1).
-
-Prices on the ticket are in the trader's terms (the pair's natural QUOTE per BASE, or already in
-the wire's SOURCE/DESTINATION); ``app.services.pricing.wire_limit`` converts them (§2).
-
-Predictions here (what-if refusals, checks) are computed from the last balances and top of book
-the terminal saw; they help the trader but **the server's answer still rules**: a refusal it
-sends is shown verbatim, whatever was predicted.
+"""The order desk: safe submission of the ticket's limit and market orders, one at a time,
+each journaled before it leaves, and settling of answers that were lost. asyncio only, no Qt
+(design.md §1). The ticket (``ticket``), its live price (``estimates``) and the pre-trade
+predictions (``pretrade``) live in their own modules.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from decimal import Decimal, localcontext
 from typing import Any, Literal
 
 from app.api import (
@@ -26,369 +19,28 @@ from app.api import (
     NotSent,
     OutcomeUnknown,
     Refused,
-    ServiceClient,
     ServiceError,
     new_client_order_id,
 )
-from app.domain import Amount, Price, format_decimal, format_timestamp, utc_now
-from app.domain.money import MONEY_CONTEXT, format_trimmed
-from app.domain.records import Estimate, Order, PortfolioBalance, TopOfBook
-from app.domain.valuation import value_in
+from app.domain import format_decimal, format_timestamp
+from app.domain.money import format_trimmed
+from app.domain.records import Estimate, Order, TopOfBook
 from app.services.events import Topic
-from app.services.journal import OrderJournal
-from app.services.pricing import (
-    describe_limit,
-    display_number,
-    pair_base,
-    wire_limit,
-)
+from app.services.journal import OrderJournal, server_lookup
+from app.services.pretrade import Check, CheckLimits, WhatIf, checks, what_if
+from app.services.pricing import describe_limit, pair_base
 from app.services.session import Balances, TerminalSession
+from app.services.ticket import TicketError, TicketInput
 
 log = logging.getLogger("tradeterm.services")
 
-OrderType = Literal["limit", "market"]
-Severity = Literal["warn", "block"]
 SubmitStatus = Literal["filled", "submitted", "rejected", "failed", "unknown"]
-
-# -- the ticket ---------------------------------------------------------------------------------
-
-
-class TicketError(ValueError):
-    """A ticket that cannot be sent as it is; ``field`` names the input to fix."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
+#: Seconds between the lookups that settle an order whose answer was lost.
+SETTLE_DELAYS: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
 
 
 class AlreadySending(RuntimeError):
     """A submission is still in flight: a second Enter sends nothing."""
-
-
-@dataclass(frozen=True)
-class TicketInput:
-    """Sell ``size`` of ``source`` for ``destination``; ``limit`` in the trader's units."""
-
-    source: str
-    destination: str
-    size: Decimal
-    order_type: OrderType = "market"
-    limit: Price | None = None
-    end_at: datetime | None = None
-
-    def validate(self, now: datetime | None = None) -> None:
-        """Raise TicketError for the first problem found (field and message)."""
-        if not self.size.is_finite() or self.size <= 0:
-            raise TicketError("size", f"size must be greater than zero, not {self.size}")
-        if self.source == self.destination:
-            raise TicketError("destination", f"{self.source} is on both sides of the order")
-        if self.order_type not in ("limit", "market"):
-            raise TicketError("order_type", f"order type is limit or market, not {self.order_type}")
-        if self.order_type == "market" and self.limit is not None:
-            raise TicketError("limit", "a market order takes no limit price")
-        if self.order_type == "market" and self.end_at is not None:
-            raise TicketError("end_at", "an end time applies to limit orders only")
-        if self.end_at is not None and self.end_at <= (now or utc_now()):
-            raise TicketError("end_at", f"end time {format_timestamp(self.end_at)} is in the past")
-        if self.limit is not None:
-            try:
-                wire_limit(self.source, self.destination, self.limit)
-            except (ValueError, ArithmeticError) as exc:
-                raise TicketError("limit", str(exc)) from None
-
-    def wire_limit(self) -> Price | None:
-        """The limit as sent: SOURCE/DESTINATION (design.md §2)."""
-        return None if self.limit is None else wire_limit(self.source, self.destination, self.limit)
-
-
-# -- live indicative price -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class EstimateResult:
-    """The server's indicative answer for ``ticket``: ``received`` in destination, ``price`` in
-    SOURCE/DESTINATION and ``inverted`` in DESTINATION/SOURCE; or ``error`` in words."""
-
-    ticket: TicketInput
-    received: Amount | None = None
-    price: Price | None = None
-    inverted: Price | None = None
-    error: str = ""
-    estimate: Estimate | None = None
-
-    @property
-    def ok(self) -> bool:
-        return not self.error
-
-
-class EstimateFeed:
-    """Indicative prices for the ticket as the trader types: each ``request`` waits ``debounce``
-    seconds and is superseded (cancelled, even in flight) by a newer one. Results are published
-    on ``results``; ``request`` itself never blocks."""
-
-    def __init__(self, client: ServiceClient, debounce: float = 0.3) -> None:
-        self._client = client
-        self.debounce = debounce
-        self._task: asyncio.Task[None] | None = None
-        self.results: Topic[EstimateResult] = Topic("estimate")
-        self.latest: EstimateResult | None = None
-
-    def request(self, ticket: TicketInput) -> None:
-        """Ask for an estimate of ``ticket``; supersedes any earlier request."""
-        self._cancel()
-        self._task = asyncio.get_running_loop().create_task(self._run(ticket), name="estimate")
-
-    @property
-    def pending(self) -> bool:
-        return self._task is not None and not self._task.done()
-
-    async def close(self) -> None:
-        task = self._task
-        self._cancel()
-        if task is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-
-    def _cancel(self) -> None:
-        task, self._task = self._task, None
-        if task is not None and not task.done():
-            task.cancel()
-
-    async def _run(self, ticket: TicketInput) -> None:
-        await asyncio.sleep(self.debounce)
-        self._publish(await fetch_estimate(self._client, ticket))
-
-    def _publish(self, result: EstimateResult) -> None:
-        self.latest = result
-        self.results.publish(result)
-
-
-async def fetch_estimate(client: ServiceClient, ticket: TicketInput) -> EstimateResult:
-    """One estimate for ``ticket`` (quote = destination), as an EstimateResult."""
-    if ticket.size <= 0 or ticket.source == ticket.destination:
-        return EstimateResult(ticket, error="enter a size and two different assets")
-    try:
-        estimate = await client.estimate(
-            ticket.source, ticket.destination, ticket.size, ticket.destination
-        )
-    except ServiceError as exc:
-        return EstimateResult(ticket, error=f"no indicative price: {exc}")
-    price = estimate.price
-    try:
-        if price.base == ticket.destination and price.quote == ticket.source:
-            price = price.invert()
-        inverted = price.invert()
-    except ZeroDivisionError:
-        return EstimateResult(ticket, error="no indicative price: the service quoted zero")
-    return EstimateResult(ticket, estimate.destination, price, inverted, estimate=estimate)
-
-
-# -- what-if -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AssetAfter:
-    """Free funds and available credit of one asset, now and after the trade (None when the
-    amount received is not known yet)."""
-
-    asset: str
-    funds: Decimal
-    credit: Decimal
-    funds_after: Decimal | None
-    credit_after: Decimal | None
-
-
-@dataclass(frozen=True)
-class WhatIf:
-    source: AssetAfter
-    destination: AssetAfter
-    needs_credit: bool
-    #: The refusal the server is expected to send (its first words: ``Insufficient Funds`` or
-    #: ``Credit Not Available``), or None. A prediction: the server's answer rules.
-    refusal: str | None
-
-
-def _portfolio_balance(balances: Balances, asset: str) -> PortfolioBalance:
-    found = balances.portfolio.balances.get(asset)
-    zero = Decimal(0)
-    return found or PortfolioBalance(asset, zero, zero, zero, zero, zero, zero, zero)
-
-
-def what_if(ticket: TicketInput, balances: Balances, estimate: Estimate | None) -> WhatIf:
-    """Balances of both assets after the trade and the refusal the server would likely send.
-
-    Spending uses free funds first, then credit; a receipt repays used credit first. The
-    received amount comes from ``estimate`` (indicative); without one the destination's
-    after-values are None. A limit order that rests locks its source at once but receives
-    nothing until it fills: the destination values then describe the fill. The refusal
-    follows the service's rules as the portfolio shows them:
-    within free funds, fine; no credit line, Insufficient Funds; beyond what can be traded now,
-    Credit Not Available when credit exists but is not counted (outside credit hours), else
-    Insufficient Funds naming the amount available.
-    """
-    size = ticket.size
-    src = _portfolio_balance(balances, ticket.source)
-    dst = _portfolio_balance(balances, ticket.destination)
-    with localcontext(MONEY_CONTEXT):
-        borrowed = max(size - src.available_funds, Decimal(0))
-        source = AssetAfter(
-            ticket.source,
-            src.available_funds,
-            src.available_credit,
-            max(src.available_funds - size, Decimal(0)),
-            src.available_credit - borrowed,
-        )
-        received = None
-        if estimate is not None and estimate.destination.asset == ticket.destination:
-            received = estimate.destination.value
-        if received is None:
-            destination = AssetAfter(
-                ticket.destination, dst.available_funds, dst.available_credit, None, None
-            )
-        else:
-            repaid = min(received, dst.used_credit)
-            destination = AssetAfter(
-                ticket.destination,
-                dst.available_funds,
-                dst.available_credit,
-                dst.available_funds + received - repaid,
-                dst.available_credit + repaid,
-            )
-    return WhatIf(source, destination, borrowed > 0, predict_refusal(size, src))
-
-
-def predict_refusal(size: Decimal, balance: PortfolioBalance) -> str | None:
-    """The refusal expected for spending ``size`` of ``balance.asset`` (None: it fits)."""
-    asset, funds = balance.asset, balance.available_funds
-    if size <= funds:
-        return None
-    if balance.total_credit <= 0:
-        return _insufficient(size, funds, asset)
-    if balance.available_to_trade < size:
-        if balance.available_credit > 0 and balance.available_to_trade == funds:
-            return (
-                "Credit Not Available: credit is not granted now (outside credit hours); "
-                "please contact your account executive"
-            )
-        return _insufficient(size, balance.available_to_trade, asset)
-    return None
-
-
-def _insufficient(size: Decimal, available: Decimal, asset: str) -> str:
-    return (
-        f"Insufficient Funds: Requested {format_trimmed(size)} {asset} "
-        f"but only {format_trimmed(available)} {asset} is available"
-    )
-
-
-# -- pre-trade checks -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CheckLimits:
-    """Precautionary settings: the fat-finger notional (in ``valuation``) and how far a limit
-    may sit from the top of book before a warning (0.05 = 5 %)."""
-
-    max_notional: Decimal = Decimal(1_000_000)
-    max_distance: Decimal = Decimal("0.05")
-    valuation: str = "USD"
-
-
-@dataclass(frozen=True)
-class Check:
-    code: str  # "funds", "fat_finger", "limit_distance", "unvalued"
-    severity: Severity
-    message: str
-
-
-def checks(
-    ticket: TicketInput,
-    balances: Balances | None,
-    top_of_book: dict[str, TopOfBook],
-    limits: CheckLimits | None = None,
-    *,
-    override: bool = False,
-) -> list[Check]:
-    """Warnings and blocks for ``ticket``. A fat-finger notional blocks unless ``override``
-    (then it is reported as a warning). Missing data skips the check it needs."""
-    limits = limits or CheckLimits()
-    found: list[Check] = []
-    if balances is not None:
-        src = _portfolio_balance(balances, ticket.source)
-        can_spend = src.available_funds + src.available_credit
-        if ticket.size > can_spend:
-            found.append(
-                Check(
-                    "funds",
-                    "warn",
-                    f"size {format_trimmed(ticket.size)} {ticket.source} is above the available "
-                    f"funds plus credit ({format_trimmed(can_spend)} {ticket.source})",
-                )
-            )
-    notional = value_in(ticket.size, ticket.source, limits.valuation, top_of_book)
-    if notional is None:
-        found.append(
-            Check(
-                "unvalued",
-                "warn",
-                f"cannot value {ticket.source} in {limits.valuation}: size check skipped",
-            )
-        )
-    elif notional > limits.max_notional:
-        shown = f"{display_number(notional, 8)} {limits.valuation}"
-        cap = f"{display_number(limits.max_notional)} {limits.valuation}"
-        if override:
-            found.append(
-                Check(
-                    "fat_finger", "warn", f"order worth about {shown} is above {cap} (overridden)"
-                )
-            )
-        else:
-            found.append(
-                Check(
-                    "fat_finger",
-                    "block",
-                    f"order worth about {shown} is above the {cap} limit; confirm to override",
-                )
-            )
-    distance = _limit_distance(ticket, top_of_book)
-    if distance is not None and distance[0] > limits.max_distance:
-        away, side, reference = distance
-        percent = display_number(away * 100, 3)
-        found.append(
-            Check(
-                "limit_distance",
-                "warn",
-                f"limit is {percent} % away from the {side} ({display_number(reference)})",
-            )
-        )
-    return found
-
-
-def _limit_distance(
-    ticket: TicketInput, tops: dict[str, TopOfBook]
-) -> tuple[Decimal, str, Decimal] | None:
-    """How far (fraction) the limit is from the side the order trades at: the bid when selling
-    the pair's base, the ask when buying it. None without a limit or a book."""
-    if ticket.limit is None:
-        return None
-    try:
-        wire = wire_limit(ticket.source, ticket.destination, ticket.limit)
-    except (ValueError, ArithmeticError):
-        return None
-    with localcontext(MONEY_CONTEXT):
-        selling = tops.get(f"{ticket.source}/{ticket.destination}")
-        if selling is not None and selling.bid > 0:
-            return abs(wire.value - selling.bid) / selling.bid, "bid", selling.bid
-        buying = tops.get(f"{ticket.destination}/{ticket.source}")
-        if buying is not None and buying.ask > 0:
-            natural = wire.invert().value  # SOURCE per DESTINATION = QUOTE per BASE
-            return abs(natural - buying.ask) / buying.ask, "ask", buying.ask
-    return None
-
-
-# -- submission ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -401,15 +53,28 @@ class SubmitResult:
 
 
 class OrderDesk:
-    """Sends the tickets of one session, one at a time, journaling each before it leaves."""
+    """Sends the tickets of one session, one at a time, journaling each before it leaves.
+
+    Each ticket gets a clientOrderId before it is sent (the ticket shows it). The id is kept
+    while the same ticket's outcome is unsettled (not sent, failed, unknown), so sending it
+    again cannot place a second order: the service replays the first. Any settled answer, or
+    a change to the ticket, gives the next send a new id. An unknown outcome settles itself in
+    the background by looking the order up (``SETTLE_DELAYS``); the settled result is
+    published on ``results`` like any other.
+    """
 
     def __init__(
         self,
         session: TerminalSession,
         journal: OrderJournal,
         limits: CheckLimits | None = None,
+        *,
+        settle_delays: Sequence[float] = SETTLE_DELAYS,
     ) -> None:
         self.session = session
+        self.settle_delays = tuple(settle_delays)
+        self._proposed: tuple[TicketInput, str] | None = None
+        self._settlers: set[asyncio.Task[None]] = set()
         self.journal = journal
         self.limits = limits or CheckLimits()
         self.balances: Balances | None = None
@@ -426,6 +91,14 @@ class OrderDesk:
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe = []
+        for task in list(self._settlers):
+            task.cancel()
+
+    def client_order_id_for(self, ticket: TicketInput) -> str:
+        """The clientOrderId the next send of ``ticket`` will carry (stable per ticket)."""
+        if self._proposed is None or self._proposed[0] != ticket:
+            self._proposed = (ticket, new_client_order_id())
+        return self._proposed[1]
 
     @property
     def sending(self) -> bool:
@@ -481,7 +154,7 @@ class OrderDesk:
             raise TicketError("size", "; ".join(check.message for check in blocks))
         wire = ticket.wire_limit()
         client = self.session.client
-        client_order_id = new_client_order_id()
+        client_order_id = self.client_order_id_for(ticket)
         request: dict[str, Any] = {
             "type": ticket.order_type,
             "source": ticket.source,
@@ -522,12 +195,14 @@ class OrderDesk:
                 client_order_id, "unknown", detail="submission interrupted before its answer"
             )
             raise
+        return self._done(self._answered(client_order_id, order, found), what)
+
+    def _answered(self, client_order_id: str, order: Order, found: Sequence[Check]) -> SubmitResult:
         self.journal.record_order(client_order_id, order)
         status = _order_status(order)
         if status in ("filled", "submitted"):
             self.session.after_fill()  # balances changed (filled) or funds got locked (resting)
-        message = _order_message(order)
-        return self._done(SubmitResult(status, client_order_id, message, order, tuple(found)), what)
+        return SubmitResult(status, client_order_id, _order_message(order), order, tuple(found))
 
     def _finish(
         self,
@@ -541,12 +216,56 @@ class OrderDesk:
         return self._done(SubmitResult(status, client_order_id, detail, None, tuple(found)), what)
 
     def _done(self, result: SubmitResult, what: str) -> SubmitResult:
+        if result.status in ("filled", "submitted", "rejected"):
+            self._forget(result.client_order_id)
+        elif result.status == "unknown":
+            self._settle_later(result.client_order_id, what)
         level = "info" if result.status in ("filled", "submitted") else "warning"
         if result.status == "unknown":
             level = "error"
         self.session.log(level, f"order {result.status}: {what} — {result.message}")
         self.results.publish(result)
         return result
+
+    def _forget(self, client_order_id: str) -> None:
+        if self._proposed is not None and self._proposed[1] == client_order_id:
+            self._proposed = None
+
+    # -- settling lost answers ------------------------------------------------------------------
+
+    def _settle_later(self, client_order_id: str, what: str) -> None:
+        task = asyncio.get_running_loop().create_task(
+            self._settle(client_order_id, what), name=f"settle {client_order_id}"
+        )
+        self._settlers.add(task)
+        task.add_done_callback(self._settlers.discard)
+
+    async def _settle(self, client_order_id: str, what: str) -> None:
+        """Look the order up until the server says what happened; then publish the outcome."""
+        lookup = server_lookup(self.session.client)
+        for delay in self.settle_delays:
+            await asyncio.sleep(delay)
+            entry = self.journal.entry(client_order_id)
+            if entry is None or entry.status != "unknown":
+                return  # settled meanwhile (sent again and answered)
+            try:
+                order = await lookup(entry)
+            except ServiceError as exc:
+                log.info("order %s still unknown: %s", client_order_id, exc)
+                continue
+            if order is None:
+                detail = "not on the server's order list: it was never placed"
+                self.journal.record_outcome(client_order_id, "failed", detail=detail)
+                result = SubmitResult("failed", client_order_id, detail)
+            else:
+                result = self._answered(client_order_id, order, ())
+            self._done(result, f"{what} (settled by looking it up)")
+            return
+        self.session.log(
+            "error",
+            f"order {client_order_id} ({what}) is still unknown after "
+            f"{len(self.settle_delays)} lookups; check the order list before sending again",
+        )
 
 
 def _order_status(order: Order) -> SubmitStatus:

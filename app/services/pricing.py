@@ -10,7 +10,7 @@ USD per BTC" is typed as ``90000 BTC/USD`` while the order (source USD, destinat
 from __future__ import annotations
 
 from collections.abc import Iterable
-from decimal import ROUND_HALF_EVEN, Decimal, localcontext
+from decimal import ROUND_CEILING, ROUND_HALF_EVEN, Decimal, localcontext
 
 from app.domain import Price
 from app.domain.money import MONEY_CONTEXT, format_trimmed
@@ -18,15 +18,21 @@ from app.domain.valuation import HOP_ASSETS
 
 #: Significant digits kept when a converted price is shown (1/(1/x) is not exactly x).
 DISPLAY_DIGITS = 12
+#: Significant digits of a limit that had to be inverted for the wire (1/90000 has no end):
+#: three more than are shown, so the wire value converted back reads as the trader typed it.
+WIRE_DIGITS = 15
 #: Assets through which a value may hop once when no direct market exists.
 
 
 def wire_limit(source: str, destination: str, price: Price) -> Price:
     """The limit in SOURCE/DESTINATION units, as the order sends it.
 
-    A price already in SOURCE/DESTINATION passes through; one in DESTINATION/SOURCE (the
-    trader's "90000 BTC/USD" when buying BTC with USD) is inverted. Other units, and prices
-    that are not positive, raise ValueError saying what was expected.
+    A price already in SOURCE/DESTINATION passes through exactly; one in DESTINATION/SOURCE
+    (the trader's "90000 BTC/USD" when buying BTC with USD) is inverted and rounded to
+    ``WIRE_DIGITS`` significant digits **up**: the wire limit is the least destination accepted
+    per source, so rounding up never loosens the trader's limit ("at most 90,000" stays at
+    most 90,000, by less than one part in 10^14). Other units, and prices that are not
+    positive, raise ValueError saying what was expected.
     """
     if price.value <= 0:
         raise ValueError(
@@ -35,7 +41,10 @@ def wire_limit(source: str, destination: str, price: Price) -> Price:
     if price.base == source and price.quote == destination:
         return price
     if price.base == destination and price.quote == source:
-        return price.invert()
+        inverted = price.invert()
+        return Price(
+            round_significant(inverted.value, WIRE_DIGITS, ROUND_CEILING), source, destination
+        )
     raise ValueError(
         f"a limit for selling {source} for {destination} is in {source}/{destination} or "
         f"{destination}/{source}, not {price.base}/{price.quote}"
@@ -77,15 +86,21 @@ def describe_limit(source: str, destination: str, wire: Price, base: str) -> str
     return f"buy {destination} paying at most {shown} {source} per {destination}"
 
 
+def round_significant(value: Decimal, digits: int, rounding: str = ROUND_HALF_EVEN) -> Decimal:
+    """``value`` rounded to ``digits`` significant digits (exact values stay as they are)."""
+    if value.is_zero():
+        return value
+    with localcontext(MONEY_CONTEXT):
+        exponent = value.adjusted() - digits + 1
+        return value.quantize(Decimal(1).scaleb(exponent), rounding=rounding).normalize()
+
+
 def display_number(value: Decimal, digits: int = DISPLAY_DIGITS) -> str:
     """``value`` rounded to ``digits`` significant digits, trailing zeros trimmed, with
     thousands separators: ``89999.99999999999999…`` becomes ``90,000``."""
     if value.is_zero():
         return "0"
-    with localcontext(MONEY_CONTEXT):
-        exponent = value.adjusted() - digits + 1
-        rounded = value.quantize(Decimal(1).scaleb(exponent), rounding=ROUND_HALF_EVEN)
-    text = format_trimmed(rounded)
+    text = format_trimmed(round_significant(value, digits))
     sign = "-" if text.startswith("-") else ""
     whole, _, fraction = text.lstrip("-").partition(".")
     grouped = f"{int(whole):,}"

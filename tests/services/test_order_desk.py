@@ -14,24 +14,19 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.api import ClientSettings, RetryPolicy, ServiceClient
 from app.domain import Price, parse_timestamp, utc_now
 from app.domain.money import divide
+from app.services.estimates import EstimateFeed, EstimateResult
 from app.services.journal import OrderJournal
-from app.services.order_desk import (
-    AlreadySending,
-    CheckLimits,
-    EstimateFeed,
-    EstimateResult,
-    OrderDesk,
-    TicketError,
-    TicketInput,
-    checks,
-    what_if,
-)
+from app.services.order_desk import AlreadySending, OrderDesk
+from app.services.pretrade import CheckLimits, checks, what_if
 from app.services.pricing import describe_limit, display_number, trader_view, wire_limit
 from app.services.session import Environment, TerminalSession
+from app.services.ticket import TicketError, TicketInput
 from tests.harness import ADMIN_TOKEN, SandboxProcess, new_client, until
 
 pytestmark = pytest.mark.anyio
@@ -119,7 +114,8 @@ async def open_desk(
     try:
         yield desk
     finally:
-        await desk.clear_faults()
+        if sandbox.proc is not None and sandbox.proc.poll() is None:
+            await desk.clear_faults()
         desk.desk.close()
         journal.close()
         await client.aclose()
@@ -135,7 +131,9 @@ def price(text: str) -> Price:
 def test_limit_conversion_both_ways() -> None:
     buy = wire_limit("USD", "BTC", price("90000 BTC/USD"))
     assert (buy.base, buy.quote) == ("USD", "BTC")
-    assert buy.value == divide(Decimal(1), Decimal(90000))
+    # 1/90000 = 0.0000111…: 15 significant digits, rounded up (never a looser limit)
+    assert buy.value == Decimal("0.0000111111111111112")
+    assert buy.value > divide(Decimal(1), Decimal(90000))
     assert display_number(trader_view("USD", "BTC", buy, "BTC").value) == "90,000"
     assert wire_limit("USD", "BTC", buy) == buy  # already SOURCE/DESTINATION
     sell = wire_limit("BTC", "USD", price("59000 BTC/USD"))
@@ -381,3 +379,104 @@ async def test_an_answer_lost_before_execution_is_unknown(sandbox: SandboxProces
         entry = d.journal.entry(result.client_order_id)
         assert entry is not None and (entry.status, entry.detail) == ("unknown", result.message)
         assert not d.desk.sending
+
+
+# -- clientOrderId reuse and settling lost answers -------------------------------------------------
+
+
+async def test_an_order_that_never_left_fails_and_keeps_its_id_for_the_resend(
+    sandbox_factory: Callable[..., SandboxProcess],
+) -> None:
+    own = sandbox_factory()
+    async with open_desk(own) as d:
+        ticket = TicketInput("USD", "BTC", Decimal(100))
+        shown = d.desk.client_order_id_for(ticket)
+        own.stop()  # the service is gone: the connection is refused, nothing leaves
+        result = await d.desk.submit(ticket)
+        assert result.status == "failed" and result.message.startswith("not sent:")
+        assert result.client_order_id == shown
+        entry = d.journal.entry(shown)
+        assert entry is not None and entry.status == "failed"
+        assert d.desk.client_order_id_for(ticket) == shown  # a resend cannot duplicate
+        other = TicketInput("USD", "BTC", Decimal(101))
+        assert d.desk.client_order_id_for(other) != shown  # an edited ticket is a new order
+
+
+async def test_a_settled_answer_gives_the_next_order_a_new_id(sandbox: SandboxProcess) -> None:
+    async with open_desk(sandbox) as d:
+        ticket = TicketInput("USD", "BTC", Decimal(100))
+        first = await d.desk.submit(ticket)
+        assert first.status == "filled"
+        second = await d.desk.submit(ticket)
+        assert second.status == "filled"
+        assert first.client_order_id != second.client_order_id
+        assert len(await d.client.orders()) == 2
+
+
+async def test_resending_an_unknown_order_replays_it(sandbox: SandboxProcess) -> None:
+    async with open_desk(sandbox) as d:
+        orders_list = f"/order/account/{d.account}"  # order lookups: list and by id
+        await d.faults(
+            {"kind": "drop_after_commit", "path": d.order_path(), "count": 1},
+            {"kind": "status", "status": 503, "method": "GET", "path": orders_list},
+        )
+        d.desk.settle_delays = (60.0,)  # the trader is faster than the settling
+        ticket = TicketInput("USD", "BTC", Decimal(100))
+        lost = await d.desk.submit(ticket)
+        assert lost.status == "unknown", lost.message
+        await d.clear_faults()
+        again = await d.desk.submit(ticket)
+        assert again.status == "filled" and again.client_order_id == lost.client_order_id
+        assert len(await d.client.orders()) == 1  # replayed, not placed twice
+
+
+async def test_an_unknown_outcome_settles_itself_by_looking_the_order_up(
+    sandbox: SandboxProcess,
+) -> None:
+    async with open_desk(sandbox) as d:
+        orders_list = f"/order/account/{d.account}"  # order lookups: list and by id
+        await d.faults(
+            {"kind": "drop_after_commit", "path": d.order_path(), "count": 1},
+            {"kind": "status", "status": 503, "method": "GET", "path": orders_list},
+        )
+        d.desk.settle_delays = (0.2, 0.2, 0.2, 0.2, 0.2)
+        published: list[str] = []
+        d.desk.results.subscribe(lambda r: published.append(r.status))
+        lost = await d.desk.submit(TicketInput("USD", "BTC", Decimal(100)))
+        assert lost.status == "unknown"
+        await d.clear_faults()
+        await until(lambda: published == ["unknown", "filled"], timeout=10)
+        entry = d.journal.entry(lost.client_order_id)
+        assert entry is not None and entry.status == "filled" and entry.order_id
+
+
+async def test_an_unknown_order_the_server_never_saw_settles_as_failed(
+    sandbox: SandboxProcess,
+) -> None:
+    async with open_desk(sandbox) as d:
+        await d.faults({"kind": "drop", "path": d.order_path(), "count": 1})
+        d.desk.settle_delays = (0.2,)
+        published: list[str] = []
+        d.desk.results.subscribe(lambda r: published.append(r.status))
+        lost = await d.desk.submit(TicketInput("USD", "BTC", Decimal(100)))
+        assert lost.status == "unknown"
+        await until(lambda: published == ["unknown", "failed"], timeout=10)
+        entry = d.journal.entry(lost.client_order_id)
+        assert entry is not None and entry.status == "failed"
+        assert "never placed" in entry.detail
+
+
+@given(
+    typed=st.decimals(
+        min_value=Decimal("0.00000001"), max_value=Decimal("10000000"), places=8
+    ).filter(lambda v: v > 0)
+)
+def test_an_inverted_wire_limit_never_loosens_the_traders_limit(typed: Decimal) -> None:
+    """Buying BTC "at most <typed> USD per BTC": the wire sends USD/BTC rounded up, so the
+    price it allows per BTC is at most the typed one, and reads back as typed."""
+    wire = wire_limit("USD", "BTC", Price(typed, "BTC", "USD"))
+    assert (wire.base, wire.quote) == ("USD", "BTC")
+    assert len(wire.value.normalize().as_tuple().digits) <= 15
+    assert Decimal(1) / wire.value <= typed
+    back = trader_view("USD", "BTC", wire, "BTC").value
+    assert display_number(back) == display_number(typed)

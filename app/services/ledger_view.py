@@ -1,0 +1,266 @@
+"""The ledger: Get Transactions with every filter of the seed, paged backwards, the legs of a
+trade kept together, and a running balance when one asset is shown.
+
+Every filter goes to the server as the seed names it: ``asset``, ``type`` (eventType),
+``transactionId``, ``startTimeUtc`` (inclusive), ``endTimeUtc`` (exclusive),
+``startAtOrdering`` and ``max`` (required; 1 to 10,000 transactions — both legs of a trade
+share one ordering and count once). Results are newest first; "load more" asks for the entries
+below the oldest ordering loaded (``startAtOrdering`` = that ordering − 1). ``refresh`` adds
+the entries newer than the newest one loaded (only for a query without an upper bound).
+
+Running balance (``LedgerQuery.balance_possible``: one asset, no type or transaction filter):
+the balance after the newest entry loaded is anchored on the account's holding of that asset
+(free + locked, which equals the ledger's sum) minus the entries newer than it; the account is
+read between two reads of the asset's newest ordering, and again if they differ, so the holding
+and the ledger describe the same moment. Older entries walk back from there, one amount at a
+time, so paging back costs no extra request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal, localcontext
+
+from app.domain.money import MONEY_CONTEXT
+from app.domain.records import KNOWN_EVENT_TYPES, LedgerEntry
+from app.services.session import TerminalSession
+
+MAX_TRANSACTIONS = 10_000
+DEFAULT_MAX = 100
+EVENT_TYPES = tuple(sorted(KNOWN_EVENT_TYPES))
+#: Tries to read the account and the ledger at the same moment for the running balance.
+ANCHOR_TRIES = 3
+
+
+class LedgerQueryError(ValueError):
+    """A query that cannot be sent; ``field`` names the input to fix."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class LedgerQuery:
+    """Get Transactions' filters; empty strings and None mean "any"."""
+
+    max_transactions: int = DEFAULT_MAX
+    asset: str = ""
+    event_type: str = ""
+    transaction_id: str = ""
+    start: datetime | None = None  # inclusive
+    end: datetime | None = None  # exclusive
+    start_at_ordering: int | None = None  # newest first: entries at or below it
+
+    def validate(self) -> None:
+        if not 1 <= self.max_transactions <= MAX_TRANSACTIONS:
+            raise LedgerQueryError("max", f"max is 1 to {MAX_TRANSACTIONS:,} transactions")
+        if self.start is not None and self.end is not None and self.start >= self.end:
+            raise LedgerQueryError("end", "the start of the time range must be before its end")
+        if self.start_at_ordering is not None and self.start_at_ordering < 0:
+            raise LedgerQueryError("start_at_ordering", "an ordering is a whole number ≥ 0")
+
+    @property
+    def balance_possible(self) -> bool:
+        """A running balance needs every entry of one asset: no type or transaction filter."""
+        return bool(self.asset) and not self.event_type and not self.transaction_id
+
+    @property
+    def open_ended(self) -> bool:
+        """No upper bound: newer entries belong on top (refresh)."""
+        return self.end is None and self.start_at_ordering is None
+
+
+@dataclass(frozen=True)
+class LedgerRow:
+    entry: LedgerEntry
+    group: int  # the transaction group (both legs of a trade share it), 0 = newest
+    position: int  # 0-based place of the entry within its group
+    size: int  # entries in the group
+    balance: Decimal | None  # the asset's balance after this entry, when known
+
+    @property
+    def linked(self) -> bool:
+        """One of several legs of the same transaction."""
+        return self.size > 1
+
+
+@dataclass(frozen=True)
+class LedgerSnapshot:
+    rows: tuple[LedgerRow, ...]
+    query: LedgerQuery
+    more: bool  # "load more" may find older entries
+    added: int = 0  # entries this update added (on top for a refresh, at the bottom for more)
+    balance_note: str = ""  # why there is no running balance, when there is none
+
+
+def group_rows(entries: list[LedgerEntry], anchor: Decimal | None) -> tuple[LedgerRow, ...]:
+    """Rows for ``entries`` (newest first): adjacent entries with the same ordering and
+    transaction id form one group; ``anchor`` is the balance after the first entry."""
+    groups: list[list[LedgerEntry]] = []
+    for entry in entries:
+        last = groups[-1][-1] if groups else None
+        if (
+            last is not None
+            and last.ordering == entry.ordering
+            and last.transaction_id == entry.transaction_id
+        ):
+            groups[-1].append(entry)
+        else:
+            groups.append([entry])
+    rows = []
+    balance = anchor
+    with localcontext(MONEY_CONTEXT):
+        for number, members in enumerate(groups):
+            for position, entry in enumerate(members):
+                rows.append(LedgerRow(entry, number, position, len(members), balance))
+                if balance is not None:
+                    balance -= entry.amount
+    return tuple(rows)
+
+
+@dataclass
+class _State:
+    query: LedgerQuery = field(default_factory=LedgerQuery)
+    entries: list[LedgerEntry] = field(default_factory=list)
+    cursor: int | None = None
+    more: bool = False
+    anchor: Decimal | None = None  # balance after entries[0]
+    note: str = ""
+
+
+class LedgerBrowser:
+    """Reads the ledger of ``session``'s account page by page. Each method returns the new
+    snapshot; a ServiceError propagates and leaves the loaded entries as they were."""
+
+    def __init__(self, session: TerminalSession) -> None:
+        self.session = session
+        self._state = _State()
+
+    @property
+    def query(self) -> LedgerQuery:
+        return self._state.query
+
+    def snapshot(self, added: int = 0) -> LedgerSnapshot:
+        state = self._state
+        return LedgerSnapshot(
+            group_rows(state.entries, state.anchor),
+            state.query,
+            state.more and state.cursor is not None,
+            added,
+            state.note,
+        )
+
+    async def load(self, query: LedgerQuery) -> LedgerSnapshot:
+        """The newest page of ``query`` (LedgerQueryError when it is invalid)."""
+        query.validate()
+        entries, more = await self._page(query, query.start_at_ordering)
+        state = _State(query, entries, _below(entries, query.start_at_ordering), more)
+        if entries and query.balance_possible:
+            state.anchor = await self._anchor(query.asset, entries[0].ordering)
+        state.note = _note(query, state.anchor, bool(entries))
+        self._state = state
+        return self.snapshot(len(entries))
+
+    async def load_more(self) -> LedgerSnapshot:
+        """The page before the oldest entry loaded (nothing when there is none)."""
+        state = self._state
+        if not state.more or state.cursor is None:
+            return self.snapshot()
+        entries, more = await self._page(state.query, state.cursor)
+        if state is not self._state:
+            return self.snapshot()
+        known = {_key(entry) for entry in state.entries}
+        fresh = [entry for entry in entries if _key(entry) not in known]
+        state.entries.extend(fresh)
+        state.cursor = _below(entries, state.cursor)
+        state.more = more
+        return self.snapshot(len(fresh))
+
+    async def refresh(self) -> LedgerSnapshot:
+        """Entries newer than the newest loaded go on top (open-ended queries only); when more
+        than a page arrived, the query starts over."""
+        state = self._state
+        if not state.query.open_ended:
+            return self.snapshot()
+        if not state.entries:
+            return await self.load(state.query)
+        top = state.entries[0].ordering
+        entries, more = await self._page(state.query, None)
+        if state is not self._state:
+            return self.snapshot()
+        newer = [entry for entry in entries if entry.ordering > top]
+        if more and len(newer) == len(entries):
+            return await self.load(state.query)  # a gap: more new entries than a page
+        if state.anchor is not None:
+            with localcontext(MONEY_CONTEXT):
+                state.anchor += sum((entry.amount for entry in newer), Decimal(0))
+        state.entries[:0] = newer
+        return self.snapshot(len(newer))
+
+    async def _page(
+        self, query: LedgerQuery, start_at: int | None
+    ) -> tuple[list[LedgerEntry], bool]:
+        entries = await self.session.client.ledger(
+            query.max_transactions,
+            asset=query.asset or None,
+            event_type=query.event_type or None,
+            transaction_id=query.transaction_id or None,
+            start_at_ordering=start_at,
+            start=query.start,
+            end=query.end,
+        )
+        transactions = len({(entry.ordering, entry.transaction_id) for entry in entries})
+        return entries, transactions >= query.max_transactions
+
+    async def _anchor(self, asset: str, top: int) -> Decimal | None:
+        """The asset's balance just after ordering ``top``; None when the account and the
+        ledger could not be read at one moment."""
+        client = self.session.client
+        for _ in range(ANCHOR_TRIES):
+            before = await client.ledger(1, asset=asset)
+            account = await client.account()
+            after = await client.ledger(1, asset=asset)
+            head = before[0].ordering if before else None
+            if head != (after[0].ordering if after else None):
+                continue  # the ledger moved while the account was read
+            balance = account.balances.get(asset)
+            with localcontext(MONEY_CONTEXT):
+                holding = Decimal(0) if balance is None else balance.free + balance.locked
+                if head is None or head <= top:
+                    return holding
+                return holding - await self._sum_between(asset, top, head)
+        return None
+
+    async def _sum_between(self, asset: str, low: int, high: int) -> Decimal:
+        """Sum of the asset's entries with ``low`` < ordering <= ``high``."""
+        client = self.session.client
+        total = Decimal(0)
+        cursor: int | None = high
+        while cursor is not None and cursor > low:
+            page = await client.ledger(MAX_TRANSACTIONS, asset=asset, start_at_ordering=cursor)
+            with localcontext(MONEY_CONTEXT):
+                total += sum((e.amount for e in page if e.ordering > low), Decimal(0))
+            cursor = _below(page, None) if len(page) >= MAX_TRANSACTIONS else None
+        return total
+
+
+def _key(entry: LedgerEntry) -> tuple[int, str, str, str]:
+    return (entry.ordering, entry.transaction_id, entry.asset, entry.sub_event_type)
+
+
+def _below(entries: list[LedgerEntry], current: int | None) -> int | None:
+    """``startAtOrdering`` of the page before ``entries``."""
+    return min(entry.ordering for entry in entries) - 1 if entries else current
+
+
+def _note(query: LedgerQuery, anchor: Decimal | None, any_entries: bool) -> str:
+    if not query.asset:
+        return "Running balance: choose one asset"
+    if query.event_type or query.transaction_id:
+        return "Running balance: clear the type and transaction filters"
+    if any_entries and anchor is None:
+        return "Running balance: the account kept changing; refresh to try again"
+    return ""

@@ -1,0 +1,342 @@
+"""The order list: the account's orders from the order query, kept fresh by a poller (2 s by
+default, and at once after a fill), filtered, and paged back with ``startAtOrdering``.
+
+Filters and where they apply (``OrderFilter``):
+
+- ``status``, ``order_type``, ``start``/``end`` (submitted time, end exclusive) go to the server
+  (``status``, ``type``, ``submittedAtStart``, ``submittedAtEnd``);
+- ``pair`` (either direction) and ``asset`` (either side) go to the server as ``source`` and
+  ``destination``: one query per direction or side, merged by ``ordering`` (the N newest of the
+  union are the N newest overall, so paging stays exact);
+- every filter is checked again here on what comes back, so a server that ignores a parameter
+  (the seed documents only ``max``) still shows the right orders.
+Free-text search is not an order-query parameter: the table applies it to what it shows.
+
+A poll reads the newest page and merges it: new orders go on top (and are reported as new, so
+the view can highlight them), known orders are updated in place, and resting orders older than
+the page are re-read one by one (a few per poll) so a fill on page two is not missed. A page
+that does not reach the orders already known (more than a page of new orders) replaces the list.
+The clientOrderId is the server's echo, else the one the order journal wrote for that order id.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from app.api import NotFound, ServiceError
+from app.domain.records import KNOWN_ORDER_STATUSES, Order
+from app.services.events import Topic
+from app.services.journal import OrderJournal
+from app.services.poller import Poller
+from app.services.session import TerminalSession
+
+log = logging.getLogger("tradeterm.services")
+
+DEFAULT_INTERVAL = 2.0
+DEFAULT_PAGE = 100
+MAX_PAGE = 1000  # the sandbox's cap on the order query's ``max``
+#: Resting orders outside the newest page re-read per poll.
+OPEN_REFRESH_PER_POLL = 10
+#: Journal entries searched for the clientOrderId of an order the server does not echo it for.
+JOURNAL_LOOKBACK = 5000
+ORDER_TYPES = ("limit", "market", "rfq")
+ORDER_STATUSES = tuple(sorted(KNOWN_ORDER_STATUSES))
+_EPOCH = datetime.min.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class OrderFilter:
+    """What the trader asked to see; empty strings and None mean "any"."""
+
+    status: str = ""
+    order_type: str = ""
+    pair: str = ""  # "BTC/USD": orders between BTC and USD, either direction
+    asset: str = ""  # orders selling or buying this asset
+    start: datetime | None = None  # submitted at or after
+    end: datetime | None = None  # submitted before
+
+    def validate(self) -> None:
+        """ValueError in words when the filter cannot match anything sensible."""
+        if self.start is not None and self.end is not None and self.start >= self.end:
+            raise ValueError("the start of the time range must be before its end")
+        if self.pair and len(self.pair.split("/")) != 2:
+            raise ValueError(f"a pair is written BASE/QUOTE, not {self.pair!r}")
+
+    def branches(self) -> list[dict[str, str]]:
+        """The source/destination parameters of each query whose union is this filter."""
+        if self.pair:
+            base, quote = self.pair.split("/")
+            return [
+                {"source": base, "destination": quote},
+                {"source": quote, "destination": base},
+            ]
+        if self.asset:
+            return [{"source": self.asset}, {"destination": self.asset}]
+        return [{}]
+
+    def matches(self, order: Order) -> bool:
+        """The same filter applied locally (end exclusive, like the server's)."""
+        if self.status and order.result.status != self.status:
+            return False
+        if self.order_type and order.type != self.order_type:
+            return False
+        if self.pair and {order.source, order.destination} != set(self.pair.split("/")):
+            return False
+        if self.asset and self.asset not in (order.source, order.destination):
+            return False
+        submitted = order.submitted_at
+        if self.start is not None and (submitted is None or submitted < self.start):
+            return False
+        return not (self.end is not None and (submitted is None or submitted >= self.end))
+
+
+@dataclass(frozen=True)
+class OrderRow:
+    order: Order
+    client_order_id: str  # the server's echo, else the journal's; "" when unknown
+
+    @property
+    def order_id(self) -> str:
+        return self.order.order_id
+
+    @property
+    def known_status(self) -> bool:
+        return self.order.result.status in KNOWN_ORDER_STATUSES
+
+
+@dataclass(frozen=True)
+class OrdersSnapshot:
+    """The whole list as it stands, newest first, and what just changed."""
+
+    rows: tuple[OrderRow, ...]
+    filter: OrderFilter
+    new_ids: frozenset[str] = frozenset()  # appeared on top in this update
+    filled_ids: frozenset[str] = frozenset()  # known orders that became filled in this update
+    reset: bool = False  # the list was replaced (filter change, first load, gap)
+    more: bool = False  # "load more" may find older orders
+    loading: bool = False
+
+
+def newest_first(order: Order) -> tuple[int, datetime]:
+    """Sort key (use with reverse=True): the query's ``ordering``, then the submitted time."""
+    return (-1 if order.ordering is None else order.ordering, order.submitted_at or _EPOCH)
+
+
+@dataclass
+class _State:
+    generation: int = 0
+    filter: OrderFilter = field(default_factory=OrderFilter)
+    orders: dict[str, Order] = field(default_factory=dict)
+    loaded: bool = False
+    cursor: int | None = None  # startAtOrdering of the next older page
+    more: bool = False
+
+
+class OrderFeed:
+    """Polls the order query for ``session``'s account; publishes ``OrdersSnapshot``s."""
+
+    def __init__(
+        self,
+        session: TerminalSession,
+        journal: OrderJournal | None = None,
+        *,
+        interval: float = DEFAULT_INTERVAL,
+        page_size: int = DEFAULT_PAGE,
+    ) -> None:
+        if not 1 <= page_size <= MAX_PAGE:
+            raise ValueError(f"page size is 1 to {MAX_PAGE}")
+        self.session = session
+        self.journal = journal
+        self.page_size = page_size
+        self.poller: Poller[None] = Poller("orders", self._poll, interval)
+        self.updates: Topic[OrdersSnapshot] = Topic("orders")
+        self._state = _State()
+        self._journal_ids: dict[str, str] = {}
+        self._journal_read = False
+        self._unsubscribe: list[Callable[[], None]] = [
+            session.fills.subscribe(lambda _: self.poller.refresh())
+        ]
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.poller.start()
+
+    async def stop(self) -> None:
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe.clear()
+        await self.poller.stop()
+
+    # -- what the trader does -------------------------------------------------------------------
+
+    @property
+    def filter(self) -> OrderFilter:
+        return self._state.filter
+
+    def set_filter(self, wanted: OrderFilter) -> None:
+        """Start over with ``wanted`` (ValueError when it is invalid): the list empties and the
+        newest page is read at once."""
+        wanted.validate()
+        self._state = _State(self._state.generation + 1, wanted)
+        self._publish(reset=True, loading=True)
+        self.poller.refresh()
+
+    def refresh(self) -> None:
+        self.poller.refresh()
+
+    async def load_more(self) -> int:
+        """Read the page before the oldest order loaded; returns how many orders it added.
+        ServiceError propagates (the caller tells the trader); the list stays as it was."""
+        state = self._state
+        if not state.loaded or state.cursor is None or not state.more:
+            return 0
+        page, more = await self._page(state.filter, state.cursor)
+        if state is not self._state:
+            return 0  # the filter changed meanwhile
+        added = [order for order in page if order.order_id not in state.orders]
+        for order in page:
+            state.orders[order.order_id] = order
+        state.more = more
+        state.cursor = self._next_cursor(page, state.cursor)
+        self._publish()
+        return len(added)
+
+    def snapshot(self) -> OrdersSnapshot:
+        return self._snapshot()
+
+    # -- polling --------------------------------------------------------------------------------
+
+    async def _poll(self) -> None:
+        state = self._state
+        head, more = await self._page(state.filter, None)
+        refreshed = await self._refresh_open(state, {order.order_id for order in head})
+        if state is not self._state:
+            return  # the filter changed while reading: the next poll reads the new one
+        if not state.loaded:
+            state.orders = {order.order_id: order for order in head}
+            state.loaded, state.more = True, more
+            state.cursor = self._next_cursor(head, None)
+            self._publish(reset=True)
+            return
+        new = [order for order in head if order.order_id not in state.orders]
+        if head and len(new) == len(head) and more:
+            # More new orders than a page: nothing connects them to what is shown. Start over.
+            top = max(state.orders.values(), key=newest_first, default=None)
+            state.orders = {order.order_id: order for order in head}
+            state.more, state.cursor = more, self._next_cursor(head, None)
+            fresh = {o.order_id for o in head if top is None or newest_first(o) > newest_first(top)}
+            self._publish(reset=True, new_ids=frozenset(fresh))
+            return
+        filled = {
+            order.order_id
+            for order in [*head, *refreshed]
+            if order.order_id in state.orders
+            and order.filled
+            and not state.orders[order.order_id].filled
+        }
+        for order in [*head, *refreshed]:
+            state.orders[order.order_id] = order
+        if not state.orders or state.cursor is None:
+            state.cursor = self._next_cursor(head, None)
+            state.more = more
+        self._publish(
+            new_ids=frozenset(order.order_id for order in new), filled_ids=frozenset(filled)
+        )
+
+    async def _refresh_open(self, state: _State, seen: set[str]) -> list[Order]:
+        """Re-read resting orders the newest page did not include (a few per poll)."""
+        stale = [
+            order
+            for order in state.orders.values()
+            if order.result.status == "submitted" and order.order_id not in seen
+        ]
+        stale.sort(key=newest_first, reverse=True)
+        found = []
+        for order in stale[:OPEN_REFRESH_PER_POLL]:
+            try:
+                found.append(await self.session.client.order(order.order_id))
+            except NotFound:
+                continue
+            except ServiceError as exc:
+                log.info("cannot re-read order %s: %s", order.order_id, exc)
+                break
+        return found
+
+    async def _page(self, wanted: OrderFilter, cursor: int | None) -> tuple[list[Order], bool]:
+        """The newest ``page_size`` orders at or below ``cursor`` matching the server part of
+        ``wanted``, newest first, and whether older ones may exist."""
+        found: dict[str, Order] = {}
+        more = False
+        for branch in wanted.branches():
+            page = await self.session.client.orders(
+                self.page_size,
+                submitted_start=wanted.start,
+                submitted_end=wanted.end,
+                order_type=wanted.order_type or None,
+                status=wanted.status or None,
+                start_at_ordering=cursor,
+                source=branch.get("source"),
+                destination=branch.get("destination"),
+            )
+            more = more or len(page) >= self.page_size
+            for order in page:
+                found[order.order_id] = order
+        merged = sorted(found.values(), key=newest_first, reverse=True)
+        if len(merged) > self.page_size:
+            merged, more = merged[: self.page_size], True
+        return merged, more and all(order.ordering is not None for order in merged)
+
+    @staticmethod
+    def _next_cursor(page: list[Order], current: int | None) -> int | None:
+        orderings = [order.ordering for order in page if order.ordering is not None]
+        return min(orderings) - 1 if orderings else current
+
+    # -- publishing -------------------------------------------------------------------------------
+
+    def _client_order_id(self, order: Order) -> str:
+        """The server's echo, else the journal's id for this order (the journal is read again
+        at most once per update, and only when an order's id is missing)."""
+        if order.client_order_id:
+            return order.client_order_id
+        if order.order_id not in self._journal_ids and not self._journal_read:
+            self._journal_read = True
+            if self.journal is not None:
+                account = self.session.environment.account
+                self._journal_ids = {
+                    entry.order_id: entry.client_order_id
+                    for entry in self.journal.entries(limit=JOURNAL_LOOKBACK)
+                    if entry.order_id and entry.account == account
+                }
+        return self._journal_ids.get(order.order_id, "")
+
+    def _snapshot(
+        self,
+        *,
+        reset: bool = False,
+        loading: bool = False,
+        new_ids: frozenset[str] = frozenset(),
+        filled_ids: frozenset[str] = frozenset(),
+    ) -> OrdersSnapshot:
+        state = self._state
+        self._journal_read = False
+        shown = [order for order in state.orders.values() if state.filter.matches(order)]
+        shown.sort(key=newest_first, reverse=True)
+        rows = tuple(OrderRow(order, self._client_order_id(order)) for order in shown)
+        ids = {row.order_id for row in rows}
+        return OrdersSnapshot(
+            rows,
+            state.filter,
+            frozenset(new_ids & ids),
+            frozenset(filled_ids & ids),
+            reset,
+            state.more and state.cursor is not None,
+            loading,
+        )
+
+    def _publish(self, **changes: Any) -> None:
+        self.updates.publish(self._snapshot(**changes))

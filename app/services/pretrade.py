@@ -1,0 +1,223 @@
+"""Before an order leaves: the balances and credit of both assets after the trade (what-if),
+the refusal the server would likely send, and the precautionary checks (funds, fat finger,
+limit far from the book).
+
+These are predictions from the last balances and top of book the terminal saw; they help the
+trader but **the server's answer still rules**: a refusal it sends is shown verbatim.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal, localcontext
+from typing import Literal
+
+from app.domain.money import MONEY_CONTEXT, format_trimmed
+from app.domain.records import Estimate, PortfolioBalance, TopOfBook
+from app.domain.valuation import value_in
+from app.services.pricing import display_number, wire_limit
+from app.services.session import Balances
+from app.services.ticket import TicketInput
+
+Severity = Literal["warn", "block"]
+
+
+@dataclass(frozen=True)
+class AssetAfter:
+    """Free funds and available credit of one asset, now and after the trade (None when the
+    amount received is not known yet)."""
+
+    asset: str
+    funds: Decimal
+    credit: Decimal
+    funds_after: Decimal | None
+    credit_after: Decimal | None
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    source: AssetAfter
+    destination: AssetAfter
+    needs_credit: bool
+    #: The refusal the server is expected to send (its first words: ``Insufficient Funds`` or
+    #: ``Credit Not Available``), or None. A prediction: the server's answer rules.
+    refusal: str | None
+
+
+def _portfolio_balance(balances: Balances, asset: str) -> PortfolioBalance:
+    found = balances.portfolio.balances.get(asset)
+    zero = Decimal(0)
+    return found or PortfolioBalance(asset, zero, zero, zero, zero, zero, zero, zero)
+
+
+def what_if(ticket: TicketInput, balances: Balances, estimate: Estimate | None) -> WhatIf:
+    """Balances of both assets after the trade and the refusal the server would likely send.
+
+    Spending uses free funds first, then credit; a receipt repays used credit first. The
+    received amount comes from ``estimate`` (indicative); without one the destination's
+    after-values are None. A limit order that rests locks its source at once but receives
+    nothing until it fills: the destination values then describe the fill. The refusal
+    follows the service's rules as the portfolio shows them:
+    within free funds, fine; no credit line, Insufficient Funds; beyond what can be traded now,
+    Credit Not Available when credit exists but is not counted (outside credit hours), else
+    Insufficient Funds naming the amount available.
+    """
+    size = ticket.size
+    src = _portfolio_balance(balances, ticket.source)
+    dst = _portfolio_balance(balances, ticket.destination)
+    with localcontext(MONEY_CONTEXT):
+        borrowed = max(size - src.available_funds, Decimal(0))
+        source = AssetAfter(
+            ticket.source,
+            src.available_funds,
+            src.available_credit,
+            max(src.available_funds - size, Decimal(0)),
+            src.available_credit - borrowed,
+        )
+        received = None
+        if estimate is not None and estimate.destination.asset == ticket.destination:
+            received = estimate.destination.value
+        if received is None:
+            destination = AssetAfter(
+                ticket.destination, dst.available_funds, dst.available_credit, None, None
+            )
+        else:
+            repaid = min(received, dst.used_credit)
+            destination = AssetAfter(
+                ticket.destination,
+                dst.available_funds,
+                dst.available_credit,
+                dst.available_funds + received - repaid,
+                dst.available_credit + repaid,
+            )
+    return WhatIf(source, destination, borrowed > 0, predict_refusal(size, src))
+
+
+def predict_refusal(size: Decimal, balance: PortfolioBalance) -> str | None:
+    """The refusal expected for spending ``size`` of ``balance.asset`` (None: it fits)."""
+    asset, funds = balance.asset, balance.available_funds
+    if size <= funds:
+        return None
+    if balance.total_credit <= 0:
+        return _insufficient(size, funds, asset)
+    if balance.available_to_trade < size:
+        if balance.available_credit > 0 and balance.available_to_trade == funds:
+            return (
+                "Credit Not Available: credit is not granted now (outside credit hours); "
+                "please contact your account executive"
+            )
+        return _insufficient(size, balance.available_to_trade, asset)
+    return None
+
+
+def _insufficient(size: Decimal, available: Decimal, asset: str) -> str:
+    return (
+        f"Insufficient Funds: Requested {format_trimmed(size)} {asset} "
+        f"but only {format_trimmed(available)} {asset} is available"
+    )
+
+
+# -- pre-trade checks -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CheckLimits:
+    """Precautionary settings: the fat-finger notional (in ``valuation``) and how far a limit
+    may sit from the top of book before a warning (0.05 = 5 %)."""
+
+    max_notional: Decimal = Decimal(1_000_000)
+    max_distance: Decimal = Decimal("0.05")
+    valuation: str = "USD"
+
+
+@dataclass(frozen=True)
+class Check:
+    code: str  # "funds", "fat_finger", "limit_distance", "unvalued"
+    severity: Severity
+    message: str
+
+
+def checks(
+    ticket: TicketInput,
+    balances: Balances | None,
+    top_of_book: dict[str, TopOfBook],
+    limits: CheckLimits | None = None,
+    *,
+    override: bool = False,
+) -> list[Check]:
+    """Warnings and blocks for ``ticket``. A fat-finger notional blocks unless ``override``
+    (then it is reported as a warning). Missing data skips the check it needs."""
+    limits = limits or CheckLimits()
+    found: list[Check] = []
+    if balances is not None:
+        src = _portfolio_balance(balances, ticket.source)
+        can_spend = src.available_funds + src.available_credit
+        if ticket.size > can_spend:
+            found.append(
+                Check(
+                    "funds",
+                    "warn",
+                    f"size {format_trimmed(ticket.size)} {ticket.source} is above the available "
+                    f"funds plus credit ({format_trimmed(can_spend)} {ticket.source})",
+                )
+            )
+    notional = value_in(ticket.size, ticket.source, limits.valuation, top_of_book)
+    if notional is None:
+        found.append(
+            Check(
+                "unvalued",
+                "warn",
+                f"cannot value {ticket.source} in {limits.valuation}: size check skipped",
+            )
+        )
+    elif notional > limits.max_notional:
+        shown = f"{display_number(notional, 8)} {limits.valuation}"
+        cap = f"{display_number(limits.max_notional)} {limits.valuation}"
+        if override:
+            found.append(
+                Check(
+                    "fat_finger", "warn", f"order worth about {shown} is above {cap} (overridden)"
+                )
+            )
+        else:
+            found.append(
+                Check(
+                    "fat_finger",
+                    "block",
+                    f"order worth about {shown} is above the {cap} limit; confirm to override",
+                )
+            )
+    distance = _limit_distance(ticket, top_of_book)
+    if distance is not None and distance[0] > limits.max_distance:
+        away, side, reference = distance
+        percent = display_number(away * 100, 3)
+        found.append(
+            Check(
+                "limit_distance",
+                "warn",
+                f"limit is {percent} % away from the {side} ({display_number(reference)})",
+            )
+        )
+    return found
+
+
+def _limit_distance(
+    ticket: TicketInput, tops: dict[str, TopOfBook]
+) -> tuple[Decimal, str, Decimal] | None:
+    """How far (fraction) the limit is from the side the order trades at: the bid when selling
+    the pair's base, the ask when buying it. None without a limit or a book."""
+    if ticket.limit is None:
+        return None
+    try:
+        wire = wire_limit(ticket.source, ticket.destination, ticket.limit)
+    except (ValueError, ArithmeticError):
+        return None
+    with localcontext(MONEY_CONTEXT):
+        selling = tops.get(f"{ticket.source}/{ticket.destination}")
+        if selling is not None and selling.bid > 0:
+            return abs(wire.value - selling.bid) / selling.bid, "bid", selling.bid
+        buying = tops.get(f"{ticket.destination}/{ticket.source}")
+        if buying is not None and buying.ask > 0:
+            natural = wire.invert().value  # SOURCE per DESTINATION = QUOTE per BASE
+            return abs(natural - buying.ask) / buying.ask, "ask", buying.ask
+    return None

@@ -1,0 +1,60 @@
+"""The order ticket as the trader filled it in: sell ``size`` of ``source`` for ``destination``,
+market or limit (the limit in the trader's units, converted to the wire's SOURCE/DESTINATION by
+``app.services.pricing.wire_limit``, design.md §2), and its validation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Literal
+
+from app.domain import Price, format_timestamp, utc_now
+from app.services.pricing import wire_limit
+
+OrderType = Literal["limit", "market"]
+
+
+class TicketError(ValueError):
+    """A ticket that cannot be sent as it is; ``field`` names the input to fix."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class TicketInput:
+    """Sell ``size`` of ``source`` for ``destination``; ``limit`` in the trader's units."""
+
+    source: str
+    destination: str
+    size: Decimal
+    order_type: OrderType = "market"
+    limit: Price | None = None
+    end_at: datetime | None = None
+
+    def validate(self, now: datetime | None = None) -> None:
+        """Raise TicketError for the first problem found (field and message)."""
+        if not self.size.is_finite() or self.size <= 0:
+            raise TicketError("size", f"size must be greater than zero, not {self.size}")
+        if self.source == self.destination:
+            raise TicketError("destination", f"{self.source} is on both sides of the order")
+        if self.order_type not in ("limit", "market"):
+            raise TicketError("order_type", f"order type is limit or market, not {self.order_type}")
+        if self.order_type == "market" and self.limit is not None:
+            raise TicketError("limit", "a market order takes no limit price")
+        if self.order_type == "market" and self.end_at is not None:
+            raise TicketError("end_at", "an end time applies to limit orders only")
+        if self.end_at is not None and self.end_at <= (now or utc_now()):
+            raise TicketError("end_at", f"end time {format_timestamp(self.end_at)} is in the past")
+        if self.limit is not None:
+            try:
+                wire_limit(self.source, self.destination, self.limit)
+            except (ValueError, ArithmeticError) as exc:
+                raise TicketError("limit", str(exc)) from None
+
+    def wire_limit(self) -> Price | None:
+        """The limit as sent: SOURCE/DESTINATION (design.md §2)."""
+        return None if self.limit is None else wire_limit(self.source, self.destination, self.limit)

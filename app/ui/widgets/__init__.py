@@ -1,0 +1,1 @@
+"""Small reusable widgets the panels are built from."""

@@ -1,0 +1,64 @@
+"""A read-only value with a Copy button: addresses, hashes and wire fields are copied, never
+retyped. The button puts the exact value on the clipboard and says "Copied" for a moment."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QFontDatabase, QGuiApplication
+from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPushButton, QWidget
+
+#: How long the button says "Copied" (ms).
+COPIED_MS = 1500
+
+
+def copy_text(text: str) -> None:
+    """Put ``text`` on the system clipboard, exactly."""
+    QGuiApplication.clipboard().setText(text)
+
+
+class CopyField(QWidget):
+    """``label`` names the value in the button's tooltip and accessible name ("Copy address")."""
+
+    copied = Signal(str)
+
+    def __init__(
+        self,
+        value: str,
+        label: str,
+        *,
+        monospace: bool = False,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._value = value
+        self.edit = QLineEdit(value, self)
+        self.edit.setReadOnly(True)
+        self.edit.setCursorPosition(0)
+        self.edit.setAccessibleName(label)
+        self.edit.setToolTip(value)
+        if monospace:
+            self.edit.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.button = QPushButton("Copy", self)
+        self.button.setToolTip(f"Copy the {label.lower()} to the clipboard")
+        self.button.setAccessibleName(f"Copy {label}")
+        self.button.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.button.clicked.connect(self.copy)
+        self._reset = QTimer(self)
+        self._reset.setSingleShot(True)
+        self._reset.setInterval(COPIED_MS)
+        self._reset.timeout.connect(lambda: self.button.setText("Copy"))
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.edit, 1)
+        layout.addWidget(self.button)
+        self.setFocusProxy(self.edit)
+
+    @property
+    def value(self) -> str:
+        return self._value
+
+    def copy(self) -> None:
+        copy_text(self._value)
+        self.button.setText("Copied")
+        self._reset.start()
+        self.copied.emit(self._value)

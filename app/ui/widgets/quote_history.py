@@ -1,0 +1,142 @@
+"""The session's quote history as a table: requested, accepted (with the milliseconds that were
+left), expired, refused and unknown quotes, newest first.
+
+Rows only ever arrive (one ``beginInsertRows`` at the top per event); the texts of a row are
+computed once when it arrives, not on every paint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import IntEnum
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor
+
+from app.domain.money import format_trimmed
+from app.services.rfq_desk import QuoteEvent
+from app.ui.formatting import DASH
+from app.ui.palette import DEFAULT_PALETTE
+
+Index = QModelIndex | QPersistentModelIndex
+
+#: What each event kind is called in the table.
+KIND_TEXT = {
+    "requested": "requested",
+    "accepted": "accepted",
+    "expired": "expired",
+    "refused": "refused",
+    "unknown": "outcome unknown",
+}
+KIND_COLOUR: dict[str, QColor] = {
+    "accepted": DEFAULT_PALETTE.up,
+    "refused": DEFAULT_PALETTE.down,
+    "unknown": DEFAULT_PALETTE.down,
+    "expired": DEFAULT_PALETTE.stale,
+}
+#: Shown quote ids are cut to this many characters (the tooltip has the whole id).
+SHORT_ID = 8
+
+
+class Column(IntEnum):
+    TIME = 0
+    EVENT = 1
+    SIDE = 2
+    PAIR = 3
+    SIZE = 4
+    MS_LEFT = 5
+    QUOTE = 6
+    DETAILS = 7
+
+
+HEADERS = {
+    Column.TIME: "Time",
+    Column.EVENT: "Event",
+    Column.SIDE: "Side",
+    Column.PAIR: "Pair",
+    Column.SIZE: "Size",
+    Column.MS_LEFT: "Left (ms)",
+    Column.QUOTE: "Quote",
+    Column.DETAILS: "Details",
+}
+RIGHT_ALIGNED = frozenset({Column.SIZE, Column.MS_LEFT})
+
+
+def row_texts(event: QuoteEvent) -> tuple[str, ...]:
+    local = event.at.astimezone()
+    return (
+        local.strftime("%H:%M:%S.") + f"{local.microsecond // 1000:03d}",
+        KIND_TEXT.get(event.kind, event.kind),
+        event.side or DASH,
+        event.pair,
+        f"{format_trimmed(event.size.value)} {event.size.asset}",
+        DASH if event.ms_left is None else f"{event.ms_left:,}",
+        event.quote_id[:SHORT_ID],
+        event.message,
+    )
+
+
+class QuoteHistoryModel(QAbstractTableModel):
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._events: list[QuoteEvent] = []  # newest first
+        self._texts: list[tuple[str, ...]] = []
+
+    def add(self, event: QuoteEvent) -> None:
+        self.beginInsertRows(QModelIndex(), 0, 0)
+        self._events.insert(0, event)
+        self._texts.insert(0, row_texts(event))
+        self.endInsertRows()
+
+    def extend(self, events: Iterable[QuoteEvent]) -> None:
+        for event in events:
+            self.add(event)
+
+    def event_at(self, row: int) -> QuoteEvent:
+        return self._events[row]
+
+    def events(self) -> list[QuoteEvent]:
+        """Oldest first, as the desk records them."""
+        return list(reversed(self._events))
+
+    # -- QAbstractTableModel ------------------------------------------------------------------
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._events)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(Column)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._events):
+            return None
+        column = Column(index.column())
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._texts[index.row()][column]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            event = self._events[index.row()]
+            if column == Column.QUOTE:
+                return event.quote_id
+            if column == Column.DETAILS and event.message:
+                return event.message
+            return None
+        if role == Qt.ItemDataRole.ForegroundRole and column == Column.EVENT:
+            return KIND_COLOUR.get(self._events[index.row()].kind)
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            horizontal = (
+                Qt.AlignmentFlag.AlignRight if column in RIGHT_ALIGNED else Qt.AlignmentFlag.AlignLeft
+            )
+            return int(horizontal | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if (
+            orientation == Qt.Orientation.Horizontal
+            and role == Qt.ItemDataRole.DisplayRole
+            and 0 <= section < len(Column)
+        ):
+            return HEADERS[Column(section)]
+        return None

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Build the one-folder bundle dist/tradeterm/ with PyInstaller, from a clean clone.
+#
+#   bash packaging/build.sh
+#
+# It makes (or reuses) its own virtual environment, build/venv, so test tools never end up in
+# the bundle; installs the app there (editable: PyInstaller reads the source tree) with a
+# pinned PyInstaller; runs packaging/tradeterm.spec; prints the bundle's size and the build
+# time. Environment: PYTHON (interpreter for the venv, default python3), TRADETERM_BUILD_VENV,
+# TRADETERM_DIST_DIR (default dist), TRADETERM_WORK_DIR (default build/pyinstaller).
+set -euo pipefail
+
+PYINSTALLER_VERSION=6.22.3
+HOOKS_CONTRIB_VERSION=2026.9
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+venv=${TRADETERM_BUILD_VENV:-$root/build/venv}
+dist=${TRADETERM_DIST_DIR:-$root/dist}
+work=${TRADETERM_WORK_DIR:-$root/build/pyinstaller}
+SECONDS=0
+
+if [ ! -x "$venv/bin/python" ]; then
+    "${PYTHON:-python3}" -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install -q --disable-pip-version-check \
+    "pyinstaller==$PYINSTALLER_VERSION" \
+    "pyinstaller-hooks-contrib==$HOOKS_CONTRIB_VERSION" \
+    -e "$root"
+
+# Qt must not look for a display while PyInstaller's hooks query it.
+QT_QPA_PLATFORM=offscreen "$venv/bin/python" -m PyInstaller \
+    --noconfirm --clean --log-level WARN \
+    --distpath "$dist" --workpath "$work" \
+    "$root/packaging/tradeterm.spec"
+
+bundle="$dist/tradeterm"
+echo "Bundle: $bundle"
+echo "Bundle size: $(du -sh "$bundle" | cut -f1)"
+echo "Build time: ${SECONDS} s"
