@@ -45,7 +45,7 @@ class EstimateFeed:
 
     def request(self, ticket: TicketInput) -> None:
         """Ask for an estimate of ``ticket``; supersedes any earlier request."""
-        self._cancel()
+        self.cancel()
         self._task = asyncio.get_running_loop().create_task(self._run(ticket), name="estimate")
 
     @property
@@ -54,12 +54,13 @@ class EstimateFeed:
 
     async def close(self) -> None:
         task = self._task
-        self._cancel()
+        self.cancel()
         if task is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    def _cancel(self) -> None:
+    def cancel(self) -> None:
+        """Drop the request waiting or in flight (its answer is never published)."""
         task, self._task = self._task, None
         if task is not None and not task.done():
             task.cancel()

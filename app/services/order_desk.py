@@ -220,7 +220,7 @@ class OrderDesk:
             self._forget(result.client_order_id)
         elif result.status == "unknown":
             self._settle_later(result.client_order_id, what)
-        level = "info" if result.status in ("filled", "submitted") else "warning"
+        level = "success" if result.status in ("filled", "submitted") else "warning"
         if result.status == "unknown":
             level = "error"
         self.session.log(level, f"order {result.status}: {what} — {result.message}")

@@ -355,7 +355,7 @@ class RfqDesk:
             self.unanswered_requotes = 0
             self._record(self._event("accepted", live, side, "", ms_left))
             self.session.log(
-                "info", f"accepted {side} {live.pair} {live.size} with {ms_left} ms left"
+                "success", f"accepted {side} {live.pair} {live.size} with {ms_left} ms left"
             )
             self.session.after_fill()
             return AcceptResult(side, "filled", order, ms_left, "", None, client_order_id)

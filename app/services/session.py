@@ -51,7 +51,7 @@ class Balances:
 @dataclass(frozen=True)
 class LogEvent:
     at: datetime
-    level: str  # "info", "warning", "error"
+    level: str  # "info", "success" (a fill: shown as a notice), "warning", "error"
     message: str
 
 
@@ -184,7 +184,7 @@ class TerminalSession:
         )
 
     def log(self, level: str, message: str) -> None:
-        getattr(log, level if level != "error" else "error")(message)
+        getattr(log, "info" if level == "success" else level)(message)
         self.events.publish(LogEvent(utc_now(), level, message))
 
     # -- fetches --------------------------------------------------------------------------------

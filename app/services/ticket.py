@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import Literal
 
 from app.domain import Price, format_timestamp, utc_now
+from app.domain.money import parse_decimal
 from app.services.pricing import wire_limit
 
 OrderType = Literal["limit", "market"]
@@ -58,3 +59,68 @@ class TicketInput:
     def wire_limit(self) -> Price | None:
         """The limit as sent: SOURCE/DESTINATION (design.md §2)."""
         return None if self.limit is None else wire_limit(self.source, self.destination, self.limit)
+
+
+@dataclass(frozen=True)
+class TicketForm:
+    """The ticket's fields as the trader typed them. ``build`` turns them into a TicketInput or
+    raises TicketError naming the field; the text itself is never changed (it stays on screen).
+
+    Numbers may carry thousands separators (``90,000``) and spaces. A limit is a bare number
+    in the pair's natural units (QUOTE per BASE, ``pair_base`` is the BASE), or a number with
+    its units (``0.0000111 USD/BTC``), in either direction.
+    """
+
+    source: str
+    destination: str
+    size: str
+    order_type: OrderType
+    limit: str = ""
+    end_at: datetime | None = None
+    pair_base: str = ""
+
+    def build(self) -> TicketInput:
+        if not self.source or not self.destination:
+            raise TicketError("source", "choose the asset to sell and the asset to receive")
+        size = _number(self.size, "size", "a size")
+        limit: Price | None = None
+        if self.order_type == "limit":
+            if not self.limit.strip():
+                raise TicketError("limit", "a limit order needs a limit price")
+            limit = self._limit()
+        end_at = self.end_at if self.order_type == "limit" else None
+        ticket = TicketInput(self.source, self.destination, size, self.order_type, limit, end_at)
+        ticket.validate()
+        return ticket
+
+    def _limit(self) -> Price:
+        text = self.limit.strip()
+        parts = text.split()
+        if len(parts) == 2 and "/" in parts[1]:
+            try:
+                price = Price.parse(f"{_plain(parts[0])} {parts[1].upper()}", "limit")
+            except ValueError:
+                raise TicketError(
+                    "limit", f"limit {text!r} is not '<price>' or '<price> <A>/<B>'"
+                ) from None
+            return price
+        value = _number(text, "limit", "a limit price")
+        base = self.pair_base or self.destination
+        quote = self.source if base == self.destination else self.destination
+        return Price(value, base, quote)
+
+
+def _plain(text: str) -> str:
+    return text.replace(",", "").replace("_", "").replace(" ", "")
+
+
+def _number(text: str, field: str, what: str) -> Decimal:
+    cleaned = _plain(text.strip())
+    if not cleaned:
+        raise TicketError(field, f"enter {what}")
+    try:
+        return parse_decimal(cleaned, field)
+    except ValueError:
+        raise TicketError(
+            field, f"{what[2:] if what.startswith('a ') else what} {text.strip()!r} is not a number"
+        ) from None

@@ -35,6 +35,7 @@ class PanelSpec:
     build: Callable[[PanelContext], QWidget]
     tab_with: str | None = None
     weight: int = 1  # share of its dock area's height in the default layout
+    shortcut: str = ""  # e.g. "F2": Trade menu entry that shows the dock and focuses its entry
 
 
 class MainWindow(QMainWindow):
@@ -54,6 +55,8 @@ class MainWindow(QMainWindow):
         self.docks: dict[str, QDockWidget] = {}
         self.log_panel = LogPanel()
         self._view_menu = self.menuBar().addMenu("&View")
+        self._trade_menu = self.menuBar().addMenu("&Trade")
+        self.go_actions: dict[str, QAction] = {}
         for spec in [
             *panels,
             PanelSpec("log", "Log", Area.BottomDockWidgetArea, lambda _: self.log_panel),
@@ -84,6 +87,25 @@ class MainWindow(QMainWindow):
             self.tabifyDockWidget(self.docks[spec.tab_with], dock)
         self.docks[spec.name] = dock
         self._view_menu.addAction(dock.toggleViewAction())
+        if spec.shortcut:
+            go = QAction(spec.title, self)
+            go.setObjectName(f"go_{spec.name}")
+            go.setShortcut(QKeySequence(spec.shortcut))
+            go.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
+            go.triggered.connect(lambda _=False, name=spec.name: self.go_to(name))
+            self._trade_menu.addAction(go)
+            self.go_actions[spec.name] = go
+
+    def go_to(self, name: str) -> None:
+        """Show the panel's dock, bring it to front, and put the cursor in its entry field
+        (panels with one have ``focus_entry()``). Works with the dock hidden or tabbed away."""
+        dock = self.docks[name]
+        dock.show()
+        dock.raise_()
+        self.activateWindow()
+        focus = getattr(dock.widget(), "focus_entry", None)
+        if callable(focus):
+            focus()
 
     def _size_areas(self, panels: list[PanelSpec]) -> None:
         """Share each dock area's height by the panels' weights (the default layout)."""
@@ -149,7 +171,7 @@ class MainWindow(QMainWindow):
 
     def _on_log(self, event: LogEvent) -> None:
         self.log_panel.add(event)
-        if event.level in ("warning", "error"):
+        if event.level in ("success", "warning", "error"):
             self.notices.show_notice(event.level, event.message)
 
     def show_about(self) -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-SHOW_MS = {"info": 3000, "warning": 5000, "error": 7000}
+SHOW_MS = {"info": 3000, "success": 5000, "warning": 5000, "error": 7000}
 STYLES = {
     "info": "background:#2d333b; color:#e6edf3; border:1px solid #444c56;",
+    "success": "background:#0f2d1c; color:#8ddb8c; border:1px solid #2e9d57;",
     "warning": "background:#3b2f0b; color:#f2cc60; border:1px solid #d4a72c;",
     "error": "background:#3d1214; color:#ffb3ad; border:1px solid #e5534b;",
 }

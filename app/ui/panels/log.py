@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QPlainTextEdit, QVBoxLayout, QWidget
 from app.services.session import LogEvent
 
 MAX_LINES = 5000
-COLOURS = {"error": "#e5534b", "warning": "#d4a72c", "info": ""}
+COLOURS = {"error": "#e5534b", "warning": "#d4a72c", "success": "#2e9d57", "info": ""}
 
 
 class LogPanel(QWidget):

@@ -1,0 +1,348 @@
+"""The order ticket against the real sandbox: fills, limit conversion both ways, refusals shown
+with the server's words, one order per double Enter, unknown outcomes settled, F2."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QLineEdit, QMainWindow
+from pytestqt.qtbot import QtBot
+
+from app.domain import Price
+from app.domain.records import Order
+from app.ui.main_window import Area, MainWindow, PanelSpec
+from app.ui.order_confirm import SETTINGS_KEY as CONFIRM_KEY
+from app.ui.panels.order_ticket import OrderTicketPanel
+from tests.harness import SandboxProcess
+from tests.ui.conftest import Live, LiveFactory, run
+
+
+def open_ticket(qtbot: QtBot, live: Live, *, confirm: bool = False) -> OrderTicketPanel:
+    live.context.settings.setValue(CONFIRM_KEY, confirm)
+    panel = OrderTicketPanel(live.context)
+    qtbot.addWidget(panel)
+    panel.show()
+    live.bridge.select_pair("BTC/USD")
+    # the desk has seen balances and prices: predictions and checks can work
+    qtbot.waitUntil(
+        lambda: (
+            live.desks.orders.balances is not None and "BTC/USD" in live.desks.orders.top_of_book
+        ),
+        timeout=10_000,
+    )
+    qtbot.waitUntil(lambda: panel.source_box.currentText() == "USD", timeout=5_000)
+    return panel
+
+
+def server_orders(qtbot: QtBot, live: Live) -> list[Order]:
+    return run(qtbot, live.session.client.orders())
+
+
+def type_into(qtbot: QtBot, edit: QLineEdit, text: str) -> None:
+    edit.clear()
+    QTest.keyClicks(edit, text)
+
+
+class Faults:
+    """The shared sandbox's fault rules, set by a test and cleared after it."""
+
+    def __init__(self, sandbox: SandboxProcess) -> None:
+        self.sandbox = sandbox
+
+    def __call__(self, *rules: dict[str, Any]) -> None:
+        with self.sandbox.admin() as admin:
+            response = admin.post("/api/v1/sandbox/admin/faults", json={"faults": list(rules)})
+            assert response.status_code == 200, response.text
+
+    def clear(self) -> None:
+        with self.sandbox.admin() as admin:
+            admin.delete("/api/v1/sandbox/admin/faults")
+
+
+@pytest.fixture
+def faults(sandbox: SandboxProcess) -> Iterator[Faults]:
+    rules = Faults(sandbox)
+    yield rules
+    rules.clear()
+
+
+def order_path(live: Live) -> str:
+    return f"/account/{live.session.environment.account}/order(/limit)?$"
+
+
+# -- the ticket as typed ---------------------------------------------------------------------------
+
+
+def test_assets_preset_from_the_selected_pair_and_only_tradable(qtbot: QtBot, live: Live) -> None:
+    panel = open_ticket(qtbot, live)
+    assert (panel.source_box.currentText(), panel.destination_box.currentText()) == ("USD", "BTC")
+    assert panel.size_unit.text() == "USD"
+    destinations = [panel.destination_box.itemText(i) for i in range(panel.destination_box.count())]
+    pairs = live.session.available_pairs
+    assert all(f"USD/{d}" in pairs or f"{d}/USD" in pairs for d in destinations)
+    panel.swap()
+    assert (panel.source_box.currentText(), panel.destination_box.currentText()) == ("BTC", "USD")
+    live.bridge.select_pair("ETH/USD")  # the direction (selling the base) is kept
+    qtbot.waitUntil(lambda: panel.source_box.currentText() == "ETH")
+    assert panel.destination_box.currentText() == "USD"
+
+
+def test_limit_typed_the_traders_way_shows_the_wire_value(qtbot: QtBot, live: Live) -> None:
+    panel = open_ticket(qtbot, live)
+    panel.type_box.setCurrentIndex(panel.type_box.findData("limit"))
+    type_into(qtbot, panel.size_edit, "1000")
+    type_into(qtbot, panel.limit_edit, "90,000")
+    assert panel.limit_unit.text() == "USD per BTC"
+    assert panel.wire_label.text() == (
+        "wire 0.0000111111111111112 USD/BTC · buy BTC paying at most 90,000 USD per BTC"
+    )
+    # the other way round: the wire value typed with its units reads back as 90,000
+    type_into(qtbot, panel.limit_edit, "0.0000111111111111112 USD/BTC")
+    assert panel.wire_label.text().endswith("buy BTC paying at most 90,000 USD per BTC")
+    panel.swap()  # selling BTC: the limit is the least USD per BTC, sent as typed
+    type_into(qtbot, panel.size_edit, "0.01")
+    type_into(qtbot, panel.limit_edit, "59000")
+    assert panel.wire_label.text() == (
+        "wire 59000 BTC/USD · sell BTC receiving at least 59,000 USD per BTC"
+    )
+
+
+def test_a_resting_limit_carries_the_converted_wire_limit(qtbot: QtBot, live: Live) -> None:
+    panel = open_ticket(qtbot, live)
+    bid = live.desks.orders.top_of_book["BTC/USD"].bid
+    far_below = (bid / 2).quantize(Decimal(1))  # buy BTC at most half the bid: rests
+    panel.type_box.setCurrentIndex(panel.type_box.findData("limit"))
+    type_into(qtbot, panel.size_edit, "1000")
+    type_into(qtbot, panel.limit_edit, str(far_below))
+    QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: panel.outcome_label.text().startswith("Resting"), timeout=10_000)
+    [order] = server_orders(qtbot, live)
+    assert order.limit is not None and (order.limit.base, order.limit.quote) == ("USD", "BTC")
+    # what left the machine (journaled as sent) is never looser than what was typed ...
+    entry = live.desks.journal.entry(order.client_order_id)
+    assert entry is not None
+    sent = Price.parse(entry.request["limit"])
+    assert Decimal(1) / sent.value <= far_below
+    # ... and the service's order echoes it (rounded for display by the service)
+    assert abs(Decimal(1) / order.limit.value - far_below) / far_below < Decimal("1e-10")
+
+
+def test_bad_input_is_explained_and_nothing_is_sent(qtbot: QtBot, live: Live) -> None:
+    panel = open_ticket(qtbot, live)
+    type_into(qtbot, panel.size_edit, "12abc")
+    assert panel.input_error.text() == "size '12abc' is not a number"
+    QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)
+    assert panel.size_edit.text() == "12abc"  # what was typed stays
+    panel.type_box.setCurrentIndex(panel.type_box.findData("limit"))
+    type_into(qtbot, panel.size_edit, "100")
+    QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)
+    assert panel.input_error.text() == "a limit order needs a limit price"
+    assert panel.limit_edit.hasFocus() or not panel.isActiveWindow()
+    assert server_orders(qtbot, live) == []
+
+
+# -- live price, what-if, checks -------------------------------------------------------------------
+
+
+def test_estimate_and_what_if_follow_the_typing(qtbot: QtBot, live: Live) -> None:
+    panel = open_ticket(qtbot, live)
+    type_into(qtbot, panel.size_edit, "1000")
+    qtbot.waitUntil(lambda: panel.estimate_label.text().startswith("≈ receive"), timeout=5_000)
+    text = panel.estimate_label.text()
+    assert " BTC · " in text and "BTC per USD" in text and "USD per BTC" in text
+    # USD 100000 free: spending 1000 leaves 99,000.00
+    qtbot.waitUntil(lambda: panel.what_if_cells[0][1].text() == "100,000.00 → 99,000.00")
+    assert panel.what_if_cells[0][0].text() == "USD"
+    assert panel.verdict_label.text() == "within free funds"
+    type_into(qtbot, panel.size_edit, "120000")  # beyond funds, within the 50,000 credit
+    qtbot.waitUntil(lambda: panel.verdict_label.text().startswith("uses 20,000 USD of credit"))
+    type_into(qtbot, panel.size_edit, "200000")
+    qtbot.waitUntil(lambda: "Insufficient Funds" in panel.verdict_label.text())
+    assert "above the available funds plus credit" in panel.checks_label.text()
+
+
+def test_fat_finger_blocks_until_overridden(qtbot: QtBot, live: Live) -> None:
+    panel = open_ticket(qtbot, live)
+    panel.swap()  # sell BTC: 2 BTC are far above a 1,000 USD cap
+    live.desks.orders.limits = type(live.desks.orders.limits)(max_notional=Decimal(1000))
+    type_into(qtbot, panel.size_edit, "0.5")
+    QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)
+    assert "limit; confirm to override" in panel.input_error.text()
+    assert panel.override_check.isVisible()
+    assert server_orders(qtbot, live) == []
+    panel.override_check.setChecked(True)
+    QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: panel.outcome_label.text().startswith("Filled"), timeout=10_000)
+    assert len(server_orders(qtbot, live)) == 1
+
+
+# -- sending ---------------------------------------------------------------------------------
+
+
+def test_a_limit_order_fills_end_to_end(qtbot: QtBot, live: Live) -> None:
+    panel = open_ticket(qtbot, live)
+    ask = live.desks.orders.top_of_book["BTC/USD"].ask
+    panel.type_box.setCurrentIndex(panel.type_box.findData("limit"))
+    type_into(qtbot, panel.size_edit, "1000")
+    type_into(qtbot, panel.limit_edit, str((ask * Decimal("1.01")).quantize(Decimal(1))))
+    client_id = panel.client_id_label.text()
+    fills: list[None] = []
+    live.session.fills.subscribe(fills.append)
+    before = live.desks.orders.balances
+    assert before is not None
+    QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: panel.outcome_label.text().startswith("Filled"), timeout=10_000)
+    [order] = server_orders(qtbot, live)
+    assert order.client_order_id == client_id
+    assert order.order_id in panel.outcome_label.text()
+    assert order.result.total is not None and str(order.result.total) in panel.outcome_label.text()
+    assert fills  # the record views were told at once
+    qtbot.waitUntil(  # balances refreshed at once (the poll interval here is 1 s)
+        lambda: (
+            live.desks.orders.balances is not None
+            and live.desks.orders.balances.portfolio.balances["USD"].available_funds
+            == Decimal(99000)
+        ),
+        timeout=3_000,
+    )
+    assert panel.client_id_label.text() != client_id  # the next order gets a new id
+    assert panel.size_edit.text() == "1000"
+
+
+def test_a_market_order_fills(qtbot: QtBot, live: Live) -> None:
+    panel = open_ticket(qtbot, live)
+    panel.swap()
+    type_into(qtbot, panel.size_edit, "0.25")
+    QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: panel.outcome_label.text().startswith("Filled"), timeout=10_000)
+    [order] = server_orders(qtbot, live)
+    assert (order.source, order.destination, order.size.value) == ("BTC", "USD", Decimal("0.25"))
+    assert order.type == "market"
+    assert f"at {order.result.price}" in panel.outcome_label.text()
+
+
+def test_insufficient_funds_shows_the_servers_words(
+    qtbot: QtBot, live_factory: LiveFactory, sandbox: SandboxProcess
+) -> None:
+    live = live_factory(sandbox, balances={"USD": "100", "BTC": "0"}, credit={})
+    panel = open_ticket(qtbot, live)
+    type_into(qtbot, panel.size_edit, "1000")
+    QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: panel.outcome_label.property("level") == "error", timeout=10_000)
+    assert panel.outcome_label.text() == (
+        "Refused by the service: Insufficient Funds: Requested 1000 USD but only 100 USD is "
+        "available"
+    )
+    assert panel.size_edit.text() == "1000"
+    assert panel.send_button.isEnabled()
+
+
+def test_credit_not_available_shows_the_servers_words(
+    qtbot: QtBot,
+    live_factory: LiveFactory,
+    sandbox_factory: Callable[..., SandboxProcess],
+) -> None:
+    closed = sandbox_factory("--credit-hours", "never")
+    live = live_factory(closed, balances={"USD": "100", "BTC": "0"}, credit={"USD": "-50000"})
+    panel = open_ticket(qtbot, live)
+    type_into(qtbot, panel.size_edit, "1000")
+    qtbot.waitUntil(lambda: "Credit Not Available" in panel.verdict_label.text())  # predicted
+    QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: panel.outcome_label.property("level") == "error", timeout=10_000)
+    assert panel.outcome_label.text().startswith("Refused by the service: Credit Not Available")
+    assert server_orders(qtbot, live) == [] or all(
+        o.result.status == "rejected" for o in server_orders(qtbot, live)
+    )
+    assert panel.size_edit.text() == "1000"
+
+
+def test_double_enter_sends_one_order(qtbot: QtBot, live: Live, faults: Faults) -> None:
+    panel = open_ticket(qtbot, live)
+    faults({"kind": "latency", "seconds": 0.5, "path": order_path(live)})
+    type_into(qtbot, panel.size_edit, "100")
+    QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)
+    QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)  # while the first is in flight
+    assert not panel.send_button.isEnabled()
+    QTest.mouseClick(panel.send_button, Qt.MouseButton.LeftButton)  # disabled: nothing
+    qtbot.waitUntil(lambda: panel.outcome_label.text().startswith("Filled"), timeout=10_000)
+    assert len(server_orders(qtbot, live)) == 1
+
+
+def test_double_enter_with_confirmation_sends_one_order(
+    qtbot: QtBot, live: Live, faults: Faults
+) -> None:
+    window = QMainWindow()
+    qtbot.addWidget(window)
+    live.context.settings.setValue(CONFIRM_KEY, True)
+    panel = OrderTicketPanel(live.context)
+    window.setCentralWidget(panel)
+    window.show()
+    window.activateWindow()
+    live.bridge.select_pair("BTC/USD")
+    qtbot.waitUntil(lambda: panel.source_box.currentText() == "USD")
+    faults({"kind": "latency", "seconds": 0.5, "path": order_path(live)})
+    type_into(qtbot, panel.size_edit, "100")
+    QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)  # opens the confirmation
+    qtbot.waitUntil(lambda: panel.confirmation.isVisible())
+    assert "market: sell 100 USD for BTC" in panel.confirmation.text()
+    QTest.keyClick(panel.confirmation, Qt.Key.Key_Return)  # Send is the default button
+    QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)  # a third Enter while in flight
+    qtbot.waitUntil(lambda: panel.outcome_label.text().startswith("Filled"), timeout=10_000)
+    assert len(server_orders(qtbot, live)) == 1
+
+
+def test_cancelling_the_confirmation_sends_nothing(qtbot: QtBot, live: Live) -> None:
+    panel = open_ticket(qtbot, live, confirm=True)
+    type_into(qtbot, panel.size_edit, "100")
+    QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: panel.confirmation.isVisible())
+    QTest.keyClick(panel.confirmation, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: panel.outcome_label.text() == "Not sent.")
+    assert panel.send_button.isEnabled()
+    assert server_orders(qtbot, live) == []
+
+
+def test_an_unknown_outcome_says_so_and_settles_itself(
+    qtbot: QtBot, live: Live, faults: Faults
+) -> None:
+    panel = open_ticket(qtbot, live)
+    live.desks.orders.settle_delays = (0.5, 0.5, 0.5, 0.5)
+    account = live.session.environment.account
+    faults(
+        {"kind": "drop_after_commit", "path": order_path(live), "count": 1},
+        {"kind": "status", "status": 503, "method": "GET", "path": f"/order/account/{account}"},
+    )
+    type_into(qtbot, panel.size_edit, "100")
+    QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)
+    qtbot.waitUntil(
+        lambda: panel.outcome_label.text().startswith("Outcome unknown"), timeout=20_000
+    )
+    faults.clear()
+    qtbot.waitUntil(lambda: panel.outcome_label.text().startswith("Filled"), timeout=10_000)
+    assert len(server_orders(qtbot, live)) == 1
+
+
+def test_f2_focuses_the_size_field(qtbot: QtBot, live: Live) -> None:
+    spec = PanelSpec(
+        "orderTicket", "Order ticket", Area.RightDockWidgetArea, OrderTicketPanel, shortcut="F2"
+    )
+    window = MainWindow(live.context, [spec], "test")
+    qtbot.addWidget(window)
+    window.show()
+    window.activateWindow()
+    dock = window.docks["orderTicket"]
+    panel = dock.widget()
+    assert isinstance(panel, OrderTicketPanel)
+    type_into(qtbot, panel.size_edit, "42")
+    dock.hide()  # even a closed ticket comes back
+    window.log_panel.view.setFocus()
+    qtbot.waitUntil(window.isActiveWindow)
+    QTest.keyClick(window.log_panel.view, Qt.Key.Key_F2)
+    qtbot.waitUntil(lambda: dock.isVisible() and panel.size_edit.hasFocus())
+    assert panel.size_edit.selectedText() == "42"
+    assert window.go_actions["orderTicket"].shortcut().toString() == "F2"
