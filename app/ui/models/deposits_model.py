@@ -1,11 +1,11 @@
 """The deposits table: one row per deposit (or withdrawal) record, in the server's order.
 
-Amounts are Decimal and shown at the asset's precision; the exact amount (every digit the
-server sent) is under ``EXPORT_ROLE`` for export and copy. Times are shown in local time,
-with the UTC wire form in the tooltip, and sort by their instant (``SORT_ROLE`` gives a Decimal
-of microseconds since the epoch, so the generic Decimal proxy sorts them as numbers). A new page
-with the same records only signals the rows that changed (a pending deposit completing); a
-different set of records resets the model.
+Amounts are Decimal, shown at the asset's precision or more (never rounded); the exact amount
+(every digit the server sent) is under ``EXPORT_ROLE`` for export and copy. Times are shown in
+local time, with the UTC wire form in the tooltip, and sort by their instant (``SORT_ROLE``
+gives a Decimal of microseconds since the epoch, so the generic Decimal proxy sorts them as
+numbers). A new page with the same records only signals the rows that changed (a pending deposit
+completing); a different set of records resets the model.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from app.domain import format_timestamp
 from app.domain.money import format_trimmed
 from app.domain.records import DepositRecord, TransferStep
 from app.ui.csv_export import EXPORT_ROLE
-from app.ui.formatting import DASH, Precision
+from app.ui.formatting import DASH, Precision, format_number
 from app.ui.models.sorting import SORT_ROLE as SORT_ROLE
 from app.ui.models.sorting import DecimalSortProxy
 
@@ -88,6 +88,14 @@ def local_time_text(moment: datetime | None) -> str:
     if moment is None:
         return DASH
     return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+def amount_text(value: Decimal, places: int) -> str:
+    """At least the asset's display decimals, and never fewer than the amount has: a deposit's
+    amount is shown to the last digit credited, never rounded."""
+    exponent = value.as_tuple().exponent
+    own = max(0, -exponent) if isinstance(exponent, int) else 0
+    return format_number(value, max(places, own))
 
 
 def who(step: TransferStep | None) -> str:
@@ -175,7 +183,7 @@ class DepositsModel(QAbstractTableModel):
 
     def _text(self, record: DepositRecord, column: Column) -> str:
         if column is Column.AMOUNT:
-            return self._precision.amount(record.amount, record.asset)
+            return amount_text(record.amount, self._precision.asset(record.asset))
         if column is Column.CREATED:
             return local_time_text(record.created.at if record.created else None)
         if column is Column.COMPLETED:

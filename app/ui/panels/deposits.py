@@ -53,6 +53,7 @@ KINDS: tuple[tuple[str, TransferKind], ...] = (
     ("Withdrawals", "withdrawal"),
 )
 ERROR_STYLE = "color: #d64541;"
+HASH_WIDTH = 240
 
 
 def plural(kind: TransferKind, count: int) -> str:
@@ -113,6 +114,7 @@ class DepositsPanel(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setAlternatingRowColors(True)
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.table.setWordWrap(False)
         self.table.verticalHeader().setVisible(False)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
@@ -159,12 +161,20 @@ class DepositsPanel(QWidget):
         ):
             self.setTabOrder(first, second)
 
-        self.feed = TransferFeed(context.bridge.session.client, self.query(), interval=interval)
-        self._unsubscribe = [
-            self.feed.pages.subscribe(self._on_page),
-            self.feed.failures.subscribe(self._on_failure),
+        feed = self.feed = TransferFeed(
+            context.bridge.session.client, self.query(), interval=interval
+        )
+        unsubscribe = [
+            feed.pages.subscribe(self._on_page),
+            feed.failures.subscribe(self._on_failure),
         ]
-        self.destroyed.connect(self._detach)
+
+        def detach(*_: object) -> None:  # a plain function, not a slot of the dying widget
+            feed.close()
+            for undo in unsubscribe:
+                undo()
+
+        self.destroyed.connect(detach)
         self._columns_for(self.query().kind)
         self.status.setText("Loading…")
         self.feed.start()
@@ -174,12 +184,6 @@ class DepositsPanel(QWidget):
         button.setObjectName(name)
         button.clicked.connect(slot)
         return button
-
-    def _detach(self, *_: object) -> None:
-        self.feed.close()
-        for unsubscribe in self._unsubscribe:
-            unsubscribe()
-        self._unsubscribe.clear()
 
     # -- the query --------------------------------------------------------------------------
 
@@ -226,6 +230,9 @@ class DepositsPanel(QWidget):
         self.model.set_records(page.records)
         if first:
             self.table.resizeColumnsToContents()
+            # A whole hash is 64 characters: show its ends (full text in tooltip, copy, export).
+            hash_width = self.table.columnWidth(Column.HASH)
+            self.table.setColumnWidth(Column.HASH, min(hash_width, HASH_WIDTH))
         order = "oldest first" if page.query.ascending else "newest first"
         stamp = page.fetched_at.astimezone().strftime("%H:%M:%S")
         count = len(page.records)
@@ -289,6 +296,7 @@ class DepositsPanel(QWidget):
         record: DepositRecord = index.data(RECORD_ROLE)
         menu = QMenu(self.table)
         menu.setObjectName("depositsMenu")
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         entries = (
             ("Copy hash", record.hash, "Hash"),
             ("Copy transaction id", record.transaction_id, "Transaction id"),

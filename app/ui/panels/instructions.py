@@ -35,6 +35,12 @@ from app.ui.widgets.instruction_card import InstructionCard, build_card, network
 DIRECTION_KEY = "instructions/direction"
 ASSET_KEY = "instructions/asset"
 ERROR_STYLE = "color: #d64541;"
+#: The chosen direction must be obvious at a glance: deposit and withdraw addresses differ.
+DIRECTION_STYLE = (
+    "QToolButton { padding: 3px 10px; }"
+    " QToolButton:checked { background: #2d6cdf; color: white; font-weight: bold;"
+    " border: 1px solid #1d4fa8; border-radius: 3px; }"
+)
 
 
 def summary_text(book: InstructionBook, direction: Direction, asset: str) -> str:
@@ -133,6 +139,7 @@ class InstructionsPanel(QWidget):
         button.setCheckable(True)
         button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         button.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        button.setStyleSheet(DIRECTION_STYLE)
         return button
 
     # -- state ------------------------------------------------------------------------------
@@ -226,4 +233,5 @@ class InstructionsPanel(QWidget):
         for instruction in self.book.for_asset(direction, asset):
             card = build_card(instruction, direction, networks, self.cards_host)
             self.cards_layout.insertWidget(self.cards_layout.count() - 1, card)
+            card.show()  # now, not on the layout's queued show: the panel is already visible
             self.cards.append(card)

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.domain import format_decimal
 from app.domain.records import (
     BlockchainInstruction,
     FiatInstruction,
@@ -36,8 +37,9 @@ from app.ui.widgets.copy_field import CopyField
 
 Direction = Literal["deposit", "withdraw"]
 
-#: Wire fields in words; unknown names are shown as the service sent them.
-FIAT_LABELS = {
+#: Field names in words; unknown names are shown as the service sent them.
+FIELD_LABELS = {
+    "address": "Address",
     "method": "Method",
     "bankName": "Bank name",
     "bankAddress": "Bank address",
@@ -79,14 +81,19 @@ def network_colour(network: str) -> QColor:
 
 
 def raw_text(value: object) -> str:
-    """A raw field as text: strings as they are, anything else as JSON (numbers exact)."""
+    """A raw field as text: strings as they are, numbers with every digit sent, anything else
+    as JSON (numbers inside it as strings: json cannot write a Decimal as a number)."""
     if isinstance(value, str):
         return value
-    return json.dumps(value, default=lambda v: str(v) if isinstance(v, Decimal) else repr(v))
+    if isinstance(value, Decimal):
+        return format_decimal(value)
+    return json.dumps(
+        value, default=lambda v: format_decimal(v) if isinstance(v, Decimal) else repr(v)
+    )
 
 
 def field_label(name: str) -> str:
-    return FIAT_LABELS.get(name, name)
+    return FIELD_LABELS.get(name, name)
 
 
 def _header(text: str, colour: QColor, parent: QWidget) -> QLabel:
@@ -106,6 +113,7 @@ def _header(text: str, colour: QColor, parent: QWidget) -> QLabel:
 def _warning(text: str, parent: QWidget) -> QLabel:
     label = QLabel(text, parent)
     label.setWordWrap(True)
+    label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
     label.setStyleSheet(WARNING_STYLE)
     return label
 
@@ -159,8 +167,11 @@ class BlockchainCard(InstructionCard):
 
         self.header = _header(f"{network} network", network_colour(instruction.network_type), self)
         self.header.setObjectName("cardNetwork")
-        self.subtitle = QLabel(f"{asset} {what} on the {network} network", self)
+        self.subtitle = QLabel(f"{asset} {what.upper()} on the {network} network", self)
         self.subtitle.setObjectName("cardSubtitle")
+        subtitle_font = QFont(self.subtitle.font())
+        subtitle_font.setBold(True)
+        self.subtitle.setFont(subtitle_font)
         self.layout_.addWidget(self.header)
         self.layout_.addWidget(self.subtitle)
 
@@ -192,7 +203,7 @@ class BlockchainCard(InstructionCard):
         qr_box.addWidget(self.qr_caption)
         row = QHBoxLayout()
         row.addLayout(qr_box)
-        row.addWidget(self.warning, 1)
+        row.addWidget(self.warning, 1, Qt.AlignmentFlag.AlignTop)
         self.layout_.addLayout(row)
 
 
