@@ -32,6 +32,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="open the window, wait for balances and top of book, exit 0 (1 after 30 s)",
     )
     parser.add_argument(
+        "--log-level",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        type=str.upper,
+        help="log file detail for this run (default: the Settings' level, INFO)",
+    )
+    parser.add_argument(
         "--screenshot", metavar="PATH", help="with --smoke-test: save a PNG of the window"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -72,6 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         LaunchOptions(
             sandbox=args.sandbox,
             smoke_test=args.smoke_test,
+            log_level=args.log_level,
             screenshot=Path(args.screenshot) if args.screenshot else None,
         )
     )

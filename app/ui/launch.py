@@ -44,6 +44,7 @@ from app.ui.bridge import SessionBridge
 from app.ui.formatting import Precision
 from app.ui.main_window import Area, MainWindow, PanelSpec
 from app.ui.panels.base import PanelContext
+from app.ui.preferences import LOG_LEVELS, Preferences
 from app.ui.qt import QEventLoop
 from app.ui.settings import open_settings
 
@@ -58,6 +59,7 @@ class LaunchOptions:
     screenshot: Path | None = None
     sandbox_db: str | None = None  # default: the sandbox's own default (user data dir)
     journal_path: Path | None = None  # default: journal.db in the user data dir
+    log_level: str | None = None  # default: the Settings' log level (INFO)
 
 
 class Failed(Exception):
@@ -65,7 +67,8 @@ class Failed(Exception):
 
 
 def run(options: LaunchOptions) -> int:
-    logs.configure()
+    level = options.log_level or Preferences.load(open_settings()).log_level
+    logs.configure(logging.getLevelName(level.upper()) if level.upper() in LOG_LEVELS else 20)
     qInstallMessageHandler(_qt_message)
     application = QApplication.instance() or QApplication([sys.argv[0]])
     assert isinstance(application, QApplication)
@@ -80,17 +83,37 @@ def run(options: LaunchOptions) -> int:
 
 
 def default_panels() -> list[PanelSpec]:
-    """The panels of issue 4, in their default places."""
+    """Every panel, in its default place: market and balances on the left, the tickets and
+    the chart on the right, the records and the log tabbed along the bottom."""
     from app.ui.panels.balances import BalancesPanel
     from app.ui.panels.chart import ChartPanel
+    from app.ui.panels.deposits import DepositsPanel
     from app.ui.panels.depth import DepthPanel
+    from app.ui.panels.instructions import InstructionsPanel
+    from app.ui.panels.ledger import LedgerPanel
+    from app.ui.panels.order_ticket import OrderTicketPanel
+    from app.ui.panels.orders import OrdersPanel
+    from app.ui.panels.rfq_ticket import RfqTicketPanel
     from app.ui.panels.top_of_book import TopOfBookPanel
 
+    left, right, bottom = (
+        Area.LeftDockWidgetArea,
+        Area.RightDockWidgetArea,
+        Area.BottomDockWidgetArea,
+    )
     return [
-        PanelSpec("topOfBook", "Top of book", Area.LeftDockWidgetArea, TopOfBookPanel),
-        PanelSpec("balances", "Balances", Area.LeftDockWidgetArea, BalancesPanel),
-        PanelSpec("chart", "Chart", Area.RightDockWidgetArea, ChartPanel, weight=3),
-        PanelSpec("depth", "Depth", Area.RightDockWidgetArea, DepthPanel, weight=2),
+        PanelSpec("topOfBook", "Top of book", left, TopOfBookPanel, weight=2),
+        PanelSpec("balances", "Balances", left, BalancesPanel),
+        PanelSpec("orderTicket", "Order ticket", right, OrderTicketPanel, weight=3, shortcut="F2"),
+        PanelSpec("rfqTicket", "RFQ", right, RfqTicketPanel, tab_with="orderTicket", shortcut="F3"),
+        PanelSpec("chart", "Chart", right, ChartPanel, weight=2),
+        PanelSpec("depth", "Depth", right, DepthPanel, tab_with="chart"),
+        PanelSpec("orders", "Orders", bottom, OrdersPanel),
+        PanelSpec("ledger", "Ledger", bottom, LedgerPanel, tab_with="orders"),
+        PanelSpec("deposits", "Deposits", bottom, DepositsPanel, tab_with="orders"),
+        PanelSpec(
+            "instructions", "Deposit / withdraw", bottom, InstructionsPanel, tab_with="orders"
+        ),
     ]
 
 
@@ -120,7 +143,11 @@ async def _main(options: LaunchOptions) -> int:
                 child = None
             if session is None:
                 return 0
-        desks = TradingDesks.open(session, options.journal_path)
+        prefs = Preferences.load(settings)
+        _use_intervals(session, prefs)
+        desks = TradingDesks.open(
+            session, options.journal_path, prefs.check_limits(), auto_requote=prefs.auto_requote
+        )
         window = _open_window(session, settings, desks)
         window.closing.connect(quit_event.set)
         await session.start()
@@ -143,6 +170,13 @@ async def _main(options: LaunchOptions) -> int:
             await desks.close()
         if child is not None:
             await child.stop()
+
+
+def _use_intervals(session: TerminalSession, prefs: Preferences) -> None:
+    intervals = prefs.intervals()
+    session.top_of_book.interval = intervals.top_of_book
+    session.balances.interval = intervals.balances
+    session.order_book.interval = intervals.order_book
 
 
 async def _login(

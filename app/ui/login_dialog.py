@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from app.services.connect import LoginFailed, connect
 from app.services.session import TerminalSession
+from app.ui.preferences import Preferences
 from app.ui.secrets import KeyringLike, PasswordVault, system_keyring
 from app.ui.tasks import TaskOwner
 
@@ -104,6 +105,9 @@ class LoginDialog(QDialog):
             status = system_keyring()
             self._vault = PasswordVault(status.store) if status.store is not None else None
             self._no_keyring_reason = status.reason
+        if not Preferences.load(settings).remember_password_allowed:
+            self._vault = None
+            self._no_keyring_reason = "Remembering passwords is switched off in Settings."
 
         self.environment_combo = QComboBox()
         if sandbox_url:

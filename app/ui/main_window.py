@@ -9,17 +9,22 @@ layout the window was built with.
 from __future__ import annotations
 
 import html
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import QByteArray, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QMessageBox, QWidget
+from PySide6.QtCore import QByteArray, Qt, QUrl, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence, QResizeEvent
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QMessageBox, QWidget
 
+from app import logs
 from app.services.session import LogEvent
 from app.ui.notices import NoticeArea
 from app.ui.panels.base import PanelContext
 from app.ui.panels.log import LogPanel
+from app.ui.preferences import Preferences
+from app.ui.secrets import PasswordVault, system_keyring
+from app.ui.settings_dialog import SettingsDialog
 from app.ui.status_bar import StatusBar
 from app.ui.tasks import TaskOwner
 
@@ -38,8 +43,20 @@ class PanelSpec:
     shortcut: str = ""  # e.g. "F2": Trade menu entry that shows the dock and focuses its entry
 
 
+#: Keys handled inside panels (not menu actions), for Help > Keyboard shortcuts.
+PANEL_KEYS = [
+    ("Enter", "Order ticket: send the order (after the confirmation, if on)"),
+    ("Enter", "RFQ ticket: request a quote"),
+    ("Alt+B / Alt+S", "RFQ ticket: accept the buy / sell side"),
+    ("Ctrl+C", "Tables: copy the selected rows"),
+    ("Delete", "Top of book: remove the selected pairs from the watchlist"),
+    ("Tab / Shift+Tab", "Move between fields; Ctrl+Tab between docked tabs"),
+]
+
+
 class MainWindow(QMainWindow):
     closing = Signal()
+    preferences_applied = Signal(object)  # Preferences
 
     def __init__(self, context: PanelContext, panels: list[PanelSpec], version: str) -> None:
         super().__init__()
@@ -57,11 +74,14 @@ class MainWindow(QMainWindow):
         self._view_menu = self.menuBar().addMenu("&View")
         self._trade_menu = self.menuBar().addMenu("&Trade")
         self.go_actions: dict[str, QAction] = {}
-        for spec in [
-            *panels,
-            PanelSpec("log", "Log", Area.BottomDockWidgetArea, lambda _: self.log_panel),
-        ]:
+        bottom = next((s.name for s in panels if s.area == Area.BottomDockWidgetArea), None)
+        log_spec = PanelSpec(
+            "log", "Log", Area.BottomDockWidgetArea, lambda _: self.log_panel, tab_with=bottom
+        )
+        for spec in [*panels, log_spec]:
             self._add_dock(spec)
+        if bottom is not None:
+            self.docks[bottom].raise_()  # the first record view is the tab shown
         self._view_menu.addSeparator()
         reset = QAction("&Reset layout", self)
         reset.triggered.connect(self.reset_layout)
@@ -125,10 +145,100 @@ class MainWindow(QMainWindow):
         quit_action.triggered.connect(self.close)
         file_menu.addAction(quit_action)
         self.menuBar().insertMenu(self._view_menu.menuAction(), file_menu)
+        edit_menu = QMenu("&Edit", self)
+        self.settings_action = QAction("&Settings…", self)
+        self.settings_action.setShortcut(QKeySequence("Ctrl+,"))
+        self.settings_action.triggered.connect(self.open_settings)
+        edit_menu.addAction(self.settings_action)
+        self.menuBar().insertMenu(self._view_menu.menuAction(), edit_menu)
         help_menu = self.menuBar().addMenu("&Help")
+        shortcuts = QAction("&Keyboard shortcuts", self)
+        shortcuts.setShortcut(QKeySequence("F1"))
+        shortcuts.triggered.connect(self.show_shortcuts)
+        help_menu.addAction(shortcuts)
+        log_folder = QAction("Open &log folder", self)
+        log_folder.triggered.connect(self.open_log_folder)
+        help_menu.addAction(log_folder)
+        help_menu.addSeparator()
         about = QAction("&About Tradeterm", self)
         about.triggered.connect(self.show_about)
         help_menu.addAction(about)
+
+    # -- settings, shortcuts, logs --------------------------------------------------------------
+
+    def open_settings(self) -> None:
+        session = self.context.bridge.session
+        assets = sorted({a for pair in session.available_pairs for a in pair.split("/")})
+        dialog = SettingsDialog(self.context.settings, session.available_pairs, assets, self)
+        dialog.applied.connect(self.apply_preferences)
+        dialog.finished.connect(lambda _: dialog.deleteLater())
+        dialog.open()
+        self.settings_dialog = dialog
+
+    def apply_preferences(self, prefs: Preferences) -> None:
+        """Put the preferences to work now: poll intervals, pre-trade limits, auto-requote,
+        log level, the default watchlist, and each panel's own (``apply_preferences``)."""
+        session = self.context.bridge.session
+        intervals = prefs.intervals()
+        session.top_of_book.interval = intervals.top_of_book
+        session.balances.interval = intervals.balances
+        session.order_book.interval = intervals.order_book
+        desks = self.context.desks
+        if desks is not None:
+            desks.orders.limits = prefs.check_limits()
+            desks.rfq.auto_requote = prefs.auto_requote
+        logging.getLogger().setLevel(prefs.python_log_level())
+        if prefs.default_watchlist and list(prefs.default_watchlist) != session.watchlist:
+            session.set_watchlist(list(prefs.default_watchlist))
+        if not prefs.remember_password_allowed and not session.environment.sandbox:
+            self.tasks.spawn(self._forget_password(), "removing the remembered password")
+        for dock in self.docks.values():
+            hook = getattr(dock.widget(), "apply_preferences", None)
+            if callable(hook):
+                hook(prefs)
+        self.preferences_applied.emit(prefs)
+        self.notify("info", "Settings applied")
+
+    async def _forget_password(self) -> None:
+        """Remembering switched off: the keyring entry of this login goes too."""
+        store = system_keyring().store
+        if store is not None:
+            env = self.context.bridge.session.environment
+            await PasswordVault(store).forget(env.user, env.base_url)
+
+    def shortcut_list(self) -> list[tuple[str, str]]:
+        """(keys, what they do) for every action with a shortcut in the menus."""
+        found: list[tuple[str, str]] = []
+        for menu_action in self.menuBar().actions():
+            menu = menu_action.menu()
+            if not isinstance(menu, QMenu):
+                continue
+            for action in menu.actions():
+                keys = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+                if keys:
+                    what = f"{menu_action.text()} > {action.text()}".replace("&", "")
+                    found.append((keys, what))
+        return [*found, *PANEL_KEYS]
+
+    def show_shortcuts(self) -> None:
+        rows = "".join(
+            f"<tr><td><b>{html.escape(keys)}</b></td><td>{html.escape(what)}</td></tr>"
+            for keys, what in self.shortcut_list()
+        )
+        box = QMessageBox(self)
+        box.setObjectName("shortcutsHelp")
+        box.setWindowTitle("Keyboard shortcuts")
+        box.setTextFormat(Qt.TextFormat.RichText)
+        box.setText(f"<table cellspacing=6>{rows}</table>")
+        box.setStandardButtons(QMessageBox.StandardButton.Close)
+        box.open()
+        self.shortcuts_box = box
+
+    def open_log_folder(self) -> None:
+        folder = logs.log_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder))):
+            self.notify("warning", f"Cannot open a file browser here; the logs are in {folder}")
 
     # -- layout persistence ---------------------------------------------------------------------
 

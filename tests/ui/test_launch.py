@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.harness import SandboxProcess, new_client
+from tests.harness import SandboxProcess, digest, new_client
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -123,3 +123,43 @@ def test_smoke_test_fails_with_a_reason_when_prices_never_come(
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: smoke test: no top of book"), lines
     account.close()
+
+
+def test_a_debug_session_logs_no_password_hash_or_token(
+    sandbox: SandboxProcess, clean_env: dict[str, str], tmp_path: Path
+) -> None:
+    """A whole DEBUG session (login, feeds, smoke test) leaves no secret in the log file."""
+    password = "Corr3ct-Horse-" + os.urandom(6).hex()
+    user = "secret-check-" + os.urandom(4).hex()
+    with sandbox.admin() as admin:
+        created = admin.post(
+            "/api/v1/sandbox/admin/clients",
+            json={
+                "user": user,
+                "password": digest(password),
+                "accountId": f"acct-{user}",
+                "balances": {"USD": "1000"},
+            },
+        )
+        assert created.status_code == 200, created.text
+        token = httpx.post(
+            f"{sandbox.url}/api/v1/identity/jwt", json={"user": user, "password": digest(password)}
+        ).json()["token"]
+    logs = tmp_path / "logs"
+    env = {
+        **clean_env,
+        "TRADETERM_LOG_DIR": str(logs),
+        "TRADETERM_BASE_URL": sandbox.url,
+        "TRADETERM_USER": user,
+        "TRADETERM_PASSWORD": password,
+        "TRADETERM_ACCOUNT": f"acct-{user}",
+    }
+    done = launch("--smoke-test", "--log-level", "debug", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    text = "\n".join(path.read_text() for path in logs.glob("tradeterm.log*"))
+    assert "DEBUG   tradeterm.api" in text  # the level took effect
+    assert "POST /api/v1/identity/jwt -> 200" in text  # the login request itself was logged
+    for secret in (password, digest(password), token.split(".")[2]):
+        assert secret not in text
+    assert "eyJ" not in text  # no JWT at all (header of any token)
+    assert "Bearer" not in text

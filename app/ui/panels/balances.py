@@ -32,6 +32,7 @@ from app.ui.models.balances_model import (
     Column,
 )
 from app.ui.panels.base import PanelContext
+from app.ui.preferences import Preferences
 
 SETTINGS_KEY = "valuation_currency"
 DEFAULT_CURRENCY = "USD"
@@ -132,6 +133,9 @@ class BalancesPanel(QWidget):
     @property
     def valuation_currency(self) -> str:
         return self.model.valuation_currency
+
+    def apply_preferences(self, prefs: Preferences) -> None:
+        self.set_valuation_currency(prefs.valuation_currency)
 
     def set_valuation_currency(self, currency: str) -> None:
         """Choose the currency (as the combobox does) and remember it."""

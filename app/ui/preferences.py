@@ -1,0 +1,184 @@
+"""The trader's preferences: typed values, their QSettings keys, and the rules that refuse a bad
+value with a reason. Edit > Settings shows them; ``MainWindow.apply_preferences`` pushes them
+into the running terminal at once (no restart).
+
+Numbers are kept as text in the INI file and read back as Decimal, so a limit of 1,000,000.01
+USD stays exactly that.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, fields
+from decimal import Decimal
+from typing import Any
+
+from PySide6.QtCore import QSettings
+
+from app.domain.money import parse_decimal
+from app.services.pretrade import CheckLimits
+from app.services.session import FeedIntervals
+
+THEMES = ("dark", "light")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+#: Events a notification can be switched off for (app/ui/notifier.py uses the same names).
+NOTIFY_EVENTS = ("fill", "refusal", "quote_expiring", "offline", "online")
+#: Allowed poll intervals, seconds: fast enough to trade on, slow enough not to flood.
+INTERVAL_RANGES = {
+    "top_of_book": (Decimal("0.1"), Decimal(60)),
+    "balances": (Decimal("0.5"), Decimal(600)),
+    "order_book": (Decimal("0.2"), Decimal(60)),
+    "orders": (Decimal("0.5"), Decimal(600)),
+}
+
+
+class PreferenceError(ValueError):
+    """A value the dialog refuses; ``field`` names it, the message says why."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field_name
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Preferences:
+    top_of_book: Decimal = Decimal("0.5")
+    balances: Decimal = Decimal(5)
+    order_book: Decimal = Decimal(1)
+    orders: Decimal = Decimal(2)
+    valuation_currency: str = "USD"
+    default_watchlist: tuple[str, ...] = ()
+    confirm_orders: bool = True
+    max_notional: Decimal = Decimal(1_000_000)
+    max_distance_percent: Decimal = Decimal(5)
+    auto_requote: bool = False
+    theme: str = "dark"
+    notify: tuple[str, ...] = NOTIFY_EVENTS  # events that notify
+    notify_tray: bool = True
+    notify_sound: bool = False
+    remember_password_allowed: bool = True
+    log_level: str = "INFO"
+
+    # -- what the services take -------------------------------------------------------------
+
+    def intervals(self) -> FeedIntervals:
+        return FeedIntervals(float(self.top_of_book), float(self.balances), float(self.order_book))
+
+    def check_limits(self) -> CheckLimits:
+        return CheckLimits(
+            self.max_notional, self.max_distance_percent / 100, self.valuation_currency
+        )
+
+    def python_log_level(self) -> int:
+        return int(logging.getLevelName(self.log_level))
+
+    # -- validation -----------------------------------------------------------------------------
+
+    def validated(self, known_pairs: Iterable[str] = (), known_assets: Iterable[str] = ()) -> None:
+        """Raise PreferenceError for the first value that cannot be used."""
+        for name, (low, high) in INTERVAL_RANGES.items():
+            value: Decimal = getattr(self, name)
+            if not low <= value <= high:
+                raise PreferenceError(
+                    name, f"poll interval must be between {low} and {high} seconds, not {value}"
+                )
+        assets = set(known_assets)
+        if assets and self.valuation_currency not in assets:
+            raise PreferenceError(
+                "valuation_currency", f"{self.valuation_currency} is not an asset of this service"
+            )
+        pairs = set(known_pairs)
+        unknown = [p for p in self.default_watchlist if pairs and p not in pairs]
+        if unknown:
+            raise PreferenceError(
+                "default_watchlist", f"not traded on this service: {', '.join(unknown)}"
+            )
+        if self.max_notional <= 0:
+            raise PreferenceError("max_notional", "the size limit must be greater than zero")
+        if not Decimal(0) < self.max_distance_percent <= Decimal(100):
+            raise PreferenceError(
+                "max_distance_percent", "the price-distance warning is between 0 and 100 %"
+            )
+        if self.theme not in THEMES:
+            raise PreferenceError("theme", f"theme is one of {', '.join(THEMES)}")
+        if self.log_level not in LOG_LEVELS:
+            raise PreferenceError("log_level", f"log level is one of {', '.join(LOG_LEVELS)}")
+        strange = set(self.notify) - set(NOTIFY_EVENTS)
+        if strange:
+            raise PreferenceError("notify", f"unknown events: {', '.join(sorted(strange))}")
+
+    # -- storage ------------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, settings: QSettings) -> Preferences:
+        """The stored preferences; a value that cannot be read falls back to its default."""
+        default = cls()
+        values: dict[str, Any] = {}
+        for item in fields(cls):
+            key = KEYS[item.name]
+            stored = settings.value(key)
+            if stored is None:
+                continue
+            fallback = getattr(default, item.name)
+            try:
+                values[item.name] = _read(stored, fallback)
+            except (ValueError, TypeError):
+                continue
+        prefs = cls(**values)
+        try:
+            prefs.validated()
+        except PreferenceError:
+            return default
+        return prefs
+
+    def save(self, settings: QSettings) -> None:
+        for item in fields(self):
+            value = getattr(self, item.name)
+            settings.setValue(KEYS[item.name], _write(value))
+        settings.sync()
+
+
+KEYS = {
+    "top_of_book": "feeds/topOfBook",
+    "balances": "feeds/balances",
+    "order_book": "feeds/orderBook",
+    "orders": "feeds/orders",
+    "valuation_currency": "valuation_currency",
+    "default_watchlist": "watchlist/default",
+    "confirm_orders": "orders/confirm",
+    "max_notional": "orders/maxNotional",
+    "max_distance_percent": "orders/maxDistancePercent",
+    "auto_requote": "rfq/autoRequote",
+    "theme": "ui/theme",
+    "notify": "notify/events",
+    "notify_tray": "notify/tray",
+    "notify_sound": "notify/sound",
+    "remember_password_allowed": "login/rememberAllowed",
+    "log_level": "log/level",
+}
+
+
+def _read(stored: object, fallback: object) -> object:
+    if isinstance(fallback, bool):
+        if isinstance(stored, bool):
+            return stored
+        return str(stored).lower() in ("true", "1", "yes")
+    if isinstance(fallback, Decimal):
+        return parse_decimal(str(stored), "setting")
+    if isinstance(fallback, tuple):
+        if isinstance(stored, str):  # INI gives a one-element list back as a string
+            return tuple(part for part in stored.split(",") if part)
+        if isinstance(stored, list):
+            return tuple(str(part) for part in stored)
+        raise TypeError("not a list")
+    return str(stored)
+
+
+def _write(value: object) -> object:
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, tuple):
+        return ",".join(value)  # a plain string: INI files lose empty and one-item lists
+    return value

@@ -1,0 +1,226 @@
+"""Edit > Settings: every preference on one page of groups. Apply (or OK) checks the values,
+refuses a bad one with its reason beside the buttons (the field keeps what was typed and gets
+the focus), stores them and emits ``applied`` so the window can put them to work at once.
+
+Numbers are typed as text and read as Decimal (no float spin boxes for money)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from decimal import Decimal
+
+from PySide6.QtCore import QSettings, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QLabel,
+    QLineEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.domain.money import parse_decimal
+from app.ui.preferences import (
+    INTERVAL_RANGES,
+    LOG_LEVELS,
+    NOTIFY_EVENTS,
+    THEMES,
+    PreferenceError,
+    Preferences,
+)
+
+EVENT_TITLES = {
+    "fill": "Fills",
+    "refusal": "Refusals",
+    "quote_expiring": "Quote about to expire",
+    "offline": "Connection lost",
+    "online": "Connection back",
+}
+INTERVAL_TITLES = {
+    "top_of_book": "Top of book",
+    "balances": "Balances",
+    "order_book": "Depth",
+    "orders": "Order list",
+}
+
+
+class SettingsDialog(QDialog):
+    applied = Signal(object)  # Preferences
+
+    def __init__(
+        self,
+        settings: QSettings,
+        pairs: list[str],
+        assets: list[str],
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("settingsDialog")
+        self.setWindowTitle("Settings")
+        self._settings = settings
+        self._pairs = pairs
+        self._assets = assets
+        prefs = Preferences.load(settings)
+
+        self.intervals: dict[str, QLineEdit] = {}
+        feeds = QFormLayout()
+        for name, title in INTERVAL_TITLES.items():
+            edit = QLineEdit(format(getattr(prefs, name), "f"), self)
+            edit.setObjectName(f"interval_{name}")
+            low, high = INTERVAL_RANGES[name]
+            edit.setToolTip(f"Seconds between polls, {low} to {high}")
+            feeds.addRow(f"{title} (s)", edit)
+            self.intervals[name] = edit
+
+        self.currency = QComboBox(self)
+        self.currency.setObjectName("valuationCurrency")
+        self.currency.addItems(sorted(set(assets) | {prefs.valuation_currency}))
+        self.currency.setCurrentText(prefs.valuation_currency)
+        self.watchlist = QLineEdit(", ".join(prefs.default_watchlist), self)
+        self.watchlist.setObjectName("defaultWatchlist")
+        self.watchlist.setPlaceholderText("e.g. BTC/USD, ETH/USD (empty: every pair)")
+        self.confirm = QCheckBox("Confirm each order before it is sent", self)
+        self.confirm.setObjectName("confirmOrders")
+        self.confirm.setChecked(prefs.confirm_orders)
+        self.max_notional = QLineEdit(format(prefs.max_notional, "f"), self)
+        self.max_notional.setObjectName("maxNotional")
+        self.max_distance = QLineEdit(format(prefs.max_distance_percent, "f"), self)
+        self.max_distance.setObjectName("maxDistance")
+        self.auto_requote = QCheckBox("Ask for a new quote when one expires", self)
+        self.auto_requote.setObjectName("autoRequote")
+        self.auto_requote.setChecked(prefs.auto_requote)
+        trading = QFormLayout()
+        trading.addRow("Valuation currency", self.currency)
+        trading.addRow("Default watchlist", self.watchlist)
+        trading.addRow("", self.confirm)
+        trading.addRow("Block orders worth more than", self.max_notional)
+        trading.addRow("Warn when a limit is this far from the book (%)", self.max_distance)
+        trading.addRow("RFQ", self.auto_requote)
+
+        self.theme = QComboBox(self)
+        self.theme.setObjectName("theme")
+        self.theme.addItems(list(THEMES))
+        self.theme.setCurrentText(prefs.theme)
+        self.events: dict[str, QCheckBox] = {}
+        notify = QGridLayout()
+        for index, event in enumerate(NOTIFY_EVENTS):
+            box = QCheckBox(EVENT_TITLES[event], self)
+            box.setObjectName(f"notify_{event}")
+            box.setChecked(event in prefs.notify)
+            notify.addWidget(box, index // 2, index % 2)
+            self.events[event] = box
+        self.tray = QCheckBox("System tray message when the window is not active", self)
+        self.tray.setObjectName("notifyTray")
+        self.tray.setChecked(prefs.notify_tray)
+        self.sound = QCheckBox("Sound", self)
+        self.sound.setObjectName("notifySound")
+        self.sound.setChecked(prefs.notify_sound)
+        notify.addWidget(self.tray, 3, 0, 1, 2)
+        notify.addWidget(self.sound, 4, 0)
+
+        self.remember = QCheckBox("Allow remembering the password in the OS keyring", self)
+        self.remember.setObjectName("rememberAllowed")
+        self.remember.setChecked(prefs.remember_password_allowed)
+        self.log_level = QComboBox(self)
+        self.log_level.setObjectName("logLevel")
+        self.log_level.addItems(list(LOG_LEVELS))
+        self.log_level.setCurrentText(prefs.log_level)
+        other = QFormLayout()
+        other.addRow("Theme", self.theme)
+        other.addRow("", self.remember)
+        other.addRow("Log level", self.log_level)
+
+        self.error = QLabel(self)
+        self.error.setObjectName("settingsError")
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("color: #e5534b;")
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok
+            | QDialogButtonBox.StandardButton.Apply
+            | QDialogButtonBox.StandardButton.Cancel,
+            self,
+        )
+        self.buttons = buttons
+        buttons.accepted.connect(self._ok)
+        buttons.rejected.connect(self.reject)
+        apply = buttons.button(QDialogButtonBox.StandardButton.Apply)
+        apply.clicked.connect(self.apply)
+
+        layout = QVBoxLayout(self)
+        for title, inner in (
+            ("Polling", feeds),
+            ("Trading", trading),
+            ("Notifications", notify),
+            ("Appearance, security and logs", other),
+        ):
+            group = QGroupBox(title, self)
+            group.setLayout(inner)
+            layout.addWidget(group)
+        layout.addWidget(self.error)
+        layout.addWidget(buttons)
+
+    def _fields(self) -> dict[str, QWidget]:
+        return {
+            **self.intervals,
+            "valuation_currency": self.currency,
+            "default_watchlist": self.watchlist,
+            "max_notional": self.max_notional,
+            "max_distance_percent": self.max_distance,
+            "theme": self.theme,
+            "log_level": self.log_level,
+        }
+
+    def preferences(self) -> Preferences:
+        """The values on screen; PreferenceError names the first one that is not usable."""
+        numbers: dict[str, Decimal] = {}
+        texts = {name: edit.text() for name, edit in self.intervals.items()}
+        texts["max_notional"] = self.max_notional.text()
+        texts["max_distance_percent"] = self.max_distance.text()
+        for name, text in texts.items():
+            try:
+                numbers[name] = parse_decimal(text.replace(",", "").strip(), name)
+            except ValueError:
+                raise PreferenceError(name, f"{text.strip()!r} is not a number") from None
+        watchlist = tuple(
+            dict.fromkeys(p.strip().upper() for p in self.watchlist.text().split(",") if p.strip())
+        )
+        prefs = replace(
+            Preferences(),
+            **numbers,
+            valuation_currency=self.currency.currentText(),
+            default_watchlist=watchlist,
+            confirm_orders=self.confirm.isChecked(),
+            auto_requote=self.auto_requote.isChecked(),
+            theme=self.theme.currentText(),
+            notify=tuple(e for e, box in self.events.items() if box.isChecked()),
+            notify_tray=self.tray.isChecked(),
+            notify_sound=self.sound.isChecked(),
+            remember_password_allowed=self.remember.isChecked(),
+            log_level=self.log_level.currentText(),
+        )
+        prefs.validated(self._pairs, self._assets)
+        return prefs
+
+    def apply(self) -> bool:
+        """Check, store and announce; False (with the reason shown) when a value is refused."""
+        try:
+            prefs = self.preferences()
+        except PreferenceError as exc:
+            self.error.setText(exc.message)
+            widget = self._fields().get(exc.field)
+            if widget is not None:
+                widget.setFocus()
+            return False
+        self.error.clear()
+        prefs.save(self._settings)
+        self.applied.emit(prefs)
+        return True
+
+    def _ok(self) -> None:
+        if self.apply():
+            self.accept()
