@@ -22,8 +22,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal, localcontext
 
+from app.api import ServiceError
 from app.domain.money import MONEY_CONTEXT
 from app.domain.records import KNOWN_EVENT_TYPES, LedgerEntry
+from app.services.order_history import ReadFailed
 from app.services.session import TerminalSession
 
 MAX_TRANSACTIONS = 10_000
@@ -94,6 +96,7 @@ class LedgerSnapshot:
     more: bool  # "load more" may find older entries
     added: int = 0  # entries this update added (on top for a refresh, at the bottom for more)
     balance_note: str = ""  # why there is no running balance, when there is none
+    reset: bool = False  # a new query: the rows replace what was shown
 
 
 def group_rows(entries: list[LedgerEntry], anchor: Decimal | None) -> tuple[LedgerRow, ...]:
@@ -133,17 +136,19 @@ class _State:
 
 class LedgerBrowser:
     """Reads the ledger of ``session``'s account page by page. Each method returns the new
-    snapshot; a ServiceError propagates and leaves the loaded entries as they were."""
+    snapshot; ReadFailed when the service cannot be read (the loaded entries stay). A load
+    that a newer one overtook is dropped, so the last query asked is the one shown."""
 
     def __init__(self, session: TerminalSession) -> None:
         self.session = session
         self._state = _State()
+        self._loads = 0
 
     @property
     def query(self) -> LedgerQuery:
         return self._state.query
 
-    def snapshot(self, added: int = 0) -> LedgerSnapshot:
+    def snapshot(self, added: int = 0, *, reset: bool = False) -> LedgerSnapshot:
         state = self._state
         return LedgerSnapshot(
             group_rows(state.entries, state.anchor),
@@ -151,25 +156,36 @@ class LedgerBrowser:
             state.more and state.cursor is not None,
             added,
             state.note,
+            reset,
         )
 
     async def load(self, query: LedgerQuery) -> LedgerSnapshot:
         """The newest page of ``query`` (LedgerQueryError when it is invalid)."""
         query.validate()
-        entries, more = await self._page(query, query.start_at_ordering)
-        state = _State(query, entries, _below(entries, query.start_at_ordering), more)
-        if entries and query.balance_possible:
-            state.anchor = await self._anchor(query.asset, entries[0].ordering)
+        self._loads += 1
+        ticket = self._loads
+        try:
+            entries, more = await self._page(query, query.start_at_ordering)
+            state = _State(query, entries, _below(entries, query.start_at_ordering), more)
+            if entries and query.balance_possible:
+                state.anchor = await self._anchor(query.asset, entries[0].ordering)
+        except ServiceError as exc:
+            raise ReadFailed(str(exc)) from exc
+        if ticket != self._loads:
+            return self.snapshot()  # a newer load was asked for meanwhile
         state.note = _note(query, state.anchor, bool(entries))
         self._state = state
-        return self.snapshot(len(entries))
+        return self.snapshot(len(entries), reset=True)
 
     async def load_more(self) -> LedgerSnapshot:
         """The page before the oldest entry loaded (nothing when there is none)."""
         state = self._state
         if not state.more or state.cursor is None:
             return self.snapshot()
-        entries, more = await self._page(state.query, state.cursor)
+        try:
+            entries, more = await self._page(state.query, state.cursor)
+        except ServiceError as exc:
+            raise ReadFailed(str(exc)) from exc
         if state is not self._state:
             return self.snapshot()
         known = {_key(entry) for entry in state.entries}
@@ -180,15 +196,16 @@ class LedgerBrowser:
         return self.snapshot(len(fresh))
 
     async def refresh(self) -> LedgerSnapshot:
-        """Entries newer than the newest loaded go on top (open-ended queries only); when more
-        than a page arrived, the query starts over."""
+        """Entries newer than the newest loaded go on top (open-ended queries; others are read
+        again); when more than a page arrived, the query starts over."""
         state = self._state
-        if not state.query.open_ended:
-            return self.snapshot()
-        if not state.entries:
+        if not state.query.open_ended or not state.entries:
             return await self.load(state.query)
         top = state.entries[0].ordering
-        entries, more = await self._page(state.query, None)
+        try:
+            entries, more = await self._page(state.query, None)
+        except ServiceError as exc:
+            raise ReadFailed(str(exc)) from exc
         if state is not self._state:
             return self.snapshot()
         newer = [entry for entry in entries if entry.ordering > top]

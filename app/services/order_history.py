@@ -48,6 +48,14 @@ ORDER_STATUSES = tuple(sorted(KNOWN_ORDER_STATUSES))
 _EPOCH = datetime.min.replace(tzinfo=UTC)
 
 
+class ReadFailed(Exception):
+    """The service could not be read; the message says why, in words (for the trader)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
 @dataclass(frozen=True)
 class OrderFilter:
     """What the trader asked to see; empty strings and None mean "any"."""
@@ -157,6 +165,7 @@ class OrderFeed:
         self._state = _State()
         self._journal_ids: dict[str, str] = {}
         self._journal_read = False
+        self._active = True
         self._unsubscribe: list[Callable[[], None]] = [
             session.fills.subscribe(lambda _: self.poller.refresh())
         ]
@@ -189,13 +198,27 @@ class OrderFeed:
     def refresh(self) -> None:
         self.poller.refresh()
 
+    @property
+    def active(self) -> bool:
+        return self._active
+
+    def set_active(self, active: bool) -> None:
+        """A list nobody sees need not be read: while inactive, polls send nothing; becoming
+        active polls at once."""
+        self._active = active
+        if active:
+            self.poller.refresh()
+
     async def load_more(self) -> int:
         """Read the page before the oldest order loaded; returns how many orders it added.
-        ServiceError propagates (the caller tells the trader); the list stays as it was."""
+        ReadFailed when the service cannot be read; the list stays as it was."""
         state = self._state
         if not state.loaded or state.cursor is None or not state.more:
             return 0
-        page, more = await self._page(state.filter, state.cursor)
+        try:
+            page, more = await self._page(state.filter, state.cursor)
+        except ServiceError as exc:
+            raise ReadFailed(str(exc)) from exc
         if state is not self._state:
             return 0  # the filter changed meanwhile
         added = [order for order in page if order.order_id not in state.orders]
@@ -212,6 +235,8 @@ class OrderFeed:
     # -- polling --------------------------------------------------------------------------------
 
     async def _poll(self) -> None:
+        if not self._active:
+            return
         state = self._state
         head, more = await self._page(state.filter, None)
         refreshed = await self._refresh_open(state, {order.order_id for order in head})
@@ -239,11 +264,16 @@ class OrderFeed:
             and order.filled
             and not state.orders[order.order_id].filled
         }
+        changed = False
         for order in [*head, *refreshed]:
+            changed = changed or state.orders.get(order.order_id) != order
             state.orders[order.order_id] = order
-        if not state.orders or state.cursor is None:
+        if state.cursor is None:
             state.cursor = self._next_cursor(head, None)
+            changed = changed or state.more != more
             state.more = more
+        if not changed:
+            return  # nothing new: the view keeps what it has
         self._publish(
             new_ids=frozenset(order.order_id for order in new), filled_ids=frozenset(filled)
         )

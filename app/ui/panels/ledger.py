@@ -1,0 +1,329 @@
+"""The ledger dock: Get Transactions with every filter of the seed and ``max``, paged
+backwards, trade legs kept together, a running balance when filtered to one asset, details,
+copy and CSV export.
+
+A query runs when the trader presses Search (or Enter in a field); it opens with the newest
+100 transactions. After a fill, an open-ended query (no end time, no start ordering) adds the
+new entries on top by itself. Queries never overlap: a newer one makes the older one's answer
+be ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import (
+    QModelIndex,
+    QPersistentModelIndex,
+    QRegularExpression,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QRegularExpressionValidator, QShowEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.services.ledger_view import (
+    DEFAULT_MAX,
+    EVENT_TYPES,
+    MAX_TRANSACTIONS,
+    LedgerBrowser,
+    LedgerQuery,
+    LedgerQueryError,
+    LedgerSnapshot,
+)
+from app.services.order_history import ReadFailed
+from app.ui.csv_export import ask_and_export, export_csv
+from app.ui.models.ledger_model import Column, LedgerModel, LedgerSortProxy
+from app.ui.panels.base import PanelContext
+from app.ui.panels.record_parts import OptionalDateTime, RecordTable, fill_choices, known_assets
+from app.ui.record_details import RecordDetailsDialog, ledger_details
+from app.ui.tasks import TaskOwner
+
+Index = QModelIndex | QPersistentModelIndex
+
+#: After a fill, wait this long for more before reading the new entries (ms).
+FILL_REFRESH_MS = 300
+ERROR_STYLE = "color: #d64545;"
+
+
+class LedgerPanel(QWidget):
+    filled = Signal()
+
+    def __init__(self, context: PanelContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("ledgerPanel")
+        self._context = context
+        session = context.bridge.session
+        self.tasks = TaskOwner(self, self._task_failed)
+        self.browser = LedgerBrowser(session)
+        self.snapshot: LedgerSnapshot | None = None
+        self.details_dialog: RecordDetailsDialog | None = None
+        self.export_dialog: QFileDialog | None = None
+        self.busy = False
+        self._request = 0  # the newest request; older answers are ignored
+        self._refresh_on_show = False  # a fill happened while the dock was hidden
+
+        self.model = LedgerModel(context.precision, self)
+        self.proxy = LedgerSortProxy(self)
+        self.proxy.setSourceModel(self.model)
+        self.table = RecordTable("ledgerTable", self)
+        self.table.setAccessibleName("Ledger")
+        self.table.setModel(self.proxy)
+
+        # -- the query ------------------------------------------------------------------------
+        self.asset_filter = QComboBox(self)
+        self.asset_filter.setObjectName("ledgerAsset")
+        self.asset_filter.setAccessibleName("Asset")
+        fill_choices(self.asset_filter, "Any asset", known_assets(session))
+        self.type_filter = QComboBox(self)
+        self.type_filter.setObjectName("ledgerType")
+        self.type_filter.setAccessibleName("Event type")
+        fill_choices(self.type_filter, "Any type", list(EVENT_TYPES))
+        self.transaction_filter = QLineEdit(self)
+        self.transaction_filter.setObjectName("ledgerTransaction")
+        self.transaction_filter.setPlaceholderText("Transaction id")
+        self.transaction_filter.setAccessibleName("Transaction id")
+        self.transaction_filter.setClearButtonEnabled(True)
+        self.start_filter = OptionalDateTime("From", "ledgerFrom", self)
+        self.end_filter = OptionalDateTime("To", "ledgerTo", self)
+        self.end_filter.setToolTip("Entries before this time (the end is exclusive)")
+        self.ordering_filter = QLineEdit(self)
+        self.ordering_filter.setObjectName("ledgerStartAt")
+        self.ordering_filter.setPlaceholderText("Start at ordering")
+        self.ordering_filter.setAccessibleName("Start at ordering")
+        self.ordering_filter.setToolTip("Entries at or below this ordering (newest first)")
+        self.ordering_filter.setValidator(
+            QRegularExpressionValidator(QRegularExpression(r"\d{0,18}"), self)
+        )
+        self.max_filter = QSpinBox(self)
+        self.max_filter.setObjectName("ledgerMax")
+        self.max_filter.setAccessibleName("Maximum transactions")
+        self.max_filter.setToolTip("Transactions per page (both legs of a trade count once)")
+        self.max_filter.setRange(1, MAX_TRANSACTIONS)
+        self.max_filter.setValue(DEFAULT_MAX)
+        self.max_filter.setPrefix("max ")
+        self.search_button = QPushButton("Search", self)
+        self.search_button.setObjectName("ledgerSearch")
+        self.search_button.setDefault(True)
+        self.search_box = QLineEdit(self)
+        self.search_box.setObjectName("ledgerText")
+        self.search_box.setPlaceholderText("Search shown entries…")
+        self.search_box.setAccessibleName("Search shown entries")
+        self.search_box.setClearButtonEnabled(True)
+
+        # -- actions --------------------------------------------------------------------------
+        self.load_more_button = QPushButton("Load more", self)
+        self.load_more_button.setObjectName("ledgerLoadMore")
+        self.load_more_button.setToolTip("Read the transactions before the oldest one shown")
+        self.load_more_button.setEnabled(False)
+        self.refresh_button = QPushButton("Refresh", self)
+        self.refresh_button.setObjectName("ledgerRefresh")
+        self.details_button = QPushButton("Details…", self)
+        self.details_button.setObjectName("ledgerDetails")
+        self.copy_button = QPushButton("Copy row", self)
+        self.copy_button.setObjectName("ledgerCopy")
+        self.copy_button.setToolTip("Copy the selected rows as exact text (Ctrl+C)")
+        self.export_button = QPushButton("Export CSV…", self)
+        self.export_button.setObjectName("ledgerExport")
+        self.status_label = QLabel("", self)
+        self.status_label.setObjectName("ledgerStatusLabel")
+        self.balance_note = QLabel("", self)
+        self.balance_note.setObjectName("ledgerBalanceNote")
+
+        query_row = QHBoxLayout()
+        for widget in (
+            self.asset_filter,
+            self.type_filter,
+            self.transaction_filter,
+            self.start_filter,
+            self.end_filter,
+            self.ordering_filter,
+            self.max_filter,
+            self.search_button,
+        ):
+            query_row.addWidget(widget)
+        query_row.addWidget(self.search_box, 1)
+        actions = QHBoxLayout()
+        actions.addWidget(self.status_label, 1)
+        actions.addWidget(self.balance_note)
+        for button in (
+            self.load_more_button,
+            self.refresh_button,
+            self.details_button,
+            self.copy_button,
+            self.export_button,
+        ):
+            actions.addWidget(button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addLayout(query_row)
+        layout.addWidget(self.table, 1)
+        layout.addLayout(actions)
+        QWidget.setTabOrder(self.max_filter, self.search_button)
+        QWidget.setTabOrder(self.search_button, self.search_box)
+        QWidget.setTabOrder(self.search_box, self.table)
+
+        self._fill_timer = QTimer(self)
+        self._fill_timer.setSingleShot(True)
+        self._fill_timer.setInterval(FILL_REFRESH_MS)
+        self._fill_timer.timeout.connect(self._after_fill)
+        self.search_button.clicked.connect(self.run_query)
+        for edit in (self.transaction_filter, self.ordering_filter):
+            edit.returnPressed.connect(self.run_query)
+        self.search_box.textChanged.connect(self.proxy.set_text)
+        self.search_box.textChanged.connect(lambda _: self._show_count())
+        self.load_more_button.clicked.connect(self.load_more)
+        self.refresh_button.clicked.connect(self.refresh)
+        self.details_button.clicked.connect(lambda: self.show_details(self.table.currentIndex()))
+        self.copy_button.clicked.connect(self.table.copy_rows)
+        self.export_button.clicked.connect(self.ask_export)
+        self.table.detailsRequested.connect(self.show_details)
+        self.filled.connect(self._fill_timer.start)
+        context.bridge.watchlistChanged.connect(self._refresh_choices)
+        unsubscribe = session.fills.subscribe(lambda _: self.filled.emit())
+        self.destroyed.connect(lambda *_: unsubscribe())
+        self.run_query()
+
+    # -- queries --------------------------------------------------------------------------------
+
+    def _refresh_choices(self, *_: object) -> None:
+        """The assets are known once the session has read the pairs."""
+        fill_choices(self.asset_filter, "Any asset", known_assets(self._context.bridge.session))
+
+    def current_query(self) -> LedgerQuery:
+        """The query the fields describe (LedgerQueryError for a value that cannot be sent)."""
+        ordering = self.ordering_filter.text().strip()
+        query = LedgerQuery(
+            max_transactions=self.max_filter.value(),
+            asset=str(self.asset_filter.currentData() or ""),
+            event_type=str(self.type_filter.currentData() or ""),
+            transaction_id=self.transaction_filter.text().strip(),
+            start=self.start_filter.value(),
+            end=self.end_filter.value(),
+            start_at_ordering=int(ordering) if ordering else None,
+        )
+        query.validate()
+        return query
+
+    def run_query(self) -> bool:
+        """Search with the fields as they are; False (and a message) when they are invalid."""
+        try:
+            query = self.current_query()
+        except LedgerQueryError as exc:
+            self._say(f"Not searched: {exc.message}", error=True)
+            return False
+        self._start(lambda: self.browser.load(query), "Reading the ledger…")
+        return True
+
+    def load_more(self) -> None:
+        self.load_more_button.setEnabled(False)
+        self._start(self.browser.load_more, "Reading older entries…")
+
+    def refresh(self) -> None:
+        self._start(self.browser.refresh, "Reading new entries…")
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._refresh_on_show:
+            self._refresh_on_show = False
+            self._fill_timer.start()
+
+    def _after_fill(self) -> None:
+        if not self.isVisible():
+            self._refresh_on_show = True  # nobody sees it now: read the news when shown
+        elif self.browser.query.open_ended and not self.busy:
+            self.refresh()
+        elif self.browser.query.open_ended:
+            self._fill_timer.start()  # try again once the current read is done
+
+    def _start(self, read: Callable[[], Coroutine[Any, Any, LedgerSnapshot]], message: str) -> None:
+        self._request += 1
+        self.busy = True
+        self._say(message)
+        self.tasks.spawn(self._read(read, self._request), "read the ledger")
+
+    async def _read(
+        self, read: Callable[[], Coroutine[Any, Any, LedgerSnapshot]], request: int
+    ) -> None:
+        try:
+            snapshot = await read()
+        except ReadFailed as exc:
+            if request == self._request:
+                self.busy = False
+                self._say(f"Cannot read the ledger: {exc.message}", error=True)
+                self._context.notify("error", f"Ledger: {exc.message}")
+            return
+        if request != self._request:
+            return  # a newer request owns the view
+        self.busy = False
+        self._apply(snapshot)
+
+    def _apply(self, snapshot: LedgerSnapshot) -> None:
+        self.snapshot = snapshot
+        self.model.set_snapshot(snapshot)
+        self.balance_note.setText(snapshot.balance_note)
+        self.load_more_button.setEnabled(snapshot.more)
+        self._show_count()
+
+    def _show_count(self) -> None:
+        snapshot = self.snapshot
+        if snapshot is None:
+            return
+        transactions = len({row.group for row in snapshot.rows})
+        shown, loaded = self.proxy.rowCount(), self.model.rowCount()
+        entries = f"{loaded} entries" if shown == loaded else f"{shown} of {loaded} entries"
+        text = f"{entries} in {transactions} transactions"
+        if snapshot.more:
+            text += " · older ones: Load more"
+        self._say(text)
+
+    def _say(self, text: str, *, error: bool = False) -> None:
+        self.status_label.setText(text)
+        self.status_label.setStyleSheet(ERROR_STYLE if error else "")
+
+    def _task_failed(self, what: str, exc: BaseException) -> None:
+        self.busy = False
+        self._context.notify("error", f"Ledger: {what} failed: {exc}")
+
+    # -- details, copy, export ------------------------------------------------------------------
+
+    def show_details(self, index: Index) -> RecordDetailsDialog | None:
+        if not index.isValid():
+            return None
+        row = self.model.ledger_row(self.proxy.mapToSource(index).row())
+        dialog = ledger_details(row, self)
+        dialog.open()
+        self.details_dialog = dialog
+        return dialog
+
+    def export_to(self, path: Path) -> int:
+        """The current view (filter and sort) to ``path``; returns the rows written."""
+        return export_csv(self.proxy, path)
+
+    def ask_export(self) -> QFileDialog:
+        self.export_dialog = ask_and_export(
+            self,
+            self.proxy,
+            "ledger.csv",
+            lambda path, rows: self._context.notify("info", f"Exported {rows} entries to {path}"),
+            lambda path, exc: self._context.notify(
+                "error", f"Cannot write {path}: {exc.strerror or exc}"
+            ),
+        )
+        return self.export_dialog
+
+    def sort_by(self, column: Column, order: Qt.SortOrder) -> None:
+        self.table.sortByColumn(int(column), order)

@@ -1,0 +1,347 @@
+"""The order list dock: the account's orders, polled (every 2 s by default: Settings, feeds,
+orders) and at once after a fill, newest on top with new ones highlighted; filters, sorting,
+load more, details, copy and CSV export.
+
+Filter changes apply 300 ms after the last edit (a new query from the newest order); status,
+type, pair, asset and time range go to the server (see ``app.services.order_history``), the
+search box filters what is shown. "Load more" reads the page before the oldest order shown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QHideEvent, QShowEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.services.order_history import (
+    DEFAULT_PAGE,
+    ORDER_TYPES,
+    OrderFeed,
+    OrderFilter,
+    OrdersSnapshot,
+    ReadFailed,
+)
+from app.services.poller import FeedStatus
+from app.ui.csv_export import ask_and_export, export_csv
+from app.ui.models.orders_model import Column, OrdersModel, OrdersProxy
+from app.ui.panels.base import PanelContext
+from app.ui.panels.record_parts import (
+    OptionalDateTime,
+    RecordTable,
+    fill_choices,
+    known_assets,
+)
+from app.ui.preferences import Preferences
+from app.ui.record_details import RecordDetailsDialog, order_details
+from app.ui.tasks import TaskOwner
+
+Index = QModelIndex | QPersistentModelIndex
+
+#: Filter edits apply this long after the last change (ms).
+APPLY_MS = 300
+STATUS_CHOICES = (
+    ("Any status", ""),
+    ("filled", "filled"),
+    ("resting (submitted)", "submitted"),
+    ("canceled", "canceled"),
+    ("rejected", "rejected"),
+)
+ERROR_STYLE = "color: #d64545;"
+
+# Feeds whose panel went away are stopped by a task kept here until it ends.
+_stopping: set[asyncio.Task[None]] = set()
+
+
+def _stop_later(feed: OrderFeed) -> Callable[..., None]:
+    def stop(*_: object) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop any more: nothing is polling
+        task = loop.create_task(feed.stop(), name="orders feed stop")
+        _stopping.add(task)
+        task.add_done_callback(_stopping.discard)
+
+    return stop
+
+
+class OrdersPanel(QWidget):
+    snapshotReady = Signal(object)  # OrdersSnapshot
+    feedStatus = Signal(object)  # FeedStatus
+
+    def __init__(
+        self,
+        context: PanelContext,
+        parent: QWidget | None = None,
+        *,
+        interval: float | None = None,
+        page_size: int = DEFAULT_PAGE,
+    ) -> None:
+        """``interval``: seconds between polls; by default the "orders" feed preference."""
+        super().__init__(parent)
+        self.setObjectName("ordersPanel")
+        self._context = context
+        session = context.bridge.session
+        self.tasks = TaskOwner(self, self._task_failed)
+        journal = context.desks.journal if context.desks is not None else None
+        if interval is None:
+            interval = float(Preferences.load(context.settings).orders)
+        self.feed = OrderFeed(session, journal, interval=interval, page_size=page_size)
+        self.snapshot: OrdersSnapshot | None = None
+        self.details_dialog: RecordDetailsDialog | None = None
+        self.export_dialog: QFileDialog | None = None
+        self._loading_more = False
+
+        self.model = OrdersModel(context.precision, self)
+        self.proxy = OrdersProxy(self)
+        self.proxy.setSourceModel(self.model)
+        self.table = RecordTable("ordersTable", self)
+        self.table.setAccessibleName("Orders")
+        self.table.setModel(self.proxy)
+
+        # -- filters --------------------------------------------------------------------------
+        self.status_filter = QComboBox(self)
+        self.status_filter.setObjectName("ordersStatus")
+        self.status_filter.setAccessibleName("Status filter")
+        for label, value in STATUS_CHOICES:
+            self.status_filter.addItem(label, value)
+        self.type_filter = QComboBox(self)
+        self.type_filter.setObjectName("ordersType")
+        self.type_filter.setAccessibleName("Type filter")
+        fill_choices(self.type_filter, "Any type", list(ORDER_TYPES))
+        self.pair_filter = QComboBox(self)
+        self.pair_filter.setObjectName("ordersPair")
+        self.pair_filter.setAccessibleName("Pair filter (either direction)")
+        self.pair_filter.setToolTip("Orders between the two assets of the pair, either direction")
+        fill_choices(self.pair_filter, "Any pair", sorted(session.available_pairs))
+        self.asset_filter = QComboBox(self)
+        self.asset_filter.setObjectName("ordersAsset")
+        self.asset_filter.setAccessibleName("Asset filter (sold or bought)")
+        self.asset_filter.setToolTip("Orders selling or buying the asset")
+        fill_choices(self.asset_filter, "Any asset", known_assets(session))
+        self.start_filter = OptionalDateTime("From", "ordersFrom", self)
+        self.end_filter = OptionalDateTime("To", "ordersTo", self)
+        self.search = QLineEdit(self)
+        self.search.setObjectName("ordersSearch")
+        self.search.setPlaceholderText("Search shown orders…")
+        self.search.setAccessibleName("Search")
+        self.search.setClearButtonEnabled(True)
+
+        # -- actions --------------------------------------------------------------------------
+        self.load_more_button = QPushButton("Load more", self)
+        self.load_more_button.setObjectName("ordersLoadMore")
+        self.load_more_button.setToolTip("Read the orders before the oldest one shown")
+        self.load_more_button.setEnabled(False)
+        self.details_button = QPushButton("Details…", self)
+        self.details_button.setObjectName("ordersDetails")
+        self.copy_button = QPushButton("Copy row", self)
+        self.copy_button.setObjectName("ordersCopy")
+        self.copy_button.setToolTip("Copy the selected rows as exact text (Ctrl+C)")
+        self.export_button = QPushButton("Export CSV…", self)
+        self.export_button.setObjectName("ordersExport")
+        self.export_button.setToolTip("Save the orders shown, in this order, to a CSV file")
+        self.status_label = QLabel("Loading orders…", self)
+        self.status_label.setObjectName("ordersStatusLabel")
+        self.details_action = QAction("Details…", self)
+        self.table.addAction(self.details_action)
+
+        filters = QHBoxLayout()
+        for widget in (
+            self.status_filter,
+            self.type_filter,
+            self.pair_filter,
+            self.asset_filter,
+            self.start_filter,
+            self.end_filter,
+        ):
+            filters.addWidget(widget)
+        filters.addWidget(self.search, 1)
+        actions = QHBoxLayout()
+        actions.addWidget(self.status_label, 1)
+        for button in (
+            self.load_more_button,
+            self.details_button,
+            self.copy_button,
+            self.export_button,
+        ):
+            actions.addWidget(button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addLayout(filters)
+        layout.addWidget(self.table, 1)
+        layout.addLayout(actions)
+        QWidget.setTabOrder(self.end_filter, self.search)
+        QWidget.setTabOrder(self.search, self.table)
+
+        self._apply_timer = QTimer(self)
+        self._apply_timer.setSingleShot(True)
+        self._apply_timer.setInterval(APPLY_MS)
+        self._apply_timer.timeout.connect(self.apply_filters)
+        for box in (self.status_filter, self.type_filter, self.pair_filter, self.asset_filter):
+            box.currentIndexChanged.connect(self._filters_edited)
+        self.start_filter.changed.connect(self._filters_edited)
+        self.end_filter.changed.connect(self._filters_edited)
+        self.search.textChanged.connect(self.proxy.set_text)
+        self.search.textChanged.connect(lambda _: self._show_count())
+        self.load_more_button.clicked.connect(self.load_more)
+        self.details_button.clicked.connect(lambda: self.show_details(self.table.currentIndex()))
+        self.details_action.triggered.connect(lambda: self.show_details(self.table.currentIndex()))
+        self.copy_button.clicked.connect(self.table.copy_rows)
+        self.export_button.clicked.connect(self.ask_export)
+        self.table.detailsRequested.connect(self.show_details)
+        context.bridge.watchlistChanged.connect(self._refresh_choices)
+        self.snapshotReady.connect(self._on_snapshot)
+        self.feedStatus.connect(self._on_feed_status)
+
+        unsubscribe = [
+            self.feed.updates.subscribe(self.snapshotReady.emit),
+            self.feed.poller.status.subscribe(self.feedStatus.emit),
+        ]
+        self.destroyed.connect(lambda *_: [undo() for undo in unsubscribe])
+        self.destroyed.connect(_stop_later(self.feed))
+        self.feed.start()
+
+    def apply_preferences(self, prefs: Preferences) -> None:
+        """Settings > feeds > orders: the poll interval, at once."""
+        self.feed.poller.interval = float(prefs.orders)
+
+    # -- visibility: a hidden list (closed dock, tab behind another) is not polled -------------
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.feed.set_active(True)
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        super().hideEvent(event)
+        self.feed.set_active(False)
+
+    # -- filters --------------------------------------------------------------------------------
+
+    def _refresh_choices(self, *_: object) -> None:
+        """The pairs and assets are known once the session has read them."""
+        session = self._context.bridge.session
+        fill_choices(self.pair_filter, "Any pair", sorted(session.available_pairs))
+        fill_choices(self.asset_filter, "Any asset", known_assets(session))
+
+    def current_filter(self) -> OrderFilter:
+        return OrderFilter(
+            status=str(self.status_filter.currentData() or ""),
+            order_type=str(self.type_filter.currentData() or ""),
+            pair=str(self.pair_filter.currentData() or ""),
+            asset=str(self.asset_filter.currentData() or ""),
+            start=self.start_filter.value(),
+            end=self.end_filter.value(),
+        )
+
+    def _filters_edited(self, *_: object) -> None:
+        self._apply_timer.start()
+
+    def apply_filters(self) -> bool:
+        """Send the filters to the feed now; False (and a message) when they are invalid."""
+        self._apply_timer.stop()
+        wanted = self.current_filter()
+        if wanted == self.feed.filter:
+            return True
+        try:
+            self.feed.set_filter(wanted)
+        except ValueError as exc:
+            self._say(f"Filter not applied: {exc}", error=True)
+            return False
+        return True
+
+    # -- feed -----------------------------------------------------------------------------------
+
+    def _on_snapshot(self, snapshot: OrdersSnapshot) -> None:
+        self.snapshot = snapshot
+        self.model.set_snapshot(snapshot)
+        self.load_more_button.setEnabled(snapshot.more and not self._loading_more)
+        self._show_count()
+
+    def _on_feed_status(self, status: FeedStatus) -> None:
+        if status.failures and status.last_error is not None:
+            self._say(f"Cannot read the orders ({status.last_error}); retrying", error=True)
+        else:
+            self._show_count()
+
+    def _show_count(self) -> None:
+        snapshot = self.snapshot
+        if snapshot is None or snapshot.loading:
+            self._say("Loading orders…")
+            return
+        shown, loaded = self.proxy.rowCount(), self.model.rowCount()
+        text = f"{loaded} orders" if shown == loaded else f"{shown} of {loaded} orders"
+        if snapshot.more:
+            text += " · older ones: Load more"
+        self._say(text)
+
+    def _say(self, text: str, *, error: bool = False) -> None:
+        self.status_label.setText(text)
+        self.status_label.setStyleSheet(ERROR_STYLE if error else "")
+
+    def load_more(self) -> None:
+        if self._loading_more:
+            return
+        self._loading_more = True
+        self.load_more_button.setEnabled(False)
+        self.tasks.spawn(self._load_more(), "load more orders")
+
+    async def _load_more(self) -> None:
+        try:
+            added = await self.feed.load_more()
+        except ReadFailed as exc:
+            self._say(f"Cannot load older orders: {exc.message}", error=True)
+            self._context.notify("error", f"Orders: cannot load older orders: {exc.message}")
+        else:
+            if added == 0:
+                self._say("No older orders")
+        finally:
+            self._loading_more = False
+            if self.snapshot is not None:
+                self.load_more_button.setEnabled(self.snapshot.more)
+
+    def _task_failed(self, what: str, exc: BaseException) -> None:
+        self._loading_more = False
+        self._context.notify("error", f"Orders: {what} failed: {exc}")
+
+    # -- details, copy, export ------------------------------------------------------------------
+
+    def show_details(self, index: Index) -> RecordDetailsDialog | None:
+        if not index.isValid():
+            return None
+        row = self.model.order_row(self.proxy.mapToSource(index).row())
+        dialog = order_details(row, self)
+        dialog.open()
+        self.details_dialog = dialog
+        return dialog
+
+    def export_to(self, path: Path) -> int:
+        """The current view (filter and sort) to ``path``; returns the rows written."""
+        return export_csv(self.proxy, path)
+
+    def ask_export(self) -> QFileDialog:
+        self.export_dialog = ask_and_export(
+            self,
+            self.proxy,
+            "orders.csv",
+            lambda path, rows: self._context.notify("info", f"Exported {rows} orders to {path}"),
+            lambda path, exc: self._context.notify(
+                "error", f"Cannot write {path}: {exc.strerror or exc}"
+            ),
+        )
+        return self.export_dialog
+
+    def sort_by(self, column: Column, order: Qt.SortOrder) -> None:
+        self.table.sortByColumn(int(column), order)

@@ -1,0 +1,141 @@
+"""Pieces the record docks (orders, ledger) share: an optional date-time bound, the table view
+with Enter for details and Ctrl+C for exact rows, and the choice lists of pairs and assets."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from PySide6.QtCore import QDateTime, QModelIndex, Qt, Signal
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QDateTimeEdit,
+    QHBoxLayout,
+    QHeaderView,
+    QTableView,
+    QWidget,
+)
+
+from app.services.session import TerminalSession
+from app.ui.csv_export import rows_as_tsv
+from app.ui.record_details import copy_text
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def to_utc(value: QDateTime) -> datetime:
+    """The moment a date-time edit shows, as an aware UTC datetime (whole milliseconds)."""
+    return _EPOCH + timedelta(milliseconds=value.toMSecsSinceEpoch())
+
+
+def from_utc(moment: datetime) -> QDateTime:
+    milliseconds = (moment - _EPOCH) // timedelta(milliseconds=1)
+    return QDateTime.fromMSecsSinceEpoch(milliseconds)
+
+
+class OptionalDateTime(QWidget):
+    """A check box and a date-time edit (local time): unchecked means no bound."""
+
+    changed = Signal()
+
+    def __init__(self, label: str, name: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.check = QCheckBox(label, self)
+        self.check.setObjectName(f"{name}Enabled")
+        self.edit = QDateTimeEdit(self)
+        self.edit.setObjectName(name)
+        self.edit.setCalendarPopup(True)
+        self.edit.setDisplayFormat("yyyy-MM-dd HH:mm:ss")
+        self.edit.setDateTime(QDateTime.currentDateTime())
+        self.edit.setEnabled(False)
+        self.edit.setAccessibleName(label)
+        self.check.toggled.connect(self.edit.setEnabled)
+        self.check.toggled.connect(self.changed)
+        self.edit.dateTimeChanged.connect(lambda _: self.changed.emit())
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.check)
+        layout.addWidget(self.edit)
+        self.setFocusProxy(self.check)
+
+    def value(self) -> datetime | None:
+        return to_utc(self.edit.dateTime()) if self.check.isChecked() else None
+
+    def set_value(self, moment: datetime | None) -> None:
+        if moment is not None:
+            self.edit.setDateTime(from_utc(moment))
+        self.check.setChecked(moment is not None)
+
+
+class RecordTable(QTableView):
+    """A read-only row-selecting table: Enter asks for details, Ctrl+C copies the selected rows
+    as tab-separated exact text (``copy_rows``)."""
+
+    detailsRequested = Signal(QModelIndex)
+
+    def __init__(self, name: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName(name)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setWordWrap(False)
+        self.verticalHeader().hide()
+        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        header.setSortIndicatorClearable(True)  # third click: back to newest first
+        header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        self.setSortingEnabled(True)
+        self.copy_action = QAction("Copy row", self)
+        self.copy_action.setShortcut(QKeySequence.StandardKey.Copy)
+        self.copy_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        self.copy_action.triggered.connect(self.copy_rows)
+        self.addAction(self.copy_action)
+        self.doubleClicked.connect(self.detailsRequested)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.currentIndex().isValid():
+            self.detailsRequested.emit(self.currentIndex())
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def selected_rows(self) -> list[int]:
+        """Selected rows of the view's model, top to bottom."""
+        return sorted(index.row() for index in self.selectionModel().selectedRows())
+
+    def copy_rows(self) -> str:
+        """Put the selected rows (else the current one) on the clipboard; returns the text."""
+        model = self.model()
+        rows = self.selected_rows()
+        if not rows and self.currentIndex().isValid():
+            rows = [self.currentIndex().row()]
+        if not rows:
+            return ""
+        text = rows_as_tsv(model, rows)
+        copy_text(text)
+        return text
+
+
+def fill_choices(box: QComboBox, anything: str, values: list[str]) -> None:
+    """``anything`` (data "") then each value; keeps the current choice when it is still there."""
+    current = box.currentData()
+    box.blockSignals(True)
+    box.clear()
+    box.addItem(anything, "")
+    for value in values:
+        box.addItem(value, value)
+    found = box.findData(current)
+    box.setCurrentIndex(max(0, found))
+    box.blockSignals(False)
+
+
+def known_assets(session: TerminalSession) -> list[str]:
+    assets = set()
+    for pair in session.available_pairs:
+        assets.update(pair.split("/"))
+    return sorted(assets)

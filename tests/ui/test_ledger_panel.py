@@ -1,0 +1,407 @@
+"""Ledger dock: fills from the sandbox, every filter of the seed on the wire and on screen,
+paging back, trade legs together (also when sorted), running balance, new entries after a fill,
+CSV = view, copy, details, and errors in words."""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from PySide6.QtCore import QAbstractItemModel, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QComboBox
+from pytestqt.modeltest import ModelTester
+from pytestqt.qtbot import QtBot
+
+from app.domain import format_timestamp, parse_timestamp
+from app.domain.records import LedgerEntry, Order
+from app.services.ledger_view import LedgerQuery
+from app.services.ticket import TicketInput
+from app.ui.csv_export import EXPORT_ROLE
+from app.ui.models.ledger_model import Column
+from app.ui.models.sorting import SORT_ROLE
+from app.ui.panels.ledger import LedgerPanel
+from tests.harness import ADMIN_TOKEN, body
+from tests.ui.conftest import Live, run
+
+D = Decimal
+WAIT_MS = 10_000
+LEDGER_PATH = "/accounting/ledger/"
+
+
+@dataclass
+class Trader:
+    qtbot: QtBot
+    live: Live
+
+    def market(self, source: str, destination: str, size: str) -> Order:
+        client = self.live.session.client
+        return run(self.qtbot, client.market_order(source, destination, D(size)))
+
+    def ledger(self, **filters: Any) -> list[LedgerEntry]:
+        return run(self.qtbot, self.live.session.client.ledger(100, **filters))
+
+    def raw_ledger(self) -> list[dict[str, Any]]:
+        response = self.live.account.get("/api/v1/accounting/ledger/{account}", max="100")
+        assert response.status_code == 200, response.text
+        entries: list[dict[str, Any]] = body(response)
+        return entries
+
+
+@pytest.fixture
+def trader(qtbot: QtBot, live: Live) -> Trader:
+    return Trader(qtbot, live)
+
+
+def record_requests(live: Live) -> list[httpx.Request]:
+    """Every request the session's client sends from now on (an httpx event hook on the
+    client's own connection; nothing is replaced)."""
+    seen: list[httpx.Request] = []
+
+    async def hook(request: httpx.Request) -> None:
+        seen.append(request)
+
+    live.session.client._http._client.event_hooks["request"].append(hook)
+    return seen
+
+
+def ledger_queries(requests: list[httpx.Request]) -> list[dict[str, str]]:
+    return [dict(r.url.params) for r in requests if LEDGER_PATH in r.url.path]
+
+
+def open_panel(qtbot: QtBot, live: Live) -> LedgerPanel:
+    panel = LedgerPanel(live.context)
+    qtbot.addWidget(panel)
+    panel.resize(1500, 400)
+    panel.show()
+    wait_idle(qtbot, panel)
+    return panel
+
+
+def wait_idle(qtbot: QtBot, panel: LedgerPanel) -> None:
+    qtbot.waitUntil(lambda: not panel.busy and panel.snapshot is not None, timeout=WAIT_MS)
+
+
+def search(qtbot: QtBot, panel: LedgerPanel) -> None:
+    before = panel.snapshot
+    QTest.mouseClick(panel.search_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not panel.busy and panel.snapshot is not before, timeout=WAIT_MS)
+
+
+def shown(panel: LedgerPanel) -> list[LedgerEntry]:
+    proxy, model = panel.proxy, panel.model
+    return [
+        model.ledger_row(proxy.mapToSource(proxy.index(row, 0)).row()).entry
+        for row in range(proxy.rowCount())
+    ]
+
+
+def texts(panel: LedgerPanel, column: Column) -> list[str]:
+    proxy = panel.proxy
+    return [str(proxy.data(proxy.index(row, column))) for row in range(proxy.rowCount())]
+
+
+def choose(box: QComboBox, value: str) -> None:
+    index = box.findData(value)
+    assert index >= 0, value
+    box.setCurrentIndex(index)
+
+
+# -- from the sandbox ---------------------------------------------------------------------------
+
+
+def test_the_ledger_fills_from_the_sandbox(qtbot: QtBot, trader: Trader) -> None:
+    trade = trader.market("USD", "BTC", "1000")
+    panel = open_panel(qtbot, trader.live)
+    everything = trader.ledger()
+    assert shown(panel) == everything
+    assert len(everything) == 5  # two trade legs and three initial balances
+    first = panel.model.index(0, Column.TIME)
+    assert panel.model.data(first, EXPORT_ROLE) == trader.raw_ledger()[0]["eventTime"]
+    assert texts(panel, Column.TYPE)[:2] == ["trade", "trade"]
+    assert texts(panel, Column.TRANSACTION_ID)[:2] == [trade.order_id] * 2
+    amounts = [e.amount for e in everything if e.transaction_id == trade.order_id]
+    assert D(-1000) in amounts
+    usd_leg = texts(panel, Column.AMOUNT)[[e.amount for e in everything].index(D(-1000))]
+    assert usd_leg == "-1,000.00"
+    assert panel.status_label.text() == "5 entries in 4 transactions"
+    assert panel.balance_note.text() == "Running balance: choose one asset"
+
+
+def test_every_filter_changes_the_query_and_the_rows(qtbot: QtBot, trader: Trader) -> None:
+    trade = trader.market("USD", "BTC", "1000")
+    panel = open_panel(qtbot, trader.live)
+    everything = trader.ledger()
+    legs = [e for e in everything if e.transaction_id == trade.order_id]
+    at = legs[0].event_time
+    requests = record_requests(trader.live)
+
+    def check(asked: dict[str, str], rows: list[LedgerEntry]) -> None:
+        requests.clear()
+        search(qtbot, panel)
+        assert ledger_queries(requests)[0] == asked
+        assert shown(panel) == rows
+
+    choose(panel.asset_filter, "BTC")
+    check({"max": "100", "asset": "BTC"}, [e for e in everything if e.asset == "BTC"])
+    choose(panel.asset_filter, "")
+    choose(panel.type_filter, "trade")
+    check({"max": "100", "type": "trade"}, legs)
+    choose(panel.type_filter, "initialBalances")
+    check({"max": "100", "type": "initialBalances"}, everything[2:])
+    choose(panel.type_filter, "")
+    panel.transaction_filter.setText(trade.order_id)
+    check({"max": "100", "transactionId": trade.order_id}, legs)
+    panel.transaction_filter.clear()
+    panel.start_filter.set_value(at)
+    start = panel.start_filter.value()
+    assert start is not None and start <= at
+    check({"max": "100", "startTimeUtc": format_timestamp(start)}, legs)
+    panel.start_filter.set_value(None)
+    panel.end_filter.set_value(at)
+    end = panel.end_filter.value()
+    assert end is not None and at - end < timedelta(milliseconds=1)
+    check(
+        {"max": "100", "endTimeUtc": format_timestamp(end)},
+        [e for e in everything if e.event_time < end],
+    )
+    panel.end_filter.set_value(None)
+    panel.ordering_filter.setText(str(legs[0].ordering - 1))
+    check({"max": "100", "startAtOrdering": str(legs[0].ordering - 1)}, everything[2:])
+    panel.ordering_filter.clear()
+    panel.max_filter.setValue(2)
+    check({"max": "2"}, everything[:3])  # two transactions: the trade's legs count once
+    # Bad input is refused in words; what was typed stays, the rows stay.
+    panel.start_filter.set_value(at + timedelta(hours=1))
+    panel.end_filter.set_value(at)
+    requests.clear()
+    assert not panel.run_query()
+    assert panel.status_label.text() == (
+        "Not searched: the start of the time range must be before its end"
+    )
+    assert panel.start_filter.check.isChecked() and panel.end_filter.check.isChecked()
+    assert ledger_queries(requests) == []
+    assert shown(panel) == everything[:3]
+
+
+def test_a_server_error_is_told_in_words_and_keeps_the_rows(qtbot: QtBot, trader: Trader) -> None:
+    panel = open_panel(qtbot, trader.live)
+    rows = shown(panel)
+    account = trader.live.session.environment.account
+    sandbox_admin = httpx.Client(
+        base_url=trader.live.session.client.settings.base_url,
+        headers={"X-Sandbox-Admin": ADMIN_TOKEN},
+    )
+    rule = {"kind": "status", "path": f"/ledger/{account}$", "status": 400, "count": 1}
+    try:
+        sandbox_admin.post(
+            "/api/v1/sandbox/admin/faults", json={"faults": [rule]}
+        ).raise_for_status()
+        choose(panel.asset_filter, "USD")
+        QTest.mouseClick(panel.search_button, Qt.MouseButton.LeftButton)
+        assert panel.busy
+        qtbot.waitUntil(lambda: not panel.busy, timeout=WAIT_MS)
+    finally:
+        sandbox_admin.delete("/api/v1/sandbox/admin/faults")
+        sandbox_admin.close()
+    assert panel.status_label.text().startswith("Cannot read the ledger: ")
+    assert shown(panel) == rows
+    assert panel.asset_filter.currentData() == "USD"
+    assert any(level == "error" and "Ledger" in text for level, text in trader.live.notices)
+
+
+# -- legs, balance, paging ----------------------------------------------------------------------
+
+
+def test_trade_legs_stay_together_and_linked_when_sorted(qtbot: QtBot, trader: Trader) -> None:
+    trades = [trader.market("USD", "BTC", "500"), trader.market("ETH", "USD", "2")]
+    panel = open_panel(qtbot, trader.live)
+    ids = {t.order_id for t in trades}
+
+    def check_legs() -> None:
+        entries = shown(panel)
+        legs = texts(panel, Column.LEG)
+        for number, entry in enumerate(entries):
+            if entry.transaction_id not in ids:
+                assert legs[number] == ""
+                continue
+            if legs[number].startswith("┌"):
+                partner = entries[number + 1]
+                assert partner.transaction_id == entry.transaction_id
+                assert legs[number + 1].startswith("└")
+            else:
+                assert legs[number].startswith("└")
+                assert entries[number - 1].transaction_id == entry.transaction_id
+
+    check_legs()
+    assert texts(panel, Column.LEG)[:2] == ["┌ source", "└ destination"]
+    tint = panel.proxy.data(panel.proxy.index(0, Column.ASSET), Qt.ItemDataRole.BackgroundRole)
+    assert tint is not None
+    assert (
+        panel.proxy.data(panel.proxy.index(4, Column.ASSET), Qt.ItemDataRole.BackgroundRole) is None
+    )
+    for order in (Qt.SortOrder.AscendingOrder, Qt.SortOrder.DescendingOrder):
+        for column in (Column.AMOUNT, Column.ASSET, Column.TIME):
+            panel.sort_by(column, order)
+            check_legs()
+    panel.sort_by(Column.AMOUNT, Qt.SortOrder.AscendingOrder)
+    # Groups by their first leg's amount: the USD→BTC trade's first leg is -500 USD.
+    assert shown(panel)[0].amount == D(-500)
+
+
+def test_running_balance_when_filtered_to_one_asset(qtbot: QtBot, trader: Trader) -> None:
+    trader.market("USD", "BTC", "1000")
+    trader.market("BTC", "USD", "0.01")
+    panel = open_panel(qtbot, trader.live)
+    choose(panel.asset_filter, "USD")
+    search(qtbot, panel)
+    assert panel.balance_note.text() == ""
+    balances = [panel.model.ledger_row(r).balance for r in range(panel.model.rowCount())]
+    entries = shown(panel)
+    account = run(qtbot, trader.live.session.client.account())
+    usd = account.balances["USD"]
+    assert balances[0] == usd.free + usd.locked
+    assert balances[-1] == D(100000) == entries[-1].amount
+    for number in range(1, len(entries)):
+        newer = balances[number - 1]
+        assert newer is not None
+        assert balances[number] == newer - entries[number - 1].amount
+    assert texts(panel, Column.BALANCE)[-1] == "100,000.00"
+    # Not with a type filter: the note says why.
+    choose(panel.type_filter, "trade")
+    search(qtbot, panel)
+    assert set(texts(panel, Column.BALANCE)) == {"—"}
+    assert "type" in panel.balance_note.text()
+
+
+def test_load_more_pages_back_with_start_at_ordering(qtbot: QtBot, trader: Trader) -> None:
+    trader.market("USD", "BTC", "100")
+    trader.market("USD", "ETH", "100")
+    everything = trader.ledger()
+    panel = open_panel(qtbot, trader.live)
+    panel.max_filter.setValue(1)
+    search(qtbot, panel)
+    assert shown(panel) == everything[:2]  # one transaction: both legs
+    requests = record_requests(trader.live)
+    while panel.load_more_button.isEnabled():
+        lowest = min(entry.ordering for entry in shown(panel))
+        count = len(shown(panel))
+        requests.clear()
+        QTest.mouseClick(panel.load_more_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: not panel.busy, timeout=WAIT_MS)
+        assert ledger_queries(requests) == [{"max": "1", "startAtOrdering": str(lowest - 1)}]
+        assert len(shown(panel)) > count or not panel.load_more_button.isEnabled()
+    assert shown(panel) == everything
+
+
+def test_new_entries_after_a_fill_appear_on_top(qtbot: QtBot, trader: Trader) -> None:
+    panel = open_panel(qtbot, trader.live)
+    choose(panel.asset_filter, "USD")
+    search(qtbot, panel)
+    before = shown(panel)
+    qtbot.waitUntil(lambda: trader.live.desks.orders.top_of_book != {}, timeout=WAIT_MS)
+    result = run(qtbot, trader.live.desks.orders.submit(TicketInput("USD", "BTC", D(321))))
+    assert result.status == "filled", result.message
+    qtbot.waitUntil(lambda: len(shown(panel)) == len(before) + 1, timeout=WAIT_MS)
+    assert result.order is not None
+    top = shown(panel)[0]
+    assert (top.transaction_id, top.amount) == (result.order.order_id, D(-321))
+    assert shown(panel)[1:] == before
+    first_balance = panel.model.ledger_row(0).balance
+    second_balance = panel.model.ledger_row(1).balance
+    assert second_balance is not None and first_balance == second_balance - D(321)
+
+
+# -- export, copy, details ----------------------------------------------------------------------
+
+
+def test_csv_export_is_the_view_exactly(qtbot: QtBot, trader: Trader, tmp_path: Path) -> None:
+    trader.market("USD", "BTC", "1234.56")
+    trader.market("BTC", "USD", "0.00012345")
+    panel = open_panel(qtbot, trader.live)
+    choose(panel.asset_filter, "BTC")
+    search(qtbot, panel)
+    panel.sort_by(Column.AMOUNT, Qt.SortOrder.AscendingOrder)
+    path = tmp_path / "ledger.csv"
+    assert panel.export_to(path) == 3
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    compare_csv(panel.proxy, rows)
+    assert D(rows[1][Column.AMOUNT]) == D("-0.00012345")
+    assert rows[1][Column.AMOUNT] == "-0.00012345"
+    snapshot = panel.snapshot
+    assert snapshot is not None
+    by_amount = sorted(snapshot.rows, key=lambda r: r.entry.amount)
+    assert [D(row[Column.BALANCE]) for row in rows[1:]] == [row.balance for row in by_amount]
+
+
+def compare_csv(model: QAbstractItemModel, rows: list[list[str]]) -> None:
+    headers = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())]
+    assert rows[0] == headers
+    assert len(rows) - 1 == model.rowCount()
+    for r, line in enumerate(rows[1:]):
+        for c, text in enumerate(line):
+            index = model.index(r, c)
+            assert text == model.data(index, EXPORT_ROLE), (r, c)
+            key = model.data(index, SORT_ROLE)
+            if c in (Column.AMOUNT, Column.BALANCE, Column.ORDERING) and key is not None:
+                assert D(text) == key, (r, c)
+            if c == Column.TIME:
+                stamp = parse_timestamp(text)
+                epoch = parse_timestamp("1970-01-01T00:00:00Z")
+                assert D((stamp - epoch) // timedelta(microseconds=1)) == key
+
+
+def test_copy_row_and_details(qtbot: QtBot, trader: Trader) -> None:
+    trade = trader.market("USD", "BTC", "99.99")
+    panel = open_panel(qtbot, trader.live)
+    panel.table.selectRow(0)  # the trade's first leg
+    QTest.mouseClick(panel.copy_button, Qt.MouseButton.LeftButton)
+    text = QApplication.clipboard().text()
+    cells = text.split("\t")
+    assert cells[Column.TRANSACTION_ID] == trade.order_id
+    assert cells[Column.AMOUNT] == "-99.99"
+    assert cells[Column.LEG] == "source"
+    assert text == "\t".join(
+        str(panel.proxy.data(panel.proxy.index(0, c), EXPORT_ROLE))
+        for c in range(panel.proxy.columnCount())
+    )
+    panel.table.setFocus()
+    QTest.keyClick(panel.table, Qt.Key.Key_Return)
+    dialog = panel.details_dialog
+    assert dialog is not None and dialog.isVisible()
+    raw = trader.raw_ledger()[0]
+    fields = {name: edit.text() for name, edit in dialog.edits.items()}
+    assert fields == {
+        "ordering": str(raw["ordering"]),
+        "accountId": raw["accountId"],
+        "transactionId": raw["transactionId"],
+        "asset": raw["asset"],
+        "amount": str(raw["amount"]),
+        "eventType": raw["eventType"],
+        "subEventType": raw["subEventType"],
+        "eventTime": raw["eventTime"],
+    }
+    assert json.loads(dialog.json_view.toPlainText(), parse_float=D) == raw
+    QTest.mouseClick(dialog.copy_buttons["transactionId"], Qt.MouseButton.LeftButton)
+    assert QApplication.clipboard().text() == trade.order_id
+    QTest.mouseClick(dialog.copy_json, Qt.MouseButton.LeftButton)
+    assert json.loads(QApplication.clipboard().text(), parse_float=D) == raw
+    dialog.close()
+
+
+def test_the_models_pass_the_model_tester(
+    qtbot: QtBot, trader: Trader, qtmodeltester: ModelTester
+) -> None:
+    trader.market("USD", "BTC", "10")
+    panel = open_panel(qtbot, trader.live)
+    assert panel.browser.query == LedgerQuery()
+    qtmodeltester.check(panel.model)  # type: ignore[no-untyped-call]
+    qtmodeltester.check(panel.proxy)  # type: ignore[no-untyped-call]

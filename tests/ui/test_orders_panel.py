@@ -1,0 +1,537 @@
+"""Order list dock: fills from the sandbox, new fills within one poll (and at once after a fill),
+every filter on the wire and on screen, load more, numeric sort, CSV = view, copy, details."""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+from pathlib import Path
+
+import httpx
+import pytest
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+from pytestqt.modeltest import ModelTester
+from pytestqt.qtbot import QtBot
+
+from app.domain import parse_timestamp, utc_now
+from app.domain.records import Order
+from app.services.order_history import OrderFilter, OrderRow, OrdersSnapshot
+from app.services.ticket import TicketInput
+from app.ui.csv_export import EXPORT_ROLE
+from app.ui.formatting import Precision
+from app.ui.models.orders_model import HIGHLIGHT, Column, OrdersModel
+from app.ui.models.sorting import SORT_ROLE
+from app.ui.panels.orders import OrdersPanel
+from app.ui.preferences import Preferences
+from tests.ui.conftest import Live, run
+
+D = Decimal
+WAIT_MS = 10_000
+ORDERS_PATH = "/order/account/"
+NUMBERS = (Column.SIZE, Column.LIMIT, Column.PRICE, Column.INVERSE_PRICE, Column.TOTAL)
+TIMES = (Column.SUBMITTED, Column.EXECUTED)
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+
+def record_requests(live: Live) -> list[httpx.Request]:
+    """Every request the session's client sends from now on (an httpx event hook on the
+    client's own connection; nothing is replaced)."""
+    seen: list[httpx.Request] = []
+
+    async def hook(request: httpx.Request) -> None:
+        seen.append(request)
+
+    live.session.client._http._client.event_hooks["request"].append(hook)
+    return seen
+
+
+def order_queries(requests: list[httpx.Request]) -> list[dict[str, str]]:
+    return [dict(r.url.params) for r in requests if ORDERS_PATH in r.url.path]
+
+
+def open_panel(qtbot: QtBot, live: Live, **options: float | int) -> OrdersPanel:
+    panel = OrdersPanel(live.context, **options)  # type: ignore[arg-type]
+    qtbot.addWidget(panel)
+    panel.resize(1500, 400)
+    panel.show()
+    wait_loaded(qtbot, panel)
+    return panel
+
+
+def wait_loaded(qtbot: QtBot, panel: OrdersPanel, wanted: OrderFilter | None = None) -> None:
+    def loaded() -> bool:
+        snapshot = panel.snapshot
+        return (
+            snapshot is not None
+            and not snapshot.loading
+            and (wanted is None or snapshot.filter == wanted)
+        )
+
+    qtbot.waitUntil(loaded, timeout=WAIT_MS)
+
+
+def shown_ids(panel: OrdersPanel) -> list[str]:
+    """Order ids in the order the table shows them."""
+    proxy = panel.proxy
+    return [
+        str(proxy.data(proxy.index(row, Column.ORDER_ID), EXPORT_ROLE))
+        for row in range(proxy.rowCount())
+    ]
+
+
+@dataclass
+class Trader:
+    """The test's account: places orders straight through the session's client."""
+
+    qtbot: QtBot
+    live: Live
+
+    def market(self, source: str, destination: str, size: str) -> Order:
+        client = self.live.session.client
+        return run(self.qtbot, client.market_order(source, destination, D(size)))
+
+    def resting(self, size: str = "10") -> Order:
+        """USD→BTC asking 1 BTC per USD: it rests."""
+        client = self.live.session.client
+        return run(self.qtbot, client.limit_order("USD", "BTC", D(size), limit=D(1)))
+
+
+@pytest.fixture
+def trader(qtbot: QtBot, live: Live) -> Trader:
+    return Trader(qtbot, live)
+
+
+# -- from the sandbox ---------------------------------------------------------------------------
+
+
+def test_the_list_fills_from_the_sandbox_newest_first(qtbot: QtBot, trader: Trader) -> None:
+    first = trader.market("USD", "BTC", "1000")
+    second = trader.resting()
+    third = trader.market("BTC", "USD", "0.01")
+    panel = open_panel(qtbot, trader.live)
+    assert shown_ids(panel) == [third.order_id, second.order_id, first.order_id]
+    model = panel.model
+    row = model.row_of(first.order_id)
+    cell = model.cell
+    result = first.result
+    assert result.price is not None and result.inverted_price is not None
+    assert result.total is not None and first.submitted_at is not None
+    assert cell(row, Column.TYPE).display == "market"
+    assert (cell(row, Column.SOURCE).display, cell(row, Column.DESTINATION).display) == (
+        "USD",
+        "BTC",
+    )
+    assert cell(row, Column.SIZE).display == "1,000.00"
+    assert cell(row, Column.SIZE).sort == D(1000)
+    assert cell(row, Column.STATUS).display == "filled"
+    assert cell(row, Column.PRICE).display.endswith(" USD/BTC")
+    assert cell(row, Column.PRICE).sort == result.price.value
+    assert cell(row, Column.PRICE).export == format(result.price.value, "f")
+    assert cell(row, Column.INVERSE_PRICE).display.endswith(" BTC/USD")
+    assert cell(row, Column.INVERSE_PRICE).sort == result.inverted_price.value
+    assert cell(row, Column.TOTAL).sort == result.total.value
+    assert cell(row, Column.SUBMITTED).export == first.raw["submittedAt"]
+    assert cell(row, Column.EXECUTED).sort is not None
+    assert cell(row, Column.ORDER_ID).display == first.order_id
+    assert cell(row, Column.CLIENT_ORDER_ID).display == first.client_order_id != ""
+    resting_row = model.row_of(second.order_id)
+    assert cell(resting_row, Column.STATUS).display == "submitted"
+    assert cell(resting_row, Column.LIMIT).display == "1.00000000 USD/BTC"
+    assert cell(resting_row, Column.PRICE).display == "—"
+    status = model.index(resting_row, Column.STATUS)
+    assert "Resting" in model.data(status, Qt.ItemDataRole.ToolTipRole)
+    assert panel.status_label.text() == "3 orders"
+
+
+def test_a_new_fill_appears_within_one_poll_on_top_highlighted(
+    qtbot: QtBot, trader: Trader
+) -> None:
+    interval = 2.0
+    panel = open_panel(qtbot, trader.live, interval=interval)
+    assert shown_ids(panel) == []
+    placed_at = time.monotonic()
+    order = trader.market("USD", "BTC", "500")  # straight to the server: no fill signal
+    qtbot.waitUntil(lambda: order.order_id in shown_ids(panel), timeout=int(interval * 1000) + 1500)
+    assert time.monotonic() - placed_at <= interval + 1.5
+    assert shown_ids(panel) == [order.order_id]
+    assert order.order_id in panel.model.highlighted()
+    top = panel.proxy.index(0, Column.SIZE)
+    assert panel.proxy.data(top, Qt.ItemDataRole.BackgroundRole) == HIGHLIGHT
+    # The highlight is brief.
+    qtbot.waitUntil(lambda: not panel.model.highlighted(), timeout=WAIT_MS)
+    assert panel.proxy.data(top, Qt.ItemDataRole.BackgroundRole) is None
+
+
+def test_an_order_sent_from_the_ticket_appears_at_once(qtbot: QtBot, trader: Trader) -> None:
+    """With a one-minute poll, only the fill signal can bring it in quickly."""
+    panel = open_panel(qtbot, trader.live, interval=60.0)
+    qtbot.waitUntil(lambda: trader.live.desks.orders.top_of_book != {}, timeout=WAIT_MS)
+    result = run(qtbot, trader.live.desks.orders.submit(TicketInput("USD", "BTC", D(250))))
+    assert result.status == "filled", result.message
+    assert result.order is not None
+    sent = time.monotonic()
+    qtbot.waitUntil(lambda: shown_ids(panel) == [result.order.order_id], timeout=3000)  # type: ignore[union-attr]
+    assert time.monotonic() - sent < 3.0
+    assert result.order.order_id in panel.model.highlighted()
+    row = panel.model.row_of(result.order.order_id)
+    assert panel.model.cell(row, Column.CLIENT_ORDER_ID).display == result.client_order_id
+
+
+def test_a_hidden_list_is_not_polled_and_catches_up_when_shown(
+    qtbot: QtBot, trader: Trader
+) -> None:
+    panel = open_panel(qtbot, trader.live, interval=0.25)
+    requests = record_requests(trader.live)
+    ticks: list[object] = []
+    panel.feed.poller.status.subscribe(ticks.append)
+    panel.hide()  # the dock closed, or a tab in front of it
+    requests.clear()
+    ticks.clear()
+    qtbot.waitUntil(lambda: len(ticks) >= 3, timeout=WAIT_MS)  # three polls went by
+    assert order_queries(requests) == []
+    order = trader.market("USD", "BTC", "42")
+    panel.show()
+    qtbot.waitUntil(lambda: shown_ids(panel) == [order.order_id], timeout=WAIT_MS)
+    assert order_queries(requests) != []
+
+
+# -- filters ------------------------------------------------------------------------------------
+
+
+def choose(box: object, value: str) -> None:
+    from PySide6.QtWidgets import QComboBox
+
+    assert isinstance(box, QComboBox)
+    index = box.findData(value)
+    assert index >= 0, value
+    box.setCurrentIndex(index)
+
+
+def test_every_filter_changes_the_query_and_the_rows(qtbot: QtBot, trader: Trader) -> None:
+    start = utc_now() - timedelta(seconds=2)
+    btc = trader.market("USD", "BTC", "1000")
+    rests = trader.resting()
+    eth = trader.market("ETH", "USD", "0.5")
+    panel = open_panel(qtbot, trader.live)
+    assert shown_ids(panel) == [eth.order_id, rests.order_id, btc.order_id]
+    requests = record_requests(trader.live)
+
+    previous: list[dict[str, str]] = [{"max": "100"}]
+
+    def check(asked: list[dict[str, str]], shown: list[str]) -> None:
+        """After the filter applies, the server was asked exactly ``asked`` (a poll of the
+        previous filter may still have been on its way) and the table shows ``shown``."""
+        wanted = panel.current_filter()
+        requests.clear()
+        assert panel.apply_filters()
+        wait_loaded(qtbot, panel, wanted)
+        queries = order_queries(requests)
+        assert all(query in queries for query in asked), (wanted, queries)
+        assert all(query in asked or query in previous for query in queries), (wanted, queries)
+        assert shown_ids(panel) == shown, wanted
+        previous[:] = asked
+
+    choose(panel.status_filter, "filled")
+    check([{"max": "100", "status": "filled"}], [eth.order_id, btc.order_id])
+    choose(panel.status_filter, "submitted")
+    check([{"max": "100", "status": "submitted"}], [rests.order_id])
+    choose(panel.status_filter, "")
+    choose(panel.type_filter, "limit")
+    check([{"max": "100", "type": "limit"}], [rests.order_id])
+    choose(panel.type_filter, "market")
+    check([{"max": "100", "type": "market"}], [eth.order_id, btc.order_id])
+    choose(panel.type_filter, "")
+    choose(panel.pair_filter, "BTC/USD")
+    check(
+        [
+            {"max": "100", "source": "BTC", "destination": "USD"},
+            {"max": "100", "source": "USD", "destination": "BTC"},
+        ],
+        [rests.order_id, btc.order_id],
+    )
+    choose(panel.pair_filter, "")
+    choose(panel.asset_filter, "ETH")
+    check([{"max": "100", "source": "ETH"}, {"max": "100", "destination": "ETH"}], [eth.order_id])
+    choose(panel.asset_filter, "")
+    assert eth.submitted_at is not None
+    panel.start_filter.set_value(start)
+    panel.end_filter.set_value(eth.submitted_at)
+    wanted = panel.current_filter()
+    assert wanted.start is not None and wanted.end is not None
+    assert wanted.end <= eth.submitted_at and eth.submitted_at - wanted.end < timedelta(seconds=1)
+    check(
+        [
+            {
+                "max": "100",
+                "submittedAtStart": wanted.start.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+                "submittedAtEnd": wanted.end.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            }
+        ],
+        [rests.order_id, btc.order_id],
+    )
+    # A range that ends before it starts is refused in words; the entered values stay.
+    panel.start_filter.set_value(eth.submitted_at + timedelta(hours=1))
+    assert not panel.apply_filters()
+    assert "start of the time range" in panel.status_label.text()
+    assert panel.start_filter.check.isChecked() and panel.end_filter.check.isChecked()
+    assert shown_ids(panel) == [rests.order_id, btc.order_id]
+    panel.start_filter.set_value(None)
+    panel.end_filter.set_value(None)
+    check([{"max": "100"}], [eth.order_id, rests.order_id, btc.order_id])
+    # Free text filters what is shown, without asking the server.
+    requests.clear()
+    panel.search.setText(eth.order_id[:12])
+    assert shown_ids(panel) == [eth.order_id]
+    assert panel.status_label.text() == "1 of 3 orders"
+    panel.search.setText("submitted")
+    assert shown_ids(panel) == [rests.order_id]
+    assert [q for q in order_queries(requests) if set(q) - {"max"}] == []
+
+
+def test_filter_edits_apply_by_themselves(qtbot: QtBot, trader: Trader) -> None:
+    filled = trader.market("USD", "BTC", "100")
+    trader.resting()
+    panel = open_panel(qtbot, trader.live)
+    choose(panel.status_filter, "filled")  # no explicit apply: the debounce timer does it
+    wanted = OrderFilter(status="filled")
+    wait_loaded(qtbot, panel, wanted)
+    assert shown_ids(panel) == [filled.order_id]
+
+
+# -- paging, sorting ----------------------------------------------------------------------------
+
+
+def test_load_more_pages_back_with_start_at_ordering(qtbot: QtBot, trader: Trader) -> None:
+    placed = [trader.market("USD", "BTC", str(10 + i)) for i in range(5)]
+    newest = [order.order_id for order in reversed(placed)]
+    panel = open_panel(qtbot, trader.live, page_size=2)
+    assert shown_ids(panel) == newest[:2]
+    assert panel.load_more_button.isEnabled()
+    requests = record_requests(trader.live)
+    for count in (4, 5):
+        lowest = min(
+            panel.model.order_row(r).order.ordering or 0 for r in range(panel.model.rowCount())
+        )
+        requests.clear()
+        QTest.mouseClick(panel.load_more_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: len(shown_ids(panel)) == count, timeout=WAIT_MS)  # noqa: B023
+        paged = [q for q in order_queries(requests) if "startAtOrdering" in q]
+        assert paged == [{"max": "2", "startAtOrdering": str(lowest - 1)}]
+    assert shown_ids(panel) == newest
+    qtbot.waitUntil(lambda: not panel.load_more_button.isEnabled(), timeout=WAIT_MS)
+
+
+def test_sizes_and_times_sort_as_numbers(qtbot: QtBot, trader: Trader) -> None:
+    sizes = ["100", "20", "3"]  # as text: "100" < "20" < "3"
+    placed = [trader.market("USD", "BTC", size) for size in sizes]
+    panel = open_panel(qtbot, trader.live)
+    panel.sort_by(Column.SIZE, Qt.SortOrder.AscendingOrder)
+    assert shown_ids(panel) == [placed[2].order_id, placed[1].order_id, placed[0].order_id]
+    panel.sort_by(Column.SIZE, Qt.SortOrder.DescendingOrder)
+    assert shown_ids(panel) == [o.order_id for o in placed]
+    panel.sort_by(Column.SUBMITTED, Qt.SortOrder.AscendingOrder)
+    assert shown_ids(panel) == [o.order_id for o in placed]
+    panel.sort_by(Column.SUBMITTED, Qt.SortOrder.DescendingOrder)
+    assert shown_ids(panel) == [o.order_id for o in reversed(placed)]
+
+
+# -- export, copy, details ----------------------------------------------------------------------
+
+
+def test_csv_export_is_the_view_exactly(qtbot: QtBot, trader: Trader, tmp_path: Path) -> None:
+    trader.market("USD", "BTC", "1234.56")
+    trader.resting("10.5")
+    trader.market("BTC", "USD", "0.00012345")
+    trader.market("USD", "ETH", "77")
+    panel = open_panel(qtbot, trader.live)
+    panel.sort_by(Column.SIZE, Qt.SortOrder.DescendingOrder)
+    panel.search.setText("BTC")  # the ETH order is not in the view
+    path = tmp_path / "orders.csv"
+    assert panel.export_to(path) == 3
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    compare_csv(panel.proxy, rows)
+    assert [D(row[Column.SIZE]) for row in rows[1:]] == [D("1234.56"), D("10.5"), D("0.00012345")]
+    # Through the (non-blocking) file dialog, as the button does it.
+    chosen = tmp_path / "via-dialog.csv"
+    dialog = panel.ask_export()
+    assert dialog.isVisible()
+    dialog.selectFile(str(chosen))
+    dialog.accept()
+    qtbot.waitUntil(chosen.exists, timeout=WAIT_MS)
+    assert chosen.read_text(encoding="utf-8") == path.read_text(encoding="utf-8")
+    assert ("info", f"Exported 3 orders to {chosen}") in trader.live.notices
+
+
+def compare_csv(model: QAbstractItemModel, rows: list[list[str]]) -> None:
+    """Header and every cell equal the view's exact text; numbers Decimal-equal, times equal."""
+    headers = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())]
+    assert rows[0] == headers
+    assert len(rows) - 1 == model.rowCount()
+    for r, line in enumerate(rows[1:]):
+        for c, text in enumerate(line):
+            index = model.index(r, c)
+            assert text == model.data(index, EXPORT_ROLE), (r, c)
+            key = model.data(index, SORT_ROLE)
+            if c in NUMBERS and key is not None:
+                assert D(text) == key and str(D(text)) == text, (r, c)
+            if c in TIMES and key is not None:
+                stamp = parse_timestamp(text)
+                assert stamp.utcoffset() == timedelta(0)
+                micros = (stamp - parse_timestamp("1970-01-01T00:00:00Z")) // timedelta(
+                    microseconds=1
+                )
+                assert D(micros) == key, (r, c)
+
+
+def test_copy_row_puts_the_exact_text_on_the_clipboard(qtbot: QtBot, trader: Trader) -> None:
+    order = trader.market("USD", "BTC", "1234.5")
+    panel = open_panel(qtbot, trader.live)
+    panel.table.selectRow(0)
+    QTest.mouseClick(panel.copy_button, Qt.MouseButton.LeftButton)
+    text = QApplication.clipboard().text()
+    expected = [
+        str(panel.proxy.data(panel.proxy.index(0, c), EXPORT_ROLE))
+        for c in range(panel.proxy.columnCount())
+    ]
+    assert text == "\t".join(expected)
+    cells = text.split("\t")
+    assert cells[Column.ORDER_ID] == order.order_id
+    assert cells[Column.SIZE] == "1234.5"
+    assert order.result.total is not None
+    assert D(cells[Column.TOTAL]) == order.result.total.value
+    # Ctrl+C on the table does the same.
+    QApplication.clipboard().clear()
+    panel.table.setFocus()
+    QTest.keyClick(panel.table, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert QApplication.clipboard().text() == text
+
+
+def test_details_show_every_field_and_the_raw_json(qtbot: QtBot, trader: Trader) -> None:
+    order = trader.resting("12.34")
+    panel = open_panel(qtbot, trader.live)
+    panel.table.selectRow(0)
+    panel.table.setFocus()
+    QTest.keyClick(panel.table, Qt.Key.Key_Return)
+    dialog = panel.details_dialog
+    assert dialog is not None and dialog.isVisible()
+    fields = {name: edit.text() for name, edit in dialog.edits.items()}
+    raw = order.raw
+    assert order.result.updated_at is not None
+    assert fields == {
+        "orderId": raw["orderId"],
+        "ordering": str(raw["ordering"]),
+        "accountId": raw["accountId"],
+        "userId": raw["userId"],
+        "email": raw["email"],
+        "size": "12.34 USD",
+        "source": "USD",
+        "destination": "BTC",
+        "type": "limit",
+        "submittedAt": raw["submittedAt"],
+        "clientOrderId": raw["clientOrderId"],
+        "limit": raw["limit"],
+        "endAt": "",
+        "result.status": "submitted",
+        "result.price": "",
+        "result.invertedPrice": "",
+        "result.executedAt": "",
+        "result.updatedAt": parse_and_format(raw["result"]["updatedAt"]),
+        "result.total": "",
+        "result.error": "",
+    }
+    assert json.loads(dialog.json_view.toPlainText(), parse_float=D) == raw
+    QTest.mouseClick(dialog.copy_buttons["orderId"], Qt.MouseButton.LeftButton)
+    assert QApplication.clipboard().text() == order.order_id
+    QTest.mouseClick(dialog.copy_json, Qt.MouseButton.LeftButton)
+    assert json.loads(QApplication.clipboard().text(), parse_float=D) == raw
+    QTest.mouseClick(dialog.copy_all, Qt.MouseButton.LeftButton)
+    assert f"orderId\t{order.order_id}" in QApplication.clipboard().text().splitlines()
+    dialog.close()
+
+
+def parse_and_format(text: str) -> str:
+    from app.domain import format_timestamp
+
+    return format_timestamp(parse_timestamp(text))
+
+
+# -- the model on hand-built orders -------------------------------------------------------------
+
+
+def hand_order(order_id: str, ordering: int, status: str, size: str = "1") -> OrderRow:
+    raw = {
+        "orderId": order_id,
+        "ordering": ordering,
+        "size": f"{size} BTC",
+        "source": "BTC",
+        "destination": "USD",
+        "type": "limit",
+        "submittedAt": f"2026-01-02T03:04:{ordering:02d}Z",
+        "result": {"status": status, "error": "partly done" if status != "filled" else ""},
+    }
+    return OrderRow(Order.parse(raw, "order"), "")
+
+
+def snapshot(*rows: OrderRow, reset: bool = False, new: set[str] | None = None) -> OrdersSnapshot:
+    return OrdersSnapshot(tuple(rows), OrderFilter(), frozenset(new or ()), reset=reset)
+
+
+def test_unknown_statuses_are_shown_as_sent(qtmodeltester: ModelTester) -> None:
+    model = OrdersModel(Precision())
+    model.set_snapshot(snapshot(hand_order("a", 2, "partiallyFilled"), reset=True))
+    status = model.index(0, Column.STATUS)
+    assert model.data(status) == "partiallyFilled"
+    assert model.data(status, EXPORT_ROLE) == "partiallyFilled"
+    assert "Not a status this version knows" in model.data(status, Qt.ItemDataRole.ToolTipRole)
+    assert model.data(status, Qt.ItemDataRole.FontRole).italic()
+    assert model.data(status, Qt.ItemDataRole.ForegroundRole) is None
+    qtmodeltester.check(model)  # type: ignore[no-untyped-call]
+
+
+def test_updates_signal_only_what_changed(qtbot: QtBot) -> None:
+    model = OrdersModel(Precision())
+    a, b = hand_order("a", 1, "submitted"), hand_order("b", 2, "filled")
+    model.set_snapshot(snapshot(b, a, reset=True))
+    changed: list[tuple[int, int, int, int]] = []
+    repainted: list[int] = []
+    inserted: list[tuple[int, int]] = []
+    resets: list[bool] = []
+
+    def on_change(top_left: QModelIndex, bottom_right: QModelIndex, roles: list[int]) -> None:
+        if roles == [Qt.ItemDataRole.BackgroundRole]:
+            repainted.append(top_left.row())  # a highlight starting or ending
+        else:
+            changed.append(
+                (top_left.row(), top_left.column(), bottom_right.row(), bottom_right.column())
+            )
+
+    model.dataChanged.connect(on_change)
+    model.rowsInserted.connect(lambda _p, first, last: inserted.append((first, last)))
+    model.modelReset.connect(lambda: resets.append(True))
+    c = hand_order("c", 3, "filled")
+    a_filled = hand_order("a", 1, "filled")
+    model.set_snapshot(snapshot(c, b, a_filled, new={"c"}))
+    assert inserted == [(0, 0)]
+    assert resets == []
+    assert changed == [(2, Column.STATUS, 2, Column.STATUS)]  # a's status, nothing else
+    assert repainted == [0]
+    assert model.keys() == ["c", "b", "a"]
+    assert model.highlighted() == {"c"}
+
+
+def test_the_poll_interval_follows_the_settings(qtbot: QtBot, live: Live) -> None:
+    Preferences(orders=D(7)).save(live.context.settings)
+    panel = OrdersPanel(live.context)
+    qtbot.addWidget(panel)
+    assert panel.feed.poller.interval == 7.0
+    panel.apply_preferences(Preferences(orders=D("0.5")))
+    assert panel.feed.poller.interval == 0.5
