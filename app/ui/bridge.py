@@ -40,18 +40,23 @@ class SessionBridge(QObject):
         self._forward(session.events, self.logEvent.emit)
         self._forward(session.watchlist_changed, self.watchlistChanged.emit)
         self._forward(session.selection_changed, self.selectionChanged.emit)
-        self.destroyed.connect(self.detach)
+        undo = self._unsubscribe  # a closure: PySide does not call a dying object's methods
+        self.destroyed.connect(lambda *_: _undo_all(undo))
 
     def _forward(self, topic: Topic[T], emit: Callable[..., None]) -> None:
         self._unsubscribe.append(topic.subscribe(emit))
 
     def detach(self, *_: object) -> None:
-        for unsubscribe in self._unsubscribe:
-            unsubscribe()
-        self._unsubscribe.clear()
+        _undo_all(self._unsubscribe)
 
     def select_pair(self, pair: str) -> None:
         self.session.select_pair(pair)
 
     def set_watchlist(self, pairs: list[str]) -> None:
         self.session.set_watchlist(pairs)
+
+
+def _undo_all(unsubscribes: list[Callable[[], None]]) -> None:
+    for unsubscribe in unsubscribes:
+        unsubscribe()
+    unsubscribes.clear()

@@ -88,8 +88,9 @@ class OrderTicketPanel(QWidget):
         ]
         self.destroyed.connect(self._detach)
         context.bridge.selectionChanged.connect(self.preset_pair)
-        context.bridge.balances.connect(lambda _: self._refresh_predictions())
-        context.bridge.topOfBook.connect(lambda _: self._refresh_predictions())
+        # bound methods, not lambdas: Qt drops them with the panel
+        context.bridge.balances.connect(self._market_changed)
+        context.bridge.topOfBook.connect(self._market_changed)
         self._fill_assets()
         if self._session.selected_pair:
             self.preset_pair(self._session.selected_pair)
@@ -163,12 +164,12 @@ class OrderTicketPanel(QWidget):
         self.client_id_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         form = QFormLayout()
-        form.addRow("&Assets", assets)
+        form.addRow("Assets", assets)
         form.addRow("Si&ze", size_row)
-        form.addRow("&Type", self.type_box)
-        form.addRow("&Limit", limit_row)
+        form.addRow("T&ype", self.type_box)
+        form.addRow("Li&mit", limit_row)
         form.addRow("", self.wire_label)
-        form.addRow("&End", end_row)
+        form.addRow("E&nd", end_row)
         form.addRow("Client id", self.client_id_label)
 
         self.input_error = QLabel(self)
@@ -194,7 +195,7 @@ class OrderTicketPanel(QWidget):
         self.checks_label = QLabel(self)
         self.checks_label.setObjectName("orderChecks")
         self.checks_label.setWordWrap(True)
-        self.override_check = QCheckBox("&Override the size limit for this order", self)
+        self.override_check = QCheckBox("Override the size &limit for this order", self)
         self.override_check.setObjectName("orderOverride")
         self.override_check.setVisible(False)
 
@@ -380,6 +381,9 @@ class OrderTicketPanel(QWidget):
         self._estimate = result
         level = "info" if result.ok else "warning"
         _styled(self.estimate_label, level, estimate_text(result, self._context.precision))
+        self._refresh_predictions()
+
+    def _market_changed(self, _: object) -> None:
         self._refresh_predictions()
 
     def _refresh_predictions(self) -> None:

@@ -12,7 +12,7 @@ import math
 from typing import Literal
 
 from PySide6.QtCore import QRect, QSize, Qt
-from PySide6.QtGui import QColor, QPaintEvent, QPainter
+from PySide6.QtGui import QColor, QPainter, QPaintEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from app.ui.delegates import BAR_OK, BAR_TRACK, BAR_WARN

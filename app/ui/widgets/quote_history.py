@@ -1,5 +1,5 @@
 """The session's quote history as a table: requested, accepted (with the milliseconds that were
-left), expired, refused and unknown quotes, newest first.
+left), expired, refused and unknown quotes, newest first (the desk's order, not sortable).
 
 Rows only ever arrive (one ``beginInsertRows`` at the top per event); the texts of a row are
 computed once when it arrives, not on every paint.
@@ -13,6 +13,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from app.domain.money import format_trimmed
 from app.services.rfq_desk import QuoteEvent
@@ -61,6 +62,17 @@ HEADERS = {
     Column.DETAILS: "Details",
 }
 RIGHT_ALIGNED = frozenset({Column.SIZE, Column.MS_LEFT})
+#: The widest text each column usually holds: the column widths are set once, from these.
+SAMPLES = {
+    Column.TIME: "00:00:00.000",
+    Column.EVENT: "outcome unknown",
+    Column.SIDE: "sell",
+    Column.PAIR: "USDT/USD",
+    Column.SIZE: "0.00000000 BTC",
+    Column.MS_LEFT: "00,000",
+    Column.QUOTE: "00000000",
+}
+CELL_PADDING = 16
 
 
 def row_texts(event: QuoteEvent) -> tuple[str, ...]:
@@ -124,10 +136,9 @@ class QuoteHistoryModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ForegroundRole and column == Column.EVENT:
             return KIND_COLOUR.get(self._events[index.row()].kind)
         if role == Qt.ItemDataRole.TextAlignmentRole:
-            horizontal = (
-                Qt.AlignmentFlag.AlignRight if column in RIGHT_ALIGNED else Qt.AlignmentFlag.AlignLeft
-            )
-            return int(horizontal | Qt.AlignmentFlag.AlignVCenter)
+            align = Qt.AlignmentFlag
+            horizontal = align.AlignRight if column in RIGHT_ALIGNED else align.AlignLeft
+            return int(horizontal | align.AlignVCenter)
         return None
 
     def headerData(
@@ -140,3 +151,24 @@ class QuoteHistoryModel(QAbstractTableModel):
         ):
             return HEADERS[Column(section)]
         return None
+
+
+class QuoteHistoryView(QTableView):
+    """Read-only rows, fixed-height lines, columns sized once for their usual content."""
+
+    def __init__(self, model: QuoteHistoryModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("Quote history")
+        self.setModel(model)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setWordWrap(False)
+        self.verticalHeader().hide()
+        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        metrics = self.fontMetrics()
+        for column, sample in SAMPLES.items():
+            text = metrics.horizontalAdvance(sample) + CELL_PADDING
+            self.setColumnWidth(column, max(header.sectionSizeFromContents(column).width(), text))

@@ -1,0 +1,668 @@
+"""The RFQ ticket: ask for a two-way quote, watch both sides count down, accept one.
+
+Keyboard: F3 (anywhere in the application) shows and raises the ticket's dock and puts the
+cursor in the size field with its text selected — through the panel's own application-wide
+QShortcut, or through the main window's Trade menu entry when the panel is registered with
+``shortcut="F3"`` (then the panel adds none; see ``_install_focus_shortcut``). Enter in the
+size field requests; Alt+B accepts the buy side and Alt+S the sell side (button mnemonics;
+pressed in a text field of the ticket while the side is closed, they say why instead of typing
+the letter). The pair box starts on the terminal's selected pair and follows the selection
+until the trader picks or types a pair in it; the size is in the pair's base asset unless the
+unit button beside it is switched to the quote asset.
+
+Countdown: every frame (~30 fps, ``FRAME_MS``) reads the time left from the desk's
+``LiveQuote`` — a monotonic deadline already corrected for the server clock and the round trip —
+and never counts timer ticks. The frame timer runs only while a side can still be accepted or
+is still counting down, and stops when both sides are over (expired, accepted or refused). The
+accept buttons follow ``LiveQuote.accept_allowed``; an accept in flight, or a new quote on its
+way, disables both.
+
+Service events reach the widgets as Qt signals through ``RfqSignals`` (the desk's two topics),
+as the session's reach them through the bridge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import shiboken6
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDockWidget,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.domain import Amount, AssetPair, ParseError, parse_decimal
+from app.domain.records import TopOfBook
+from app.services.rfq_desk import (
+    SIDES,
+    AcceptClosed,
+    AcceptResult,
+    LiveQuote,
+    QuoteEvent,
+    RfqDesk,
+    Side,
+)
+from app.ui.formatting import Precision
+from app.ui.panels.base import PanelContext
+from app.ui.tasks import TaskOwner
+from app.ui.widgets.quote_history import QuoteHistoryModel, QuoteHistoryView
+from app.ui.widgets.quote_side import QuoteSideBox, exact_amount
+
+log = logging.getLogger("tradeterm.ui")
+
+SETTINGS_AUTO_REQUOTE = "rfq/autoRequote"
+#: One countdown frame every this many milliseconds (~30 fps).
+FRAME_MS = 33
+FOCUS_KEY = "F3"
+#: Keys that accept a side with Alt held (the buttons' mnemonics).
+ACCEPT_KEYS: dict[int, Side] = {int(Qt.Key.Key_B): "buy", int(Qt.Key.Key_S): "sell"}
+MESSAGE_STYLES = {
+    "": "",
+    "info": "",
+    "fill": "color: #2e9d57; font-weight: bold;",
+    "warning": "color: #b26a00;",
+    "error": "color: #d64545;",
+}
+
+
+class RfqSignals(QObject):
+    """The RFQ desk's topics as Qt signals (the desk is not part of the session's bridge)."""
+
+    quoteReceived = Signal(object)  # LiveQuote
+    historyEvent = Signal(object)  # QuoteEvent
+
+    def __init__(self, desk: RfqDesk, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        subscriptions: list[Callable[[], None]] = [
+            desk.quotes.subscribe(self.quoteReceived.emit),
+            desk.history.subscribe(self.historyEvent.emit),
+        ]
+
+        def detach(*_: object) -> None:
+            for unsubscribe in subscriptions:
+                unsubscribe()
+            subscriptions.clear()
+
+        # A closure, not a method: by the time ``destroyed`` fires, methods of this object
+        # are no longer called.
+        self.destroyed.connect(detach)
+        self.detach: Callable[..., None] = detach
+
+
+def _binds(host: QWidget, keys: QKeySequence) -> bool:
+    """Whether an action or shortcut under ``host`` (or on it) already answers ``keys``."""
+    actions = [*host.actions(), *host.findChildren(QAction)]
+    if any(keys in action.shortcuts() for action in actions):
+        return True
+    return any(shortcut.key() == keys for shortcut in host.findChildren(QShortcut))
+
+
+def describe(exc: BaseException) -> str:
+    """One line for the trader: the client's errors already read well (``HTTP 400: ...``)."""
+    return str(exc).strip() or type(exc).__name__
+
+
+def fill_text(live: LiveQuote, result: AcceptResult, precision: Precision) -> str:
+    """The accept's result as a fill: what was paid and received, at what price, which order."""
+    quoted = live.quote.side(result.side)
+    order = result.order
+    paid = order.size if order is not None else quoted.source
+    total = order.result.total if order is not None and order.result.total else None
+    received = total or quoted.destination
+    verb, amount, other = (
+        ("bought", received, paid) if result.side == "buy" else ("sold", paid, received)
+    )
+    price = f"{precision.price_text(quoted.price.value, live.pair)} {live.pair}"
+    order_id = order.order_id if order is not None else live.order_id
+    return (
+        f"Filled: {verb} {exact_amount(amount, precision)} for "
+        f"{exact_amount(other, precision)} at {price} — order {order_id} "
+        f"({result.ms_left:,} ms left)"
+    )
+
+
+class RfqTicketPanel(QWidget):
+    _f3: QShortcut | None = None  # set before __init__ runs: a ParentChange may come first
+
+    def __init__(self, context: PanelContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("rfqTicketPanel")
+        self._context = context
+        self._bridge = context.bridge
+        self._session = context.bridge.session
+        self._desk = context.need_desks().rfq
+        self._tasks = TaskOwner(self, lambda what, exc: self._say("error", f"{what}: {exc}"))
+        self._live: LiveQuote | None = None
+        self._totals: dict[Side, float] = {}
+        self._books: dict[str, TopOfBook] = {}
+        self._pair_pinned = False
+        self._choices_from: tuple[str, ...] | None = None
+        self._request_task: asyncio.Task[None] | None = None
+        self._accepting: Side | None = None
+        self._unknown_quote: str | None = None
+        #: The last accept's answer (for the trader's eyes in ``message``; tests read it too).
+        self.last_result: AcceptResult | None = None
+
+        self._build_form()
+        self._build_quote()
+        self._build_history()
+        self._lay_out()
+
+        self._frame_timer = QTimer(self)
+        self._frame_timer.setInterval(FRAME_MS)
+        self._frame_timer.timeout.connect(self._frame)
+
+        self.signals = RfqSignals(self._desk, self)
+        self.signals.quoteReceived.connect(self._on_quote)
+        self.signals.historyEvent.connect(self._on_history)
+        self._bridge.topOfBook.connect(self._on_top_of_book)
+        self._bridge.selectionChanged.connect(self._on_selection)
+        self._bridge.watchlistChanged.connect(self._refresh_pairs)
+
+        auto = bool(context.settings.value(SETTINGS_AUTO_REQUOTE, False, type=bool))
+        self.auto_requote.setChecked(auto)
+        self._desk.auto_requote = auto
+        self.auto_requote.toggled.connect(self._auto_requote_toggled)
+
+        self._refresh_pairs()
+        self.history_model.extend(self._desk.events)
+        if self._desk.current is not None:
+            self._on_quote(self._desk.current)
+        self._update_controls()
+        self._attach_focus_shortcut()
+
+    # -- building -------------------------------------------------------------------------------
+
+    def _build_form(self) -> None:
+        self.pair_box = QComboBox(self)
+        self.pair_box.setObjectName("rfqPair")
+        self.pair_box.setEditable(True)
+        self.pair_box.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.pair_box.setAccessibleName("Pair to quote")
+        self.pair_box.setToolTip("The pair to quote; follows the selected pair until you pick one")
+        self.pair_box.setMinimumContentsLength(9)
+        self.pair_box.activated.connect(self._pair_picked)
+        line = self.pair_box.lineEdit()
+        assert line is not None  # editable
+        line.textEdited.connect(self._pair_picked)
+        line.installEventFilter(self)
+        self.pair_box.currentTextChanged.connect(self._update_unit)
+
+        self.size_edit = QLineEdit(self)
+        self.size_edit.setObjectName("rfqSize")
+        self.size_edit.setPlaceholderText("Size")
+        self.size_edit.setAccessibleName("Size")
+        self.size_edit.setToolTip("How much to quote, in the asset on the button beside (F3)")
+        self.size_edit.returnPressed.connect(self.request_quote)
+        self.size_edit.installEventFilter(self)
+
+        self.unit_button = QToolButton(self)
+        self.unit_button.setObjectName("rfqSizeUnit")
+        self.unit_button.setCheckable(True)
+        self.unit_button.setAccessibleName("Size asset")
+        self.unit_button.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.unit_button.toggled.connect(self._update_unit)
+
+        # No mnemonic: Enter in the size field requests, and Alt+R is taken elsewhere.
+        self.request_button = QPushButton("Request", self)
+        self.request_button.setObjectName("rfqRequest")
+        self.request_button.setToolTip("Ask for a two-way quote (Enter in the size field)")
+        self.request_button.clicked.connect(self.request_quote)
+
+        self.requote_button = QPushButton("Re&quote", self)
+        self.requote_button.setObjectName("rfqRequote")
+        self.requote_button.setToolTip("A fresh quote for the same pair and size")
+        self.requote_button.clicked.connect(self.requote)
+
+        self.auto_requote = QCheckBox("Auto-requote on e&xpiry", self)
+        self.auto_requote.setObjectName("rfqAutoRequote")
+        self.auto_requote.setToolTip(
+            "Ask again when both sides expire: at most one request every 2 s, "
+            "stops after 10 quotes nobody acted on"
+        )
+
+    def _build_quote(self) -> None:
+        self.quote_label = QLabel("No quote yet", self)
+        self.quote_label.setObjectName("rfqQuote")
+        self.quote_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.sides: dict[Side, QuoteSideBox] = {side: QuoteSideBox(side, self) for side in SIDES}
+        for side, box in self.sides.items():
+            box.accept.clicked.connect(lambda _=False, s=side: self.accept(s))
+        self.message = QLabel(self)
+        self.message.setObjectName("rfqMessage")
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message.setProperty("level", "")
+
+    def _build_history(self) -> None:
+        self.history_model = QuoteHistoryModel(self)
+        self.history_view = QuoteHistoryView(self.history_model, self)
+        self.history_view.setObjectName("rfqHistory")
+
+    def _lay_out(self) -> None:
+        form = QHBoxLayout()
+        pair_label = QLabel("&Pair", self)
+        pair_label.setBuddy(self.pair_box)
+        size_label = QLabel("S&ize", self)  # Alt+Z is the order ticket's
+        size_label.setBuddy(self.size_edit)
+        form.addWidget(pair_label)
+        form.addWidget(self.pair_box)
+        form.addWidget(size_label)
+        form.addWidget(self.size_edit, 1)
+        form.addWidget(self.unit_button)
+        form.addWidget(self.request_button)
+
+        header = QHBoxLayout()
+        header.addWidget(self.quote_label, 1)
+        header.addWidget(self.requote_button)
+        header.addWidget(self.auto_requote)
+
+        quote = QGridLayout()
+        quote.addWidget(self.sides["sell"], 0, 0)  # sell left, buy right, as FX tiles do
+        quote.addWidget(self.sides["buy"], 0, 1)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(form)
+        layout.addLayout(header)
+        layout.addLayout(quote)
+        layout.addWidget(self.message)
+        history = QLabel("Quotes this session", self)
+        history.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        layout.addWidget(history)
+        layout.addWidget(self.history_view, 1)
+
+        order = [
+            self.pair_box,
+            self.size_edit,
+            self.unit_button,
+            self.request_button,
+            self.sides["sell"].accept,
+            self.sides["buy"].accept,
+            self.requote_button,
+            self.auto_requote,
+            self.history_view,
+        ]
+        for first, second in itertools.pairwise(order):
+            QWidget.setTabOrder(first, second)
+
+    # -- F3 -------------------------------------------------------------------------------------
+
+    def _attach_focus_shortcut(self) -> None:
+        """Look for F3's owner once the docking in progress is done (next loop turn)."""
+        QTimer.singleShot(0, self, self._install_focus_shortcut)
+
+    def _install_focus_shortcut(self) -> None:
+        """F3 belongs to the top-level window holding the panel, not to the panel: a widget's
+        shortcuts stop working while it is hidden, and F3 must bring a closed dock back. If the
+        window already binds F3 (the main window's Trade menu entry, which calls
+        ``focus_entry``), the panel adds none: two bindings of one key would cancel each other
+        out as ambiguous."""
+        host: QWidget = self
+        while (parent := host.parentWidget()) is not None:
+            host = parent
+        mine = self._f3 if self._f3 is not None and shiboken6.isValid(self._f3) else None
+        if mine is not None and mine.parent() is host:
+            return
+        if mine is not None:
+            mine.deleteLater()
+        self._f3 = None
+        if _binds(host, QKeySequence(FOCUS_KEY)):
+            return
+        self._f3 = QShortcut(QKeySequence(FOCUS_KEY), host)
+        self._f3.setObjectName("rfqFocusShortcut")
+        self._f3.setContext(Qt.ShortcutContext.ApplicationShortcut)
+        self._f3.activated.connect(self.focus_ticket)
+        if host is not self:
+            self.destroyed.connect(self._f3.deleteLater)
+
+    @property
+    def focus_shortcut(self) -> QShortcut | None:
+        """The panel's own F3 binding; None when the window binds F3 itself."""
+        return self._f3 if self._f3 is not None and shiboken6.isValid(self._f3) else None
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ParentChange:
+            self._attach_focus_shortcut()
+        return super().event(event)
+
+    def focus_ticket(self) -> None:
+        """F3: show and raise the ticket (its dock when docked), then select the size."""
+        dock = self.parentWidget()
+        if isinstance(dock, QDockWidget):
+            dock.show()
+            dock.raise_()
+            if dock.isFloating():
+                dock.activateWindow()
+        else:
+            self.show()
+            self.raise_()
+            if self.isWindow():
+                self.activateWindow()
+        self.focus_entry()
+
+    def focus_entry(self) -> None:
+        """The cursor in the size field with its text selected (MainWindow.go_to calls this
+        after showing the dock)."""
+        self.size_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.size_edit.selectAll()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Alt+B / Alt+S in a text field while the button is disabled: say why instead of
+        typing the letter (an enabled button's mnemonic takes the key before this)."""
+        if event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
+            side = ACCEPT_KEYS.get(event.key())
+            if side is not None and event.modifiers() == Qt.KeyboardModifier.AltModifier:
+                self.accept(side)
+                return True
+        return super().eventFilter(watched, event)
+
+    # -- pair and size --------------------------------------------------------------------------
+
+    def _refresh_pairs(self, *_: object) -> None:
+        available = tuple(self._session.available_pairs)
+        if available == self._choices_from:
+            return
+        self._choices_from = available
+        current = self.pair_box.currentText()
+        blocked = self.pair_box.blockSignals(True)
+        try:
+            self.pair_box.clear()
+            self.pair_box.addItems(list(available))
+        finally:
+            self.pair_box.blockSignals(blocked)
+        if self._pair_pinned and current:
+            self._show_pair(current)
+        else:
+            self._show_pair(self._session.selected_pair or current)
+
+    def _on_selection(self, pair: str) -> None:
+        self._refresh_pairs()
+        if not self._pair_pinned:
+            self._show_pair(pair)
+
+    def _show_pair(self, pair: str | None) -> None:
+        if not pair:
+            self._update_unit()
+            return
+        index = self.pair_box.findText(pair)
+        if index >= 0:
+            self.pair_box.setCurrentIndex(index)
+        self.pair_box.setEditText(pair)
+        self._update_unit()
+
+    def _pair_picked(self, *_: object) -> None:
+        self._pair_pinned = True
+
+    def _pair(self) -> AssetPair | None:
+        try:
+            return AssetPair.parse(self.pair_box.currentText().strip().upper(), "pair")
+        except ParseError:
+            return None
+
+    def _update_unit(self, *_: object) -> None:
+        pair = self._pair()
+        in_quote = self.unit_button.isChecked()
+        if pair is None:
+            self.unit_button.setText("quote" if in_quote else "base")
+        else:
+            self.unit_button.setText(pair.quote if in_quote else pair.base)
+        self.unit_button.setToolTip(
+            "The size is in the pair's quote asset; click for the base asset"
+            if in_quote
+            else "The size is in the pair's base asset; click for the quote asset"
+        )
+
+    def _entered(self) -> tuple[str, Amount] | None:
+        """The pair and size typed, or None after saying what is wrong (values stay)."""
+        raw_pair = self.pair_box.currentText().strip()
+        pair = self._pair()
+        if pair is None:
+            self._say("error", f"Choose a pair such as BTC/USD (got {raw_pair!r})")
+            self.pair_box.setFocus()
+            return None
+        raw = self.size_edit.text()
+        text = raw.strip().replace(",", "").replace("_", "")
+        if not text:
+            self._say("error", "Enter a size")
+            self.size_edit.setFocus()
+            return None
+        try:
+            value = parse_decimal(text, "size")
+        except ParseError:
+            self._say("error", f"The size must be a number such as 0.5 (got {raw.strip()!r})")
+            self.size_edit.setFocus()
+            return None
+        if value <= 0:
+            self._say("error", "The size must be greater than zero")
+            self.size_edit.setFocus()
+            return None
+        asset = pair.quote if self.unit_button.isChecked() else pair.base
+        return str(pair), Amount(value, asset)
+
+    # -- requests -------------------------------------------------------------------------------
+
+    @property
+    def requesting(self) -> bool:
+        return self._request_task is not None
+
+    def request_quote(self) -> None:
+        """Request a quote for the pair and size entered (Request, Enter in the size field)."""
+        if self.requesting or self._accepting is not None:
+            return
+        entered = self._entered()
+        if entered is None:
+            return
+        pair, size = entered
+        self._start_request(self._desk.request(pair, size), f"{pair} {size}")
+
+    def requote(self) -> None:
+        """A fresh quote for the pair and size of the quote on screen."""
+        live = self._live
+        if self.requesting or self._accepting is not None or live is None:
+            return
+        self._start_request(self._desk.requote(), f"{live.pair} {live.size}")
+
+    def _start_request(self, request: Coroutine[Any, Any, LiveQuote], what: str) -> None:
+        self._say("info", f"Requesting a quote for {what}…")
+        self._request_task = self._tasks.spawn(self._request(request, what), "RFQ request")
+        self._update_controls()
+        self._frame()
+
+    async def _request(self, request: Coroutine[Any, Any, LiveQuote], what: str) -> None:
+        # Cancelled only when the panel goes (TaskOwner): then no widget may be touched, so the
+        # tidying below is not in a ``finally``.
+        try:
+            await request
+        except AcceptClosed as exc:
+            self._say("warning", f"No quote requested: {exc.reason}")
+        except ParseError as exc:
+            self._say("error", f"No quote for {what}: {exc}")
+        except Exception as exc:  # the client's typed errors, and anything unforeseen
+            log.info("RFQ request for %s failed", what, exc_info=exc)
+            self._say("error", f"No quote for {what}: {describe(exc)}")
+            self._session.log("warning", f"RFQ request for {what} failed: {describe(exc)}")
+        self._request_task = None
+        self._update_controls()
+        self._frame()
+
+    # -- the quote on screen --------------------------------------------------------------------
+
+    @property
+    def live_quote(self) -> LiveQuote | None:
+        return self._live
+
+    def _on_quote(self, live: LiveQuote) -> None:
+        self._live = live
+        self._unknown_quote = None
+        self._totals = {side: live.deadlines[side] - live.received_monotonic for side in SIDES}
+        precision = self._context.precision
+        self.quote_label.setText(f"Quote {live.order_id[:8]} · {live.pair} · {live.size}")
+        self.quote_label.setToolTip(f"Quote id {live.order_id}")
+        for side, view in self.sides.items():
+            view.show_quote(live.quote.side(side), live.pair, precision)
+        self._show_markups()
+        self._say("", "")
+        self._frame()
+        if not self._frame_timer.isActive():
+            self._frame_timer.start()
+
+    def _on_top_of_book(self, books: dict[str, TopOfBook]) -> None:
+        self._books.update(books)
+        if self._live is not None and self._live.pair in books:
+            self._show_markups()
+
+    def _show_markups(self) -> None:
+        live = self._live
+        if live is None:
+            return
+        top = self._books.get(live.pair)
+        usable = top is not None and top.ask > 0 and top.bid > 0
+        for side, view in self.sides.items():
+            view.show_markup(live.markup_bps(side, top) if top is not None and usable else None)
+
+    def _frame(self) -> None:
+        """One countdown frame: time left from the monotonic deadlines, buttons from the desk's
+        accept rule; the timer stops once both sides are over."""
+        live = self._live
+        if live is None:
+            self._frame_timer.stop()
+            for view in self.sides.values():
+                view.accept.setEnabled(False)
+            return
+        now = live.deadlines["buy"] - live.remaining("buy")  # the desk's clock, read once
+        busy = self._accepting is not None or self.requesting
+        counting = False
+        for side, view in self.sides.items():
+            over = self._side_over(live, side, now)
+            left = live.remaining(side, now)
+            if over is None or over == "expired":
+                state = live.state(side, now)
+                view.countdown.show_remaining(left, self._totals[side], state)
+                counting = counting or state != "expired"
+            else:
+                view.countdown.show_word(over)
+            view.accept.setEnabled(not busy and live.accept_allowed(side, now))
+        if not counting:
+            self._frame_timer.stop()
+
+    def _side_over(self, live: LiveQuote, side: Side, now: float) -> str | None:
+        if live.accepted_side is not None:
+            if self._unknown_quote == live.order_id:
+                return "unknown"
+            return "accepted" if live.accepted_side == side else "not taken"
+        if side in live.refused:
+            return "refused"
+        if live.remaining(side, now) <= 0:
+            return "expired"
+        return None
+
+    @property
+    def frame_timer_active(self) -> bool:
+        return self._frame_timer.isActive()
+
+    # -- accept ---------------------------------------------------------------------------------
+
+    @property
+    def accepting(self) -> Side | None:
+        return self._accepting
+
+    def accept(self, side: Side) -> None:
+        """Accept ``side`` of the quote on screen (buttons, Alt+B / Alt+S). At most one accept
+        at a time: both buttons are disabled before the accept is even sent."""
+        if self._accepting is not None:
+            self._say("warning", f"An accept ({self._accepting}) is already in flight")
+            return
+        if self.requesting:
+            self._say("warning", "A new quote is on its way; accept that one")
+            return
+        if self._live is None or self._desk.current is not self._live:
+            self._say("warning", "No quote to accept: request one first")
+            return
+        self._accepting = side
+        self._frame()
+        self._update_controls()
+        self._tasks.spawn(self._accept(side), f"RFQ accept {side}")
+
+    async def _accept(self, side: Side) -> None:
+        live = self._live
+        result: AcceptResult | None = None
+        try:
+            result = await self._desk.accept(side)
+        except AcceptClosed as exc:
+            self._say("warning", f"Not sent: {exc.reason}")
+        except Exception as exc:
+            log.warning("RFQ accept %s failed", side, exc_info=exc)
+            self._say("error", f"The accept failed: {describe(exc)}")
+        # As in _request: cancellation (the panel going) skips this.
+        self._accepting = None
+        self._update_controls()
+        self._frame()
+        if live is not None and result is not None:
+            self._show_result(live, result)
+
+    def _show_result(self, live: LiveQuote, result: AcceptResult) -> None:
+        self.last_result = result
+        if result.status == "filled":
+            text = fill_text(live, result, self._context.precision)
+            self._say("fill", text)
+            self._context.notify("info", text)
+        elif result.status == "refused":
+            self._say("error", f"Refused by the service: {result.message}")
+        elif result.status == "unknown":
+            self._unknown_quote = live.order_id
+            text = (
+                f"The {result.side} accept's outcome is unknown: {result.message}. "
+                "Check the orders before trading again."
+            )
+            self._say("error", text)
+            self._context.notify("warning", text)
+        else:
+            self._say("error", f"The {result.side} accept did not go through: {result.message}")
+        self._frame()
+
+    # -- history and settings -------------------------------------------------------------------
+
+    def _on_history(self, event: QuoteEvent) -> None:
+        self.history_model.add(event)
+        live = self._live
+        if live is None or event.quote_id != live.order_id:
+            return
+        if event.kind == "refused":
+            # Also a forced accept's refusal, which this panel did not send itself.
+            self._say("error", f"Refused by the service: {event.message}")
+        self._frame()
+
+    def _auto_requote_toggled(self, on: bool) -> None:
+        self._desk.auto_requote = on
+        self._context.settings.setValue(SETTINGS_AUTO_REQUOTE, on)
+        self._context.settings.sync()
+
+    # -- state of the controls ------------------------------------------------------------------
+
+    def _update_controls(self) -> None:
+        idle = not self.requesting and self._accepting is None
+        self.request_button.setEnabled(idle)
+        self.requote_button.setEnabled(idle and self._live is not None)
+
+    def _say(self, level: str, text: str) -> None:
+        """A message in the ticket itself: errors keep the entered values where they are."""
+        self.message.setText(text)
+        self.message.setProperty("level", level)
+        self.message.setStyleSheet(MESSAGE_STYLES.get(level, ""))
