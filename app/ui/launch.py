@@ -104,9 +104,9 @@ def default_panels() -> list[PanelSpec]:
     return [
         PanelSpec("topOfBook", "Top of book", left, TopOfBookPanel, weight=2),
         PanelSpec("balances", "Balances", left, BalancesPanel),
-        PanelSpec("orderTicket", "Order ticket", right, OrderTicketPanel, weight=3, shortcut="F2"),
+        PanelSpec("orderTicket", "Order ticket", right, OrderTicketPanel, weight=5, shortcut="F2"),
         PanelSpec("rfqTicket", "RFQ", right, RfqTicketPanel, tab_with="orderTicket", shortcut="F3"),
-        PanelSpec("chart", "Chart", right, ChartPanel, weight=2),
+        PanelSpec("chart", "Chart", right, ChartPanel, weight=4),
         PanelSpec("depth", "Depth", right, DepthPanel, tab_with="chart"),
         PanelSpec("orders", "Orders", bottom, OrdersPanel),
         PanelSpec("ledger", "Ledger", bottom, LedgerPanel, tab_with="orders"),
@@ -163,6 +163,7 @@ async def _main(options: LaunchOptions) -> int:
         if window is not None:
             window.save_layout()
             window.hide()
+            await window.stop_panel_feeds()
         if session is not None:
             await session.stop()
             await session.client.aclose()

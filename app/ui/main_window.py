@@ -80,8 +80,9 @@ class MainWindow(QMainWindow):
         )
         for spec in [*panels, log_spec]:
             self._add_dock(spec)
-        if bottom is not None:
-            self.docks[bottom].raise_()  # the first record view is the tab shown
+        for spec in [*panels, log_spec]:
+            if spec.tab_with in self.docks:
+                self.docks[spec.tab_with].raise_()  # the first of each tab group is shown
         self._view_menu.addSeparator()
         reset = QAction("&Reset layout", self)
         reset.triggered.connect(self.reset_layout)
@@ -126,6 +127,15 @@ class MainWindow(QMainWindow):
         focus = getattr(dock.widget(), "focus_entry", None)
         if callable(focus):
             focus()
+
+    async def stop_panel_feeds(self) -> None:
+        """Stop the feeds panels own (order list, deposits: a ``feed`` with ``async stop()``)
+        before the client closes, so no poll is cut off mid-request at quit."""
+        for dock in self.docks.values():
+            feed = getattr(dock.widget(), "feed", None)
+            stop = getattr(feed, "stop", None)
+            if callable(stop):
+                await stop()
 
     def _size_areas(self, panels: list[PanelSpec]) -> None:
         """Share each dock area's height by the panels' weights (the default layout)."""

@@ -165,11 +165,11 @@ class OrderTicketPanel(QWidget):
 
         form = QFormLayout()
         form.addRow("Assets", assets)
-        form.addRow("Si&ze", size_row)
+        form.addRow(self._buddy("Si&ze", self.size_edit), size_row)
         form.addRow("T&ype", self.type_box)
-        form.addRow("Li&mit", limit_row)
+        form.addRow(self._buddy("Li&mit", self.limit_edit), limit_row)
         form.addRow("", self.wire_label)
-        form.addRow("E&nd", end_row)
+        form.addRow(self._buddy("E&nd", self.end_check), end_row)
         form.addRow("Client id", self.client_id_label)
 
         self.input_error = QLabel(self)
@@ -180,9 +180,11 @@ class OrderTicketPanel(QWidget):
         self.estimate_label.setWordWrap(True)
         self.what_if_grid = QGridLayout()
         self.what_if_cells: list[list[QLabel]] = []
+        self.what_if_headers: list[QLabel] = []
         for column, title in enumerate(("After the trade", "free", "credit")):
             header = QLabel(f"<b>{title}</b>", self)
             self.what_if_grid.addWidget(header, 0, column)
+            self.what_if_headers.append(header)
         for row in (1, 2):
             cells = [QLabel(self) for _ in range(3)]
             for column, cell in enumerate(cells):
@@ -240,6 +242,12 @@ class OrderTicketPanel(QWidget):
         QWidget.setTabOrder(self.end_check, self.end_edit)
         QWidget.setTabOrder(self.end_edit, self.override_check)
         QWidget.setTabOrder(self.override_check, self.send_button)
+
+    def _buddy(self, text: str, field: QWidget) -> QLabel:
+        """A row label whose Alt+letter jumps to ``field`` (rows holding a layout need one)."""
+        label = QLabel(text, self)
+        label.setBuddy(field)
+        return label
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         """Enter anywhere in the ticket sends it (the size and limit fields do it themselves)."""
@@ -399,6 +407,8 @@ class OrderTicketPanel(QWidget):
         ):
             for cell, text in zip(cells, row, strict=True):
                 cell.setText(text)
+        for header in self.what_if_headers:
+            header.setVisible(what is not None)
         if what is None:
             for cells in self.what_if_cells:
                 for cell in cells:
