@@ -21,7 +21,7 @@ from app.api.errors import (
     ServiceError,
     Unauthorized,
 )
-from app.api.http import ClientSettings
+from app.api.http import ClientSettings, SentRequest
 
 __all__ = [
     "BadResponse",
@@ -39,6 +39,7 @@ __all__ = [
     "Refused",
     "RequestTimeout",
     "RetryPolicy",
+    "SentRequest",
     "ServerClock",
     "ServerError",
     "ServiceClient",

@@ -38,7 +38,7 @@ from app.api.errors import (
     Unauthorized,
     from_response,
 )
-from app.api.http import ClientSettings, HttpLayer, Reply
+from app.api.http import ClientSettings, HttpLayer, Reply, SentRequest
 from app.domain import Amount, AssetPair, ParseError, format_decimal, format_timestamp
 from app.domain.fields import Fields
 from app.domain.records import (
@@ -103,6 +103,13 @@ class ServiceClient:
 
     async def aclose(self) -> None:
         await self._http.aclose()
+
+    def watch_requests(self, callback: Callable[[SentRequest], None]) -> Callable[[], None]:
+        """Call ``callback`` with each request's method, path and query as it leaves (a
+        request log for diagnostics and tests; headers, hence tokens, are not passed).
+        Returns a function that stops watching."""
+        self._http.watchers.append(callback)
+        return lambda: self._http.watchers.remove(callback)
 
     # -- session ------------------------------------------------------------------------------
 

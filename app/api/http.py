@@ -44,6 +44,15 @@ class Reply:
         return json.loads(self.text, parse_float=Decimal)
 
 
+@dataclass(frozen=True)
+class SentRequest:
+    """A request as it leaves (diagnostics and tests): no headers, so never a token."""
+
+    method: str
+    path: str
+    params: dict[str, str]
+
+
 class HttpLayer:
     """Keep-alive HTTP to one base URL. TLS verification stays on (httpx's default)."""
 
@@ -56,6 +65,7 @@ class HttpLayer:
         self.settings = settings
         self._transport = transport
         self._on_reply = on_reply
+        self.watchers: list[Callable[[SentRequest], None]] = []
         self._client = self._build()
 
     def _build(self) -> httpx.AsyncClient:
@@ -94,6 +104,8 @@ class HttpLayer:
         if body is not None:
             content = json.dumps(body, default=_encode_default).encode()
             headers["Content-Type"] = "application/json"
+        for watch in self.watchers:
+            watch(SentRequest(method, path, dict(params or {})))
         started = time.perf_counter()
         try:
             response = await self._client.request(

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QApplication, QComboBox
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
+from app.api import SentRequest
 from app.domain import format_timestamp, parse_timestamp
 from app.domain.records import LedgerEntry, Order
 from app.services.ledger_view import LedgerQuery
@@ -60,20 +61,15 @@ def trader(qtbot: QtBot, live: Live) -> Trader:
     return Trader(qtbot, live)
 
 
-def record_requests(live: Live) -> list[httpx.Request]:
-    """Every request the session's client sends from now on (an httpx event hook on the
-    client's own connection; nothing is replaced)."""
-    seen: list[httpx.Request] = []
-
-    async def hook(request: httpx.Request) -> None:
-        seen.append(request)
-
-    live.session.client._http._client.event_hooks["request"].append(hook)
+def record_requests(live: Live) -> list[SentRequest]:
+    """Every request the session's client sends from now on (the client's request log)."""
+    seen: list[SentRequest] = []
+    live.session.client.watch_requests(seen.append)
     return seen
 
 
-def ledger_queries(requests: list[httpx.Request]) -> list[dict[str, str]]:
-    return [dict(r.url.params) for r in requests if LEDGER_PATH in r.url.path]
+def ledger_queries(requests: list[SentRequest]) -> list[dict[str, str]]:
+    return [dict(r.params) for r in requests if LEDGER_PATH in r.path]
 
 
 def open_panel(qtbot: QtBot, live: Live) -> LedgerPanel:

@@ -11,7 +11,6 @@ from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
-import httpx
 import pytest
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
 from PySide6.QtTest import QTest
@@ -19,6 +18,7 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
+from app.api import SentRequest
 from app.domain import parse_timestamp, utc_now
 from app.domain.records import Order
 from app.services.order_history import OrderFilter, OrderRow, OrdersSnapshot
@@ -41,20 +41,15 @@ TIMES = (Column.SUBMITTED, Column.EXECUTED)
 # -- helpers ------------------------------------------------------------------------------------
 
 
-def record_requests(live: Live) -> list[httpx.Request]:
-    """Every request the session's client sends from now on (an httpx event hook on the
-    client's own connection; nothing is replaced)."""
-    seen: list[httpx.Request] = []
-
-    async def hook(request: httpx.Request) -> None:
-        seen.append(request)
-
-    live.session.client._http._client.event_hooks["request"].append(hook)
+def record_requests(live: Live) -> list[SentRequest]:
+    """Every request the session's client sends from now on (the client's request log)."""
+    seen: list[SentRequest] = []
+    live.session.client.watch_requests(seen.append)
     return seen
 
 
-def order_queries(requests: list[httpx.Request]) -> list[dict[str, str]]:
-    return [dict(r.url.params) for r in requests if ORDERS_PATH in r.url.path]
+def order_queries(requests: list[SentRequest]) -> list[dict[str, str]]:
+    return [dict(r.params) for r in requests if ORDERS_PATH in r.path]
 
 
 def open_panel(qtbot: QtBot, live: Live, **options: float | int) -> OrdersPanel:
