@@ -142,6 +142,7 @@ class LedgerEntry:
     event_type: str
     sub_event_type: str
     event_time: datetime
+    raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def parse(cls, obj: object, where: str) -> LedgerEntry:
@@ -155,6 +156,7 @@ class LedgerEntry:
             f.text("eventType"),
             f.text("subEventType", required=False),
             f.time("eventTime"),
+            f.raw,
         )
 
 

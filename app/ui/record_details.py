@@ -270,7 +270,7 @@ def ledger_details(row: LedgerRow, parent: QWidget | None = None) -> RecordDetai
     return RecordDetailsDialog(
         f"Ledger entry {entry.ordering} ({entry.event_type}, {entry.asset})",
         ledger_fields(row),
-        to_json(ledger_wire(entry)),
-        json_note="JSON rebuilt from the parsed entry under the seed's field names",
+        to_json(entry.raw or ledger_wire(entry)),
+        json_note="" if entry.raw else "JSON rebuilt from the parsed entry under the seed's names",
         parent=parent,
     )
