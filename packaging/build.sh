@@ -34,6 +34,16 @@ QT_QPA_PLATFORM=offscreen "$venv/bin/python" -m PyInstaller \
     "$root/packaging/tradeterm.spec"
 
 bundle="$dist/tradeterm"
+if command -v ldd >/dev/null 2>&1 && [ -d "$bundle/_internal/PySide6/Qt/plugins/platforms" ]; then
+    # Qt's platform plugins need a few X11/Wayland libraries; what the build machine lacks is
+    # not bundled and must then be on the trader's system.
+    missing=$({ LD_LIBRARY_PATH="$bundle/_internal" ldd \
+        "$bundle"/_internal/PySide6/Qt/plugins/platforms/*.so 2>/dev/null || true; } |
+        awk '/not found/ {print $1}' | sort -u | tr '\n' ' ')
+    if [ -n "$missing" ]; then
+        echo "Note: not bundled, the target system must provide: $missing"
+    fi
+fi
 echo "Bundle: $bundle"
 echo "Bundle size: $(du -sh "$bundle" | cut -f1)"
 echo "Build time: ${SECONDS} s"

@@ -1,7 +1,9 @@
 """The embedded sandbox as a child process of the terminal (``tradeterm --sandbox``).
 
 Started the way tests start it (``python -m app sandbox --port 0``), its URL read from the one
-line it prints; stopped with SIGTERM when the terminal exits (killed if it does not stop).
+line it prints; stopped with SIGTERM when the terminal exits (killed if it does not stop). In
+the PyInstaller bundle ``sys.executable`` is the bundle's own ``tradeterm``, not a Python, so
+the child is ``tradeterm sandbox ...`` there.
 """
 
 from __future__ import annotations
@@ -12,6 +14,13 @@ import sys
 from collections import deque
 
 PREFIX = "Sandbox listening on "
+
+
+def sandbox_command() -> list[str]:
+    """The argv that runs ``tradeterm sandbox`` with the code this process is running."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, "sandbox"]
+    return [sys.executable, "-m", "app", "sandbox"]
 
 
 class SandboxStartFailed(Exception):
@@ -28,7 +37,7 @@ class SandboxChild:
         self.url = ""
 
     async def start(self, timeout: float = 30.0) -> str:
-        argv = [sys.executable, "-m", "app", "sandbox", "--port", "0", *self._extra]
+        argv = [*sandbox_command(), "--port", "0", *self._extra]
         if self._db:
             argv += ["--db", self._db]
         self._process = await asyncio.create_subprocess_exec(
