@@ -57,7 +57,26 @@ class SandboxChild:
             await self.stop()
             raise SandboxStartFailed(f"the sandbox did not start: {line.strip() or detail}")
         self.url = line[len(PREFIX) :].strip()
+        self._drain = asyncio.get_running_loop().create_task(
+            self._read_pipes(self._process), name="sandbox child pipes"
+        )
         return self.url
+
+    async def _read_pipes(self, process: asyncio.subprocess.Process) -> None:
+        """Keep reading the child's output until it closes: a pipe nobody reads fills up
+        (about 64 KB) and would freeze the sandbox mid-write. Keeps the last stderr lines."""
+
+        async def stderr() -> None:
+            assert process.stderr is not None
+            async for raw in process.stderr:
+                self.stderr_tail.append(raw.decode(errors="replace").rstrip())
+
+        async def stdout() -> None:
+            assert process.stdout is not None
+            async for _ in process.stdout:
+                pass
+
+        await asyncio.gather(stderr(), stdout())
 
     async def _stderr_tail(self) -> str:
         if self._process is None or self._process.stderr is None:
@@ -79,7 +98,8 @@ class SandboxChild:
             except TimeoutError:
                 process.kill()
                 await process.wait()
-        if self._drain is not None:
+        drain, self._drain = self._drain, None
+        if drain is not None:
             with contextlib.suppress(asyncio.CancelledError, TimeoutError):
-                await asyncio.wait_for(self._drain, 2)
+                await asyncio.wait_for(drain, 2)
         return process.returncode
