@@ -1,0 +1,331 @@
+"""Themes: both load and apply, switch at run time with the trading colours, and the trading
+colours stay readable and colour-blind safe on each theme's table background."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+
+import pytest
+from PySide6.QtCore import QSettings, qInstallMessageHandler
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QApplication,
+    QCheckBox,
+    QComboBox,
+    QDateEdit,
+    QDoubleSpinBox,
+    QMenu,
+    QProgressBar,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+from pytestqt.qtbot import QtBot
+
+from app.ui import palette
+from app.ui.palette import DEFAULT_PALETTE, TradePalette, current_palette
+from app.ui.theme import (
+    COLOURS,
+    THEME_KEY,
+    THEME_PROPERTY,
+    THEMES,
+    UnknownTheme,
+    add_theme_menu,
+    apply_theme,
+    current_theme,
+    saved_theme,
+    style_sheet,
+    themes_folder,
+    trade_palette,
+)
+
+TRADING_COLOURS = ("up", "down", "bid", "ask", "stale")
+
+#: Machado, Oliveira & Fernandes (2009), severity 1.0, on linear sRGB (as browsers' dev tools).
+CVD = {
+    "deuteranopia": (
+        (0.367322, 0.860646, -0.227968),
+        (0.280085, 0.672501, 0.047413),
+        (-0.011820, 0.042940, 0.968881),
+    ),
+    "protanopia": (
+        (0.152286, 1.052583, -0.204868),
+        (0.114503, 0.786281, 0.099216),
+        (-0.003882, -0.048116, 1.051998),
+    ),
+    "tritanopia": (
+        (1.255528, -0.076749, -0.178779),
+        (-0.078411, 0.930809, 0.147602),
+        (0.004733, 0.691367, 0.303900),
+    ),
+}
+#: Least CIELAB distance between two signal colours as a colour-blind reader sees them.
+CVD_MIN_DELTA_E = 40.0
+
+Rgb = tuple[float, float, float]
+
+
+# -- colour arithmetic ---------------------------------------------------------------------------
+
+
+def _linear(channel: float) -> float:
+    return channel / 12.92 if channel <= 0.04045 else ((channel + 0.055) / 1.055) ** 2.4
+
+
+def _rgb(colour: QColor) -> Rgb:
+    return (colour.redF(), colour.greenF(), colour.blueF())
+
+
+def luminance(colour: QColor) -> float:
+    """WCAG 2 relative luminance of an opaque sRGB colour."""
+    r, g, b = (_linear(c) for c in _rgb(colour))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: QColor, b: QColor) -> float:
+    """WCAG 2 contrast ratio, 1 to 21."""
+    light, dark = sorted((luminance(a), luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def over(top: QColor, bottom: QColor) -> QColor:
+    """``top`` (translucent) painted over opaque ``bottom``, as QPainter blends (in sRGB)."""
+    alpha = top.alphaF()
+    return QColor.fromRgbF(
+        *(t * alpha + b * (1 - alpha) for t, b in zip(_rgb(top), _rgb(bottom), strict=True))
+    )
+
+
+def _lab(linear: Rgb) -> Rgb:
+    r, g, b = (min(1.0, max(0.0, c)) for c in linear)
+    x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047
+    y = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883
+
+    def f(t: float) -> float:
+        return t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116
+
+    fx, fy, fz = f(x), f(y), f(z)
+    return (116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz))
+
+
+def seen_by(colour: QColor, deficiency: str) -> Rgb:
+    """Linear RGB of ``colour`` as a dichromat with ``deficiency`` perceives it."""
+    linear = [_linear(c) for c in _rgb(colour)]
+    return tuple(  # type: ignore[return-value]
+        sum(m * c for m, c in zip(row, linear, strict=True)) for row in CVD[deficiency]
+    )
+
+
+def cvd_distance(a: QColor, b: QColor, deficiency: str) -> float:
+    """CIE76 ΔE between ``a`` and ``b`` after simulating ``deficiency``."""
+    return math.dist(_lab(seen_by(a, deficiency)), _lab(seen_by(b, deficiency)))
+
+
+# -- fixtures ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def app(qapp: QApplication) -> Iterator[QApplication]:
+    """The test application, left as it was found: no style sheet, its palette, the default
+    trading colours (other tests compare against ``DEFAULT_PALETTE``)."""
+    sheet, qt_palette, style = qapp.styleSheet(), qapp.palette(), qapp.style().name()
+    yield qapp
+    qapp.setStyleSheet(sheet)
+    if qapp.style().name() != style:
+        qapp.setStyle(style)
+    qapp.setPalette(qt_palette)
+    qapp.setProperty(THEME_PROPERTY, None)
+    palette.set_palette(DEFAULT_PALETTE)
+
+
+def _sample(qtbot: QtBot) -> QWidget:
+    """One of each control the sheets style, shown, so their rules are parsed and polished."""
+    host = QWidget()
+    qtbot.addWidget(host)
+    layout = QVBoxLayout(host)
+    combo = QComboBox()
+    combo.addItems(["BTC/USD", "ETH/USD"])
+    default = QPushButton("Accept")
+    default.setDefault(True)
+    disabled = QPushButton("Disabled")
+    disabled.setEnabled(False)
+    bar = QProgressBar()
+    bar.setValue(40)
+    bar.setProperty("state", "amber")
+    box = QCheckBox("Auto-requote")
+    box.setChecked(True)
+    for widget in (combo, QDoubleSpinBox(), QDateEdit(), default, disabled, bar, box, QTableView()):
+        layout.addWidget(widget)
+    host.show()
+    qtbot.waitExposed(host)
+    return host
+
+
+# -- loading and applying ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", THEMES)
+def test_theme_applies_its_sheet_palette_and_trading_colours(app: QApplication, name: str) -> None:
+    apply_theme(app, name)
+    sheet = app.styleSheet()
+    assert sheet.strip() and sheet == style_sheet(name)
+    window = app.palette().window().color()
+    text = app.palette().windowText().color()
+    if name == "dark":
+        assert window.lightnessF() < 0.2 and text.lightnessF() > 0.75
+    else:
+        assert window.lightnessF() > 0.85 and text.lightnessF() < 0.2
+    assert app.palette().base().color() == QColor(COLOURS[name].base)
+    assert current_palette() == trade_palette(name)
+    assert current_theme(app) == name
+
+
+def test_the_two_sheets_differ() -> None:
+    dark, light = style_sheet("dark"), style_sheet("light")
+    assert dark and light and dark != light
+
+
+@pytest.mark.parametrize("name", THEMES)
+def test_sheet_parses_and_its_images_exist(app: QApplication, qtbot: QtBot, name: str) -> None:
+    """A typo in a .qss only shows as a Qt warning ("Could not parse application stylesheet")
+    and unstyled widgets; a missing arrow image as a blank drop-down. Messages are caught
+    with our own handler so the check holds under ``pytest -s`` too."""
+    messages: list[str] = []
+    previous = qInstallMessageHandler(lambda _kind, _context, text: messages.append(text))
+    try:
+        apply_theme(app, name)
+        _sample(qtbot)
+    finally:
+        qInstallMessageHandler(previous)
+    assert [m for m in messages if "style" in m.lower()] == []
+    rules = re.sub(r"/\*.*?\*/", "", style_sheet(name), flags=re.DOTALL)
+    images = re.findall(r"url\(themes:([^)]+)\)", rules)
+    assert images, "the sheet draws its arrows and check marks from images"
+    for image in images:
+        assert (themes_folder() / image).is_file(), image
+
+
+@pytest.mark.parametrize("name", THEMES)
+def test_sheet_table_background_is_the_one_the_colours_are_checked_against(name: str) -> None:
+    block = re.search(r"QTableView,\s*QTreeView,\s*QListView\s*\{([^}]*)\}", style_sheet(name))
+    assert block is not None
+    background = re.search(r"background-color:\s*(#[0-9a-fA-F]{6})", block.group(1))
+    assert background is not None
+    assert QColor(background.group(1)) == QColor(COLOURS[name].base)
+    assert trade_palette(name).background == QColor(COLOURS[name].base)
+
+
+def test_unknown_theme_is_refused_and_nothing_changes(app: QApplication) -> None:
+    apply_theme(app, "dark")
+    before = app.styleSheet()
+    with pytest.raises(UnknownTheme, match="choose one of dark, light"):
+        apply_theme(app, "pink")
+    assert app.styleSheet() == before
+    assert current_palette() == trade_palette("dark")
+
+
+# -- switching at run time -----------------------------------------------------------------------
+
+
+def test_switching_recolours_live_and_announces_it(app: QApplication, qtbot: QtBot) -> None:
+    apply_theme(app, "dark")
+    table = QTableView()
+    qtbot.addWidget(table)
+    table.show()
+    assert table.palette().base().color() == QColor(COLOURS["dark"].base)
+    with qtbot.waitSignal(palette.palette_changed, timeout=1000) as changed:
+        apply_theme(app, "light")
+    assert changed.args == [trade_palette("light")]
+    assert current_palette() == trade_palette("light")
+    assert current_palette().up != trade_palette("dark").up
+    assert table.palette().base().color() == QColor(COLOURS["light"].base)
+    with qtbot.assertNotEmitted(palette.palette_changed, wait=50):
+        apply_theme(app, "light")  # the same theme again: nothing to recolour
+    with qtbot.waitSignal(palette.palette_changed, timeout=1000) as back:
+        apply_theme(app, "dark")
+    assert back.args == [trade_palette("dark")]
+
+
+def test_theme_menu_applies_and_remembers(
+    app: QApplication, qtbot: QtBot, settings: QSettings
+) -> None:
+    assert saved_theme(settings) == "dark"  # nothing saved yet: the default
+    apply_theme(app, saved_theme(settings))
+    menu = QMenu()
+    qtbot.addWidget(menu)
+    group = add_theme_menu(menu, app, settings)
+    actions = {action.objectName(): action for action in group.actions()}
+    assert set(actions) == {"theme_dark", "theme_light"}
+    assert actions["theme_dark"].isChecked()
+    with qtbot.waitSignal(palette.palette_changed, timeout=1000):
+        actions["theme_light"].trigger()
+    assert current_theme(app) == "light"
+    assert actions["theme_light"].isChecked() and not actions["theme_dark"].isChecked()
+    assert saved_theme(QSettings(settings.fileName(), QSettings.Format.IniFormat)) == "light"
+
+
+def test_saved_theme_falls_back_to_dark_on_nonsense(settings: QSettings) -> None:
+    settings.setValue(THEME_KEY, "neon")
+    assert saved_theme(settings) == "dark"
+
+
+# -- readability ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", THEMES)
+@pytest.mark.parametrize("colour", TRADING_COLOURS)
+def test_trading_colour_reads_on_the_table_background(name: str, colour: str) -> None:
+    """WCAG 2 contrast against the theme's table background: at least 4.5:1 (AA for normal
+    text; the issue asks for 3:1, the colours do better)."""
+    background = QColor(COLOURS[name].base)
+    ink: QColor = getattr(trade_palette(name), colour)
+    assert contrast(ink, background) >= 4.5, f"{name} {colour}: {contrast(ink, background):.2f}"
+
+
+@pytest.mark.parametrize("name", THEMES)
+def test_text_reads_on_a_flashing_cell_and_stale_rows_look_dimmer(name: str) -> None:
+    """A price that moved is drawn in the theme's text colour on the translucent flash; a
+    stale row's grey must be visibly dimmer than ordinary text."""
+    colours, trading = COLOURS[name], trade_palette(name)
+    background, text = QColor(colours.base), QColor(colours.text)
+    for flash in (trading.up_flash, trading.down_flash):
+        assert flash.alpha() < 255
+        assert contrast(text, over(flash, background)) >= 4.5
+    assert contrast(text, background) >= 7
+    assert contrast(text, trading.stale) >= 2
+
+
+@pytest.mark.parametrize("name", THEMES)
+@pytest.mark.parametrize("deficiency", sorted(CVD))
+def test_up_and_down_stay_apart_for_colour_blind_traders(name: str, deficiency: str) -> None:
+    """The metric: simulate the dichromat's view (Machado et al. 2009, full severity) and take
+    the CIELAB distance ΔE between the two simulated colours.
+
+    Why not luminance alone: blue and orange of equal readability have similar luminance by
+    design (both must clear the contrast floor on the same background), yet a deuteranope
+    tells them apart easily — red-green blindness keeps the blue-yellow channel, which is
+    exactly where blue and orange differ. ΔE after simulation measures that directly and also
+    catches the classic failure (green and red collapse to near-identical olive, ΔE ~10-20).
+    ΔE 2.3 is a just-noticeable difference for large patches; small table text needs far more,
+    so the floor is 40. Bid and ask are held to the same floor."""
+    trading = trade_palette(name)
+    for a, b in ((trading.up, trading.down), (trading.bid, trading.ask)):
+        distance = cvd_distance(a, b, deficiency)
+        assert distance >= CVD_MIN_DELTA_E, f"{name} {deficiency}: ΔE {distance:.1f}"
+
+
+def test_green_and_red_would_fail_the_colour_blind_check() -> None:
+    """The metric is not vacuous: the old green/red pair collapses for a deuteranope."""
+    green, red = QColor("#2e9d57"), QColor("#d64545")
+    assert cvd_distance(green, red, "deuteranopia") < CVD_MIN_DELTA_E
+
+
+def test_palettes_are_complete_and_distinct() -> None:
+    dark, light = trade_palette("dark"), trade_palette("light")
+    assert isinstance(dark, TradePalette) and dark == DEFAULT_PALETTE
+    for colour in TRADING_COLOURS:
+        assert getattr(dark, colour) != getattr(light, colour), colour
