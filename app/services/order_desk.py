@@ -223,7 +223,8 @@ class OrderDesk:
         level = "success" if result.status in ("filled", "submitted") else "warning"
         if result.status == "unknown":
             level = "error"
-        self.session.log(level, f"order {result.status}: {what} — {result.message}")
+        kind = {"filled": "fill", "rejected": "refusal"}.get(result.status, "")
+        self.session.log(level, f"order {result.status}: {what} — {result.message}", kind)
         self.results.publish(result)
         return result
 

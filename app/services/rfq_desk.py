@@ -339,7 +339,7 @@ class RfqDesk:
                     live.refused[side] = message
                 self.journal.record_outcome(client_order_id, "rejected", detail=message)
                 self._record(self._event("refused", live, side, message))
-                self.session.log("warning", f"accept {side} refused: {message}")
+                self.session.log("warning", f"accept {side} refused: {message}", "refusal")
                 return AcceptResult(
                     side, "refused", None, ms_left, message, exc.status, client_order_id
                 )
@@ -354,8 +354,12 @@ class RfqDesk:
             self.journal.record_order(client_order_id, order)
             self.unanswered_requotes = 0
             self._record(self._event("accepted", live, side, "", ms_left))
+            total = f" for {order.result.total}" if order.result.total is not None else ""
             self.session.log(
-                "success", f"accepted {side} {live.pair} {live.size} with {ms_left} ms left"
+                "success",
+                f"accepted {side} {live.pair} {live.size}{total} — order {order.order_id}, "
+                f"{ms_left} ms left",
+                "fill",
             )
             self.session.after_fill()
             return AcceptResult(side, "filled", order, ms_left, "", None, client_order_id)
@@ -365,8 +369,10 @@ class RfqDesk:
     # -- expiry and auto-requote --------------------------------------------------------------
 
     async def _watch(self, live: LiveQuote) -> None:
-        """Report each side's expiry at its deadline; then, with auto-requote, ask again."""
+        """Warn when the quote is about to expire (once, without auto-requote), report each
+        side's expiry at its deadline; then, with auto-requote, ask again."""
         try:
+            await self._warn_expiring(live)
             for side in sorted(SIDES, key=lambda s: live.deadlines[s]):
                 while (left := live.remaining(side)) > 0:
                     await asyncio.sleep(left)
@@ -383,6 +389,24 @@ class RfqDesk:
             raise
         except Exception:  # a watcher must not die silently
             log.exception("RFQ watcher failed")
+
+    async def _warn_expiring(self, live: LiveQuote) -> None:
+        first = min(SIDES, key=lambda s: live.deadlines[s])
+        while (left := live.remaining(first)) > AMBER_SECONDS:
+            await asyncio.sleep(left - AMBER_SECONDS)
+        if (
+            left > 0
+            and not self.auto_requote
+            and self.current is live
+            and live.accepted_side is None
+            and live.in_flight is None
+            and not live.refused
+        ):
+            self.session.log(
+                "warning",
+                f"{live.pair} quote {live.order_id} expires in {left:.1f} s",
+                "quote_expiring",
+            )
 
     async def _auto_requote(self, live: LiveQuote) -> None:
         if self.unanswered_requotes >= self.max_unanswered_requotes:

@@ -53,6 +53,9 @@ class LogEvent:
     at: datetime
     level: str  # "info", "success" (a fill: shown as a notice), "warning", "error"
     message: str
+    #: What happened, for notifications: "fill", "refusal", "quote_expiring", "offline",
+    #: "online"; "" for the rest.
+    kind: str = ""
 
 
 @dataclass
@@ -99,6 +102,7 @@ class TerminalSession:
         self.selection_changed: Topic[str] = Topic("selection")
         self.events: Topic[LogEvent] = Topic("log")
         self.fills: Topic[None] = Topic("fills")  # an order or accept may have moved money
+        self._was_offline = False
         self.health.changes.subscribe(self._log_health)
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -183,9 +187,9 @@ class TerminalSession:
             )
         )
 
-    def log(self, level: str, message: str) -> None:
+    def log(self, level: str, message: str, kind: str = "") -> None:
         getattr(log, "info" if level == "success" else level)(message)
-        self.events.publish(LogEvent(utc_now(), level, message))
+        self.events.publish(LogEvent(utc_now(), level, message, kind))
 
     # -- fetches --------------------------------------------------------------------------------
 
@@ -205,4 +209,11 @@ class TerminalSession:
 
     def _log_health(self, state: HealthState) -> None:
         level = "info" if state.health in ("live", "connecting") else "warning"
-        self.log(level, f"connection {state.health}: {state.reason}")
+        kind = ""
+        if state.health == "offline":
+            kind = "offline"
+        elif state.health == "live" and self._was_offline:
+            kind = "online"
+        if state.health in ("offline", "live"):
+            self._was_offline = state.health == "offline"
+        self.log(level, f"connection {state.health}: {state.reason}", kind)

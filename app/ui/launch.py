@@ -42,11 +42,13 @@ from app.services.session import TerminalSession
 from app.ui import errors
 from app.ui.bridge import SessionBridge
 from app.ui.formatting import Precision
+from app.ui.icon import app_icon
 from app.ui.main_window import Area, MainWindow, PanelSpec
 from app.ui.panels.base import PanelContext
 from app.ui.preferences import LOG_LEVELS, Preferences
 from app.ui.qt import QEventLoop
 from app.ui.settings import open_settings
+from app.ui.theme import apply_theme, saved_theme
 
 SMOKE_TIMEOUT = float(os.environ.get("TRADETERM_SMOKE_TIMEOUT", "30"))
 ENV_KEYS = ("TRADETERM_BASE_URL", "TRADETERM_USER", "TRADETERM_PASSWORD", "TRADETERM_ACCOUNT")
@@ -73,6 +75,8 @@ def run(options: LaunchOptions) -> int:
     application = QApplication.instance() or QApplication([sys.argv[0]])
     assert isinstance(application, QApplication)
     application.setApplicationName("Tradeterm")
+    application.setDesktopFileName("io.tradeterm.Tradeterm")  # matches the .desktop entry
+    application.setWindowIcon(app_icon())
     application.setQuitOnLastWindowClosed(False)
     with asyncio.Runner(loop_factory=lambda: QEventLoop(application)) as runner:
         try:
@@ -121,6 +125,9 @@ async def _main(options: LaunchOptions) -> int:
     quit_event = asyncio.Event()
     _on_quit_signals(quit_event.set)
     settings = open_settings()
+    application = QApplication.instance()
+    if isinstance(application, QApplication):
+        apply_theme(application, saved_theme(settings))  # before the login dialog
     child: SandboxChild | None = None
     session: TerminalSession | None = None
     window: MainWindow | None = None

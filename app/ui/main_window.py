@@ -15,18 +15,28 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QByteArray, Qt, QUrl, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence, QResizeEvent
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QWidget,
+)
 
 from app import logs
 from app.services.session import LogEvent
+from app.ui.icon import app_icon
 from app.ui.notices import NoticeArea
+from app.ui.notifier import Notifier, add_notification_menu
 from app.ui.panels.base import PanelContext
 from app.ui.panels.log import LogPanel
-from app.ui.preferences import Preferences
+from app.ui.preferences import NOTIFY_EVENTS, Preferences
 from app.ui.secrets import PasswordVault, system_keyring
 from app.ui.settings_dialog import SettingsDialog
 from app.ui.status_bar import StatusBar
 from app.ui.tasks import TaskOwner
+from app.ui.theme import add_theme_menu, choose_theme, current_theme
 
 LAYOUT_VERSION = 1
 Area = Qt.DockWidgetArea
@@ -91,6 +101,12 @@ class MainWindow(QMainWindow):
         self.status = StatusBar(context.bridge, version, self)
         self.setStatusBar(self.status)
         self.notices = NoticeArea(self)
+        application = QApplication.instance()
+        self._view_menu.addSeparator()
+        if isinstance(application, QApplication):
+            add_theme_menu(self._view_menu, application, context.settings)
+        add_notification_menu(self._view_menu, context.settings)
+        self.notifier = Notifier(self, self._show_notice, context.settings, app_icon())
         context.bridge.logEvent.connect(self._on_log)
         self.resize(1400, 860)
         self._size_areas([*panels])
@@ -198,6 +214,9 @@ class MainWindow(QMainWindow):
             desks.orders.limits = prefs.check_limits()
             desks.rfq.auto_requote = prefs.auto_requote
         logging.getLogger().setLevel(prefs.python_log_level())
+        application = QApplication.instance()
+        if isinstance(application, QApplication) and current_theme(application) != prefs.theme:
+            choose_theme(application, self.context.settings, prefs.theme)
         if prefs.default_watchlist and list(prefs.default_watchlist) != session.watchlist:
             session.set_watchlist(list(prefs.default_watchlist))
         if not prefs.remember_password_allowed and not session.environment.sandbox:
@@ -278,6 +297,7 @@ class MainWindow(QMainWindow):
         self.notices.place()
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        self.notifier.close()
         self.save_layout()
         self.closing.emit()
         super().closeEvent(event)
@@ -289,10 +309,15 @@ class MainWindow(QMainWindow):
         unless asked)."""
         self.context.bridge.session.log(level, message)
 
+    def _show_notice(self, level: str, message: str) -> None:
+        self.notices.show_notice(level, message)
+
     def _on_log(self, event: LogEvent) -> None:
         self.log_panel.add(event)
         if event.level in ("success", "warning", "error"):
             self.notices.show_notice(event.level, event.message)
+        if event.kind in NOTIFY_EVENTS:  # fills, refusals, expiring quotes, connection
+            self.notifier.alert(event.kind, event.message)  # type: ignore[arg-type]
 
     def show_about(self) -> None:
         box = QMessageBox(self)

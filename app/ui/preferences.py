@@ -117,6 +117,13 @@ class Preferences:
         default = cls()
         values: dict[str, Any] = {}
         for item in fields(cls):
+            if item.name == "notify":
+                values["notify"] = tuple(
+                    kind
+                    for kind in NOTIFY_EVENTS
+                    if _read(settings.value(f"notify/{kind}", True), True)
+                )
+                continue
             key = KEYS[item.name]
             stored = settings.value(key)
             if stored is None:
@@ -134,7 +141,11 @@ class Preferences:
         return prefs
 
     def save(self, settings: QSettings) -> None:
+        for kind in NOTIFY_EVENTS:  # one switch per kind, as app/ui/notifier.py reads them
+            settings.setValue(f"notify/{kind}", kind in self.notify)
         for item in fields(self):
+            if item.name == "notify":
+                continue
             value = getattr(self, item.name)
             settings.setValue(KEYS[item.name], _write(value))
         settings.sync()
@@ -151,8 +162,7 @@ KEYS = {
     "max_notional": "orders/maxNotional",
     "max_distance_percent": "orders/maxDistancePercent",
     "auto_requote": "rfq/autoRequote",
-    "theme": "ui/theme",
-    "notify": "notify/events",
+    "theme": "appearance/theme",  # app/ui/theme.py THEME_KEY
     "notify_tray": "notify/tray",
     "notify_sound": "notify/sound",
     "remember_password_allowed": "login/rememberAllowed",

@@ -6,18 +6,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QLabel, QWidget
 from pytestqt.qtbot import QtBot
 
+from app.domain import Amount
 from app.services.health import Health
+from app.services.ticket import TicketInput
 from app.ui import errors
 from app.ui.main_window import Area, MainWindow, PanelSpec
 from app.ui.panels.base import PanelContext
 from app.ui.settings import open_settings
-from tests.ui.conftest import Live
+from tests.ui.conftest import Live, run
 
 
 def label_panel(text: str) -> Callable[[PanelContext], QWidget]:
@@ -140,3 +143,30 @@ def test_about_lists_the_three_sub_services(qtbot: QtBot, live: Live) -> None:
     text = window.about_box.text()
     assert "accounting" in text and "identity" in text and "9.9.9" in text
     window.about_box.close()
+
+
+def test_fills_refusals_and_expiring_quotes_reach_the_desktop_when_away(
+    qtbot: QtBot, live: Live
+) -> None:
+    window = make_window(qtbot, live)
+    elsewhere = QLabel("another application's window")
+    qtbot.addWidget(elsewhere)
+    elsewhere.show()
+    elsewhere.activateWindow()
+    qtbot.waitUntil(lambda: not window.isActiveWindow())
+    orders = live.desks.orders
+    qtbot.waitUntil(lambda: orders.balances is not None and "BTC/USD" in orders.top_of_book)
+    filled = run(qtbot, orders.submit(TicketInput("USD", "BTC", Decimal(100))))
+    assert filled.status == "filled"
+    refused = run(qtbot, orders.submit(TicketInput("USD", "BTC", Decimal(900_000))))
+    assert refused.status == "rejected"
+    qtbot.waitUntil(lambda: len(window.notifier.shown_tray) == 2)
+    fill, refusal = window.notifier.shown_tray
+    assert (fill.kind, refusal.kind) == ("fill", "refusal")
+    assert filled.message in fill.message and refused.message in refusal.message
+    # in the window too, always
+    assert any(filled.message in text for text in window.notices.visible_messages())
+    run(qtbot, live.desks.rfq.request("BTC/USD", Amount(Decimal("0.01"), "BTC")))
+    qtbot.waitUntil(lambda: len(window.notifier.shown_tray) == 3, timeout=12_000)
+    assert window.notifier.shown_tray[2].kind == "quote_expiring"
+    assert "expires in" in window.notifier.shown_tray[2].message

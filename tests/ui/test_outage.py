@@ -48,9 +48,16 @@ def test_outage_degrades_then_goes_offline_and_recovers(
     heartbeat.start(10)
     seen: list[Health] = []
     bridge.health.connect(lambda state: seen.append(state.health))
+    kinds: list[str] = []
+    bridge.logEvent.connect(lambda event: kinds.append(event.kind) if event.kind else None)
+    elsewhere = QLabel("another application's window")  # the trader looks away
+    qtbot.addWidget(elsewhere)
     try:
         run(qtbot, session.start())
         qtbot.waitUntil(lambda: "LIVE" in window.status.state.text(), timeout=10000)
+        elsewhere.show()
+        elsewhere.activateWindow()
+        qtbot.waitUntil(lambda: not window.isActiveWindow())
         first.stop()
         qtbot.waitUntil(lambda: "OFFLINE" in window.status.state.text(), timeout=15000)
         after_live = seen[len(seen) - 1 - seen[::-1].index(Health.LIVE) :]
@@ -61,6 +68,9 @@ def test_outage_degrades_then_goes_offline_and_recovers(
         assert max(gaps) < 0.5
         second = SandboxProcess("--port", str(port), db=db).start()
         qtbot.waitUntil(lambda: "LIVE" in window.status.state.text(), timeout=40000)
+        assert kinds == ["offline", "online"]
+        # the trader was away: both reached the desktop as well as the window
+        assert [m.kind for m in window.notifier.shown_tray] == ["offline", "online"]
     finally:
         heartbeat.stop()
         run(qtbot, session.stop())
