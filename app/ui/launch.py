@@ -106,17 +106,40 @@ def default_panels() -> list[PanelSpec]:
         Area.BottomDockWidgetArea,
     )
     return [
-        PanelSpec("topOfBook", "Top of book", left, TopOfBookPanel, weight=2),
-        PanelSpec("balances", "Balances", left, BalancesPanel),
-        PanelSpec("orderTicket", "Order ticket", right, OrderTicketPanel, weight=5, shortcut="F2"),
-        PanelSpec("rfqTicket", "RFQ", right, RfqTicketPanel, tab_with="orderTicket", shortcut="F3"),
-        PanelSpec("chart", "Chart", right, ChartPanel, weight=4),
-        PanelSpec("depth", "Depth", right, DepthPanel, tab_with="chart"),
-        PanelSpec("orders", "Orders", bottom, OrdersPanel),
-        PanelSpec("ledger", "Ledger", bottom, LedgerPanel, tab_with="orders"),
-        PanelSpec("deposits", "Deposits", bottom, DepositsPanel, tab_with="orders"),
+        PanelSpec("topOfBook", "Top of book", left, TopOfBookPanel, weight=2, shortcut="Ctrl+1"),
+        PanelSpec("balances", "Balances", left, BalancesPanel, shortcut="Ctrl+2"),
         PanelSpec(
-            "instructions", "Deposit / withdraw", bottom, InstructionsPanel, tab_with="orders"
+            "orderTicket",
+            "Order ticket",
+            right,
+            OrderTicketPanel,
+            weight=5,
+            shortcut="F2",
+            menu="Trade",
+        ),
+        PanelSpec(
+            "rfqTicket",
+            "RFQ",
+            right,
+            RfqTicketPanel,
+            tab_with="orderTicket",
+            shortcut="F3",
+            menu="Trade",
+        ),
+        PanelSpec("chart", "Chart", right, ChartPanel, weight=4, shortcut="Ctrl+3"),
+        PanelSpec("depth", "Depth", right, DepthPanel, tab_with="chart", shortcut="Ctrl+4"),
+        PanelSpec("orders", "Orders", bottom, OrdersPanel, shortcut="Ctrl+5"),
+        PanelSpec("ledger", "Ledger", bottom, LedgerPanel, tab_with="orders", shortcut="Ctrl+6"),
+        PanelSpec(
+            "deposits", "Deposits", bottom, DepositsPanel, tab_with="orders", shortcut="Ctrl+7"
+        ),
+        PanelSpec(
+            "instructions",
+            "Deposit / withdraw",
+            bottom,
+            InstructionsPanel,
+            tab_with="orders",
+            shortcut="Ctrl+8",
         ),
     ]
 

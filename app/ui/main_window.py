@@ -50,7 +50,8 @@ class PanelSpec:
     build: Callable[[PanelContext], QWidget]
     tab_with: str | None = None
     weight: int = 1  # share of its dock area's height in the default layout
-    shortcut: str = ""  # e.g. "F2": Trade menu entry that shows the dock and focuses its entry
+    shortcut: str = ""  # e.g. "F2": a menu entry that shows the dock and focuses it
+    menu: str = "Go"  # where that entry goes: "Trade" (tickets) or "Go" (every other panel)
 
 
 #: Keys handled inside panels (not menu actions), for Help > Keyboard shortcuts.
@@ -83,10 +84,16 @@ class MainWindow(QMainWindow):
         self.log_panel = LogPanel()
         self._view_menu = self.menuBar().addMenu("&View")
         self._trade_menu = self.menuBar().addMenu("&Trade")
+        self._go_menu = self.menuBar().addMenu("&Go")
         self.go_actions: dict[str, QAction] = {}
         bottom = next((s.name for s in panels if s.area == Area.BottomDockWidgetArea), None)
         log_spec = PanelSpec(
-            "log", "Log", Area.BottomDockWidgetArea, lambda _: self.log_panel, tab_with=bottom
+            "log",
+            "Log",
+            Area.BottomDockWidgetArea,
+            lambda _: self.log_panel,
+            tab_with=bottom,
+            shortcut="Ctrl+L",
         )
         for spec in [*panels, log_spec]:
             self._add_dock(spec)
@@ -130,7 +137,7 @@ class MainWindow(QMainWindow):
             go.setShortcut(QKeySequence(spec.shortcut))
             go.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
             go.triggered.connect(lambda _=False, name=spec.name: self.go_to(name))
-            self._trade_menu.addAction(go)
+            (self._trade_menu if spec.menu == "Trade" else self._go_menu).addAction(go)
             self.go_actions[spec.name] = go
 
     def go_to(self, name: str) -> None:
@@ -140,9 +147,20 @@ class MainWindow(QMainWindow):
         dock.show()
         dock.raise_()
         self.activateWindow()
-        focus = getattr(dock.widget(), "focus_entry", None)
+        widget = dock.widget()
+        focus = getattr(widget, "focus_entry", None)
         if callable(focus):
             focus()
+            return
+        target = next(
+            (
+                child
+                for child in widget.findChildren(QWidget)
+                if child.focusPolicy() & Qt.FocusPolicy.TabFocus and child.isVisibleTo(widget)
+            ),
+            widget,
+        )
+        target.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     async def stop_panel_feeds(self) -> None:
         """Stop the feeds panels own (order list, deposits: a ``feed`` with ``async stop()``)

@@ -10,13 +10,14 @@ from decimal import Decimal
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, QTimer
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QApplication, QLabel, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.domain import Amount
 from app.services.health import Health
 from app.services.ticket import TicketInput
 from app.ui import errors
+from app.ui.launch import default_panels
 from app.ui.main_window import Area, MainWindow, PanelSpec
 from app.ui.panels.base import PanelContext
 from app.ui.settings import open_settings
@@ -170,3 +171,24 @@ def test_fills_refusals_and_expiring_quotes_reach_the_desktop_when_away(
     qtbot.waitUntil(lambda: len(window.notifier.shown_tray) == 3, timeout=12_000)
     assert window.notifier.shown_tray[2].kind == "quote_expiring"
     assert "expires in" in window.notifier.shown_tray[2].message
+
+
+def test_every_panel_of_the_terminal_is_reachable_from_the_keyboard(
+    qtbot: QtBot, live: Live
+) -> None:
+    window = MainWindow(live.context, default_panels(), "9.9.9")
+    qtbot.addWidget(window)
+    window.show()
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    assert set(window.go_actions) == set(window.docks)  # every dock, the log included
+    keys = {action.shortcut().toString() for action in window.go_actions.values()}
+    assert len(keys) == len(window.go_actions)  # no two panels share a key
+    for name, action in window.go_actions.items():
+        window.docks[name].hide()
+        action.trigger()
+        dock = window.docks[name]
+        qtbot.waitUntil(dock.isVisible)
+        focused = QApplication.focusWidget()
+        assert focused is not None and dock.isAncestorOf(focused), name
+    window.close()

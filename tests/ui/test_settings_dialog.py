@@ -26,7 +26,14 @@ def label(_: PanelContext) -> QWidget:
 def open_window(qtbot: QtBot, live: Live) -> MainWindow:
     specs = [
         PanelSpec("balances", "Balances", Area.LeftDockWidgetArea, BalancesPanel),
-        PanelSpec("orderTicket", "Order ticket", Area.RightDockWidgetArea, label, shortcut="F2"),
+        PanelSpec(
+            "orderTicket",
+            "Order ticket",
+            Area.RightDockWidgetArea,
+            label,
+            shortcut="F2",
+            menu="Trade",
+        ),
     ]
     window = MainWindow(live.context, specs, "test")
     qtbot.addWidget(window)
