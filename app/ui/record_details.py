@@ -17,7 +17,7 @@ from decimal import Decimal
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFontDatabase, QGuiApplication
+from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -37,6 +37,7 @@ from app.domain.records import LedgerEntry, Order
 from app.services.ledger_view import LedgerRow
 from app.services.order_history import OrderRow
 from app.ui.csv_export import export_value
+from app.ui.widgets.copy_field import copy_text
 
 Field = tuple[str, str]  # (wire name, exact text)
 
@@ -178,10 +179,6 @@ def ledger_fields(row: LedgerRow) -> list[Field]:
 
 
 # -- the dialog ----------------------------------------------------------------------------------
-
-
-def copy_text(text: str) -> None:
-    QGuiApplication.clipboard().setText(text)
 
 
 class RecordDetailsDialog(QDialog):

@@ -9,6 +9,10 @@ A new snapshot with the same pair and the same number of levels on each side emi
 cells in a row, so Qt merges the repaints), plus a bar-role-only signal for a column whose bar
 scale (the largest value in the visible book) moved. A different pair or level count resets
 the model.
+
+Side colours (the price text, and ``DepthRole.SIDE_COLOUR`` for the size bars the panel
+paints) come from the palette in force; a theme switch signals every cell once, for those two
+roles only.
 """
 
 from __future__ import annotations
@@ -29,15 +33,19 @@ from PySide6.QtGui import QColor
 
 from app.domain.records import OrderBook
 from app.ui.formatting import Precision
-from app.ui.palette import DEFAULT_PALETTE
+from app.ui.palette import TradePalette, current_palette, follow_palette
 
 ModelIndex = QModelIndex | QPersistentModelIndex
 
 ASK = "ask"
 BID = "bid"
 
-#: Side colours for the price text and the size bars (the bars use them translucent).
-SIDE_COLOURS: dict[str, QColor] = {ASK: DEFAULT_PALETTE.ask, BID: DEFAULT_PALETTE.bid}
+SIDES = (ASK, BID)
+
+
+def side_colour(side: str, palette: TradePalette) -> QColor:
+    """The price text and size bar colour of ``side`` (the bars use it translucent)."""
+    return palette.ask if side == ASK else palette.bid
 
 
 class Column(IntEnum):
@@ -54,6 +62,8 @@ class DepthRole(IntEnum):
     #: Decimal in [0, 1]: the cell's share of the largest value of its column in the visible
     #: book (size and cumulative columns; None for price). Computed when asked (paint time).
     BAR_FRACTION = Qt.ItemDataRole.UserRole + 3
+    #: QColor of the row's side in the model's palette (every column), for painted bars.
+    SIDE_COLOUR = Qt.ItemDataRole.UserRole + 4
 
 
 @dataclass(frozen=True)
@@ -94,9 +104,19 @@ def _largest(rows: list[DepthRow], column: Column) -> Decimal:
 
 
 class DepthModel(QAbstractTableModel):
-    def __init__(self, precision: Precision, parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        precision: Precision,
+        parent: QObject | None = None,
+        *,
+        palette: TradePalette | None = None,
+    ) -> None:
+        """``palette``: None (the default) follows the theme; a palette given here stays."""
         super().__init__(parent)
         self._precision = precision
+        self._palette = current_palette() if palette is None else palette
+        if palette is None:
+            follow_palette(self.set_palette)
         self._book: OrderBook | None = None
         self._rows: list[DepthRow] = []
         self._ask_count = 0
@@ -139,6 +159,22 @@ class DepthModel(QAbstractTableModel):
     def spread(self) -> Decimal | None:
         ask, bid = self.best_ask(), self.best_bid()
         return None if ask is None or bid is None else ask - bid
+
+    @property
+    def palette(self) -> TradePalette:
+        return self._palette
+
+    def set_palette(self, palette: TradePalette) -> None:
+        """Recolour every cell: one signal, the two colour roles only."""
+        if palette == self._palette:
+            return
+        self._palette = palette
+        if self._rows:
+            self.dataChanged.emit(
+                self.index(0, 0),
+                self.index(len(self._rows) - 1, len(Column) - 1),
+                [Qt.ItemDataRole.ForegroundRole, DepthRole.SIDE_COLOUR],
+            )
 
     # -- updates --------------------------------------------------------------------------------
 
@@ -223,7 +259,9 @@ class DepthModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole and column == Column.PRICE:
-            return SIDE_COLOURS[row.side]
+            return side_colour(row.side, self._palette)
+        if role == DepthRole.SIDE_COLOUR:
+            return side_colour(row.side, self._palette)
         if role == DepthRole.VALUE:
             return row.value(column)
         if role == DepthRole.SIDE:

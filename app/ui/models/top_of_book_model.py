@@ -3,10 +3,12 @@
 One row per watched pair, in watchlist order. The display text and sort key of every cell are
 computed once per update (not on every paint), and the model tells the view exactly which cells
 changed: one ``dataChanged`` per run of changed cells in a row, never a reset on a tick. A
-price that moves flashes green (up) or red (down) for ``FLASH_SECONDS`` and keeps a ▲/▼ sign
-of its last move, so direction never rests on colour alone; one single-shot timer clears the
-flashes, signalling only the cells whose flash ended. A row whose data is older than
-``stale_after`` seconds greys out; the age column is refreshed by one timer each second.
+price that moves flashes in the palette's up (blue) or down (orange) tint for
+``FLASH_SECONDS`` and keeps a ▲/▼ sign of its last move, so direction never rests on colour
+alone; one single-shot timer clears the flashes, signalling only the cells whose flash ended.
+A row whose data is older than ``stale_after`` seconds greys out; the age column is refreshed
+by one timer each second. Colours come from the palette in force and follow a theme switch:
+one ``dataChanged`` over the whole table for the foreground and background roles only.
 
 Sorting goes through ``TopOfBookSortProxy``: Decimal keys from ``SORT_ROLE`` (numbers sort as
 numbers), dynamic sorting off so a tick never re-sorts; the panel re-sorts at most once a
@@ -38,7 +40,7 @@ from app.domain.records import TopOfBook
 from app.ui.formatting import DASH, Precision, format_number
 from app.ui.models.sorting import SORT_ROLE as SORT_ROLE
 from app.ui.models.sorting import DecimalSortProxy
-from app.ui.palette import DEFAULT_PALETTE, TradePalette
+from app.ui.palette import TradePalette, current_palette, follow_palette
 
 Index = QModelIndex | QPersistentModelIndex
 SortKey = Decimal | str | None
@@ -174,13 +176,16 @@ class TopOfBookModel(QAbstractTableModel):
         precision: Precision,
         parent: QObject | None = None,
         *,
-        palette: TradePalette = DEFAULT_PALETTE,
+        palette: TradePalette | None = None,
         clock: Clock = time.monotonic,
         stale_after: float = 1.5,
     ) -> None:
+        """``palette``: None (the default) follows the theme; a palette given here stays."""
         super().__init__(parent)
         self._precision = precision
-        self._palette = palette
+        self._palette = current_palette() if palette is None else palette
+        if palette is None:
+            follow_palette(self.set_palette)
         self._clock = clock
         self._stale_after = stale_after
         self._rows: list[_Row] = []
@@ -257,6 +262,23 @@ class TopOfBookModel(QAbstractTableModel):
             self._reindex()
             self.endInsertRows()
             position += 1
+
+    @property
+    def palette(self) -> TradePalette:
+        return self._palette
+
+    def set_palette(self, palette: TradePalette) -> None:
+        """Recolour: the texts, sort keys and layout stay, so one signal for the whole table
+        with the two colour roles tells the views all they need."""
+        if palette == self._palette:
+            return
+        self._palette = palette
+        if self._rows:
+            self.dataChanged.emit(
+                self.createIndex(0, 0),
+                self.createIndex(len(self._rows) - 1, COLUMN_COUNT - 1),
+                [Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole],
+            )
 
     def set_selected(self, pair: str | None) -> None:
         """The session's selected pair is shown in bold."""

@@ -24,16 +24,17 @@ from PySide6.QtWidgets import (
 
 from app.domain.records import OrderBook
 from app.ui.formatting import DASH, format_number
-from app.ui.models.depth_model import SIDE_COLOURS, Column, DepthModel, DepthRole
+from app.ui.models.depth_model import Column, DepthModel, DepthRole
 from app.ui.panels.base import PanelContext
 
 BAR_ALPHA = 60
 
 
 class SizeBarDelegate(QStyledItemDelegate):
-    """Paints a translucent bar of the side's colour behind the number, as long as the cell's
-    share of the largest value in the visible book (``DepthRole.BAR_FRACTION``), growing from
-    the right edge where the right-aligned digits end."""
+    """Paints a translucent bar of the side's colour (``DepthRole.SIDE_COLOUR``, the model's
+    palette: it follows the theme) behind the number, as long as the cell's share of the
+    largest value in the visible book (``DepthRole.BAR_FRACTION``), growing from the right
+    edge where the right-aligned digits end."""
 
     def paint(
         self,
@@ -42,11 +43,11 @@ class SizeBarDelegate(QStyledItemDelegate):
         index: QModelIndex | QPersistentModelIndex,
     ) -> None:
         fraction = index.data(DepthRole.BAR_FRACTION)
-        side = index.data(DepthRole.SIDE)
-        if isinstance(fraction, Decimal) and fraction > 0 and side in SIDE_COLOURS:
+        side_colour = index.data(DepthRole.SIDE_COLOUR)
+        if isinstance(fraction, Decimal) and fraction > 0 and isinstance(side_colour, QColor):
             rect: QRect = option.rect
             width = max(1, int((rect.width() * fraction).to_integral_value()))
-            colour = QColor(SIDE_COLOURS[side])
+            colour = QColor(side_colour)
             colour.setAlpha(BAR_ALPHA)
             painter.fillRect(
                 QRect(rect.right() - width + 1, rect.top(), width, rect.height()), colour

@@ -11,21 +11,12 @@ be ignored.
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
-from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import (
-    QModelIndex,
-    QPersistentModelIndex,
-    QRegularExpression,
-    Qt,
-    QTimer,
-    Signal,
-)
+from PySide6.QtCore import QRegularExpression, QTimer, Signal
 from PySide6.QtGui import QRegularExpressionValidator, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -45,33 +36,28 @@ from app.services.ledger_view import (
     LedgerSnapshot,
 )
 from app.services.order_history import ReadFailed
-from app.ui.csv_export import ask_and_export, export_csv
-from app.ui.models.ledger_model import Column, LedgerModel, LedgerSortProxy
+from app.ui.models.ledger_model import LedgerModel, LedgerSortProxy
 from app.ui.panels.base import PanelContext
-from app.ui.panels.record_parts import OptionalDateTime, RecordTable, fill_choices, known_assets
+from app.ui.panels.record_parts import OptionalDateTime, RecordPanel, fill_choices, known_assets
 from app.ui.record_details import RecordDetailsDialog, ledger_details
 from app.ui.tasks import TaskOwner
 
-Index = QModelIndex | QPersistentModelIndex
-
 #: After a fill, wait this long for more before reading the new entries (ms).
 FILL_REFRESH_MS = 300
-ERROR_STYLE = "color: #d64545;"
 
 
-class LedgerPanel(QWidget):
+class LedgerPanel(RecordPanel):
     filled = Signal()
+    export_name = "ledger.csv"
+    records_word = "entries"
 
     def __init__(self, context: PanelContext, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(context, parent)
         self.setObjectName("ledgerPanel")
-        self._context = context
         session = context.bridge.session
         self.tasks = TaskOwner(self, self._task_failed)
         self.browser = LedgerBrowser(session)
         self.snapshot: LedgerSnapshot | None = None
-        self.details_dialog: RecordDetailsDialog | None = None
-        self.export_dialog: QFileDialog | None = None
         self.busy = False
         self._request = 0  # the newest request; older answers are ignored
         self._refresh_on_show = False  # a fill happened while the dock was hidden
@@ -79,9 +65,7 @@ class LedgerPanel(QWidget):
         self.model = LedgerModel(context.precision, self)
         self.proxy = LedgerSortProxy(self)
         self.proxy.setSourceModel(self.model)
-        self.table = RecordTable("ledgerTable", self)
-        self.table.setAccessibleName("Ledger")
-        self.table.setModel(self.proxy)
+        self.table = self._record_table("ledger", "Ledger")
 
         # -- the query ------------------------------------------------------------------------
         self.asset_filter = QComboBox(self)
@@ -131,13 +115,7 @@ class LedgerPanel(QWidget):
         self.load_more_button.setEnabled(False)
         self.refresh_button = QPushButton("Refresh", self)
         self.refresh_button.setObjectName("ledgerRefresh")
-        self.details_button = QPushButton("Details…", self)
-        self.details_button.setObjectName("ledgerDetails")
-        self.copy_button = QPushButton("Copy row", self)
-        self.copy_button.setObjectName("ledgerCopy")
-        self.copy_button.setToolTip("Copy the selected rows as exact text (Ctrl+C)")
-        self.export_button = QPushButton("Export CSV…", self)
-        self.export_button.setObjectName("ledgerExport")
+        self.details_button, self.copy_button, self.export_button = self._record_buttons("ledger")
         self.status_label = QLabel("", self)
         self.status_label.setObjectName("ledgerStatusLabel")
         self.balance_note = QLabel("", self)
@@ -187,10 +165,6 @@ class LedgerPanel(QWidget):
         self.search_box.textChanged.connect(lambda _: self._show_count())
         self.load_more_button.clicked.connect(self.load_more)
         self.refresh_button.clicked.connect(self.refresh)
-        self.details_button.clicked.connect(lambda: self.show_details(self.table.currentIndex()))
-        self.copy_button.clicked.connect(self.table.copy_rows)
-        self.export_button.clicked.connect(self.ask_export)
-        self.table.detailsRequested.connect(self.show_details)
         self.filled.connect(self._fill_timer.start)
         context.bridge.watchlistChanged.connect(self._refresh_choices)
         unsubscribe = session.fills.subscribe(lambda _: self.filled.emit())
@@ -290,40 +264,11 @@ class LedgerPanel(QWidget):
             text += " · older ones: Load more"
         self._say(text)
 
-    def _say(self, text: str, *, error: bool = False) -> None:
-        self.status_label.setText(text)
-        self.status_label.setStyleSheet(ERROR_STYLE if error else "")
-
     def _task_failed(self, what: str, exc: BaseException) -> None:
         self.busy = False
         self._context.notify("error", f"Ledger: {what} failed: {exc}")
 
-    # -- details, copy, export ------------------------------------------------------------------
+    # -- details --------------------------------------------------------------------------------
 
-    def show_details(self, index: Index) -> RecordDetailsDialog | None:
-        if not index.isValid():
-            return None
-        row = self.model.ledger_row(self.proxy.mapToSource(index).row())
-        dialog = ledger_details(row, self)
-        dialog.open()
-        self.details_dialog = dialog
-        return dialog
-
-    def export_to(self, path: Path) -> int:
-        """The current view (filter and sort) to ``path``; returns the rows written."""
-        return export_csv(self.proxy, path)
-
-    def ask_export(self) -> QFileDialog:
-        self.export_dialog = ask_and_export(
-            self,
-            self.proxy,
-            "ledger.csv",
-            lambda path, rows: self._context.notify("info", f"Exported {rows} entries to {path}"),
-            lambda path, exc: self._context.notify(
-                "error", f"Cannot write {path}: {exc.strerror or exc}"
-            ),
-        )
-        return self.export_dialog
-
-    def sort_by(self, column: Column, order: Qt.SortOrder) -> None:
-        self.table.sortByColumn(int(column), order)
+    def details_of(self, row: int) -> RecordDetailsDialog:
+        return ledger_details(self.model.ledger_row(row), self)

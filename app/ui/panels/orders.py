@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from pathlib import Path
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QAction, QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -35,20 +33,17 @@ from app.services.order_history import (
     ReadFailed,
 )
 from app.services.poller import FeedStatus
-from app.ui.csv_export import ask_and_export, export_csv
-from app.ui.models.orders_model import Column, OrdersModel, OrdersProxy
+from app.ui.models.orders_model import OrdersModel, OrdersProxy
 from app.ui.panels.base import PanelContext
 from app.ui.panels.record_parts import (
     OptionalDateTime,
-    RecordTable,
+    RecordPanel,
     fill_choices,
     known_assets,
 )
 from app.ui.preferences import Preferences
 from app.ui.record_details import RecordDetailsDialog, order_details
 from app.ui.tasks import TaskOwner
-
-Index = QModelIndex | QPersistentModelIndex
 
 #: Filter edits apply this long after the last change (ms).
 APPLY_MS = 300
@@ -59,7 +54,6 @@ STATUS_CHOICES = (
     ("canceled", "canceled"),
     ("rejected", "rejected"),
 )
-ERROR_STYLE = "color: #d64545;"
 
 # Feeds whose panel went away are stopped by a task kept here until it ends.
 _stopping: set[asyncio.Task[None]] = set()
@@ -78,9 +72,11 @@ def _stop_later(feed: OrderFeed) -> Callable[..., None]:
     return stop
 
 
-class OrdersPanel(QWidget):
+class OrdersPanel(RecordPanel):
     snapshotReady = Signal(object)  # OrdersSnapshot
     feedStatus = Signal(object)  # FeedStatus
+    export_name = "orders.csv"
+    records_word = "orders"
 
     def __init__(
         self,
@@ -91,9 +87,8 @@ class OrdersPanel(QWidget):
         page_size: int = DEFAULT_PAGE,
     ) -> None:
         """``interval``: seconds between polls; by default the "orders" feed preference."""
-        super().__init__(parent)
+        super().__init__(context, parent)
         self.setObjectName("ordersPanel")
-        self._context = context
         session = context.bridge.session
         self.tasks = TaskOwner(self, self._task_failed)
         journal = context.desks.journal if context.desks is not None else None
@@ -101,16 +96,12 @@ class OrdersPanel(QWidget):
             interval = float(Preferences.load(context.settings).orders)
         self.feed = OrderFeed(session, journal, interval=interval, page_size=page_size)
         self.snapshot: OrdersSnapshot | None = None
-        self.details_dialog: RecordDetailsDialog | None = None
-        self.export_dialog: QFileDialog | None = None
         self._loading_more = False
 
         self.model = OrdersModel(context.precision, self)
         self.proxy = OrdersProxy(self)
         self.proxy.setSourceModel(self.model)
-        self.table = RecordTable("ordersTable", self)
-        self.table.setAccessibleName("Orders")
-        self.table.setModel(self.proxy)
+        self.table = self._record_table("orders", "Orders")
 
         # -- filters --------------------------------------------------------------------------
         self.status_filter = QComboBox(self)
@@ -145,13 +136,7 @@ class OrdersPanel(QWidget):
         self.load_more_button.setObjectName("ordersLoadMore")
         self.load_more_button.setToolTip("Read the orders before the oldest one shown")
         self.load_more_button.setEnabled(False)
-        self.details_button = QPushButton("Details…", self)
-        self.details_button.setObjectName("ordersDetails")
-        self.copy_button = QPushButton("Copy row", self)
-        self.copy_button.setObjectName("ordersCopy")
-        self.copy_button.setToolTip("Copy the selected rows as exact text (Ctrl+C)")
-        self.export_button = QPushButton("Export CSV…", self)
-        self.export_button.setObjectName("ordersExport")
+        self.details_button, self.copy_button, self.export_button = self._record_buttons("orders")
         self.export_button.setToolTip("Save the orders shown, in this order, to a CSV file")
         self.status_label = QLabel("Loading orders…", self)
         self.status_label.setObjectName("ordersStatusLabel")
@@ -197,11 +182,7 @@ class OrdersPanel(QWidget):
         self.search.textChanged.connect(self.proxy.set_text)
         self.search.textChanged.connect(lambda _: self._show_count())
         self.load_more_button.clicked.connect(self.load_more)
-        self.details_button.clicked.connect(lambda: self.show_details(self.table.currentIndex()))
         self.details_action.triggered.connect(lambda: self.show_details(self.table.currentIndex()))
-        self.copy_button.clicked.connect(self.table.copy_rows)
-        self.export_button.clicked.connect(self.ask_export)
-        self.table.detailsRequested.connect(self.show_details)
         context.bridge.watchlistChanged.connect(self._refresh_choices)
         self.snapshotReady.connect(self._on_snapshot)
         self.feedStatus.connect(self._on_feed_status)
@@ -287,10 +268,6 @@ class OrdersPanel(QWidget):
             text += " · older ones: Load more"
         self._say(text)
 
-    def _say(self, text: str, *, error: bool = False) -> None:
-        self.status_label.setText(text)
-        self.status_label.setStyleSheet(ERROR_STYLE if error else "")
-
     def load_more(self) -> None:
         if self._loading_more:
             return
@@ -316,32 +293,7 @@ class OrdersPanel(QWidget):
         self._loading_more = False
         self._context.notify("error", f"Orders: {what} failed: {exc}")
 
-    # -- details, copy, export ------------------------------------------------------------------
+    # -- details --------------------------------------------------------------------------------
 
-    def show_details(self, index: Index) -> RecordDetailsDialog | None:
-        if not index.isValid():
-            return None
-        row = self.model.order_row(self.proxy.mapToSource(index).row())
-        dialog = order_details(row, self)
-        dialog.open()
-        self.details_dialog = dialog
-        return dialog
-
-    def export_to(self, path: Path) -> int:
-        """The current view (filter and sort) to ``path``; returns the rows written."""
-        return export_csv(self.proxy, path)
-
-    def ask_export(self) -> QFileDialog:
-        self.export_dialog = ask_and_export(
-            self,
-            self.proxy,
-            "orders.csv",
-            lambda path, rows: self._context.notify("info", f"Exported {rows} orders to {path}"),
-            lambda path, exc: self._context.notify(
-                "error", f"Cannot write {path}: {exc.strerror or exc}"
-            ),
-        )
-        return self.export_dialog
-
-    def sort_by(self, column: Column, order: Qt.SortOrder) -> None:
-        self.table.sortByColumn(int(column), order)
+    def details_of(self, row: int) -> RecordDetailsDialog:
+        return order_details(self.model.order_row(row), self)

@@ -1,9 +1,11 @@
 """Pieces the record docks (orders, ledger) share: an optional date-time bound, the table view
-with Enter for details and Ctrl+C for exact rows, and the choice lists of pairs and assets."""
+with Enter for details and Ctrl+C for exact rows, the choice lists of pairs and assets, and
+``RecordPanel``: the status line and Details…, Copy row and Export CSV… with what they do."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from PySide6.QtCore import QDateTime, QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
@@ -12,17 +14,24 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDateTimeEdit,
+    QFileDialog,
     QHBoxLayout,
     QHeaderView,
+    QLabel,
+    QPushButton,
     QTableView,
     QWidget,
 )
 
 from app.services.session import TerminalSession
-from app.ui.csv_export import rows_as_tsv
-from app.ui.record_details import copy_text
+from app.ui.csv_export import ask_and_export, export_csv, rows_as_tsv
+from app.ui.models.record_cells import Index, RecordSortProxy
+from app.ui.panels.base import PanelContext
+from app.ui.record_details import RecordDetailsDialog
+from app.ui.widgets.copy_field import copy_text
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+ERROR_STYLE = "color: #d64545;"
 
 
 def to_utc(value: QDateTime) -> datetime:
@@ -139,3 +148,83 @@ def known_assets(session: TerminalSession) -> list[str]:
     for pair in session.available_pairs:
         assets.update(pair.split("/"))
     return sorted(assets)
+
+
+class RecordPanel(QWidget):
+    """Base of the record docks (orders, ledger). A dock sets ``proxy``, ``table`` (from
+    ``_record_table``), the buttons of ``_record_buttons`` and ``status_label`` where its layout
+    and tab order want them, and says in ``details_of`` how one of its rows opens."""
+
+    #: The file name the export dialog offers, and what the rows are called in its notice.
+    export_name = "records.csv"
+    records_word = "records"
+
+    proxy: RecordSortProxy
+    table: RecordTable
+    status_label: QLabel
+
+    def __init__(self, context: PanelContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._context = context
+        self.details_dialog: RecordDetailsDialog | None = None
+        self.export_dialog: QFileDialog | None = None
+
+    def _record_table(self, prefix: str, title: str) -> RecordTable:
+        """The table over ``proxy``; Enter and double-click open the details."""
+        table = RecordTable(f"{prefix}Table", self)
+        table.setAccessibleName(title)
+        table.setModel(self.proxy)
+        table.detailsRequested.connect(self.show_details)
+        return table
+
+    def _record_buttons(self, prefix: str) -> tuple[QPushButton, QPushButton, QPushButton]:
+        """Details…, Copy row and Export CSV…, wired to the table (made already)."""
+        details = QPushButton("Details…", self)
+        details.setObjectName(f"{prefix}Details")
+        copy = QPushButton("Copy row", self)
+        copy.setObjectName(f"{prefix}Copy")
+        copy.setToolTip("Copy the selected rows as exact text (Ctrl+C)")
+        export = QPushButton("Export CSV…", self)
+        export.setObjectName(f"{prefix}Export")
+        details.clicked.connect(lambda: self.show_details(self.table.currentIndex()))
+        copy.clicked.connect(self.table.copy_rows)
+        export.clicked.connect(self.ask_export)
+        return details, copy, export
+
+    def _say(self, text: str, *, error: bool = False) -> None:
+        self.status_label.setText(text)
+        self.status_label.setStyleSheet(ERROR_STYLE if error else "")
+
+    # -- details, copy, export ------------------------------------------------------------------
+
+    def details_of(self, row: int) -> RecordDetailsDialog:
+        """The details dialog of the source model's ``row``."""
+        raise NotImplementedError
+
+    def show_details(self, index: Index) -> RecordDetailsDialog | None:
+        if not index.isValid():
+            return None
+        dialog = self.details_of(self.proxy.mapToSource(index).row())
+        dialog.open()
+        self.details_dialog = dialog
+        return dialog
+
+    def export_to(self, path: Path) -> int:
+        """The current view (filter and sort) to ``path``; returns the rows written."""
+        return export_csv(self.proxy, path)
+
+    def ask_export(self) -> QFileDialog:
+        words = self.records_word
+        self.export_dialog = ask_and_export(
+            self,
+            self.proxy,
+            self.export_name,
+            lambda path, rows: self._context.notify("info", f"Exported {rows} {words} to {path}"),
+            lambda path, exc: self._context.notify(
+                "error", f"Cannot write {path}: {exc.strerror or exc}"
+            ),
+        )
+        return self.export_dialog
+
+    def sort_by(self, column: int, order: Qt.SortOrder) -> None:
+        self.table.sortByColumn(int(column), order)
