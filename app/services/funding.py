@@ -13,10 +13,7 @@ without withdraw instructions still shows where to deposit). asyncio only, no Qt
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
 import random
-import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal
@@ -31,9 +28,7 @@ from app.domain.records import (
     OtherInstruction,
 )
 from app.services.events import Topic
-from app.services.poller import MAX_BACKOFF
-
-log = logging.getLogger("tradeterm.services")
+from app.services.poller import Poller
 
 TransferKind = Literal["deposit", "withdrawal"]
 Direction = Literal["deposit", "withdraw"]
@@ -85,26 +80,34 @@ def explain(exc: ServiceError, what: str) -> str:
     return f"Cannot read {what}: {exc}"
 
 
-async def fetch_transfers(client: ServiceClient, query: TransferQuery) -> TransferPage:
-    """One query; raises FundingError with the reason when the server does not answer it."""
-    what = _plural(query.kind)
+def transfer_failure(exc: ServiceError, kind: TransferKind) -> str:
+    """Why a transfer query failed, in words."""
+    if kind == "withdrawal" and isinstance(exc, NotFound) and exc.status == 404:
+        return "This service does not list withdrawal requests"
+    return explain(exc, _plural(kind))
+
+
+async def _read_transfers(client: ServiceClient, query: TransferQuery) -> TransferPage:
+    """One query; ServiceError when the server does not answer it."""
     read = client.deposits if query.kind == "deposit" else client.withdrawals
-    try:
-        records = await read(query.max_records, ascending=query.ascending)
-    except NotFound as exc:
-        if query.kind == "withdrawal" and exc.status == 404:
-            raise FundingError("This service does not list withdrawal requests") from exc
-        raise FundingError(explain(exc, what)) from exc
-    except ServiceError as exc:
-        raise FundingError(explain(exc, what)) from exc
+    records = await read(query.max_records, ascending=query.ascending)
     return TransferPage(query, tuple(records))
 
 
+async def fetch_transfers(client: ServiceClient, query: TransferQuery) -> TransferPage:
+    """One query; raises FundingError with the reason when the server does not answer it."""
+    try:
+        return await _read_transfers(client, query)
+    except ServiceError as exc:
+        raise FundingError(transfer_failure(exc, query.kind)) from exc
+
+
 class TransferFeed:
-    """Transfer records polled every ``interval`` seconds for the current query.
+    """Transfer records polled every ``interval`` seconds for the current query, by a
+    ``Poller`` (never overlapping; after a failure it backs off, jittered, up to 30 s).
 
     ``pages`` gets every answer to the current query; ``failures`` the message of every failed
-    poll (polls then back off, jittered, up to 30 s). ``set_query`` and ``refresh`` ask at once.
+    poll. ``set_query`` and ``refresh`` ask at once.
     """
 
     def __init__(
@@ -117,14 +120,11 @@ class TransferFeed:
     ) -> None:
         self._client = client
         self._query = query or TransferQuery()
-        self._interval = interval
-        self._rng = rng or random.Random()
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self._failures = 0
         self.latest: TransferPage | None = None
         self.pages: Topic[TransferPage] = Topic("transfers.pages")
         self.failures: Topic[str] = Topic("transfers.failures")
+        self.poller: Poller[TransferPage] = Poller("transfers", self._fetch, interval, rng=rng)
+        self.poller.data.subscribe(self._answered)
 
     @property
     def query(self) -> TransferQuery:
@@ -133,72 +133,37 @@ class TransferFeed:
     def set_query(self, query: TransferQuery) -> None:
         if query != self._query:
             self._query = query
-            self._wake.set()
+            self.poller.refresh()
 
     def set_ascending(self, ascending: bool) -> None:
         self.set_query(replace(self._query, ascending=ascending))
 
     def refresh(self) -> None:
-        self._wake.set()
+        self.poller.refresh()
 
     @property
     def running(self) -> bool:
-        return self._task is not None and not self._task.done()
+        return self.poller.running
 
     def start(self) -> None:
-        if not self.running:
-            self._task = asyncio.get_running_loop().create_task(self._run(), name="transfers")
-
-    def close(self) -> None:
-        """Cancel the polling task without waiting (for a widget being destroyed)."""
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
+        self.poller.start()
 
     async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self.poller.stop()
 
-    async def poll_once(self) -> TransferPage | None:
-        """Ask for the current query; publish the answer if the query is still current."""
+    async def _fetch(self) -> TransferPage:
         query = self._query
         try:
-            page = await fetch_transfers(self._client, query)
-        except FundingError as exc:
-            self._failures += 1
-            log.info("transfers poll failed (%d in a row): %s", self._failures, exc)
-            self.failures.publish(str(exc))
-            return None
-        self._failures = 0
+            return await _read_transfers(self._client, query)
+        except ServiceError as exc:
+            self.failures.publish(transfer_failure(exc, query.kind))
+            raise  # the poller counts it and backs off
+
+    def _answered(self, page: TransferPage) -> None:
         if page.query != self._query:
-            return None  # the trader changed the question meanwhile; the loop asks again
+            return  # the trader changed the question meanwhile; the poller asks again at once
         self.latest = page
         self.pages.publish(page)
-        return page
-
-    def _delay(self, took: float) -> float:
-        if self._failures == 0:
-            return max(0.0, self._interval - took)
-        ceiling = min(MAX_BACKOFF, self._interval * 2 ** min(self._failures, 16))
-        return self._rng.uniform(ceiling / 2, ceiling)
-
-    async def _run(self) -> None:
-        while True:
-            self._wake.clear()
-            started = time.monotonic()
-            try:
-                await self.poll_once()
-            except Exception:  # a parser or subscriber bug must not end the feed
-                log.exception("transfers poll crashed")
-                self._failures += 1
-            if self._wake.is_set():
-                continue  # the query changed or a refresh came while asking
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self._delay(time.monotonic() - started)):
-                    await self._wake.wait()
 
 
 # -- instructions -----------------------------------------------------------------------------

@@ -6,70 +6,39 @@ from __future__ import annotations
 
 import csv
 import json
-from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
-from PySide6.QtCore import QAbstractItemModel, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QComboBox
+from PySide6.QtWidgets import QApplication
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
-from app.api import SentRequest
-from app.domain import format_timestamp, parse_timestamp
-from app.domain.records import LedgerEntry, Order
+from app.domain import format_timestamp
+from app.domain.records import LedgerEntry
 from app.services.ledger_view import LedgerQuery
 from app.services.ticket import TicketInput
 from app.ui.csv_export import EXPORT_ROLE
 from app.ui.models.ledger_model import Column
-from app.ui.models.sorting import SORT_ROLE
 from app.ui.panels.ledger import LedgerPanel
-from tests.harness import ADMIN_TOKEN, body
+from tests.harness import ADMIN_TOKEN
 from tests.ui.conftest import Live, run
+from tests.ui.records_helpers import Trader, choose, compare_csv, record_requests, sent_queries
 
 D = Decimal
 WAIT_MS = 10_000
 LEDGER_PATH = "/accounting/ledger/"
-
-
-@dataclass
-class Trader:
-    qtbot: QtBot
-    live: Live
-
-    def market(self, source: str, destination: str, size: str) -> Order:
-        client = self.live.session.client
-        return run(self.qtbot, client.market_order(source, destination, D(size)))
-
-    def ledger(self, **filters: Any) -> list[LedgerEntry]:
-        return run(self.qtbot, self.live.session.client.ledger(100, **filters))
-
-    def raw_ledger(self) -> list[dict[str, Any]]:
-        response = self.live.account.get("/api/v1/accounting/ledger/{account}", max="100")
-        assert response.status_code == 200, response.text
-        entries: list[dict[str, Any]] = body(response)
-        return entries
+NUMBERS = (Column.AMOUNT, Column.BALANCE, Column.ORDERING)
+TIMES = (Column.TIME,)
 
 
 @pytest.fixture
 def trader(qtbot: QtBot, live: Live) -> Trader:
     return Trader(qtbot, live)
-
-
-def record_requests(live: Live) -> list[SentRequest]:
-    """Every request the session's client sends from now on (the client's request log)."""
-    seen: list[SentRequest] = []
-    live.session.client.watch_requests(seen.append)
-    return seen
-
-
-def ledger_queries(requests: list[SentRequest]) -> list[dict[str, str]]:
-    return [dict(r.params) for r in requests if LEDGER_PATH in r.path]
 
 
 def open_panel(qtbot: QtBot, live: Live) -> LedgerPanel:
@@ -104,12 +73,6 @@ def texts(panel: LedgerPanel, column: Column) -> list[str]:
     return [str(proxy.data(proxy.index(row, column))) for row in range(proxy.rowCount())]
 
 
-def choose(box: QComboBox, value: str) -> None:
-    index = box.findData(value)
-    assert index >= 0, value
-    box.setCurrentIndex(index)
-
-
 # -- from the sandbox ---------------------------------------------------------------------------
 
 
@@ -142,7 +105,7 @@ def test_every_filter_changes_the_query_and_the_rows(qtbot: QtBot, trader: Trade
     def check(asked: dict[str, str], rows: list[LedgerEntry]) -> None:
         requests.clear()
         search(qtbot, panel)
-        assert ledger_queries(requests)[0] == asked
+        assert sent_queries(requests, LEDGER_PATH)[0] == asked
         assert shown(panel) == rows
 
     choose(panel.asset_filter, "BTC")
@@ -183,7 +146,7 @@ def test_every_filter_changes_the_query_and_the_rows(qtbot: QtBot, trader: Trade
         "Not searched: the start of the time range must be before its end"
     )
     assert panel.start_filter.check.isChecked() and panel.end_filter.check.isChecked()
-    assert ledger_queries(requests) == []
+    assert sent_queries(requests, LEDGER_PATH) == []
     assert shown(panel) == everything[:3]
 
 
@@ -292,7 +255,9 @@ def test_load_more_pages_back_with_start_at_ordering(qtbot: QtBot, trader: Trade
         requests.clear()
         QTest.mouseClick(panel.load_more_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: not panel.busy, timeout=WAIT_MS)
-        assert ledger_queries(requests) == [{"max": "1", "startAtOrdering": str(lowest - 1)}]
+        assert sent_queries(requests, LEDGER_PATH) == [
+            {"max": "1", "startAtOrdering": str(lowest - 1)}
+        ]
         assert len(shown(panel)) > count or not panel.load_more_button.isEnabled()
     assert shown(panel) == everything
 
@@ -329,30 +294,13 @@ def test_csv_export_is_the_view_exactly(qtbot: QtBot, trader: Trader, tmp_path: 
     assert panel.export_to(path) == 3
     with path.open(newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
-    compare_csv(panel.proxy, rows)
+    compare_csv(panel.proxy, rows, NUMBERS, TIMES)
     assert D(rows[1][Column.AMOUNT]) == D("-0.00012345")
     assert rows[1][Column.AMOUNT] == "-0.00012345"
     snapshot = panel.snapshot
     assert snapshot is not None
     by_amount = sorted(snapshot.rows, key=lambda r: r.entry.amount)
     assert [D(row[Column.BALANCE]) for row in rows[1:]] == [row.balance for row in by_amount]
-
-
-def compare_csv(model: QAbstractItemModel, rows: list[list[str]]) -> None:
-    headers = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())]
-    assert rows[0] == headers
-    assert len(rows) - 1 == model.rowCount()
-    for r, line in enumerate(rows[1:]):
-        for c, text in enumerate(line):
-            index = model.index(r, c)
-            assert text == model.data(index, EXPORT_ROLE), (r, c)
-            key = model.data(index, SORT_ROLE)
-            if c in (Column.AMOUNT, Column.BALANCE, Column.ORDERING) and key is not None:
-                assert D(text) == key, (r, c)
-            if c == Column.TIME:
-                stamp = parse_timestamp(text)
-                epoch = parse_timestamp("1970-01-01T00:00:00Z")
-                assert D((stamp - epoch) // timedelta(microseconds=1)) == key
 
 
 def test_copy_row_and_details(qtbot: QtBot, trader: Trader) -> None:

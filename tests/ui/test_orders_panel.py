@@ -6,30 +6,28 @@ from __future__ import annotations
 import csv
 import json
 import time
-from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
-from app.api import SentRequest
-from app.domain import parse_timestamp, utc_now
+from app.domain import format_timestamp, parse_timestamp, utc_now
 from app.domain.records import Order
 from app.services.order_history import OrderFilter, OrderRow, OrdersSnapshot
 from app.services.ticket import TicketInput
 from app.ui.csv_export import EXPORT_ROLE
 from app.ui.formatting import Precision
 from app.ui.models.orders_model import HIGHLIGHT, Column, OrdersModel
-from app.ui.models.sorting import SORT_ROLE
 from app.ui.panels.orders import OrdersPanel
 from app.ui.preferences import Preferences
 from tests.ui.conftest import Live, run
+from tests.ui.records_helpers import Trader, choose, compare_csv, record_requests, sent_queries
 
 D = Decimal
 WAIT_MS = 10_000
@@ -41,15 +39,9 @@ TIMES = (Column.SUBMITTED, Column.EXECUTED)
 # -- helpers ------------------------------------------------------------------------------------
 
 
-def record_requests(live: Live) -> list[SentRequest]:
-    """Every request the session's client sends from now on (the client's request log)."""
-    seen: list[SentRequest] = []
-    live.session.client.watch_requests(seen.append)
-    return seen
-
-
-def order_queries(requests: list[SentRequest]) -> list[dict[str, str]]:
-    return [dict(r.params) for r in requests if ORDERS_PATH in r.path]
+@pytest.fixture
+def trader(qtbot: QtBot, live: Live) -> Trader:
+    return Trader(qtbot, live)
 
 
 def open_panel(qtbot: QtBot, live: Live, **options: float | int) -> OrdersPanel:
@@ -80,28 +72,6 @@ def shown_ids(panel: OrdersPanel) -> list[str]:
         str(proxy.data(proxy.index(row, Column.ORDER_ID), EXPORT_ROLE))
         for row in range(proxy.rowCount())
     ]
-
-
-@dataclass
-class Trader:
-    """The test's account: places orders straight through the session's client."""
-
-    qtbot: QtBot
-    live: Live
-
-    def market(self, source: str, destination: str, size: str) -> Order:
-        client = self.live.session.client
-        return run(self.qtbot, client.market_order(source, destination, D(size)))
-
-    def resting(self, size: str = "10") -> Order:
-        """USD→BTC asking 1 BTC per USD: it rests."""
-        client = self.live.session.client
-        return run(self.qtbot, client.limit_order("USD", "BTC", D(size), limit=D(1)))
-
-
-@pytest.fixture
-def trader(qtbot: QtBot, live: Live) -> Trader:
-    return Trader(qtbot, live)
 
 
 # -- from the sandbox ---------------------------------------------------------------------------
@@ -191,23 +161,14 @@ def test_a_hidden_list_is_not_polled_and_catches_up_when_shown(
     requests.clear()
     ticks.clear()
     qtbot.waitUntil(lambda: len(ticks) >= 3, timeout=WAIT_MS)  # three polls went by
-    assert order_queries(requests) == []
+    assert sent_queries(requests, ORDERS_PATH) == []
     order = trader.market("USD", "BTC", "42")
     panel.show()
     qtbot.waitUntil(lambda: shown_ids(panel) == [order.order_id], timeout=WAIT_MS)
-    assert order_queries(requests) != []
+    assert sent_queries(requests, ORDERS_PATH) != []
 
 
 # -- filters ------------------------------------------------------------------------------------
-
-
-def choose(box: object, value: str) -> None:
-    from PySide6.QtWidgets import QComboBox
-
-    assert isinstance(box, QComboBox)
-    index = box.findData(value)
-    assert index >= 0, value
-    box.setCurrentIndex(index)
 
 
 def test_every_filter_changes_the_query_and_the_rows(qtbot: QtBot, trader: Trader) -> None:
@@ -228,7 +189,7 @@ def test_every_filter_changes_the_query_and_the_rows(qtbot: QtBot, trader: Trade
         requests.clear()
         assert panel.apply_filters()
         wait_loaded(qtbot, panel, wanted)
-        queries = order_queries(requests)
+        queries = sent_queries(requests, ORDERS_PATH)
         assert all(query in queries for query in asked), (wanted, queries)
         assert all(query in asked or query in previous for query in queries), (wanted, queries)
         assert shown_ids(panel) == shown, wanted
@@ -288,7 +249,7 @@ def test_every_filter_changes_the_query_and_the_rows(qtbot: QtBot, trader: Trade
     assert panel.status_label.text() == "1 of 3 orders"
     panel.search.setText("submitted")
     assert shown_ids(panel) == [rests.order_id]
-    assert [q for q in order_queries(requests) if set(q) - {"max"}] == []
+    assert [q for q in sent_queries(requests, ORDERS_PATH) if set(q) - {"max"}] == []
 
 
 def test_filter_edits_apply_by_themselves(qtbot: QtBot, trader: Trader) -> None:
@@ -318,7 +279,7 @@ def test_load_more_pages_back_with_start_at_ordering(qtbot: QtBot, trader: Trade
         requests.clear()
         QTest.mouseClick(panel.load_more_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: len(shown_ids(panel)) == count, timeout=WAIT_MS)  # noqa: B023
-        paged = [q for q in order_queries(requests) if "startAtOrdering" in q]
+        paged = [q for q in sent_queries(requests, ORDERS_PATH) if "startAtOrdering" in q]
         assert paged == [{"max": "2", "startAtOrdering": str(lowest - 1)}]
     assert shown_ids(panel) == newest
     qtbot.waitUntil(lambda: not panel.load_more_button.isEnabled(), timeout=WAIT_MS)
@@ -353,7 +314,7 @@ def test_csv_export_is_the_view_exactly(qtbot: QtBot, trader: Trader, tmp_path: 
     assert panel.export_to(path) == 3
     with path.open(newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
-    compare_csv(panel.proxy, rows)
+    compare_csv(panel.proxy, rows, NUMBERS, TIMES)
     assert [D(row[Column.SIZE]) for row in rows[1:]] == [D("1234.56"), D("10.5"), D("0.00012345")]
     # Through the (non-blocking) file dialog, as the button does it.
     chosen = tmp_path / "via-dialog.csv"
@@ -364,27 +325,6 @@ def test_csv_export_is_the_view_exactly(qtbot: QtBot, trader: Trader, tmp_path: 
     qtbot.waitUntil(chosen.exists, timeout=WAIT_MS)
     assert chosen.read_text(encoding="utf-8") == path.read_text(encoding="utf-8")
     assert ("info", f"Exported 3 orders to {chosen}") in trader.live.notices
-
-
-def compare_csv(model: QAbstractItemModel, rows: list[list[str]]) -> None:
-    """Header and every cell equal the view's exact text; numbers Decimal-equal, times equal."""
-    headers = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())]
-    assert rows[0] == headers
-    assert len(rows) - 1 == model.rowCount()
-    for r, line in enumerate(rows[1:]):
-        for c, text in enumerate(line):
-            index = model.index(r, c)
-            assert text == model.data(index, EXPORT_ROLE), (r, c)
-            key = model.data(index, SORT_ROLE)
-            if c in NUMBERS and key is not None:
-                assert D(text) == key and str(D(text)) == text, (r, c)
-            if c in TIMES and key is not None:
-                stamp = parse_timestamp(text)
-                assert stamp.utcoffset() == timedelta(0)
-                micros = (stamp - parse_timestamp("1970-01-01T00:00:00Z")) // timedelta(
-                    microseconds=1
-                )
-                assert D(micros) == key, (r, c)
 
 
 def test_copy_row_puts_the_exact_text_on_the_clipboard(qtbot: QtBot, trader: Trader) -> None:
@@ -454,8 +394,6 @@ def test_details_show_every_field_and_the_raw_json(qtbot: QtBot, trader: Trader)
 
 
 def parse_and_format(text: str) -> str:
-    from app.domain import format_timestamp
-
     return format_timestamp(parse_timestamp(text))
 
 

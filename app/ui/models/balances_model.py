@@ -33,6 +33,7 @@ from app.domain.records import Balance, PortfolioBalance, TopOfBook
 from app.domain.valuation import valuation_rate
 from app.services.session import Balances
 from app.ui.formatting import Precision
+from app.ui.models.record_cells import signal_changed_cells
 from app.ui.models.sorting import SORT_ROLE as SORT_ROLE
 from app.ui.models.sorting import DecimalSortProxy
 
@@ -300,13 +301,7 @@ class BalancesModel(QAbstractTableModel):
                 for column in Column
                 if old.cell(column) != new.cell(column) or (force_values and column is Column.VALUE)
             ]
-            start = 0
-            while start < len(changed):
-                end = start
-                while end + 1 < len(changed) and changed[end + 1] == changed[end] + 1:
-                    end += 1
-                self.dataChanged.emit(self.index(r, changed[start]), self.index(r, changed[end]))
-                start = end + 1
+            signal_changed_cells(self, r, changed)
 
     # -- Qt model interface -----------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from PySide6.QtCore import (
+    QAbstractItemModel,
     QAbstractTableModel,
     QModelIndex,
     QObject,
@@ -95,6 +96,18 @@ def text_cell(text: str) -> Cell:
     return Cell(text, text or None, text)
 
 
+def signal_changed_cells(model: QAbstractItemModel, row: int, columns: Sequence[int]) -> None:
+    """One ``dataChanged`` per run of adjacent ``columns`` (ascending) of ``row``: the cells
+    that did not change are not repainted, and Qt merges the repaints of the runs."""
+    start = 0
+    while start < len(columns):
+        end = start
+        while end + 1 < len(columns) and columns[end + 1] == columns[end] + 1:
+            end += 1
+        model.dataChanged.emit(model.index(row, columns[start]), model.index(row, columns[end]))
+        start = end + 1
+
+
 class RecordTableModel(QAbstractTableModel):
     """Rows of precomputed cells keyed by a record id. Subclasses give the headers and may
     answer more roles in ``extra_data``."""
@@ -171,13 +184,7 @@ class RecordTableModel(QAbstractTableModel):
 
     def _signal_changed(self, row: int, old: tuple[Cell, ...], new: tuple[Cell, ...]) -> None:
         changed = [column for column, (a, b) in enumerate(zip(old, new, strict=True)) if a != b]
-        start = 0
-        while start < len(changed):
-            end = start
-            while end + 1 < len(changed) and changed[end + 1] == changed[end] + 1:
-                end += 1
-            self.dataChanged.emit(self.index(row, changed[start]), self.index(row, changed[end]))
-            start = end + 1
+        signal_changed_cells(self, row, changed)
 
     def signal_rows(self, rows: Sequence[int], roles: Sequence[int]) -> None:
         """Repaint whole rows for ``roles`` (e.g. a highlight that ended)."""

@@ -46,6 +46,7 @@ from app.services.funding import (
 from app.ui.csv_export import EXPORT_ROLE, ask_and_export, export_csv, rows_as_tsv
 from app.ui.models.deposits_model import RECORD_ROLE, Column, DepositsModel, DepositsSortProxy
 from app.ui.panels.base import PanelContext
+from app.ui.panels.record_parts import stop_with
 from app.ui.widgets.copy_field import copy_text
 
 KINDS: tuple[tuple[str, TransferKind], ...] = (
@@ -161,20 +162,12 @@ class DepositsPanel(QWidget):
         ):
             self.setTabOrder(first, second)
 
-        feed = self.feed = TransferFeed(
-            context.bridge.session.client, self.query(), interval=interval
-        )
+        self.feed = TransferFeed(context.bridge.session.client, self.query(), interval=interval)
         unsubscribe = [
-            feed.pages.subscribe(self._on_page),
-            feed.failures.subscribe(self._on_failure),
+            self.feed.pages.subscribe(self._on_page),
+            self.feed.failures.subscribe(self._on_failure),
         ]
-
-        def detach(*_: object) -> None:  # a plain function, not a slot of the dying widget
-            feed.close()
-            for undo in unsubscribe:
-                undo()
-
-        self.destroyed.connect(detach)
+        stop_with(self, self.feed, unsubscribe)
         self._columns_for(self.query().kind)
         self.status.setText("Loading…")
         self.feed.start()

@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSpinBox,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -134,22 +133,7 @@ class LedgerPanel(RecordPanel):
         ):
             query_row.addWidget(widget)
         query_row.addWidget(self.search_box, 1)
-        actions = QHBoxLayout()
-        actions.addWidget(self.status_label, 1)
-        actions.addWidget(self.balance_note)
-        for button in (
-            self.load_more_button,
-            self.refresh_button,
-            self.details_button,
-            self.copy_button,
-            self.export_button,
-        ):
-            actions.addWidget(button)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)
-        layout.addLayout(query_row)
-        layout.addWidget(self.table, 1)
-        layout.addLayout(actions)
+        self._lay_out(query_row, self.balance_note, self.load_more_button, self.refresh_button)
         QWidget.setTabOrder(self.max_filter, self.search_button)
         QWidget.setTabOrder(self.search_button, self.search_box)
         QWidget.setTabOrder(self.search_box, self.table)

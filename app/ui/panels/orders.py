@@ -9,9 +9,6 @@ search box filters what is shown. "Load more" reads the page before the oldest o
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
-
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QAction, QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
@@ -20,7 +17,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -40,6 +36,7 @@ from app.ui.panels.record_parts import (
     RecordPanel,
     fill_choices,
     known_assets,
+    stop_with,
 )
 from app.ui.preferences import Preferences
 from app.ui.record_details import RecordDetailsDialog, order_details
@@ -54,22 +51,6 @@ STATUS_CHOICES = (
     ("canceled", "canceled"),
     ("rejected", "rejected"),
 )
-
-# Feeds whose panel went away are stopped by a task kept here until it ends.
-_stopping: set[asyncio.Task[None]] = set()
-
-
-def _stop_later(feed: OrderFeed) -> Callable[..., None]:
-    def stop(*_: object) -> None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return  # no loop any more: nothing is polling
-        task = loop.create_task(feed.stop(), name="orders feed stop")
-        _stopping.add(task)
-        task.add_done_callback(_stopping.discard)
-
-    return stop
 
 
 class OrdersPanel(RecordPanel):
@@ -154,20 +135,7 @@ class OrdersPanel(RecordPanel):
         ):
             filters.addWidget(widget)
         filters.addWidget(self.search, 1)
-        actions = QHBoxLayout()
-        actions.addWidget(self.status_label, 1)
-        for button in (
-            self.load_more_button,
-            self.details_button,
-            self.copy_button,
-            self.export_button,
-        ):
-            actions.addWidget(button)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)
-        layout.addLayout(filters)
-        layout.addWidget(self.table, 1)
-        layout.addLayout(actions)
+        self._lay_out(filters, self.load_more_button)
         QWidget.setTabOrder(self.end_filter, self.search)
         QWidget.setTabOrder(self.search, self.table)
 
@@ -191,8 +159,7 @@ class OrdersPanel(RecordPanel):
             self.feed.updates.subscribe(self.snapshotReady.emit),
             self.feed.poller.status.subscribe(self.feedStatus.emit),
         ]
-        self.destroyed.connect(lambda *_: [undo() for undo in unsubscribe])
-        self.destroyed.connect(_stop_later(self.feed))
+        stop_with(self, self.feed, unsubscribe)
         self.feed.start()
 
     def apply_preferences(self, prefs: Preferences) -> None:

@@ -1,11 +1,15 @@
-"""Pieces the record docks (orders, ledger) share: an optional date-time bound, the table view
-with Enter for details and Ctrl+C for exact rows, the choice lists of pairs and assets, and
-``RecordPanel``: the status line and Details…, Copy row and Export CSV… with what they do."""
+"""Pieces the record docks (orders, ledger, deposits) share: an optional date-time bound, the
+table view with Enter for details and Ctrl+C for exact rows, the choice lists of pairs and assets,
+``RecordPanel`` (the status line and Details…, Copy row and Export CSV… with what they do), and
+``stop_with``: a panel's feed stops when the panel goes."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Protocol
 
 from PySide6.QtCore import QDateTime, QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
@@ -20,6 +24,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QTableView,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -32,6 +37,9 @@ from app.ui.widgets.copy_field import copy_text
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 ERROR_STYLE = "color: #d64545;"
+
+# Feeds whose panel went away are stopped by a task kept here until it ends.
+_stopping: set[asyncio.Task[None]] = set()
 
 
 def to_utc(value: QDateTime) -> datetime:
@@ -150,10 +158,34 @@ def known_assets(session: TerminalSession) -> list[str]:
     return sorted(assets)
 
 
+class Feed(Protocol):
+    async def stop(self) -> None: ...
+
+
+def stop_with(widget: QWidget, feed: Feed, unsubscribe: Sequence[Callable[[], None]]) -> None:
+    """When ``widget`` is destroyed, undo ``unsubscribe`` and stop ``feed`` (in a task: the
+    ``destroyed`` signal cannot await)."""
+    name = f"{widget.objectName()} feed stop"
+
+    def detach(*_: object) -> None:  # a plain function, not a slot of the dying widget
+        for undo in unsubscribe:
+            undo()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop any more: nothing is polling
+        task = loop.create_task(feed.stop(), name=name)
+        _stopping.add(task)
+        task.add_done_callback(_stopping.discard)
+
+    widget.destroyed.connect(detach)
+
+
 class RecordPanel(QWidget):
     """Base of the record docks (orders, ledger). A dock sets ``proxy``, ``table`` (from
-    ``_record_table``), the buttons of ``_record_buttons`` and ``status_label`` where its layout
-    and tab order want them, and says in ``details_of`` how one of its rows opens."""
+    ``_record_table``), the buttons of ``_record_buttons`` and ``status_label`` where its tab
+    order wants them, places them with ``_lay_out``, and says in ``details_of`` how one of its
+    rows opens."""
 
     #: The file name the export dialog offers, and what the rows are called in its notice.
     export_name = "records.csv"
@@ -161,6 +193,9 @@ class RecordPanel(QWidget):
 
     proxy: RecordSortProxy
     table: RecordTable
+    details_button: QPushButton
+    copy_button: QPushButton
+    export_button: QPushButton
     status_label: QLabel
 
     def __init__(self, context: PanelContext, parent: QWidget | None = None) -> None:
@@ -190,6 +225,19 @@ class RecordPanel(QWidget):
         copy.clicked.connect(self.table.copy_rows)
         export.clicked.connect(self.ask_export)
         return details, copy, export
+
+    def _lay_out(self, query_row: QHBoxLayout, *before_buttons: QWidget) -> None:
+        """The query row on top, the table, then the status line, ``before_buttons`` and
+        Details…, Copy row, Export CSV…."""
+        actions = QHBoxLayout()
+        actions.addWidget(self.status_label, 1)
+        for widget in (*before_buttons, self.details_button, self.copy_button, self.export_button):
+            actions.addWidget(widget)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addLayout(query_row)
+        layout.addWidget(self.table, 1)
+        layout.addLayout(actions)
 
     def _say(self, text: str, *, error: bool = False) -> None:
         self.status_label.setText(text)

@@ -1,0 +1,94 @@
+"""What the record dock tests (orders, ledger) share: the test's trader, the requests the client
+sent, choosing a filter, and checking an exported CSV against the view it came from."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from PySide6.QtCore import QAbstractItemModel, Qt
+from PySide6.QtWidgets import QComboBox
+from pytestqt.qtbot import QtBot
+
+from app.api import SentRequest
+from app.domain import parse_timestamp
+from app.domain.records import LedgerEntry, Order
+from app.ui.csv_export import EXPORT_ROLE
+from app.ui.models.sorting import SORT_ROLE
+from tests.harness import body
+from tests.ui.conftest import Live, run
+
+D = Decimal
+EPOCH = parse_timestamp("1970-01-01T00:00:00Z")
+
+
+@dataclass
+class Trader:
+    """The test's account: places orders and reads the ledger straight through the session's
+    client, never through the dock under test."""
+
+    qtbot: QtBot
+    live: Live
+
+    def market(self, source: str, destination: str, size: str) -> Order:
+        client = self.live.session.client
+        return run(self.qtbot, client.market_order(source, destination, D(size)))
+
+    def resting(self, size: str = "10") -> Order:
+        """USD→BTC asking 1 BTC per USD: it rests."""
+        client = self.live.session.client
+        return run(self.qtbot, client.limit_order("USD", "BTC", D(size), limit=D(1)))
+
+    def ledger(self, **filters: Any) -> list[LedgerEntry]:
+        return run(self.qtbot, self.live.session.client.ledger(100, **filters))
+
+    def raw_ledger(self) -> list[dict[str, Any]]:
+        response = self.live.account.get("/api/v1/accounting/ledger/{account}", max="100")
+        assert response.status_code == 200, response.text
+        entries: list[dict[str, Any]] = body(response)
+        return entries
+
+
+def record_requests(live: Live) -> list[SentRequest]:
+    """Every request the session's client sends from now on (the client's request log)."""
+    seen: list[SentRequest] = []
+    live.session.client.watch_requests(seen.append)
+    return seen
+
+
+def sent_queries(requests: list[SentRequest], path: str) -> list[dict[str, str]]:
+    """The query parameters of the requests whose path contains ``path``, in order."""
+    return [dict(r.params) for r in requests if path in r.path]
+
+
+def choose(box: QComboBox, value: str) -> None:
+    index = box.findData(value)
+    assert index >= 0, value
+    box.setCurrentIndex(index)
+
+
+def compare_csv(
+    model: QAbstractItemModel,
+    rows: list[list[str]],
+    numbers: Collection[int],
+    times: Collection[int],
+) -> None:
+    """Header and every cell equal the view's exact text; a number is written exactly (no
+    exponent) and equals its sort key, a time is UTC and the instant of its sort key."""
+    headers = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())]
+    assert rows[0] == headers
+    assert len(rows) - 1 == model.rowCount()
+    for r, line in enumerate(rows[1:]):
+        for c, text in enumerate(line):
+            index = model.index(r, c)
+            assert text == model.data(index, EXPORT_ROLE), (r, c)
+            key = model.data(index, SORT_ROLE)
+            if c in numbers and text:
+                assert D(text) == key and format(D(text), "f") == text, (r, c)
+            if c in times and text:
+                stamp = parse_timestamp(text)
+                assert stamp.utcoffset() == timedelta(0)
+                assert D((stamp - EPOCH) // timedelta(microseconds=1)) == key, (r, c)
