@@ -2,10 +2,10 @@
 copy buttons (one per field, one for the JSON, one for everything). Opened with ``open()``,
 never ``exec()``.
 
-Orders keep the object the service sent (``Order.raw``), so their JSON is the server's own
-(numbers with every digit, fields this version does not know included). Ledger entries are
-parsed without keeping it: their JSON is rebuilt from the parsed fields under the seed's names
-(numbers exact, times in the wire form with microseconds) and the dialog says so.
+Orders and ledger entries keep the object the service sent (``raw``), so their JSON is the
+server's own (numbers with every digit, fields this version does not know included). An entry
+built without one gets JSON rebuilt from its parsed fields under the seed's names, and the
+dialog says so.
 """
 
 from __future__ import annotations
