@@ -1,4 +1,8 @@
-"""Item delegates shared by the tables."""
+"""Item delegates shared by the tables.
+
+The utilisation bar takes its colours (track, fills, the text over them) from the palette in
+force when it paints, so a theme switch shows at the next repaint (the switch repolishes every
+widget)."""
 
 from __future__ import annotations
 
@@ -8,12 +12,10 @@ from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QRect, Q
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
+from app.ui.palette import TradePalette, current_palette
+
 Index = QModelIndex | QPersistentModelIndex
 
-BAR_TRACK = QColor("#d9dde3")
-BAR_OK = QColor("#3a7bd5")
-BAR_WARN = QColor("#e0a526")
-BAR_HIGH = QColor("#d64541")
 #: Utilisation (a fraction of the limit) from which the bar turns amber, then red.
 WARN_FROM = Decimal("0.75")
 HIGH_FROM = Decimal("0.9")
@@ -28,12 +30,15 @@ def bar_width(used: Decimal, total: Decimal, width: int) -> int:
     return max(0, min(width, int(filled)))
 
 
-def bar_colour(used: Decimal, total: Decimal) -> QColor:
+def bar_colour(used: Decimal, total: Decimal, palette: TradePalette | None = None) -> QColor:
+    """The fill for ``used`` of ``total``: the palette's bar, amber from ``WARN_FROM``, red
+    from ``HIGH_FROM`` (the percentage is written over it, so colour is never alone)."""
+    colours = current_palette() if palette is None else palette
     if total > 0 and used >= total * HIGH_FROM:
-        return BAR_HIGH
+        return colours.bar_high
     if total > 0 and used >= total * WARN_FROM:
-        return BAR_WARN
-    return BAR_OK
+        return colours.bar_warn
+    return colours.bar
 
 
 class UtilisationBarDelegate(QStyledItemDelegate):
@@ -63,13 +68,13 @@ class UtilisationBarDelegate(QStyledItemDelegate):
         track = cell.adjusted(BAR_MARGIN, BAR_MARGIN, -BAR_MARGIN, -BAR_MARGIN)
         if track.width() <= 0 or track.height() <= 0:
             return
+        palette = current_palette()
         painter.save()
-        painter.fillRect(track, BAR_TRACK)
+        painter.fillRect(track, palette.track)
         filled = bar_width(used, total, track.width())
         if filled:
-            painter.fillRect(
-                QRect(track.left(), track.top(), filled, track.height()), bar_colour(used, total)
-            )
-        painter.setPen(QColor("#1b1b1b"))
+            fill = bar_colour(used, total, palette)
+            painter.fillRect(QRect(track.left(), track.top(), filled, track.height()), fill)
+        painter.setPen(palette.bar_text)
         painter.drawText(track, Qt.AlignmentFlag.AlignCenter, text)
         painter.restore()

@@ -1,18 +1,49 @@
-"""Short, non-blocking notices in a corner of the main window (no modal boxes for errors)."""
+"""Short, non-blocking notices in a corner of the main window (no modal boxes for errors).
+
+A notice is the theme's text on its table background tinted with the level's colour (error,
+warning, success; info in the neutral grey), framed in that colour: all from the palette in
+force, and restyled when the theme switches while notices are showing.
+"""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from app.ui.palette import TradePalette, current_palette, follow_palette, level_colour
+
 SHOW_MS = {"info": 3000, "success": 5000, "warning": 5000, "error": 7000}
-STYLES = {
-    "info": "background:#2d333b; color:#e6edf3; border:1px solid #444c56;",
-    "success": "background:#0f2d1c; color:#8ddb8c; border:1px solid #2e9d57;",
-    "warning": "background:#3b2f0b; color:#f2cc60; border:1px solid #d4a72c;",
-    "error": "background:#3d1214; color:#ffb3ad; border:1px solid #e5534b;",
-}
 MAX_VISIBLE = 3
+#: How much of the level's colour tints the notice's background (0–1).
+TINT = 0.16
+
+
+def notice_colours(level: str, palette: TradePalette) -> tuple[QColor, QColor, QColor]:
+    """(background, text, border) of a notice of ``level``: the level's colour (the neutral
+    grey for info) blended into the theme's background, the theme's text, a frame in the
+    level's colour."""
+    accent = level_colour(level, palette) or palette.stale
+    base = palette.background
+    background = QColor.fromRgbF(
+        *(
+            TINT * a + (1 - TINT) * b
+            for a, b in zip(
+                (accent.redF(), accent.greenF(), accent.blueF()),
+                (base.redF(), base.greenF(), base.blueF()),
+                strict=True,
+            )
+        )
+    )
+    return background, palette.text, accent
+
+
+def notice_css(level: str, palette: TradePalette) -> str:
+    background, text, border = notice_colours(level, palette)
+    return (
+        f"QLabel {{ background:{background.name()}; color:{text.name()};"
+        f" border:1px solid {border.name()}; border-radius:4px; padding:6px 10px; }}"
+    )
 
 
 class NoticeArea(QWidget):
@@ -26,14 +57,18 @@ class NoticeArea(QWidget):
         self._layout.setSpacing(4)
         self._host = host
         self.hide()
+        follow_palette(self.set_palette)
+
+    def set_palette(self, palette: TradePalette) -> None:
+        """A theme switch: the notices still showing in its colours."""
+        for label in self.findChildren(QLabel):
+            label.setStyleSheet(notice_css(str(label.property("level")), palette))
 
     def show_notice(self, level: str, message: str) -> QLabel:
         label = QLabel(message, self)
         label.setWordWrap(True)
         label.setMaximumWidth(420)
-        label.setStyleSheet(
-            f"QLabel {{ {STYLES.get(level, STYLES['info'])} border-radius:4px; padding:6px 10px; }}"
-        )
+        label.setStyleSheet(notice_css(level, current_palette()))
         label.setProperty("level", level)
         self._layout.addWidget(label)
         while self._layout.count() > MAX_VISIBLE:

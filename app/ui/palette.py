@@ -9,8 +9,8 @@ Direction is never told by colour alone: the tables pair these with ▲/▼ sign
 Besides the trading colours, the palette holds what the widgets paint themselves: message
 text for errors, warnings and successes (each readable on that theme's backgrounds, the error
 and success hues apart for colour-blind readers too), the utilisation and countdown bars with
-the text drawn over them, and the chart's neutral and spread lines. Nothing in the widgets
-names a colour of its own, so one theme switch recolours everything.
+the text drawn over them, and the chart's neutral and spread lines. Widgets take their colours
+from here rather than naming their own, so one theme switch recolours them all.
 
 The palette in force is module state: ``current_palette()`` reads it, ``set_palette()`` (called
 by ``app.ui.theme.apply_theme``) changes it and emits ``palette_changed`` with the new

@@ -2,7 +2,9 @@
 
 Connection state with colour and a word (not colour alone), last request latency, age of the
 freshest top-of-book data, server clock offset, token expiry countdown, a SANDBOX badge, and
-the version. Ages and countdowns tick once a second from one timer.
+the version. Ages and countdowns tick once a second from one timer. The state's colour
+(success, warning, error) and the badge (the theme's background on its warning colour) come
+from the palette in force and follow a theme switch.
 """
 
 from __future__ import annotations
@@ -15,14 +17,30 @@ from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 from app.services.health import Health, HealthState
 from app.services.poller import FeedStatus
 from app.ui.bridge import SessionBridge
+from app.ui.palette import TradePalette, current_palette, follow_palette, level_colour
 
+#: Each state's text and message level (its colour in the palette); others show as a warning.
 STATE_STYLE = {
-    Health.LIVE: ("● LIVE", "#2ea043"),
-    Health.CONNECTING: ("● CONNECTING", "#d4a72c"),
-    Health.DEGRADED: ("▲ DEGRADED", "#d4a72c"),
-    Health.OFFLINE: ("✖ OFFLINE", "#e5534b"),
-    Health.AUTH_EXPIRED: ("✖ LOGIN EXPIRED", "#e5534b"),
+    Health.LIVE: ("● LIVE", "success"),
+    Health.CONNECTING: ("● CONNECTING", "warning"),
+    Health.DEGRADED: ("▲ DEGRADED", "warning"),
+    Health.OFFLINE: ("✖ OFFLINE", "error"),
+    Health.AUTH_EXPIRED: ("✖ LOGIN EXPIRED", "error"),
 }
+
+
+def state_css(level: str, palette: TradePalette) -> str:
+    colour = level_colour(level, palette) or palette.warning
+    return f"QLabel {{ color:{colour.name()}; font-weight:bold; }}"
+
+
+def badge_css(palette: TradePalette) -> str:
+    """The SANDBOX badge: the theme's background on its warning colour (the same contrast as
+    warning text on that background, so it reads in both themes)."""
+    return (
+        f"QLabel {{ background:{palette.warning.name()}; color:{palette.background.name()};"
+        " font-weight:bold; border-radius:3px; }"
+    )
 
 
 def _label(parent: QWidget, name: str, tip: str) -> QLabel:
@@ -47,9 +65,7 @@ class StatusBar(QStatusBar):
         self.version.setText(f"v{version}")
         if session.environment.sandbox:
             self.badge.setText(" SANDBOX ")
-            self.badge.setStyleSheet(
-                "QLabel { background:#d4a72c; color:#000; font-weight:bold; border-radius:3px; }"
-            )
+            self.badge.setStyleSheet(badge_css(current_palette()))
         else:
             self.badge.hide()
         for widget in (self.state, self.latency, self.age, self.offset, self.token):
@@ -58,6 +74,7 @@ class StatusBar(QStatusBar):
         self.addPermanentWidget(self.version)
         self._top: FeedStatus | None = None
         self.show_health(session.health.current)
+        follow_palette(self.set_palette)
         bridge.health.connect(self.show_health)
         bridge.feedStatus.connect(self._feed)
         self._timer = QTimer(self)
@@ -67,10 +84,17 @@ class StatusBar(QStatusBar):
         self.tick()
 
     def show_health(self, state: HealthState) -> None:
-        text, colour = STATE_STYLE.get(state.health, (state.health.upper(), "#d4a72c"))
+        text, level = STATE_STYLE.get(state.health, (state.health.upper(), "warning"))
         self.state.setText(text)
-        self.state.setStyleSheet(f"QLabel {{ color:{colour}; font-weight:bold; }}")
+        self.state.setProperty("level", level)
+        self.state.setStyleSheet(state_css(level, current_palette()))
         self.state.setToolTip(f"Connection {state.health}: {state.reason}")
+
+    def set_palette(self, palette: TradePalette) -> None:
+        """A theme switch: the state and the badge in its colours."""
+        self.state.setStyleSheet(state_css(str(self.state.property("level")), palette))
+        if not self.badge.isHidden():
+            self.badge.setStyleSheet(badge_css(palette))
 
     def _feed(self, status: FeedStatus) -> None:
         if status.last_latency is not None and status.failures == 0:

@@ -109,7 +109,8 @@ def _check(name: str) -> str:
 
 
 def trade_palette(name: str) -> TradePalette:
-    """The trading colours (up/down/bid/ask/stale) made for theme ``name``."""
+    """The trading palette made for theme ``name``: up/down/bid/ask/stale, message (error,
+    warning, success), bar and chart colours, each checked against that theme's backgrounds."""
     return _TRADE_PALETTES[_check(name)]
 
 

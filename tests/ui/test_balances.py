@@ -22,7 +22,7 @@ from app.domain.money import MONEY_CONTEXT, AssetPair
 from app.domain.records import Account, Balance, Portfolio, PortfolioBalance, TopOfBook
 from app.domain.valuation import valuation_rate
 from app.services.session import Balances
-from app.ui.delegates import BAR_HIGH, BAR_MARGIN, BAR_OK, UtilisationBarDelegate, bar_width
+from app.ui.delegates import BAR_MARGIN, UtilisationBarDelegate, bar_width
 from app.ui.formatting import Precision
 from app.ui.models.balances_model import (
     NEGATIVE_COLOUR,
@@ -33,6 +33,7 @@ from app.ui.models.balances_model import (
     BalancesSortProxy,
     Column,
 )
+from app.ui.palette import current_palette
 from app.ui.panels.balances import SETTINGS_KEY, BalancesPanel
 from tests.harness import body
 from tests.ui.conftest import Live
@@ -179,7 +180,8 @@ def test_spending_credit_shows_used_credit_and_the_bar(
     # The view paints that cell with the bar delegate.
     column = panel.table.itemDelegateForColumn(Column.UTILISATION)
     assert column is panel.bar_delegate
-    assert painted_bar_pixels(panel.bar_delegate, bar, 200) == (bar_width(D(2), D(5), 194), BAR_OK)
+    filled = bar_width(D(2), D(5), 194)
+    assert painted_bar_pixels(panel.bar_delegate, bar, 200) == (filled, current_palette().bar)
     # The (positive) value of the BTC now held is not red.
     btc = index_of(model, "BTC", Column.FREE)
     assert model.data(btc, Qt.ItemDataRole.ForegroundRole) is None
@@ -383,10 +385,11 @@ def test_the_bar_delegate_paints_used_over_total(qtbot: QtBot) -> None:
     model.set_balances(balances({"USD": ("-20000", "0", "-50000", "0")}))
     index = index_of(model, "USD", Column.UTILISATION)
     delegate = UtilisationBarDelegate(UTILISATION_ROLE)
-    assert painted_bar_pixels(delegate, index, 206) == (80, BAR_OK)  # 40% of 200 px
+    colours = current_palette()
+    assert painted_bar_pixels(delegate, index, 206) == (80, colours.bar)  # 40% of 200 px
     model.set_balances(balances({"USD": ("-47500", "0", "-50000", "0")}))
     assert model.data(index) == "95%"
-    assert painted_bar_pixels(delegate, index, 206) == (190, BAR_HIGH)
+    assert painted_bar_pixels(delegate, index, 206) == (190, colours.bar_high)
 
 
 def test_hand_built_model_passes_the_model_tester(qtmodeltester: ModelTester) -> None:
@@ -413,9 +416,10 @@ def painted_bar_pixels(
     delegate.paint(painter, option, index)
     painter.end()
     y = BAR_MARGIN + 1  # above the centred text
-    colours = [image.pixelColor(x, y) for x in range(width)]
-    for candidate in (BAR_OK, BAR_HIGH):
-        run = sum(1 for colour in colours if colour.rgb() == candidate.rgb())
+    pixels = [image.pixelColor(x, y) for x in range(width)]
+    trading = current_palette()
+    for candidate in (trading.bar, trading.bar_warn, trading.bar_high):
+        run = sum(1 for pixel in pixels if pixel.rgb() == candidate.rgb())
         if run:
             return run, candidate
     return 0, None

@@ -21,14 +21,17 @@ from app.api import ClientSettings, ServiceClient
 from app.domain.money import AssetPair
 from app.domain.records import OrderBook, TopOfBook
 from app.services.session import Environment, TerminalSession
+from app.ui import palette
 from app.ui.bridge import SessionBridge
 from app.ui.formatting import Precision
 from app.ui.models.depth_model import Column, DepthModel, DepthRole
+from app.ui.palette import DEFAULT_PALETTE, TradePalette
 from app.ui.panels.base import PanelContext
 from app.ui.panels.chart import ChartPanel, plot_sample
 from app.ui.panels.depth import DepthPanel
 from app.ui.qt import QEventLoop
 from app.ui.ring_buffer import RingBuffer
+from app.ui.theme import trade_palette
 from tests.harness import SandboxProcess
 from tests.ui.conftest import Live, run
 
@@ -285,6 +288,39 @@ def test_depth_panel_ignores_stale_books_paints_bars_and_activates_levels(
     assert panel.model.pair == "ETH/BTC" and panel.model.rowCount() == 2
 
 
+def test_depth_panel_repaints_prices_and_bars_when_the_palette_switches(
+    qtbot: QtBot, offline: PanelContext
+) -> None:
+    panel = DepthPanel(offline)
+    qtbot.addWidget(panel)
+    panel.resize(480, 400)
+    panel.show()
+    qtbot.waitExposed(panel)
+    offline.bridge.orderBook.emit(book("BTC/USD", BIDS, ASKS))
+    view, model = panel.view, panel.model
+    colours: list[list[int]] = []
+    model.dataChanged.connect(lambda _top, _bottom, roles: colours.append(list(roles)))
+
+    def ask_bar() -> QColor:
+        rect = view.visualRect(model.index(0, Column.SIZE))  # a full-width ask bar
+        image = view.viewport().grab().toImage()
+        return image.pixelColor(QPoint(rect.left() + 2, rect.center().y()))
+
+    dark_bar = ask_bar()
+    light = trade_palette("light")
+    try:
+        palette.set_palette(light)
+        assert colours == [[Qt.ItemDataRole.ForegroundRole, DepthRole.SIDE_COLOUR]]
+        assert model.index(0, Column.PRICE).data(Qt.ItemDataRole.ForegroundRole) == light.ask
+        assert model.index(5, Column.PRICE).data(Qt.ItemDataRole.ForegroundRole) == light.bid
+        assert model.index(0, Column.SIZE).data(DepthRole.SIDE_COLOUR) == light.ask
+        light_bar = ask_bar()
+        assert light_bar != dark_bar and light_bar.red() > light_bar.blue()
+    finally:
+        palette.set_palette(DEFAULT_PALETTE)
+    assert ask_bar() == dark_bar
+
+
 # -- chart: the ring buffer ---------------------------------------------------------------------
 
 
@@ -415,6 +451,36 @@ def test_chart_wraps_at_capacity_and_keeps_per_pair_history(
     offline.bridge.select_pair("ETH/BTC")
     qtbot.waitUntil(lambda: _data(panel, "ask")[1] is not None and _data(panel, "ask")[1][0] < 1)
     assert _length(panel, "ask") == 50
+
+
+def test_chart_takes_its_colours_from_the_palette_and_follows_a_switch(
+    qtbot: QtBot, offline: PanelContext
+) -> None:
+    panel = ChartPanel(offline)
+    qtbot.addWidget(panel)
+
+    def check(expected: TradePalette) -> None:
+        assert panel.trade_palette == expected
+        for name, colour in (("bid", expected.bid), ("ask", expected.ask)):
+            curve = panel.curves[name]
+            pen = curve.opts["pen"]
+            assert pen.color() == colour
+            assert pen.width() == 1 and pen.isCosmetic() and curve.opts["antialias"] is False
+        assert panel.curves["mid"].opts["pen"].color() == expected.mid
+        assert panel.plots.backgroundBrush().color() == expected.background
+        for plot in (panel.price_plot, panel.spread_plot):
+            assert plot.getAxis("left").pen().color() == expected.mid
+            assert plot.getAxis("left").textPen().color() == expected.text
+        assert panel.legend.labelTextColor() == expected.text
+
+    check(DEFAULT_PALETTE)
+    light = trade_palette("light")
+    try:
+        palette.set_palette(light)
+        check(light)
+    finally:
+        palette.set_palette(DEFAULT_PALETTE)
+    check(DEFAULT_PALETTE)
 
 
 def test_plot_sample_is_the_float_boundary() -> None:

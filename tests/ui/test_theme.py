@@ -3,6 +3,7 @@ colours stay readable and colour-blind safe on each theme's table background."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Iterator
@@ -26,6 +27,7 @@ from PySide6.QtWidgets import (
 from pytestqt.qtbot import QtBot
 
 from app.ui import palette
+from app.ui.notices import notice_colours
 from app.ui.palette import DEFAULT_PALETTE, TradePalette, current_palette
 from app.ui.theme import (
     COLOURS,
@@ -43,6 +45,10 @@ from app.ui.theme import (
 )
 
 TRADING_COLOURS = ("up", "down", "bid", "ask", "stale")
+#: Message text (labels, the log, the status bar, notices' frames).
+MESSAGE_COLOURS = ("error", "warning", "success")
+#: Lines in the chart: graphics, held to WCAG's 3:1 for non-text contrast.
+LINE_COLOURS = ("mid", "spread")
 
 #: Machado, Oliveira & Fernandes (2009), severity 1.0, on linear sRGB (as browsers' dev tools).
 CVD = {
@@ -64,6 +70,9 @@ CVD = {
 }
 #: Least CIELAB distance between two signal colours as a colour-blind reader sees them.
 CVD_MIN_DELTA_E = 40.0
+#: The same for error against success text: always said in words too ("Refused…", "Filled…",
+#: ✖/●), so colour is the second cue, held to a lower floor than up/down.
+CVD_MESSAGE_MIN_DELTA_E = 30.0
 
 Rgb = tuple[float, float, float]
 
@@ -327,5 +336,55 @@ def test_green_and_red_would_fail_the_colour_blind_check() -> None:
 def test_palettes_are_complete_and_distinct() -> None:
     dark, light = trade_palette("dark"), trade_palette("light")
     assert isinstance(dark, TradePalette) and dark == DEFAULT_PALETTE
-    for colour in TRADING_COLOURS:
+    names = [f.name for f in dataclasses.fields(TradePalette)]
+    assert {*TRADING_COLOURS, *MESSAGE_COLOURS, *LINE_COLOURS} <= set(names)
+    for colour in names:
         assert getattr(dark, colour) != getattr(light, colour), colour
+
+
+@pytest.mark.parametrize("name", THEMES)
+@pytest.mark.parametrize("colour", MESSAGE_COLOURS)
+def test_message_colour_reads_on_every_background_it_sits_on(name: str, colour: str) -> None:
+    """Error, warning and success text sits on tables and the log (base, alternate rows), on
+    panels (window) and in the status bar (between window and raised): 4.5:1 on each. The
+    SANDBOX badge reverses warning and the background, so it is covered too."""
+    colours = COLOURS[name]
+    ink: QColor = getattr(trade_palette(name), colour)
+    for background in (colours.base, colours.alternate, colours.window, colours.raised):
+        ratio = contrast(ink, QColor(background))
+        assert ratio >= 4.5, f"{name} {colour} on {background}: {ratio:.2f}"
+
+
+@pytest.mark.parametrize("name", THEMES)
+def test_text_over_bars_reads_on_the_track_and_every_fill(name: str) -> None:
+    """The countdown's seconds and the utilisation percentage straddle the filled part and
+    the track, so ``bar_text`` must read on both, in every state."""
+    trading = trade_palette(name)
+    for fill in ("track", "bar", "bar_warn", "bar_high"):
+        ratio = contrast(trading.bar_text, getattr(trading, fill))
+        assert ratio >= 4.5, f"{name} bar_text on {fill}: {ratio:.2f}"
+
+
+@pytest.mark.parametrize("name", THEMES)
+@pytest.mark.parametrize("colour", LINE_COLOURS)
+def test_chart_lines_stand_out_from_the_plot_background(name: str, colour: str) -> None:
+    trading = trade_palette(name)
+    assert contrast(getattr(trading, colour), trading.background) >= 3
+
+
+@pytest.mark.parametrize("name", THEMES)
+@pytest.mark.parametrize("level", ["info", *MESSAGE_COLOURS])
+def test_notice_text_reads_on_its_tinted_background(name: str, level: str) -> None:
+    background, text, border = notice_colours(level, trade_palette(name))
+    assert contrast(text, background) >= 4.5
+    assert contrast(border, background) >= 3  # the frame tells the level apart
+
+
+@pytest.mark.parametrize("name", THEMES)
+@pytest.mark.parametrize("deficiency", sorted(CVD))
+def test_error_and_success_stay_apart_for_colour_blind_traders(name: str, deficiency: str) -> None:
+    """Red against green would collapse for a deuteranope (see the green/red test below);
+    success is a blue-green (teal) so that it does not."""
+    trading = trade_palette(name)
+    distance = cvd_distance(trading.error, trading.success, deficiency)
+    assert distance >= CVD_MESSAGE_MIN_DELTA_E, f"{name} {deficiency}: ΔE {distance:.1f}"

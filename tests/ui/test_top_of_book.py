@@ -20,6 +20,7 @@ from pytestqt.qtbot import QtBot
 
 from app.domain.money import AssetPair
 from app.domain.records import TopOfBook
+from app.ui import palette
 from app.ui.formatting import Precision
 from app.ui.models.top_of_book_model import (
     COLUMN_COUNT,
@@ -32,6 +33,7 @@ from app.ui.models.top_of_book_model import (
 from app.ui.palette import DEFAULT_PALETTE
 from app.ui.panels.base import PanelContext
 from app.ui.panels.top_of_book import SETTINGS_KEY, TopOfBookPanel
+from app.ui.theme import trade_palette
 from tests.ui.conftest import Live, run
 
 pytestmark = [
@@ -237,6 +239,30 @@ def test_stale_rows_grey_out_and_age_updates_only_its_column(
     assert spy.cells == {(0, column) for column in range(COLUMN_COUNT)}
     assert model.data(model.index(0, Column.BID), FG) == DEFAULT_PALETTE.bid
     assert text(model, 0, Column.AGE) == "0 s"
+
+
+def test_a_palette_switch_recolours_the_whole_table_with_the_colour_roles_only(
+    model: TopOfBookModel, clock: FakeClock
+) -> None:
+    pinned = TopOfBookModel(Precision(), clock=clock, palette=DEFAULT_PALETTE)
+    pinned.set_pairs(["BTC/USD"])
+    pinned.update({"BTC/USD": book("BTC/USD", "1", "2")})
+    roles: list[list[int]] = []
+    model.dataChanged.connect(lambda _top, _bottom, changed: roles.append(list(changed)))
+    spy = ChangeSpy(model)
+    light = trade_palette("light")
+    try:
+        palette.set_palette(light)
+        assert spy.ranges == [(0, 0, 2, COLUMN_COUNT - 1)] and not spy.structural
+        assert [sorted(changed) for changed in roles] == [sorted([FG, BG])]
+        assert model.data(model.index(0, Column.BID), FG) == light.bid
+        assert model.data(model.index(0, Column.ASK), FG) == light.ask
+        assert pinned.data(pinned.index(0, Column.BID), FG) == DEFAULT_PALETTE.bid
+        model.update({"ETH/USD": book("ETH/USD", "3101.10", "3101.40")})  # a rise: a flash
+        assert model.data(model.index(1, Column.BID), BG) == light.up_flash
+    finally:
+        palette.set_palette(DEFAULT_PALETTE)
+    assert model.data(model.index(0, Column.BID), FG) == DEFAULT_PALETTE.bid
 
 
 def test_numbers_sort_as_numbers_and_ticks_do_not_resort(qtbot: QtBot, clock: FakeClock) -> None:

@@ -3,6 +3,8 @@
 Fed by the bridge's ``balances`` and ``topOfBook`` signals. The valuation currency is kept in
 the settings (``valuation_currency``, USD by default). The sort proxy does not re-sort on every
 tick: changes are collected and the current sort is re-applied at most every ``RESORT_MS``.
+The note about unvalued assets is in the palette's warning colour and the utilisation bars
+paint from the palette: both follow a theme switch.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from app.ui.models.balances_model import (
     BalancesSortProxy,
     Column,
 )
+from app.ui.palette import TradePalette, follow_palette, level_css
 from app.ui.panels.base import PanelContext
 from app.ui.preferences import Preferences
 
@@ -91,8 +94,9 @@ class BalancesPanel(QWidget):
         self.note_label = QLabel(self)
         self.note_label.setObjectName("balancesNote")
         self.note_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        self.note_label.setStyleSheet("color: #b26a00;")
+        self.note_label.setStyleSheet(level_css("warning"))
         self.note_label.setVisible(False)
+        follow_palette(self.set_palette)
 
         top = QHBoxLayout()
         top.addWidget(QLabel("Value in:", self))
@@ -119,6 +123,11 @@ class BalancesPanel(QWidget):
         context.bridge.topOfBook.connect(self._on_top_of_book)
         # The feeds publish no "latest" value: ask for balances now rather than at the next poll.
         context.bridge.session.balances.refresh()
+
+    def set_palette(self, palette: TradePalette) -> None:
+        """A theme switch: the note's colour, and the bars repainted in the new colours."""
+        self.note_label.setStyleSheet(level_css("warning", palette))
+        self.table.viewport().update()
 
     # -- feeds ------------------------------------------------------------------------------
 

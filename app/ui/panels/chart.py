@@ -11,6 +11,10 @@ Drawing: ticks only mark the chart dirty; a single-shot ``QTimer`` of ``frame_ms
 burst, and nothing runs while no ticks arrive. 1 px cosmetic pens, no antialiasing, and
 ``clipToView`` + auto (peak) downsampling set after the curves are added (notes: pyqtgraph).
 
+Colours: bid and ask in the palette's bid (blue) and ask (orange), the mid and the crosshair in
+its neutral grey, the spread in its own hue, on the theme's plot background with its text
+colour on the axes and legend — all from the palette in force, re-applied on a theme switch.
+
 Prices are Decimal everywhere else in the terminal; here, and only in ``plot_sample``, they
 become floats, because pixels are not money.
 """
@@ -29,7 +33,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from app.domain.records import TopOfBook
 from app.ui.formatting import DASH
-from app.ui.palette import DEFAULT_PALETTE
+from app.ui.palette import TradePalette, current_palette, follow_palette
 from app.ui.panels.base import PanelContext
 from app.ui.ring_buffer import RingBuffer
 
@@ -39,13 +43,13 @@ FRAME_MS = 33
 #: Ring buffer columns.
 TIME, BID, ASK, MID, SPREAD = range(5)
 SERIES = {"bid": BID, "ask": ASK, "mid": MID}
-COLOURS = {
-    "bid": DEFAULT_PALETTE.bid,
-    "ask": DEFAULT_PALETTE.ask,
-    "mid": QColor("#8a8f98"),
-    "spread": QColor("#9b72cf"),
-}
-CROSSHAIR_COLOUR = QColor("#9aa0a6")
+#: Opacity (0–1) of the grid lines, drawn in the axis colour.
+GRID_ALPHA = 0.15
+
+
+def series_colours(palette: TradePalette) -> dict[str, QColor]:
+    """The colour of each plotted series in ``palette``."""
+    return {"bid": palette.bid, "ask": palette.ask, "mid": palette.mid, "spread": palette.spread}
 
 
 def plot_sample(at: float, top: TopOfBook) -> tuple[float, float, float, float, float]:
@@ -115,31 +119,25 @@ class ChartPanel(QWidget):
         self.price_plot.getAxis("bottom").setStyle(showValues=False)
         self.price_plot.setLabel("left", "price")
         self.spread_plot.setLabel("left", "spread")
-        self.price_plot.showGrid(x=True, y=True, alpha=0.15)
-        self.spread_plot.showGrid(x=True, y=True, alpha=0.15)
-        self.price_plot.addLegend(offset=(8, 8))
+        self.price_plot.showGrid(x=True, y=True, alpha=GRID_ALPHA)
+        self.spread_plot.showGrid(x=True, y=True, alpha=GRID_ALPHA)
+        self.legend = self.price_plot.addLegend(offset=(8, 8))
 
         self.curves: dict[str, pg.PlotDataItem] = {}
         for name in SERIES:
-            self.curves[name] = self.price_plot.plot(
-                pen=_pen(COLOURS[name]), antialias=False, name=name
-            )
-        self.curves["spread"] = self.spread_plot.plot(
-            pen=_pen(COLOURS["spread"]), antialias=False, name="spread"
-        )
+            self.curves[name] = self.price_plot.plot(antialias=False, name=name)
+        self.curves["spread"] = self.spread_plot.plot(antialias=False, name="spread")
         # Only now that the curves belong to a plot (before, pyqtgraph ignores these).
         for curve in self.curves.values():
             curve.setClipToView(True)
             curve.setDownsampling(auto=True, method="peak")
 
-        cross = _pen(CROSSHAIR_COLOUR)
-        cross.setStyle(Qt.PenStyle.DashLine)
         self._vlines = {
-            plot: pg.InfiniteLine(angle=90, movable=False, pen=cross)
+            plot: pg.InfiniteLine(angle=90, movable=False)
             for plot in (self.price_plot, self.spread_plot)
         }
         self._hlines = {
-            plot: pg.InfiniteLine(angle=0, movable=False, pen=cross)
+            plot: pg.InfiniteLine(angle=0, movable=False)
             for plot in (self.price_plot, self.spread_plot)
         }
         for plot in (self.price_plot, self.spread_plot):
@@ -147,6 +145,9 @@ class ChartPanel(QWidget):
                 line.hide()
                 plot.addItem(line, ignoreBounds=True)
         self.plots.scene().sigMouseMoved.connect(self._mouse_moved)
+        self._palette = current_palette()
+        self._paint_colours(self._palette)
+        follow_palette(self.set_palette)
 
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -166,6 +167,38 @@ class ChartPanel(QWidget):
         context.bridge.topOfBook.connect(self.add_ticks)
         context.bridge.selectionChanged.connect(self.set_pair)
         self._update_title()
+
+    # -- colours --------------------------------------------------------------------------------
+
+    @property
+    def trade_palette(self) -> TradePalette:
+        """The trading palette the chart is drawn in (``palette()`` is QWidget's)."""
+        return self._palette
+
+    def set_palette(self, palette: TradePalette) -> None:
+        """A theme switch: the same data in the new colours."""
+        if palette != self._palette:
+            self._palette = palette
+            self._paint_colours(palette)
+
+    def _paint_colours(self, palette: TradePalette) -> None:
+        """Pens (1 px, cosmetic), background, axes, grid and legend from ``palette``."""
+        self.plots.setBackground(palette.background)
+        for name, colour in series_colours(palette).items():
+            self.curves[name].setPen(_pen(colour))
+        for plot in (self.price_plot, self.spread_plot):
+            for side in ("left", "bottom"):
+                axis = plot.getAxis(side)
+                axis.setPen(_pen(palette.mid))  # the axis line, ticks and grid
+                axis.setTextPen(_pen(palette.text))
+        cross = _pen(palette.mid)
+        cross.setStyle(Qt.PenStyle.DashLine)
+        for line in (*self._vlines.values(), *self._hlines.values()):
+            line.setPen(cross)
+        self.legend.setLabelTextColor(palette.text)
+        for _, label in self.legend.items:
+            label.setText(label.text)  # a label renders its colour only when its text is set
+        self.legend.update()
 
     # -- data -----------------------------------------------------------------------------------
 

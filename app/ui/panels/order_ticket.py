@@ -11,10 +11,14 @@ Choices where the issue is silent (README "Order ticket"):
 - the end time is entered and shown in UTC;
 - the clientOrderId shown is the one the next send carries; it changes only after a settled
   answer or an edit, so sending an unsettled ticket again cannot place a second order.
+
+Messages are coloured by level (error, warning, success) from the palette in force; a theme
+switch restyles every message on screen.
 """
 
 from __future__ import annotations
 
+import html
 from datetime import UTC, datetime
 
 from PySide6.QtCore import QDateTime, Qt, QTimeZone
@@ -39,6 +43,7 @@ from app.services.pricing import pair_base
 from app.services.ticket import OrderType, TicketError, TicketForm, TicketInput
 from app.ui.order_confirm import SETTINGS_KEY as CONFIRM_KEY
 from app.ui.order_confirm import confirm_order
+from app.ui.palette import TradePalette, follow_palette, level_colour, level_css
 from app.ui.panels.base import PanelContext
 from app.ui.panels.order_ticket_view import (
     checks_text,
@@ -50,7 +55,6 @@ from app.ui.panels.order_ticket_view import (
 )
 from app.ui.tasks import TaskOwner
 
-COLOURS = {"error": "#e5534b", "warning": "#d4a72c", "success": "#2e9d57", "info": ""}
 OUTCOME_LEVEL = {
     "filled": "success",
     "submitted": "success",
@@ -61,10 +65,18 @@ OUTCOME_LEVEL = {
 
 
 def _styled(label: QLabel, level: str, text: str) -> None:
+    """``text`` in the colour of ``level``; the level stays on the label (property "level")
+    so a theme switch can restyle it."""
     label.setText(text)
     label.setProperty("level", level)
-    colour = COLOURS.get(level, "")
-    label.setStyleSheet(f"color: {colour};" if colour else "")
+    label.setStyleSheet(level_css(level))
+
+
+def _check_line(level: str, text: str) -> str:
+    """One pre-trade check as rich text: ⛔ for a block, ⚠ for a warning, in its colour."""
+    colour = level_colour(level)
+    line = f"{'⛔' if level == 'error' else '⚠'} {html.escape(text, quote=False)}"
+    return line if colour is None else f"<span style='color:{colour.name()}'>{line}</span>"
 
 
 class OrderTicketPanel(QWidget):
@@ -91,6 +103,7 @@ class OrderTicketPanel(QWidget):
         # bound methods, not lambdas: Qt drops them with the panel
         context.bridge.balances.connect(self._market_changed)
         context.bridge.topOfBook.connect(self._market_changed)
+        follow_palette(self.set_palette)
         self._fill_assets()
         if self._session.selected_pair:
             self.preset_pair(self._session.selected_pair)
@@ -255,6 +268,14 @@ class OrderTicketPanel(QWidget):
             self.submit()
             return
         super().keyPressEvent(event)
+
+    def set_palette(self, palette: TradePalette) -> None:
+        """A theme switch: every message label restyled for its level, the checks redrawn."""
+        for label in self.findChildren(QLabel):
+            level = label.property("level")
+            if isinstance(level, str):
+                label.setStyleSheet(level_css(level, palette))
+        self._refresh_predictions()
 
     def _detach(self, *_: object) -> None:
         self._estimates.cancel()
@@ -426,12 +447,7 @@ class OrderTicketPanel(QWidget):
         if not blocked:
             self.override_check.setChecked(False)
         lines = checks_text(found)
-        html = "<br>".join(
-            f"<span style='color:{COLOURS[level]}'>{'⛔' if level == 'error' else '⚠'} "
-            f"{text}</span>"
-            for level, text in lines
-        )
-        self.checks_label.setText(html)
+        self.checks_label.setText("<br>".join(_check_line(level, text) for level, text in lines))
         self._sync_send()
 
     def _sync_send(self) -> None:

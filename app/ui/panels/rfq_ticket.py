@@ -19,6 +19,9 @@ way, disables both.
 
 Service events reach the widgets as Qt signals through ``RfqSignals`` (the desk's two topics),
 as the session's reach them through the bridge.
+
+The message under the quote is coloured by its level (a fill in the palette's success colour,
+bold; warnings; errors) from the palette in force, and restyled on a theme switch.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ from app.services.rfq_desk import (
     Side,
 )
 from app.ui.formatting import Precision
+from app.ui.palette import TradePalette, current_palette, follow_palette, level_css
 from app.ui.panels.base import PanelContext
 from app.ui.tasks import TaskOwner
 from app.ui.widgets.quote_history import QuoteHistoryModel, QuoteHistoryView
@@ -72,13 +76,14 @@ FRAME_MS = 33
 FOCUS_KEY = "F3"
 #: Keys that accept a side with Alt held (the buttons' mnemonics).
 ACCEPT_KEYS: dict[int, Side] = {int(Qt.Key.Key_B): "buy", int(Qt.Key.Key_S): "sell"}
-MESSAGE_STYLES = {
-    "": "",
-    "info": "",
-    "fill": "color: #2e9d57; font-weight: bold;",
-    "warning": "color: #b26a00;",
-    "error": "color: #d64545;",
-}
+
+
+def message_css(level: str, palette: TradePalette) -> str:
+    """The ticket message's style: a fill in the success colour and bold, warnings and
+    errors in theirs, anything else ordinary text."""
+    if level == "fill":
+        return f"{level_css('success', palette)} font-weight: bold;"
+    return level_css(level, palette)
 
 
 class RfqSignals(QObject):
@@ -186,6 +191,7 @@ class RfqTicketPanel(QWidget):
             self._on_quote(self._desk.current)
         self._update_controls()
         self._attach_focus_shortcut()
+        follow_palette(self.set_palette)
 
     # -- building -------------------------------------------------------------------------------
 
@@ -665,4 +671,9 @@ class RfqTicketPanel(QWidget):
         """A message in the ticket itself: errors keep the entered values where they are."""
         self.message.setText(text)
         self.message.setProperty("level", level)
-        self.message.setStyleSheet(MESSAGE_STYLES.get(level, ""))
+        self.message.setStyleSheet(message_css(level, current_palette()))
+
+    def set_palette(self, palette: TradePalette) -> None:
+        """A theme switch: the message restyled for its level (the countdown bars and the
+        history follow on their own)."""
+        self.message.setStyleSheet(message_css(str(self.message.property("level")), palette))

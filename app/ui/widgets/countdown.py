@@ -3,7 +3,9 @@
 The widget only draws what it is told: its owner computes the time left from a monotonic
 deadline on every frame and calls ``show_remaining`` (never counting timer ticks here). The bar
 is blue while there is time, amber under ``AMBER_SECONDS`` (the owner passes the state), and an
-empty grey track with a word ("expired", "accepted", ...) once the side is over.
+empty grey track with a word ("expired", "accepted", ...) once the side is over. Track, fills
+and text are the palette's (``track``, ``bar``, ``bar_warn``, ``bar_text``): the bar repaints
+in the new theme's colours when it switches.
 """
 
 from __future__ import annotations
@@ -15,15 +17,21 @@ from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPaintEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from app.ui.delegates import BAR_OK, BAR_TRACK, BAR_WARN
+from app.ui.palette import TradePalette, current_palette, follow_palette
 
 BarState = Literal["idle", "live", "amber", "closing", "expired", "done"]
-
-#: Colour of the filled part per state; closing keeps amber (the accept button tells the rest).
-BAR_COLOURS: dict[str, QColor] = {"live": BAR_OK, "amber": BAR_WARN, "closing": BAR_WARN}
-TEXT_COLOUR = QColor("#1b1f24")
 #: Room (px) between the bar's edge and its text.
 PADDING = 3
+
+
+def fill_colour(state: str, palette: TradePalette) -> QColor | None:
+    """The filled part's colour in ``state``: the palette's bar while live, amber from the
+    amber state on (closing keeps amber: the accept button tells the rest); none when over."""
+    if state == "live":
+        return palette.bar
+    if state in ("amber", "closing"):
+        return palette.bar_warn
+    return None
 
 
 def seconds_text(remaining: float) -> str:
@@ -43,6 +51,19 @@ class CountdownBar(QWidget):
         self._remaining: float | None = None
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
+        self._palette = current_palette()
+        follow_palette(self.set_palette)
+
+    def set_palette(self, palette: TradePalette) -> None:
+        """The theme switched: repaint in its colours."""
+        if palette != self._palette:
+            self._palette = palette
+            self.update()
+
+    @property
+    def trade_palette(self) -> TradePalette:
+        """The palette the bar paints with."""
+        return self._palette
 
     # -- what to show -------------------------------------------------------------------------
 
@@ -103,14 +124,15 @@ class CountdownBar(QWidget):
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
         try:
+            colours = self._palette
             painter.fillRect(self.rect(), self.palette().window())
             track = self.rect().adjusted(0, 0, -1, -1)
-            painter.fillRect(track, BAR_TRACK)
-            colour = BAR_COLOURS.get(self._state)
+            painter.fillRect(track, colours.track)
+            colour = fill_colour(self._state, colours)
             if colour is not None and self._fraction > 0:
                 filled = round(track.width() * self._fraction)
                 painter.fillRect(QRect(track.left(), track.top(), filled, track.height()), colour)
-            painter.setPen(TEXT_COLOUR)
+            painter.setPen(colours.bar_text)
             painter.drawText(track, Qt.AlignmentFlag.AlignCenter, self._text)
         finally:
             painter.end()

@@ -2,7 +2,9 @@
 left), expired, refused and unknown quotes, newest first (the desk's order, not sortable).
 
 Rows only ever arrive (one ``beginInsertRows`` at the top per event); the texts of a row are
-computed once when it arrives, not on every paint.
+computed once when it arrives, not on every paint. The event column's colour comes from the
+palette in force (accepted in its up blue, refused and unknown in its down orange, expired
+grey) and follows a theme switch.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidge
 from app.domain.money import format_trimmed
 from app.services.rfq_desk import QuoteEvent
 from app.ui.formatting import DASH
-from app.ui.palette import DEFAULT_PALETTE
+from app.ui.palette import TradePalette, current_palette, follow_palette
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -30,12 +32,8 @@ KIND_TEXT = {
     "refused": "refused",
     "unknown": "outcome unknown",
 }
-KIND_COLOUR: dict[str, QColor] = {
-    "accepted": DEFAULT_PALETTE.up,
-    "refused": DEFAULT_PALETTE.down,
-    "unknown": DEFAULT_PALETTE.down,
-    "expired": DEFAULT_PALETTE.stale,
-}
+#: Which palette colour each event kind is shown in (others: ordinary text).
+KIND_COLOUR = {"accepted": "up", "refused": "down", "unknown": "down", "expired": "stale"}
 #: Shown quote ids are cut to this many characters (the tooltip has the whole id).
 SHORT_ID = 8
 
@@ -75,6 +73,15 @@ SAMPLES = {
 CELL_PADDING = 16
 
 
+def kind_colour(kind: str, palette: TradePalette) -> QColor | None:
+    """The event column's colour for ``kind`` in ``palette`` (None: ordinary text)."""
+    name = KIND_COLOUR.get(kind)
+    if name is None:
+        return None
+    colour: QColor = getattr(palette, name)
+    return colour
+
+
 def row_texts(event: QuoteEvent) -> tuple[str, ...]:
     local = event.at.astimezone()
     return (
@@ -94,6 +101,20 @@ class QuoteHistoryModel(QAbstractTableModel):
         super().__init__(parent)
         self._events: list[QuoteEvent] = []  # newest first
         self._texts: list[tuple[str, ...]] = []
+        self._palette = current_palette()
+        follow_palette(self.set_palette)
+
+    def set_palette(self, palette: TradePalette) -> None:
+        """Recolour the event column: one signal, the foreground role only."""
+        if palette == self._palette:
+            return
+        self._palette = palette
+        if self._events:
+            self.dataChanged.emit(
+                self.index(0, Column.EVENT),
+                self.index(len(self._events) - 1, Column.EVENT),
+                [Qt.ItemDataRole.ForegroundRole],
+            )
 
     def add(self, event: QuoteEvent) -> None:
         self.beginInsertRows(QModelIndex(), 0, 0)
@@ -134,7 +155,7 @@ class QuoteHistoryModel(QAbstractTableModel):
                 return event.message
             return None
         if role == Qt.ItemDataRole.ForegroundRole and column == Column.EVENT:
-            return KIND_COLOUR.get(self._events[index.row()].kind)
+            return kind_colour(self._events[index.row()].kind, self._palette)
         if role == Qt.ItemDataRole.TextAlignmentRole:
             align = Qt.AlignmentFlag
             horizontal = align.AlignRight if column in RIGHT_ALIGNED else align.AlignLeft

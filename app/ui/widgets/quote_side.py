@@ -1,5 +1,8 @@
 """One side of a two-way RFQ quote: price, what is paid and what is received, the markup against
-the book, a countdown, and the accept button (``&Buy …`` / ``&Sell …``, so Alt+B / Alt+S)."""
+the book, a countdown, and the accept button (``&Buy …`` / ``&Sell …``, so Alt+B / Alt+S).
+
+The accept button carries the dynamic property ``side`` ("buy" / "sell"): the theme's style
+sheet paints it in that theme's bid blue or ask orange, and a theme switch repaints it."""
 
 from __future__ import annotations
 
@@ -47,6 +50,7 @@ class QuoteSideBox(QGroupBox):
         self.accept = QPushButton(f"&{name}", self)
         self.accept.setToolTip(f"Accept the {side} side (Alt+{name[0]})")
         self.accept.setEnabled(False)
+        self.accept.setProperty("side", side)  # the theme's buy / sell button colours
         named: list[tuple[QWidget, str]] = [
             (self.price, f"rfq{name}Price"),
             (self.pay, f"rfq{name}Pay"),

@@ -1,0 +1,268 @@
+"""Switching the theme while the terminal runs recolours the real widgets, on a live session:
+tables, depth ladder, chart, countdown bars, ticket messages, status bar, log and notices take
+the new theme's trading palette, and switching back restores the dark one. Widgets destroyed
+before a switch are forgotten by it (their listeners are bound methods Qt disconnects)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import pytest
+import shiboken6
+from PySide6.QtCore import QCoreApplication, QEvent, QModelIndex, Qt
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
+from pytestqt.qtbot import QtBot
+
+from app.domain import Amount
+from app.services.rfq_desk import QuoteEvent
+from app.services.session import LogEvent
+from app.ui import palette
+from app.ui.models.depth_model import ASK, DepthRole
+from app.ui.models.depth_model import Column as DepthColumn
+from app.ui.models.top_of_book_model import COLUMN_COUNT, Column, TopOfBookModel
+from app.ui.notices import NoticeArea, notice_css
+from app.ui.palette import (
+    DEFAULT_PALETTE,
+    TradePalette,
+    current_palette,
+    follow_palette,
+    level_css,
+    palette_listeners,
+)
+from app.ui.panels.balances import BalancesPanel
+from app.ui.panels.chart import ChartPanel
+from app.ui.panels.depth import DepthPanel
+from app.ui.panels.log import LogPanel
+from app.ui.panels.order_ticket import OrderTicketPanel
+from app.ui.panels.rfq_ticket import RfqTicketPanel
+from app.ui.panels.top_of_book import TopOfBookPanel
+from app.ui.status_bar import StatusBar
+from app.ui.theme import THEME_PROPERTY, apply_theme, trade_palette
+from app.ui.widgets.countdown import CountdownBar
+from app.ui.widgets.quote_history import Column as HistoryColumn
+from tests.ui.conftest import Live
+
+DARK, LIGHT = trade_palette("dark"), trade_palette("light")
+FG, BG = Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole
+WAIT_MS = 10_000
+
+
+@pytest.fixture
+def app(qapp: QApplication) -> Iterator[QApplication]:
+    """The dark theme applied; afterwards the application as it was found (no style sheet, its
+    own palette, the default trading colours), whatever the test switched to."""
+    sheet, qt_palette, style = qapp.styleSheet(), qapp.palette(), qapp.style().name()
+    apply_theme(qapp, "dark")
+    yield qapp
+    qapp.setStyleSheet(sheet)
+    if qapp.style().name() != style:
+        qapp.setStyle(style)
+    qapp.setPalette(qt_palette)
+    qapp.setProperty(THEME_PROPERTY, None)
+    palette.set_palette(DEFAULT_PALETTE)
+
+
+@dataclass
+class Terminal:
+    """The panels that paint trading colours, in one shown window on a live session."""
+
+    window: QWidget
+    top: TopOfBookPanel
+    depth: DepthPanel
+    chart: ChartPanel
+    balances: BalancesPanel
+    order: OrderTicketPanel
+    rfq: RfqTicketPanel
+    log: LogPanel
+    status: StatusBar
+    notices: NoticeArea
+
+
+def open_terminal(qtbot: QtBot, live: Live, *, keep: bool = True) -> Terminal:
+    window = QWidget()
+    if keep:
+        qtbot.addWidget(window)
+    context = live.context
+    top, depth, chart = TopOfBookPanel(context), DepthPanel(context), ChartPanel(context)
+    balances, order, rfq = (
+        BalancesPanel(context),
+        OrderTicketPanel(context),
+        RfqTicketPanel(context),
+    )
+    log, status = LogPanel(), StatusBar(live.bridge, "9.9.9")
+    layout = QVBoxLayout(window)
+    for widget in (top, depth, chart, balances, order, rfq, log, status):
+        layout.addWidget(widget)
+    notices = NoticeArea(window)
+    window.resize(900, 1400)
+    window.show()
+    qtbot.waitExposed(window)
+    return Terminal(window, top, depth, chart, balances, order, rfq, log, status, notices)
+
+
+def label_colour(label: QLabel) -> QColor:
+    """The colour the label's text is drawn in (its style sheet, once polished)."""
+    label.ensurePolished()
+    return label.palette().color(QPalette.ColorRole.WindowText)
+
+
+def steady_bid(model: TopOfBookModel) -> int | None:
+    """A row whose bid shows its side colour right now: fresh data, not flashing."""
+    for row in range(model.rowCount()):
+        if not model.is_stale(row) and model.flashing(row, Column.BID) == 0:
+            return row
+    return None
+
+
+def bid_colour(qtbot: QtBot, model: TopOfBookModel) -> object:
+    qtbot.waitUntil(lambda: steady_bid(model) is not None, timeout=WAIT_MS)
+    row = steady_bid(model)
+    assert row is not None
+    return model.index(row, Column.BID).data(FG)
+
+
+def track_pixel(bar: CountdownBar) -> QColor:
+    """The colour of the empty track (an idle bar: no fill, no text)."""
+    bar.clear()
+    image = bar.grab().toImage()
+    return image.pixelColor(image.width() // 2, image.height() // 2)
+
+
+def amber_pixel(bar: CountdownBar) -> QColor:
+    """The colour of the filled part in the amber state (left end; the text is centred)."""
+    bar.show_remaining(5.0, 10.0, "amber")
+    image = bar.grab().toImage()
+    return image.pixelColor(2, image.height() // 2)
+
+
+def pen_colour(terminal: Terminal, curve: str) -> QColor:
+    colour: QColor = terminal.chart.curves[curve].opts["pen"].color()
+    return colour
+
+
+def assert_colours(qtbot: QtBot, terminal: Terminal, expected: TradePalette) -> None:
+    """Every panel of ``terminal`` paints in ``expected``."""
+    assert current_palette() == expected
+    assert bid_colour(qtbot, terminal.top.model) == expected.bid
+    depth = terminal.depth.model
+    assert depth.rowCount() > 0 and depth.row(0).side == ASK
+    assert depth.index(0, DepthColumn.PRICE).data(FG) == expected.ask
+    assert depth.index(0, DepthColumn.SIZE).data(DepthRole.SIDE_COLOUR) == expected.ask
+    chart = terminal.chart
+    assert pen_colour(terminal, "bid") == expected.bid
+    assert pen_colour(terminal, "ask") == expected.ask
+    assert pen_colour(terminal, "spread") == expected.spread
+    assert chart.plots.backgroundBrush().color() == expected.background
+    assert chart.price_plot.getAxis("left").textPen().color() == expected.text
+    bar = terminal.rfq.sides["buy"].countdown
+    assert bar.trade_palette == expected and track_pixel(bar) == expected.track
+    assert amber_pixel(bar) == expected.bar_warn
+    history = terminal.rfq.history_model
+    assert history.index(0, HistoryColumn.EVENT).data(FG) == expected.up  # accepted
+    assert label_colour(terminal.order.input_error) == expected.error
+    assert terminal.balances.note_label.styleSheet() == level_css("warning", expected)
+    assert label_colour(terminal.status.state) == getattr(
+        expected, str(terminal.status.state.property("level"))
+    )
+    assert terminal.log.colour_of_line(0) == expected.error.name()
+    notice = terminal.notices.findChildren(QLabel)[0]
+    assert notice.styleSheet() == notice_css("warning", expected)
+
+
+def test_switching_to_light_recolours_every_panel_and_back_to_dark(
+    qtbot: QtBot, live: Live, app: QApplication
+) -> None:
+    terminal = open_terminal(qtbot, live)
+    live.bridge.select_pair("BTC/USD")
+    qtbot.waitUntil(lambda: terminal.depth.model.rowCount() > 0, timeout=WAIT_MS)
+    QTest.keyClicks(terminal.order.size_edit, "abc")  # an input error, shown in error red
+    assert terminal.order.input_error.text() and terminal.order.input_error.property("level")
+    terminal.log.add(LogEvent(datetime.now(UTC), "error", "feed failed"))
+    terminal.notices.show_notice("warning", "login expires soon")
+    size = Amount(Decimal("0.01"), "BTC")
+    terminal.rfq.history_model.add(QuoteEvent("accepted", "q1", "BTC/USD", size, side="buy"))
+    assert DARK != LIGHT
+    assert_colours(qtbot, terminal, DARK)
+
+    model = terminal.top.model
+    rows = model.rowCount()
+    assert rows > 0
+
+    def whole_table_colours(
+        top_left: QModelIndex, bottom_right: QModelIndex, roles: list[int]
+    ) -> bool:
+        return (
+            (top_left.row(), top_left.column()) == (0, 0)
+            and (bottom_right.row(), bottom_right.column()) == (rows - 1, COLUMN_COUNT - 1)
+            and sorted(roles) == sorted([FG, BG])
+        )
+
+    with qtbot.waitSignal(model.dataChanged, timeout=1000, check_params_cb=whole_table_colours):
+        apply_theme(app, "light")
+    assert_colours(qtbot, terminal, LIGHT)
+    # The blue that read 6.7:1 on the dark table is not what the light table shows.
+    assert model.palette.bid != DARK.bid
+
+    apply_theme(app, "dark")
+    assert_colours(qtbot, terminal, DARK)
+
+
+def test_widgets_destroyed_before_a_switch_are_left_out_of_it(
+    qtbot: QtBot, live: Live, app: QApplication
+) -> None:
+    before = palette_listeners()
+    doomed = open_terminal(qtbot, live, keep=False)
+    loose = TopOfBookModel(live.context.precision)  # no parent: dies with its last reference
+    assert palette_listeners() > before + 10
+    window = doomed.window
+    window.close()
+    window.deleteLater()
+    del doomed, loose
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    assert not shiboken6.isValid(window)
+    qtbot.waitUntil(lambda: palette_listeners() == before, timeout=WAIT_MS)
+
+    survivor = ChartPanel(live.context)
+    qtbot.addWidget(survivor)
+    with qtbot.captureExceptions() as exceptions:
+        apply_theme(app, "light")
+        QCoreApplication.processEvents()
+    assert exceptions == []
+    assert survivor.curves["bid"].opts["pen"].color() == LIGHT.bid
+
+
+def test_a_listener_must_be_a_bound_method_of_a_qobject(qtbot: QtBot, app: QApplication) -> None:
+    widget = QWidget()
+    qtbot.addWidget(widget)
+    with pytest.raises(TypeError, match="bound method of a QObject"):
+        follow_palette(lambda _: widget.update())
+
+    class Plain:
+        def recolour(self, _: TradePalette) -> None:
+            pass
+
+    with pytest.raises(TypeError, match="bound method of a QObject"):
+        follow_palette(Plain().recolour)
+
+
+def test_a_lambda_listener_would_outlive_its_widget(qtbot: QtBot, app: QApplication) -> None:
+    """Why the rule: the failure the bound-method listeners avoid is real and visible here."""
+    widget = QLabel()
+
+    def recolour(new: TradePalette) -> None:
+        widget.setStyleSheet(f"color: {new.error.name()};")
+
+    palette.palette_changed.connect(recolour)
+    try:
+        shiboken6.delete(widget)
+        with qtbot.captureExceptions() as exceptions:
+            apply_theme(app, "light")
+        assert exceptions
+        assert all("already deleted" in str(error) for _, error, _ in exceptions)
+    finally:
+        palette.palette_changed.disconnect(recolour)
