@@ -3,7 +3,9 @@
 Opened with ``open()`` (never ``exec()``); ``ask_login`` awaits it. "Log in" runs
 ``app.services.connect.connect`` as a task owned by the dialog, which stays open while it runs
 and after a failure (with every value kept). User, service URL and account are remembered in the
-settings; the password only in the OS keyring, and only when the trader asks for it.
+settings; the password only in the OS keyring, and only when the trader asks for it. The error
+box takes the colours of the theme in force each time it is shown (the dialog is modal: no theme
+switch happens while it is open).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from PySide6.QtWidgets import (
 
 from app.services.connect import LoginFailed, connect
 from app.services.session import TerminalSession
+from app.ui.notices import notice_colours
+from app.ui.palette import TradePalette, current_palette
 from app.ui.preferences import Preferences
 from app.ui.secrets import KeyringLike, PasswordVault, system_keyring
 from app.ui.tasks import TaskOwner
@@ -46,10 +50,15 @@ KEY_ACCOUNT = "login/account"
 KEY_ENVIRONMENT = "login/environment"
 DEMO = "demo"
 
-ERROR_STYLE = (
-    "QLabel { color: #8b1a1a; background: #fde8e8; border: 1px solid #e5a3a3;"
-    " border-radius: 3px; padding: 4px; }"
-)
+
+def error_css(palette: TradePalette) -> str:
+    """The error box: error-coloured text and frame on the theme's background tinted with the
+    error colour (a notice's tint, on which the error colour reads at 5:1 in both themes)."""
+    background, _, border = notice_colours("error", palette)
+    return (
+        f"QLabel {{ color: {palette.error.name()}; background: {background.name()};"
+        f" border: 1px solid {border.name()}; border-radius: 3px; padding: 4px; }}"
+    )
 
 
 @dataclass(frozen=True)
@@ -123,7 +132,7 @@ class LoginDialog(QDialog):
         self.error_label = QLabel()
         self.error_label.setObjectName("loginError")
         self.error_label.setWordWrap(True)
-        self.error_label.setStyleSheet(ERROR_STYLE)
+        self.error_label.setStyleSheet(error_css(current_palette()))
         self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error_label.hide()
         self.busy_bar = QProgressBar()
@@ -330,6 +339,7 @@ class LoginDialog(QDialog):
         self._login_task = None
         self._set_busy(False)
         self.error_label.setText(message)
+        self.error_label.setStyleSheet(error_css(current_palette()))
         self.error_label.show()
         field = self._field_for(message)
         field.setFocus(Qt.FocusReason.OtherFocusReason)

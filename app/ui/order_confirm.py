@@ -1,6 +1,8 @@
 """The confirmation before an order leaves: the trade in words, its indicative result and the
 warnings, with Send as the default button (Enter) and Cancel on Escape. Window-modal and
-opened with ``open()``: the event loop keeps running while it is up (qt-asyncio-notes.md)."""
+opened with ``open()``: the event loop keeps running while it is up (qt-asyncio-notes.md). The
+warnings are in the warning colour of the theme in force when it opens (being modal, no theme
+switch happens while it is up)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractButton, QMessageBox, QWidget
+
+from app.ui.palette import current_palette
 
 SETTINGS_KEY = "orders/confirm"  # on by default; Edit > Settings switches it
 
@@ -29,7 +33,8 @@ def confirm_order(
     box.setTextFormat(Qt.TextFormat.RichText)
     lines = [f"<b>{html.escape(summary)}</b>"]
     lines += [html.escape(line) for line in details if line]
-    lines += [f"<span style='color:#d4a72c'>⚠ {html.escape(w)}</span>" for w in warnings]
+    colour = current_palette().warning.name()
+    lines += [f"<span style='color:{colour}'>⚠ {html.escape(w)}</span>" for w in warnings]
     box.setText("<br>".join(lines))
     send = box.addButton("&Send", QMessageBox.ButtonRole.AcceptRole)
     box.addButton(QMessageBox.StandardButton.Cancel)

@@ -2,7 +2,9 @@
 refuses a bad one with its reason beside the buttons (the field keeps what was typed and gets
 the focus), stores them and emits ``applied`` so the window can put them to work at once.
 
-Numbers are typed as text and read as Decimal (no float spin boxes for money)."""
+Numbers are typed as text and read as Decimal (no float spin boxes for money). The reason is in
+the theme's error colour; Apply may switch the theme with the dialog still open, so it follows.
+"""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.domain.money import parse_decimal
+from app.ui.palette import TradePalette, follow_palette, level_css
 from app.ui.preferences import (
     INTERVAL_RANGES,
     LOG_LEVELS,
@@ -138,7 +141,9 @@ class SettingsDialog(QDialog):
         self.error = QLabel(self)
         self.error.setObjectName("settingsError")
         self.error.setWordWrap(True)
-        self.error.setStyleSheet("color: #e5534b;")
+        self.error.setProperty("level", "error")
+        self.error.setStyleSheet(level_css("error"))
+        follow_palette(self.set_palette)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok
             | QDialogButtonBox.StandardButton.Apply
@@ -163,6 +168,10 @@ class SettingsDialog(QDialog):
             layout.addWidget(group)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
+
+    def set_palette(self, palette: TradePalette) -> None:
+        """A theme switch (Apply with another theme): the reason line in the new colour."""
+        self.error.setStyleSheet(level_css("error", palette))
 
     def _fields(self) -> dict[str, QWidget]:
         return {

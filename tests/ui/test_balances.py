@@ -25,7 +25,6 @@ from app.services.session import Balances
 from app.ui.delegates import BAR_MARGIN, UtilisationBarDelegate, bar_width
 from app.ui.formatting import Precision
 from app.ui.models.balances_model import (
-    NEGATIVE_COLOUR,
     SORT_ROLE,
     UTILISATION_ROLE,
     VALUE_ROLE,
@@ -171,7 +170,7 @@ def test_spending_credit_shows_used_credit_and_the_bar(
     assert value(model, "USD", Column.FREE) == D(-20000)
     assert text(model, "USD", Column.FREE) == "-20,000.00"
     free = index_of(model, "USD", Column.FREE)
-    assert model.data(free, Qt.ItemDataRole.ForegroundRole) == NEGATIVE_COLOUR
+    assert model.data(free, Qt.ItemDataRole.ForegroundRole) == current_palette().error
     assert value(model, "USD", Column.AVAILABLE_CREDIT) == D(30000)
     assert value(model, "USD", Column.AVAILABLE) == D(30000)
     bar = index_of(model, "USD", Column.UTILISATION)

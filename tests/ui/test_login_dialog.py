@@ -9,22 +9,24 @@ import socket
 import sys
 import types
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PySide6.QtCore import SIGNAL, QSettings, Qt
+from PySide6.QtGui import QPalette
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QDialog, QLineEdit
+from PySide6.QtWidgets import QApplication, QDialog, QLineEdit
 from pytestqt.qtbot import QtBot
 
 from app.services.session import TerminalSession
-from app.ui import login_dialog
-from app.ui.login_dialog import LoginDialog, ask_login
+from app.ui import login_dialog, palette
+from app.ui.login_dialog import LoginDialog, ask_login, error_css
 from app.ui.qt import QEventLoop
 from app.ui.secrets import SERVICE_NAME, system_keyring
+from app.ui.theme import THEME_PROPERTY, apply_theme, trade_palette
 from tests.harness import SandboxProcess, digest
 from tests.ui.conftest import run
 
@@ -270,6 +272,36 @@ def test_missing_field_points_at_it(
     fill(dialog, sandbox.url, "", "x", "demo")
     assert fail(qtbot, dialog) == "Enter the user."
     assert dialog.focusWidget() is dialog.user_edit
+
+
+@pytest.fixture
+def app(qapp: QApplication) -> Iterator[QApplication]:
+    """The dark theme applied; afterwards the application as it was found."""
+    sheet, qt_palette, style = qapp.styleSheet(), qapp.palette(), qapp.style().name()
+    apply_theme(qapp, "dark")
+    yield qapp
+    qapp.setStyleSheet(sheet)
+    if qapp.style().name() != style:
+        qapp.setStyle(style)
+    qapp.setPalette(qt_palette)
+    qapp.setProperty(THEME_PROPERTY, None)
+    palette.set_palette(palette.DEFAULT_PALETTE)
+
+
+def test_the_error_box_is_in_the_theme_in_force_when_shown(
+    qtbot: QtBot,
+    make_dialog: Callable[..., LoginDialog],
+    sandbox: SandboxProcess,
+    app: QApplication,
+) -> None:
+    dialog = make_dialog(keyring=MemoryKeyring())  # built in the dark theme
+    apply_theme(app, "light")
+    fill(dialog, sandbox.url, "", "x", "demo")
+    assert fail(qtbot, dialog) == "Enter the user."
+    light = trade_palette("light")
+    assert dialog.error_label.styleSheet() == error_css(light)
+    dialog.error_label.ensurePolished()
+    assert dialog.error_label.palette().color(QPalette.ColorRole.WindowText) == light.error
 
 
 def test_unexpected_error_is_readable_and_logged_without_the_password(

@@ -23,7 +23,8 @@ from app.services.order_history import OrderFilter, OrderRow, OrdersSnapshot
 from app.services.ticket import TicketInput
 from app.ui.csv_export import EXPORT_ROLE
 from app.ui.formatting import Precision
-from app.ui.models.orders_model import HIGHLIGHT, Column, OrdersModel
+from app.ui.models.orders_model import Column, OrdersModel, highlight_colour
+from app.ui.palette import current_palette
 from app.ui.panels.orders import OrdersPanel
 from app.ui.preferences import Preferences
 from tests.ui.conftest import Live, run
@@ -129,7 +130,8 @@ def test_a_new_fill_appears_within_one_poll_on_top_highlighted(
     assert shown_ids(panel) == [order.order_id]
     assert order.order_id in panel.model.highlighted()
     top = panel.proxy.index(0, Column.SIZE)
-    assert panel.proxy.data(top, Qt.ItemDataRole.BackgroundRole) == HIGHLIGHT
+    highlight = panel.proxy.data(top, Qt.ItemDataRole.BackgroundRole)
+    assert highlight == highlight_colour(current_palette()) and highlight.alpha() < 255
     # The highlight is brief.
     qtbot.waitUntil(lambda: not panel.model.highlighted(), timeout=WAIT_MS)
     assert panel.proxy.data(top, Qt.ItemDataRole.BackgroundRole) is None

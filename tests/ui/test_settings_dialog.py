@@ -4,18 +4,23 @@ change at work at once in the running terminal (no restart)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from decimal import Decimal
 
+import pytest
 from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QPalette
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QDialogButtonBox, QLabel, QWidget
+from PySide6.QtWidgets import QApplication, QDialogButtonBox, QLabel, QWidget
 from pytestqt.qtbot import QtBot
 
+from app.ui import palette
 from app.ui.main_window import Area, MainWindow, PanelSpec
 from app.ui.panels.balances import BalancesPanel
 from app.ui.panels.base import PanelContext
 from app.ui.preferences import Preferences
 from app.ui.settings_dialog import SettingsDialog
+from app.ui.theme import THEME_PROPERTY, apply_theme, current_theme, trade_palette
 from tests.ui.conftest import Live
 
 
@@ -46,6 +51,26 @@ def settings_dialog(qtbot: QtBot, window: MainWindow) -> SettingsDialog:
     dialog = window.settings_dialog
     qtbot.waitUntil(dialog.isVisible)
     return dialog
+
+
+@pytest.fixture
+def app(qapp: QApplication) -> Iterator[QApplication]:
+    """The dark theme applied; afterwards the application as it was found, whatever theme the
+    test switched to."""
+    sheet, qt_palette, style = qapp.styleSheet(), qapp.palette(), qapp.style().name()
+    apply_theme(qapp, "dark")
+    yield qapp
+    qapp.setStyleSheet(sheet)
+    if qapp.style().name() != style:
+        qapp.setStyle(style)
+    qapp.setPalette(qt_palette)
+    qapp.setProperty(THEME_PROPERTY, None)
+    palette.set_palette(palette.DEFAULT_PALETTE)
+
+
+def error_colour(dialog: SettingsDialog) -> object:
+    dialog.error.ensurePolished()
+    return dialog.error.palette().color(QPalette.ColorRole.WindowText)
 
 
 def test_preferences_round_trip_exactly(settings: QSettings) -> None:
@@ -89,7 +114,7 @@ def test_bad_values_are_refused_with_a_reason(qtbot: QtBot, live: Live) -> None:
     assert dialog.isVisible()  # OK with a bad value keeps the dialog open
 
 
-def test_changes_apply_at_once(qtbot: QtBot, live: Live) -> None:
+def test_changes_apply_at_once(qtbot: QtBot, live: Live, app: QApplication) -> None:
     window = open_window(qtbot, live)
     dialog = settings_dialog(qtbot, window)
     dialog.intervals["top_of_book"].setText("2")
@@ -132,3 +157,23 @@ def test_help_lists_every_shortcut(qtbot: QtBot, live: Live) -> None:
     window.show_shortcuts()
     qtbot.waitUntil(window.shortcuts_box.isVisible)
     assert "Order ticket" in window.shortcuts_box.text()
+
+
+def test_the_reason_follows_a_theme_switched_by_the_dialog(
+    qtbot: QtBot, live: Live, app: QApplication
+) -> None:
+    """Apply switches the theme with the dialog still open: a later refusal reads in the new
+    theme's error colour."""
+    window = open_window(qtbot, live)
+    dialog = settings_dialog(qtbot, window)
+    dialog.intervals["top_of_book"].setText("fast")
+    assert not dialog.apply()
+    assert error_colour(dialog) == trade_palette("dark").error
+    dialog.intervals["top_of_book"].setText("0.5")
+    dialog.theme.setCurrentText("light")
+    assert dialog.apply()
+    assert current_theme(app) == "light"
+    dialog.intervals["top_of_book"].setText("fast")
+    assert not dialog.apply()
+    assert dialog.error.text() == "'fast' is not a number"
+    assert error_colour(dialog) == trade_palette("light").error

@@ -1,18 +1,21 @@
 """Switching the theme while the terminal runs recolours the real widgets, on a live session:
 tables, depth ladder, chart, countdown bars, ticket messages, status bar, log and notices take
-the new theme's trading palette, and switching back restores the dark one. Widgets destroyed
-before a switch are forgotten by it (their listeners are bound methods Qt disconnects)."""
+the new theme's trading palette, and so do the record views (orders, ledger, deposits), the
+balances, the transfer instructions and their error lines; switching back restores the dark
+one. Widgets destroyed before a switch are forgotten by it (their listeners are bound methods
+Qt disconnects)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 import shiboken6
-from PySide6.QtCore import QCoreApplication, QEvent, QModelIndex, Qt
+from PySide6.QtCore import QAbstractItemModel, QCoreApplication, QEvent, QModelIndex, Qt
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
@@ -22,10 +25,17 @@ from app.domain import Amount
 from app.services.rfq_desk import QuoteEvent
 from app.services.session import LogEvent
 from app.ui import palette
+from app.ui.models.balances_model import Column as BalanceColumn
+from app.ui.models.deposits_model import Column as DepositColumn
 from app.ui.models.depth_model import ASK, DepthRole
 from app.ui.models.depth_model import Column as DepthColumn
+from app.ui.models.ledger_model import Column as LedgerColumn
+from app.ui.models.ledger_model import linked_tint
+from app.ui.models.orders_model import Column as OrderColumn
+from app.ui.models.orders_model import highlight_colour
 from app.ui.models.top_of_book_model import COLUMN_COUNT, Column, TopOfBookModel
-from app.ui.notices import NoticeArea, notice_css
+from app.ui.notices import NoticeArea, notice_colours, notice_css
+from app.ui.order_confirm import confirm_order
 from app.ui.palette import (
     DEFAULT_PALETTE,
     TradePalette,
@@ -36,20 +46,29 @@ from app.ui.palette import (
 )
 from app.ui.panels.balances import BalancesPanel
 from app.ui.panels.chart import ChartPanel
+from app.ui.panels.deposits import DepositsPanel
 from app.ui.panels.depth import DepthPanel
+from app.ui.panels.instructions import InstructionsPanel, direction_css
+from app.ui.panels.ledger import LedgerPanel
 from app.ui.panels.log import LogPanel
 from app.ui.panels.order_ticket import OrderTicketPanel
+from app.ui.panels.orders import OrdersPanel
 from app.ui.panels.rfq_ticket import RfqTicketPanel
 from app.ui.panels.top_of_book import TopOfBookPanel
 from app.ui.status_bar import StatusBar
-from app.ui.theme import THEME_PROPERTY, apply_theme, trade_palette
+from app.ui.theme import COLOURS, THEME_PROPERTY, THEMES, apply_theme, trade_palette
 from app.ui.widgets.countdown import CountdownBar
+from app.ui.widgets.instruction_card import BlockchainCard, warning_css
 from app.ui.widgets.quote_history import Column as HistoryColumn
-from tests.ui.conftest import Live
+from tests.harness import SandboxProcess
+from tests.ui.conftest import Live, run
+from tests.ui.test_theme import contrast, over
 
 DARK, LIGHT = trade_palette("dark"), trade_palette("light")
 FG, BG = Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole
 WAIT_MS = 10_000
+FAULTS = "/api/v1/sandbox/admin/faults"
+TOP_UP = "/api/v1/sandbox/account/{account}/deposit"
 
 
 @pytest.fixture
@@ -65,6 +84,14 @@ def app(qapp: QApplication) -> Iterator[QApplication]:
     qapp.setPalette(qt_palette)
     qapp.setProperty(THEME_PROPERTY, None)
     palette.set_palette(DEFAULT_PALETTE)
+
+
+@pytest.fixture
+def faults(sandbox: SandboxProcess) -> Iterator[SandboxProcess]:
+    """The shared sandbox; the faults a test injected are cleared afterwards."""
+    yield sandbox
+    with sandbox.admin() as admin:
+        assert admin.delete(FAULTS).status_code == 200
 
 
 @dataclass
@@ -266,3 +293,197 @@ def test_a_lambda_listener_would_outlive_its_widget(qtbot: QtBot, app: QApplicat
         assert all("already deleted" in str(error) for _, error, _ in exceptions)
     finally:
         palette.palette_changed.disconnect(recolour)
+
+
+# -- record views, balances and transfer instructions ------------------------------------------
+
+
+@dataclass
+class Records:
+    """The record docks, balances and instructions, in one shown window on a live session."""
+
+    window: QWidget
+    orders: OrdersPanel
+    ledger: LedgerPanel
+    deposits: DepositsPanel
+    balances: BalancesPanel
+    instructions: InstructionsPanel
+
+
+def open_records(qtbot: QtBot, live: Live) -> Records:
+    window = QWidget()
+    qtbot.addWidget(window)
+    context = live.context
+    records = Records(
+        window,
+        OrdersPanel(context),
+        LedgerPanel(context),
+        DepositsPanel(context),
+        BalancesPanel(context),
+        InstructionsPanel(context),
+    )
+    layout = QVBoxLayout(window)
+    for panel in (
+        records.orders,
+        records.ledger,
+        records.deposits,
+        records.balances,
+        records.instructions,
+    ):
+        layout.addWidget(panel)
+    window.resize(1400, 2400)
+    window.show()
+    qtbot.waitExposed(window)
+    return records
+
+
+def first_row(model: QAbstractItemModel, column: int, wanted: str) -> int:
+    """The first row whose ``column`` shows ``wanted`` (a status) or, for "-", a negative."""
+    for row in range(model.rowCount()):
+        text = str(model.index(row, column).data())
+        if text == wanted or (wanted == "-" and text.startswith("-")):
+            return row
+    raise AssertionError(f"no row with {wanted!r} in column {column}")
+
+
+def assert_record_colours(records: Records, expected: TradePalette) -> None:
+    """Every record view, the balances and the instructions paint in ``expected``."""
+    orders = records.orders.model
+    filled = first_row(orders, OrderColumn.STATUS, "filled")
+    assert orders.index(filled, OrderColumn.STATUS).data(FG) == expected.success
+    assert orders.highlight == highlight_colour(expected)
+    assert label_colour(records.orders.status_label) == expected.error
+
+    ledger = records.ledger.model
+    paid = first_row(ledger, LedgerColumn.AMOUNT, "-")
+    assert ledger.index(paid, LedgerColumn.AMOUNT).data(FG) == expected.error
+    assert ledger.index(paid, LedgerColumn.ASSET).data(BG) == linked_tint(expected)  # a trade leg
+
+    deposits = records.deposits.model
+    completed = first_row(deposits, DepositColumn.STATUS, "completed")
+    pending = first_row(deposits, DepositColumn.STATUS, "pending")
+    assert deposits.index(completed, DepositColumn.STATUS).data(FG) == expected.success
+    assert deposits.index(pending, DepositColumn.STATUS).data(FG) == expected.warning
+    assert label_colour(records.deposits.status) == expected.error
+
+    balances = records.balances.model
+    usd = balances.assets().index("USD")
+    assert balances.index(usd, BalanceColumn.FREE).data(FG) == expected.error
+
+    instructions = records.instructions
+    assert label_colour(instructions.error_label) == expected.error
+    assert instructions.deposit_button.styleSheet() == direction_css(expected)
+    card = instructions.cards[0]
+    assert isinstance(card, BlockchainCard)
+    assert card.warning.styleSheet() == warning_css(expected)
+
+
+def test_record_views_balances_and_instructions_follow_the_theme(
+    qtbot: QtBot, live: Live, app: QApplication, faults: SandboxProcess, tmp_path: Path
+) -> None:
+    account = live.account
+    # The withdraw instructions cannot be read: an error line above the deposit cards.
+    path = rf"^/api/v1/accounting/account/{account.account}/request/withdraw-instructions$"
+    with faults.admin() as admin:
+        rule = {"kind": "status", "status": 503, "path": path}
+        assert admin.post(FAULTS, json={"faults": [rule]}).status_code == 200
+    # 120,000 USD paid with 100,000 held: a filled order, a negative USD balance, paid legs.
+    order = run(qtbot, live.session.client.market_order("USD", "BTC", Decimal(120000)))
+    assert order.result.status == "filled"
+    for payload in ({"amount": "0.1 BTC"}, {"amount": "1 ETH", "pendingSeconds": 3600}):
+        response = account.post(TOP_UP, payload)
+        assert response.status_code == 200, response.text
+
+    records = open_records(qtbot, live)
+    orders, ledger, deposits = records.orders, records.ledger, records.deposits
+    balances, instructions = records.balances, records.instructions
+    qtbot.waitUntil(lambda: orders.model.rowCount() == 1, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: ledger.snapshot is not None and not ledger.busy, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: deposits.model.rowCount() == 2, timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (row := balances.model.row_of("USD")) is not None and row.free < 0,
+        timeout=WAIT_MS,
+    )
+    qtbot.waitUntil(lambda: instructions.loaded and bool(instructions.cards), timeout=WAIT_MS)
+    assert instructions.error_label.text().startswith("Cannot read withdraw instructions")
+
+    # Errors on the status lines, in words and in the error colour (no event runs from here
+    # on, so no poll replaces them).
+    records.orders.start_filter.set_value(datetime.now(UTC))
+    records.orders.end_filter.set_value(datetime.now(UTC) - timedelta(hours=1))
+    assert not records.orders.apply_filters()
+    assert records.orders.status_label.property("level") == "error"
+    assert deposits.export_to(tmp_path / "missing" / "deposits.csv") == 0
+    assert deposits.status.text().startswith("Could not write")
+    assert_record_colours(records, DARK)
+
+    models = {
+        "orders": (orders.model, [FG, BG]),
+        "ledger": (ledger.model, [FG, BG]),
+        "deposits": (deposits.model, [FG]),
+        "balances": (balances.model, [FG]),
+    }
+    seen: dict[str, list[tuple[tuple[int, int], tuple[int, int], list[int]]]] = {
+        name: [] for name in models
+    }
+
+    def recorder(name: str) -> object:
+        def on_change(top_left: QModelIndex, bottom_right: QModelIndex, roles: list[int]) -> None:
+            corners = (
+                (top_left.row(), top_left.column()),
+                (bottom_right.row(), bottom_right.column()),
+            )
+            seen[name].append((*corners, sorted(roles)))
+
+        return on_change
+
+    slots = {name: recorder(name) for name in models}
+    for name, (model, _) in models.items():
+        model.dataChanged.connect(slots[name])
+    try:
+        apply_theme(app, "light")
+    finally:
+        for name, (model, _) in models.items():
+            model.dataChanged.disconnect(slots[name])
+    for name, (model, roles) in models.items():
+        whole = ((0, 0), (model.rowCount() - 1, model.columnCount() - 1), sorted(roles))
+        assert seen[name] == [whole], name  # one signal, the whole table, colour roles only
+    assert_record_colours(records, LIGHT)
+    assert LIGHT.success != DARK.success and LIGHT.error != DARK.error
+
+    apply_theme(app, "dark")
+    assert_record_colours(records, DARK)
+
+
+def test_an_order_confirmation_warns_in_the_theme_in_force(qtbot: QtBot, app: QApplication) -> None:
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    apply_theme(app, "light")
+    box = confirm_order(parent, "Sell 1 BTC", [], ["Far from the market"], lambda _: None)
+    assert f"color:{LIGHT.warning.name()}" in box.text() and "Far from the market" in box.text()
+    box.reject()
+
+
+@pytest.mark.parametrize("name", THEMES)
+def test_row_tints_leave_the_text_readable(name: str) -> None:
+    """The highlight of a new order and the tint of a trade's legs are translucent: the text,
+    and the status and amount colours drawn on them, still read on every row background
+    (4.5:1; the canceled grey, a word as well as a colour, 3:1)."""
+    trading = trade_palette(name)
+    for row in (COLOURS[name].base, COLOURS[name].alternate):
+        for tint in (highlight_colour(trading), linked_tint(trading)):
+            assert tint.alpha() < 255
+            behind = over(tint, QColor(row))
+            assert contrast(trading.text, behind) >= 4.5
+            for ink in ("success", "up", "error"):
+                ratio = contrast(getattr(trading, ink), behind)
+                assert ratio >= 4.5, f"{name} {ink} on {tint.name()} over {row}: {ratio:.2f}"
+            assert contrast(trading.stale, behind) >= 3
+
+
+@pytest.mark.parametrize("name", THEMES)
+def test_the_login_error_reads_on_its_box(name: str) -> None:
+    """The login dialog's error text is the error colour itself on a notice's error tint."""
+    trading = trade_palette(name)
+    background, _, _ = notice_colours("error", trading)
+    assert contrast(trading.error, background) >= 4.5

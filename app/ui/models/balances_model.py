@@ -7,7 +7,9 @@ available credit from the portfolio. An asset's value is its holding (free + loc
 credit counts against it) times the top-of-book mid to the valuation currency: the direct pair,
 the inverse pair, or one hop through USD or USDT. Everything is Decimal; the model tells the view
 which cells changed (one ``dataChanged`` per run of changed cells in a row) and resets only when
-the set of assets changes.
+the set of assets changes. Negative amounts are in the theme's error colour, a value that cannot
+be computed in its stale grey (``app.ui.palette``); a theme switch repaints the text colours of
+the whole table in one ``dataChanged``.
 """
 
 from __future__ import annotations
@@ -33,9 +35,10 @@ from app.domain.records import Balance, PortfolioBalance, TopOfBook
 from app.domain.valuation import valuation_rate
 from app.services.session import Balances
 from app.ui.formatting import Precision
-from app.ui.models.record_cells import signal_changed_cells
+from app.ui.models.record_cells import signal_changed_cells, signal_whole_table
 from app.ui.models.sorting import SORT_ROLE as SORT_ROLE
 from app.ui.models.sorting import DecimalSortProxy
+from app.ui.palette import TradePalette, current_palette, follow_palette
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -43,9 +46,8 @@ Index = QModelIndex | QPersistentModelIndex
 VALUE_ROLE = Qt.ItemDataRole.UserRole + 2
 #: ``(used, total)`` credit as Decimals for the utilisation bar, None without a credit line.
 UTILISATION_ROLE = Qt.ItemDataRole.UserRole + 3
-
-NEGATIVE_COLOUR = QColor("#d64541")
-UNVALUED_COLOUR = QColor("#8a8a8a")
+#: The roles whose values come from the palette (repainted on a theme switch).
+COLOUR_ROLES = (Qt.ItemDataRole.ForegroundRole,)
 
 
 class Column(IntEnum):
@@ -212,6 +214,21 @@ class BalancesModel(QAbstractTableModel):
         self._books: dict[str, TopOfBook] = {}
         self._rates: dict[str, Decimal | None] = {}
         self._number_font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self._palette = current_palette()
+        follow_palette(self.set_palette)
+
+    # -- colours ----------------------------------------------------------------------------
+
+    @property
+    def palette(self) -> TradePalette:
+        return self._palette
+
+    def set_palette(self, palette: TradePalette) -> None:
+        """A theme switch: the text colours of the whole table, in one signal."""
+        if palette == self._palette:
+            return
+        self._palette = palette
+        signal_whole_table(self, COLOUR_ROLES)
 
     # -- feeding ----------------------------------------------------------------------------
 
@@ -357,11 +374,7 @@ class BalancesModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.FontRole:
             return self._font(column)
         if role == Qt.ItemDataRole.ForegroundRole:
-            if isinstance(raw, Decimal) and raw < 0:
-                return NEGATIVE_COLOUR
-            if column is Column.VALUE and raw is None:
-                return UNVALUED_COLOUR
-            return None
+            return self._foreground(column, raw)
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._tooltip(row, column)
         return None
@@ -374,6 +387,14 @@ class BalancesModel(QAbstractTableModel):
         if column is Column.VALUE:
             return self._precision.amount(raw, self._currency)
         return self._precision.amount(raw, row.asset)
+
+    def _foreground(self, column: Column, raw: Decimal | str | None) -> QColor | None:
+        """Negative amounts in the error colour, a value that cannot be computed in grey."""
+        if isinstance(raw, Decimal) and raw < 0:
+            return self._palette.error
+        if column is Column.VALUE and raw is None:
+            return self._palette.stale
+        return None
 
     def _font(self, column: Column) -> QFont | None:
         if column in (Column.ASSET, Column.UTILISATION):

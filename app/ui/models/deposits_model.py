@@ -4,7 +4,9 @@ A ``RecordTableModel`` (``app.ui.models.record_cells``): amounts are Decimal, sh
 asset's precision or more (never rounded), exact under ``EXPORT_ROLE`` for export and copy;
 times are shown in local time, with the UTC wire form in the tooltip, and sort by their instant.
 A new page with the same records only signals the cells that changed (a pending deposit
-completing); a different set of records resets the model.
+completing); a different set of records resets the model. The status is in the theme's
+success colour once completed, its warning colour before (``app.ui.palette``), and recoloured
+on a theme switch.
 """
 
 from __future__ import annotations
@@ -31,9 +33,11 @@ from app.ui.models.record_cells import (
 )
 from app.ui.models.sorting import SORT_ROLE as SORT_ROLE
 from app.ui.models.sorting import DecimalSortProxy
+from app.ui.palette import TradePalette
 
-PENDING_COLOUR = QColor("#b26a00")
-COMPLETED_COLOUR = QColor("#2e8b57")
+#: The palette colour of a completed record's status; any other status (pending) is a warning.
+COMPLETED_COLOUR = "success"
+PENDING_COLOUR = "warning"
 
 
 class Column(IntEnum):
@@ -77,6 +81,12 @@ NUMERIC = frozenset({Column.ORDERING, Column.AMOUNT})
 MONOSPACE = frozenset({Column.ORDERING, Column.AMOUNT, Column.HASH, Column.ADDRESS})
 
 
+def status_colour(status: str, palette: TradePalette) -> QColor:
+    """Completed in the success colour; pending (or anything not yet completed) a warning."""
+    colour: QColor = getattr(palette, COMPLETED_COLOUR if status == "completed" else PENDING_COLOUR)
+    return colour
+
+
 def who(step: TransferStep | None) -> str:
     """The name of whoever did a step, else their email, else their id."""
     if step is None:
@@ -110,6 +120,8 @@ def deposit_cells(record: DepositRecord, places: int) -> tuple[Cell, ...]:
 
 
 class DepositsModel(RecordTableModel):
+    colour_roles = (Qt.ItemDataRole.ForegroundRole,)
+
     def __init__(self, precision: Precision, parent: QObject | None = None) -> None:
         super().__init__(
             [HEADERS[c] for c in Column], {int(k): v for k, v in TOOLTIPS.items()}, NUMERIC, parent
@@ -146,7 +158,7 @@ class DepositsModel(RecordTableModel):
         if role == Qt.ItemDataRole.FontRole and column in MONOSPACE:
             return self.number_font
         if role == Qt.ItemDataRole.ForegroundRole and column == Column.STATUS:
-            return COMPLETED_COLOUR if record.status == "completed" else PENDING_COLOUR
+            return status_colour(record.status, self.palette)
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._tooltip(record, Column(column))
         return None

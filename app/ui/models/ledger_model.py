@@ -4,6 +4,9 @@ query shows one asset.
 
 Sorting keeps a trade's legs together: ``LedgerSortProxy`` sorts groups by the value of their
 first leg in the sort column, then keeps the legs in their own order under it.
+
+Colours follow the theme (``app.ui.palette``): negative amounts in the error colour, the legs'
+tint the theme's bar blue made faint, so every text colour still reads on it.
 """
 
 from __future__ import annotations
@@ -29,9 +32,17 @@ from app.ui.models.record_cells import (
     time_cell,
 )
 from app.ui.models.sorting import sort_less
+from app.ui.palette import TradePalette
 
-LINKED_TINT = QColor(61, 133, 198, 40)  # translucent blue: the legs of one trade
-NEGATIVE = QColor("#d64541")
+#: Opacity (0–255) of the tint shared by the legs of one trade.
+LINKED_ALPHA = 40
+
+
+def linked_tint(palette: TradePalette) -> QColor:
+    """The background of a trade's legs: the theme's bar blue, faint."""
+    colour = QColor(palette.bar)
+    colour.setAlpha(LINKED_ALPHA)
+    return colour
 
 
 class Column(IntEnum):
@@ -103,6 +114,8 @@ def row_key(row: LedgerRow) -> Hashable:
 
 
 class LedgerModel(RecordTableModel):
+    colour_roles = (Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole)
+
     def __init__(self, precision: Precision, parent: QObject | None = None) -> None:
         super().__init__(
             [HEADERS[c] for c in Column], {int(k): v for k, v in TOOLTIPS.items()}, NUMERIC, parent
@@ -110,6 +123,16 @@ class LedgerModel(RecordTableModel):
         self._precision = precision
         self._first_of_group: dict[int, int] = {}
         self._group_keys: dict[int, list[SortKey]] = {}
+        self._tint = linked_tint(self.palette)
+
+    @property
+    def tint(self) -> QColor:
+        """The background of a trade's legs in the palette in force."""
+        return self._tint
+
+    def set_palette(self, palette: TradePalette) -> None:
+        self._tint = linked_tint(palette)
+        super().set_palette(palette)
 
     def set_snapshot(self, snapshot: LedgerSnapshot) -> None:
         rows = [(row_key(row), row, ledger_cells(row, self._precision)) for row in snapshot.rows]
@@ -138,9 +161,9 @@ class LedgerModel(RecordTableModel):
     def extra_data(self, row: int, column: int, role: int) -> Any:
         record = self.ledger_row(row)
         if role == Qt.ItemDataRole.BackgroundRole:
-            return LINKED_TINT if record.linked else None
+            return self._tint if record.linked else None
         if role == Qt.ItemDataRole.ForegroundRole and column == Column.AMOUNT:
-            return NEGATIVE if record.entry.amount < 0 else None
+            return self.palette.error if record.entry.amount < 0 else None
         if role == Qt.ItemDataRole.ToolTipRole:
             if column == Column.TIME:
                 return f"{self.cell(row, column).export} (UTC)"

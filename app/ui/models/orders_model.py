@@ -6,6 +6,10 @@ Statuses are shown exactly as the server sent them; the ones this version knows 
 and an explanation, any other keeps the plain text and says it is not known. Orders that
 appear on top after the first load, and known orders that just filled, are highlighted for
 ``HIGHLIGHT_SECONDS``; one single-shot timer ends the highlights.
+
+Colours follow the theme (``app.ui.palette``): filled in the success colour, rejected in the
+error colour, resting in the rising blue, canceled in the stale grey; the highlight is the
+theme's amber bar colour, translucent so the row's text and status colours still read on it.
 """
 
 from __future__ import annotations
@@ -29,14 +33,17 @@ from app.ui.models.record_cells import (
     text_cell,
     time_cell,
 )
+from app.ui.palette import TradePalette
 
 HIGHLIGHT_SECONDS = 3.0
-HIGHLIGHT = QColor(224, 165, 38, 90)  # translucent amber over any theme
+#: Opacity (0–255) of the highlight: a quarter, so text and status colours read through it.
+HIGHLIGHT_ALPHA = 64
+#: The palette colour each known status is shown in (others: ordinary text).
 STATUS_COLOURS = {
-    "filled": QColor("#2e9d57"),
-    "submitted": QColor("#3d85c6"),
-    "canceled": QColor("#8a8a8a"),
-    "rejected": QColor("#d64545"),
+    "filled": "success",
+    "submitted": "up",
+    "canceled": "stale",
+    "rejected": "error",
 }
 STATUS_MEANING = {
     "filled": "Filled in full",
@@ -95,6 +102,22 @@ NUMERIC = frozenset(
 )
 
 
+def status_colour(status: str, palette: TradePalette) -> QColor | None:
+    """The status column's colour for ``status`` in ``palette`` (None: ordinary text)."""
+    name = STATUS_COLOURS.get(status)
+    if name is None:
+        return None
+    colour: QColor = getattr(palette, name)
+    return colour
+
+
+def highlight_colour(palette: TradePalette) -> QColor:
+    """The background of an order that just appeared or filled: the theme's amber, translucent."""
+    colour = QColor(palette.bar_warn)
+    colour.setAlpha(HIGHLIGHT_ALPHA)
+    return colour
+
+
 def order_cells(row: OrderRow, precision: Precision) -> tuple[Cell, ...]:
     order, result = row.order, row.order.result
     natural = f"{order.source}/{order.destination}"
@@ -122,6 +145,8 @@ def order_cells(row: OrderRow, precision: Precision) -> tuple[Cell, ...]:
 
 
 class OrdersModel(RecordTableModel):
+    colour_roles = (Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole)
+
     def __init__(
         self,
         precision: Precision,
@@ -139,6 +164,16 @@ class OrdersModel(RecordTableModel):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self._end_highlights)
+        self._highlight = highlight_colour(self.palette)
+
+    @property
+    def highlight(self) -> QColor:
+        """The background of a highlighted row in the palette in force."""
+        return self._highlight
+
+    def set_palette(self, palette: TradePalette) -> None:
+        self._highlight = highlight_colour(palette)
+        super().set_palette(palette)
 
     def set_snapshot(self, snapshot: OrdersSnapshot) -> None:
         rows = [(row.order_id, row, self._cells_of(row)) for row in snapshot.rows]
@@ -195,7 +230,7 @@ class OrdersModel(RecordTableModel):
         status = order_row.order.result.status
         if role == Qt.ItemDataRole.BackgroundRole:
             until = self._highlight_until.get(order_row.order_id)
-            return HIGHLIGHT if until is not None and until > self._clock() else None
+            return self._highlight if until is not None and until > self._clock() else None
         if column != Column.STATUS:
             if role == Qt.ItemDataRole.ToolTipRole and column in (
                 Column.SUBMITTED,
@@ -205,7 +240,7 @@ class OrdersModel(RecordTableModel):
                 return f"{text} (UTC)" if text else None
             return None
         if role == Qt.ItemDataRole.ForegroundRole:
-            return STATUS_COLOURS.get(status)
+            return status_colour(status, self.palette)
         if role == Qt.ItemDataRole.ToolTipRole:
             meaning = STATUS_MEANING.get(
                 status, "Not a status this version knows: shown as the server sent it"

@@ -6,6 +6,9 @@ order of known records changed), and a sort proxy with a free-text filter.
 Display shows numbers at least at the asset's precision but never rounds a digit away; the
 export text is exact (``app.ui.csv_export.export_value``); times show in local time and export
 as ISO 8601 UTC; times and numbers sort as numbers.
+
+Colours come from the palette in force (``app.ui.palette``): a record model follows the theme and,
+on a switch, repaints its ``colour_roles`` over the whole table in one ``dataChanged``.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from app.domain import Price
 from app.ui.csv_export import EXPORT_ROLE, export_value
 from app.ui.formatting import DASH, format_number
 from app.ui.models.sorting import SORT_ROLE, DecimalSortProxy
+from app.ui.palette import TradePalette, current_palette, follow_palette
 
 Index = QModelIndex | QPersistentModelIndex
 SortKey = Decimal | str | None
@@ -108,9 +112,20 @@ def signal_changed_cells(model: QAbstractItemModel, row: int, columns: Sequence[
         start = end + 1
 
 
+def signal_whole_table(model: QAbstractItemModel, roles: Sequence[int]) -> None:
+    """One ``dataChanged`` over every cell for ``roles`` only: a theme switch changes the
+    colours of the whole table and nothing else (an empty table needs no signal)."""
+    rows, columns = model.rowCount(), model.columnCount()
+    if rows and columns and roles:
+        model.dataChanged.emit(model.index(0, 0), model.index(rows - 1, columns - 1), list(roles))
+
+
 class RecordTableModel(QAbstractTableModel):
     """Rows of precomputed cells keyed by a record id. Subclasses give the headers and may
-    answer more roles in ``extra_data``."""
+    answer more roles in ``extra_data``, taking their colours from ``palette``."""
+
+    #: The roles whose values come from the palette: repainted, and only they, on a switch.
+    colour_roles: tuple[int, ...] = ()
 
     def __init__(
         self,
@@ -127,6 +142,22 @@ class RecordTableModel(QAbstractTableModel):
         self._records: list[Any] = []
         self._cells: list[tuple[Cell, ...]] = []
         self.number_font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self._palette = current_palette()
+        follow_palette(self.set_palette)
+
+    # -- colours --------------------------------------------------------------------------------
+
+    @property
+    def palette(self) -> TradePalette:
+        return self._palette
+
+    def set_palette(self, palette: TradePalette) -> None:
+        """A theme switch: the new colours, one repaint of ``colour_roles`` over the table.
+        Subclasses that derive colours from the palette refresh them before calling this."""
+        if palette == self._palette:
+            return
+        self._palette = palette
+        signal_whole_table(self, self.colour_roles)
 
     # -- feeding --------------------------------------------------------------------------------
 

@@ -6,7 +6,8 @@ server's order until a column header is clicked (numbers and times sort as such;
 returns to the server's order). The list refreshes every ``interval`` seconds (a pending deposit
 completes by itself) and on Refresh. The hash, the transaction id, an address or a whole row
 can be copied exactly (context menu, Copy hash, or Ctrl+C for the current cell); Export CSV
-writes what the table shows, in its order, with exact amounts and UTC times.
+writes what the table shows, in its order, with exact amounts and UTC times. Errors on the
+status line are in the theme's error colour and follow a theme switch.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from app.services.funding import (
 )
 from app.ui.csv_export import EXPORT_ROLE, ask_and_export, export_csv, rows_as_tsv
 from app.ui.models.deposits_model import RECORD_ROLE, Column, DepositsModel, DepositsSortProxy
+from app.ui.palette import TradePalette, follow_palette, level_css
 from app.ui.panels.base import PanelContext
 from app.ui.panels.record_parts import stop_with
 from app.ui.widgets.copy_field import copy_text
@@ -53,7 +55,6 @@ KINDS: tuple[tuple[str, TransferKind], ...] = (
     ("Deposits", "deposit"),
     ("Withdrawals", "withdrawal"),
 )
-ERROR_STYLE = "color: #d64541;"
 HASH_WIDTH = 240
 
 
@@ -170,7 +171,21 @@ class DepositsPanel(QWidget):
         stop_with(self, self.feed, unsubscribe)
         self._columns_for(self.query().kind)
         self.status.setText("Loading…")
+        follow_palette(self.set_palette)
         self.feed.start()
+
+    def _say(self, text: str, level: str = "") -> None:
+        """``text`` on the status line in the colour of ``level`` ("error", or "" for ordinary
+        text); the level stays on the label (property "level") for a theme switch."""
+        self.status.setText(text)
+        self.status.setProperty("level", level)
+        self.status.setStyleSheet(level_css(level))
+
+    def set_palette(self, palette: TradePalette) -> None:
+        """A theme switch: the status line in the new colour of its level."""
+        level = self.status.property("level")
+        if isinstance(level, str) and level:
+            self.status.setStyleSheet(level_css(level, palette))
 
     def _button(self, text: str, name: str, slot: Callable[[], object]) -> QPushButton:
         button = QPushButton(text, self)
@@ -202,8 +217,7 @@ class DepositsPanel(QWidget):
             self._columns_for(query.kind)
         self.show_server_order()
         order = "oldest first" if query.ascending else "newest first"
-        self.status.setStyleSheet("")
-        self.status.setText(f"Loading {query.kind}s, {order}…")
+        self._say(f"Loading {query.kind}s, {order}…")
         self.feed.set_query(query)
 
     def _columns_for(self, kind: TransferKind) -> None:
@@ -232,8 +246,7 @@ class DepositsPanel(QWidget):
         limit = (
             " (the row limit: raise Rows to see more)" if count >= page.query.max_records else ""
         )
-        self.status.setStyleSheet("")
-        self.status.setText(f"{plural(page.query.kind, count)}, {order}{limit} · updated {stamp}")
+        self._say(f"{plural(page.query.kind, count)}, {order}{limit} · updated {stamp}")
         self._selection_changed()
 
     def _on_failure(self, message: str) -> None:
@@ -241,8 +254,7 @@ class DepositsPanel(QWidget):
         kept = ""
         if self.page is not None:
             kept = f" — showing the list from {self.page.fetched_at.astimezone():%H:%M:%S}"
-        self.status.setStyleSheet(ERROR_STYLE)
-        self.status.setText(f"{message}{kept}; retrying")
+        self._say(f"{message}{kept}; retrying", "error")
 
     # -- copying ----------------------------------------------------------------------------
 
@@ -275,8 +287,7 @@ class DepositsPanel(QWidget):
 
     def _copy(self, text: str, what: str) -> None:
         copy_text(text)
-        self.status.setStyleSheet("")
-        self.status.setText(f"{what} copied")
+        self._say(f"{what} copied")
 
     def _selection_changed(self, *_: object) -> None:
         record = self._current_record()
@@ -322,14 +333,12 @@ class DepositsPanel(QWidget):
 
     def _exported(self, path: Path, rows: int) -> None:
         message = f"Exported {rows} row(s) to {path}"
-        self.status.setStyleSheet("")
-        self.status.setText(message)
+        self._say(message)
         self._context.notify("info", message)
 
     def _export_failed(self, path: Path, exc: OSError) -> None:
         message = f"Could not write {path}: {exc.strerror or exc}"
-        self.status.setStyleSheet(ERROR_STYLE)
-        self.status.setText(message)
+        self._say(message, "error")
         self._context.notify("error", message)
 
     # -- reading (tests, other panels) --------------------------------------------------------

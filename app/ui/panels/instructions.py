@@ -4,7 +4,8 @@ Pick Deposit or Withdraw and an asset; the panel shows one card per instruction 
 (one per network for a blockchain asset, every wire field for fiat, raw fields for a type this
 version does not know). When an asset moves on several networks a line above the cards says so,
 and each card's warning names the others. Both lists are read together when the panel opens
-and on Refresh; the chosen direction and asset are remembered in the settings.
+and on Refresh; the chosen direction and asset are remembered in the settings. The error line
+and the chosen direction take the theme's colours and follow a theme switch.
 """
 
 from __future__ import annotations
@@ -28,19 +29,25 @@ from app.services.funding import (
     InstructionBook,
     fetch_instructions,
 )
+from app.ui.palette import TradePalette, current_palette, follow_palette, level_css
 from app.ui.panels.base import PanelContext
 from app.ui.tasks import TaskOwner
 from app.ui.widgets.instruction_card import InstructionCard, build_card, network_label
 
 DIRECTION_KEY = "instructions/direction"
 ASSET_KEY = "instructions/asset"
-ERROR_STYLE = "color: #d64541;"
-#: The chosen direction must be obvious at a glance: deposit and withdraw addresses differ.
-DIRECTION_STYLE = (
-    "QToolButton { padding: 3px 10px; }"
-    " QToolButton:checked { background: #2d6cdf; color: white; font-weight: bold;"
-    " border: 1px solid #1d4fa8; border-radius: 3px; }"
-)
+
+
+def direction_css(palette: TradePalette) -> str:
+    """The chosen direction must be obvious at a glance (deposit and withdraw addresses
+    differ): filled like a bar, its text in the colour made to read on the bar, framed in the
+    rising blue."""
+    return (
+        "QToolButton { padding: 3px 10px; }"
+        f" QToolButton:checked {{ background: {palette.bar.name()};"
+        f" color: {palette.bar_text.name()}; font-weight: bold;"
+        f" border: 1px solid {palette.up.name()}; border-radius: 3px; }}"
+    )
 
 
 def summary_text(book: InstructionBook, direction: Direction, asset: str) -> str:
@@ -97,7 +104,8 @@ class InstructionsPanel(QWidget):
         self.error_label = QLabel(self)
         self.error_label.setObjectName("instructionsError")
         self.error_label.setWordWrap(True)
-        self.error_label.setStyleSheet(ERROR_STYLE)
+        self.error_label.setProperty("level", "error")
+        self.error_label.setStyleSheet(level_css("error"))
         self.error_label.setVisible(False)
 
         self.cards_host = QWidget(self)
@@ -130,6 +138,7 @@ class InstructionsPanel(QWidget):
         self.setTabOrder(self.asset_box, self.refresh_button)
         self.setTabOrder(self.refresh_button, self.scroll_area)
 
+        follow_palette(self.set_palette)
         self.reload()
 
     def _direction_button(self, text: str, name: str) -> QToolButton:
@@ -139,8 +148,15 @@ class InstructionsPanel(QWidget):
         button.setCheckable(True)
         button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         button.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        button.setStyleSheet(DIRECTION_STYLE)
+        button.setStyleSheet(direction_css(current_palette()))
         return button
+
+    def set_palette(self, palette: TradePalette) -> None:
+        """A theme switch: the error line and the direction buttons (the cards restyle
+        themselves)."""
+        self.error_label.setStyleSheet(level_css("error", palette))
+        for button in (self.deposit_button, self.withdraw_button):
+            button.setStyleSheet(direction_css(palette))
 
     # -- state ------------------------------------------------------------------------------
 

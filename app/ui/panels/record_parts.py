@@ -1,7 +1,8 @@
 """Pieces the record docks (orders, ledger, deposits) share: an optional date-time bound, the
 table view with Enter for details and Ctrl+C for exact rows, the choice lists of pairs and assets,
 ``RecordPanel`` (the status line and Details…, Copy row and Export CSV… with what they do), and
-``stop_with``: a panel's feed stops when the panel goes."""
+``stop_with``: a panel's feed stops when the panel goes. An error on the status line is in the
+theme's error colour, restyled when the theme switches."""
 
 from __future__ import annotations
 
@@ -31,12 +32,12 @@ from PySide6.QtWidgets import (
 from app.services.session import TerminalSession
 from app.ui.csv_export import ask_and_export, export_csv, rows_as_tsv
 from app.ui.models.record_cells import Index, RecordSortProxy
+from app.ui.palette import TradePalette, follow_palette, level_css
 from app.ui.panels.base import PanelContext
 from app.ui.record_details import RecordDetailsDialog
 from app.ui.widgets.copy_field import copy_text
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-ERROR_STYLE = "color: #d64545;"
 
 # Feeds whose panel went away are stopped by a task kept here until it ends.
 _stopping: set[asyncio.Task[None]] = set()
@@ -203,6 +204,7 @@ class RecordPanel(QWidget):
         self._context = context
         self.details_dialog: RecordDetailsDialog | None = None
         self.export_dialog: QFileDialog | None = None
+        follow_palette(self.set_palette)
 
     def _record_table(self, prefix: str, title: str) -> RecordTable:
         """The table over ``proxy``; Enter and double-click open the details."""
@@ -240,8 +242,18 @@ class RecordPanel(QWidget):
         layout.addLayout(actions)
 
     def _say(self, text: str, *, error: bool = False) -> None:
+        """``text`` on the status line; an error in the error colour. The level stays on the
+        label (property "level") so a theme switch can restyle it."""
+        level = "error" if error else ""
         self.status_label.setText(text)
-        self.status_label.setStyleSheet(ERROR_STYLE if error else "")
+        self.status_label.setProperty("level", level)
+        self.status_label.setStyleSheet(level_css(level))
+
+    def set_palette(self, palette: TradePalette) -> None:
+        """A theme switch: the status line in the new colour of its level."""
+        level = self.status_label.property("level")
+        if isinstance(level, str) and level:
+            self.status_label.setStyleSheet(level_css(level, palette))
 
     # -- details, copy, export ------------------------------------------------------------------
 

@@ -5,6 +5,8 @@ under the QR code — because a deposit sent on the wrong network is lost. The a
 monospace with a Copy button, and the QR code encodes exactly that address. Fields the card does
 not know (a memo or tag some networks need) are shown too, never dropped. A fiat card lists every
 wire field with its own Copy button; an instruction of an unknown type shows its raw fields.
+The warning box has the theme's colours (a notice's warning tint and frame) and follows a theme
+switch; the headers keep their network colours in every theme.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from app.domain.records import (
     Instruction,
     OtherInstruction,
 )
+from app.ui.notices import notice_colours
+from app.ui.palette import TradePalette, current_palette, follow_palette
 from app.ui.qr import QrCodeWidget
 from app.ui.widgets.copy_field import CopyField
 
@@ -61,11 +65,17 @@ NETWORK_COLOURS = {
     "tron": "#c4001f",
     "solana": "#7b3fd6",
 }
-WARNING_STYLE = (
-    "QLabel { background: #fff4d6; color: #5c3d00; border: 1px solid #d4a72c;"
-    " border-radius: 3px; padding: 6px; }"
-)
 HEADER_SCALE = 1.8
+
+
+def warning_css(palette: TradePalette) -> str:
+    """The warning box: the theme's text on its background tinted with the warning colour,
+    framed in it (``app.ui.notices.notice_colours``, whose contrast the theme tests check)."""
+    background, text, border = notice_colours("warning", palette)
+    return (
+        f"QLabel {{ background: {background.name()}; color: {text.name()};"
+        f" border: 1px solid {border.name()}; border-radius: 3px; padding: 6px; }}"
+    )
 
 
 def network_label(network: str) -> str:
@@ -110,14 +120,6 @@ def _header(text: str, colour: QColor, parent: QWidget) -> QLabel:
     return label
 
 
-def _warning(text: str, parent: QWidget) -> QLabel:
-    label = QLabel(text, parent)
-    label.setWordWrap(True)
-    label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-    label.setStyleSheet(WARNING_STYLE)
-    return label
-
-
 class InstructionCard(QFrame):
     """Base of the cards: a framed box with the instruction it shows and its copy fields."""
 
@@ -131,6 +133,23 @@ class InstructionCard(QFrame):
         self.layout_ = QVBoxLayout(self)
         self.layout_.setContentsMargins(8, 8, 8, 8)
         self.layout_.setSpacing(6)
+        self._warnings: list[QLabel] = []
+        follow_palette(self.set_palette)
+
+    def _warning(self, text: str) -> QLabel:
+        """A warning box (object name ``cardWarning``) in the theme's colours."""
+        label = QLabel(text, self)
+        label.setObjectName("cardWarning")
+        label.setWordWrap(True)
+        label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        label.setStyleSheet(warning_css(current_palette()))
+        self._warnings.append(label)
+        return label
+
+    def set_palette(self, palette: TradePalette) -> None:
+        """A theme switch: the warning boxes in the new colours."""
+        for label in self._warnings:
+            label.setStyleSheet(warning_css(palette))
 
     def _form(self) -> QFormLayout:
         form = QFormLayout()
@@ -195,8 +214,7 @@ class BlockchainCard(InstructionCard):
         caption_font.setBold(True)
         self.qr_caption.setFont(caption_font)
 
-        self.warning = _warning(warning_text(asset, network, direction, other_networks), self)
-        self.warning.setObjectName("cardWarning")
+        self.warning = self._warning(warning_text(asset, network, direction, other_networks))
 
         qr_box = QVBoxLayout()
         qr_box.addWidget(self.qr, 0, Qt.AlignmentFlag.AlignHCenter)
@@ -258,8 +276,7 @@ class FiatCard(InstructionCard):
             if direction == "deposit"
             else f"⚠ {asset} withdrawals are wired to this account. Check every detail is yours."
         )
-        self.warning = _warning(text, self)
-        self.warning.setObjectName("cardWarning")
+        self.warning = self._warning(text)
         self.layout_.addWidget(self.warning)
 
 
