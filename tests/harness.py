@@ -226,3 +226,22 @@ def free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
+
+
+class Faults:
+    """A sandbox's fault switches for one test: ``faults(rule, ...)`` sets the rules,
+    ``clear()`` lifts them (the fixture clears them after the test too)."""
+
+    PATH = "/api/v1/sandbox/admin/faults"
+
+    def __init__(self, sandbox: SandboxProcess) -> None:
+        self.sandbox = sandbox
+
+    def __call__(self, *rules: dict[str, Any]) -> None:
+        with self.sandbox.admin() as admin:
+            response = admin.post(self.PATH, json={"faults": list(rules)})
+            assert response.status_code == 200, response.text
+
+    def clear(self) -> None:
+        with self.sandbox.admin() as admin:
+            assert admin.delete(self.PATH).status_code == 200

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -19,13 +18,12 @@ from app.domain.records import DepositRecord
 from app.ui.csv_export import EXPORT_ROLE
 from app.ui.models.deposits_model import SORT_ROLE, Column, DepositsModel
 from app.ui.panels.deposits import DepositsPanel
-from tests.harness import SandboxProcess, Session, body
+from tests.harness import Faults, Session, body
 from tests.ui.conftest import Live
 
 WAIT_MS = 10_000
 TOP_UP = "/api/v1/sandbox/account/{account}/deposit"
 DEPOSITS = "/api/v1/accounting/account/{account}/request/deposit"
-FAULTS = "/api/v1/sandbox/admin/faults"
 
 
 def top_up(session: Session, amount: str, network: str | None = None, **extra: Any) -> None:
@@ -64,13 +62,6 @@ def four(live: Live) -> Live:
         top_up(live.account, amount, network)
     top_up(live.account, "10 SOL")
     return live
-
-
-@pytest.fixture
-def faults(sandbox: SandboxProcess) -> Iterator[SandboxProcess]:
-    yield sandbox
-    with sandbox.admin() as admin:
-        assert admin.delete(FAULTS).status_code == 200
 
 
 # -- filling ----------------------------------------------------------------------------------
@@ -204,13 +195,11 @@ def test_withdrawals_show_their_address(qtbot: QtBot, live: Live) -> None:
 
 
 def test_a_failing_server_is_explained_and_the_rows_stay(
-    qtbot: QtBot, four: Live, faults: SandboxProcess
+    qtbot: QtBot, four: Live, faults: Faults
 ) -> None:
     panel = make_panel(qtbot, four, 4, interval=0.3)
     path = rf"^/api/v1/accounting/account/{four.account.account}/request/deposit$"
-    with faults.admin() as admin:
-        rule = {"kind": "status", "status": 503, "path": path}
-        assert admin.post(FAULTS, json={"faults": [rule]}).status_code == 200
+    faults({"kind": "status", "status": 503, "path": path})
     qtbot.waitUntil(lambda: panel.last_error != "", timeout=WAIT_MS)
     assert panel.status.text().startswith("Cannot read deposits: HTTP 503")
     assert "showing the list from" in panel.status.text()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -20,11 +19,10 @@ from app.services.funding import InstructionBook
 from app.ui.panels.instructions import InstructionsPanel
 from app.ui.qr import QUIET_ZONE, QrCodeWidget
 from app.ui.widgets.instruction_card import BlockchainCard, FiatCard, RawCard, build_card
-from tests.harness import SandboxProcess, Session, body
+from tests.harness import Faults, Session, body
 from tests.ui.conftest import Live
 
 WAIT_MS = 10_000
-FAULTS = "/api/v1/sandbox/admin/faults"
 
 
 def server_instructions(session: Session, direction: str) -> list[dict[str, Any]]:
@@ -67,13 +65,6 @@ def panel(qtbot: QtBot, live: Live) -> InstructionsPanel:
     widget.show()
     qtbot.waitUntil(lambda: widget.loaded and bool(widget.cards), timeout=WAIT_MS)
     return widget
-
-
-@pytest.fixture
-def faults(sandbox: SandboxProcess) -> Iterator[SandboxProcess]:
-    yield sandbox
-    with sandbox.admin() as admin:
-        assert admin.delete(FAULTS).status_code == 200
 
 
 def test_fills_from_the_sandbox_with_the_network_named_three_times(
@@ -243,12 +234,10 @@ def test_extra_fields_of_a_blockchain_instruction_are_not_dropped(qtbot: QtBot) 
 
 
 def test_a_failed_read_is_explained_and_refresh_recovers(
-    qtbot: QtBot, live: Live, faults: SandboxProcess
+    qtbot: QtBot, live: Live, faults: Faults
 ) -> None:
     path = rf"^/api/v1/accounting/account/{live.account.account}/request/.*-instructions$"
-    with faults.admin() as admin:
-        rule = {"kind": "status", "status": 503, "path": path}
-        assert admin.post(FAULTS, json={"faults": [rule]}).status_code == 200
+    faults({"kind": "status", "status": 503, "path": path})
     widget = InstructionsPanel(live.context)
     qtbot.addWidget(widget)
     widget.show()
@@ -258,8 +247,7 @@ def test_a_failed_read_is_explained_and_refresh_recovers(
     assert any(level == "warning" for level, _ in live.notices)
     assert widget.cards == []
 
-    with faults.admin() as admin:
-        assert admin.delete(FAULTS).status_code == 200
+    faults.clear()
     QTest.mouseClick(widget.refresh_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: bool(widget.cards), timeout=WAIT_MS)
     assert not widget.error_label.isVisible()

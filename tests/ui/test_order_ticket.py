@@ -3,11 +3,9 @@ with the server's words, one order per double Enter, unknown outcomes settled, F
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from decimal import Decimal
-from typing import Any
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QLineEdit, QMainWindow
@@ -18,7 +16,7 @@ from app.domain.records import Order
 from app.ui.main_window import Area, MainWindow, PanelSpec
 from app.ui.order_confirm import SETTINGS_KEY as CONFIRM_KEY
 from app.ui.panels.order_ticket import OrderTicketPanel
-from tests.harness import SandboxProcess
+from tests.harness import Faults, SandboxProcess
 from tests.ui.conftest import Live, LiveFactory, run
 
 
@@ -46,29 +44,6 @@ def server_orders(qtbot: QtBot, live: Live) -> list[Order]:
 def type_into(qtbot: QtBot, edit: QLineEdit, text: str) -> None:
     edit.clear()
     QTest.keyClicks(edit, text)
-
-
-class Faults:
-    """The shared sandbox's fault rules, set by a test and cleared after it."""
-
-    def __init__(self, sandbox: SandboxProcess) -> None:
-        self.sandbox = sandbox
-
-    def __call__(self, *rules: dict[str, Any]) -> None:
-        with self.sandbox.admin() as admin:
-            response = admin.post("/api/v1/sandbox/admin/faults", json={"faults": list(rules)})
-            assert response.status_code == 200, response.text
-
-    def clear(self) -> None:
-        with self.sandbox.admin() as admin:
-            admin.delete("/api/v1/sandbox/admin/faults")
-
-
-@pytest.fixture
-def faults(sandbox: SandboxProcess) -> Iterator[Faults]:
-    rules = Faults(sandbox)
-    yield rules
-    rules.clear()
 
 
 def order_path(live: Live) -> str:

@@ -60,14 +60,13 @@ from app.ui.theme import COLOURS, THEME_PROPERTY, THEMES, apply_theme, trade_pal
 from app.ui.widgets.countdown import CountdownBar
 from app.ui.widgets.instruction_card import BlockchainCard, warning_css
 from app.ui.widgets.quote_history import Column as HistoryColumn
-from tests.harness import SandboxProcess
+from tests.harness import Faults
 from tests.ui.conftest import Live, run
 from tests.ui.test_theme import contrast, over
 
 DARK, LIGHT = trade_palette("dark"), trade_palette("light")
 FG, BG = Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole
 WAIT_MS = 10_000
-FAULTS = "/api/v1/sandbox/admin/faults"
 TOP_UP = "/api/v1/sandbox/account/{account}/deposit"
 
 
@@ -84,14 +83,6 @@ def app(qapp: QApplication) -> Iterator[QApplication]:
     qapp.setPalette(qt_palette)
     qapp.setProperty(THEME_PROPERTY, None)
     palette.set_palette(DEFAULT_PALETTE)
-
-
-@pytest.fixture
-def faults(sandbox: SandboxProcess) -> Iterator[SandboxProcess]:
-    """The shared sandbox; the faults a test injected are cleared afterwards."""
-    yield sandbox
-    with sandbox.admin() as admin:
-        assert admin.delete(FAULTS).status_code == 200
 
 
 @dataclass
@@ -379,14 +370,12 @@ def assert_record_colours(records: Records, expected: TradePalette) -> None:
 
 
 def test_record_views_balances_and_instructions_follow_the_theme(
-    qtbot: QtBot, live: Live, app: QApplication, faults: SandboxProcess, tmp_path: Path
+    qtbot: QtBot, live: Live, app: QApplication, faults: Faults, tmp_path: Path
 ) -> None:
     account = live.account
     # The withdraw instructions cannot be read: an error line above the deposit cards.
     path = rf"^/api/v1/accounting/account/{account.account}/request/withdraw-instructions$"
-    with faults.admin() as admin:
-        rule = {"kind": "status", "status": 503, "path": path}
-        assert admin.post(FAULTS, json={"faults": [rule]}).status_code == 200
+    faults({"kind": "status", "status": 503, "path": path})
     # 120,000 USD paid with 100,000 held: a filled order, a negative USD balance, paid legs.
     order = run(qtbot, live.session.client.market_order("USD", "BTC", Decimal(120000)))
     assert order.result.status == "filled"
