@@ -243,8 +243,6 @@ class OrderTicketPanel(QWidget):
         self.end_check.toggled.connect(lambda _: self._update())
         self.end_edit.dateTimeChanged.connect(lambda _: self._update())
         self.override_check.toggled.connect(lambda _: self._refresh_predictions())
-        for edit in (self.size_edit, self.limit_edit):
-            edit.returnPressed.connect(self.submit)
         self.send_button.clicked.connect(self.submit)
         QWidget.setTabOrder(self.source_box, self.swap_button)
         QWidget.setTabOrder(self.swap_button, self.destination_box)
@@ -263,7 +261,7 @@ class OrderTicketPanel(QWidget):
         return label
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        """Enter anywhere in the ticket sends it (the size and limit fields do it themselves)."""
+        """Enter anywhere in the ticket sends it (line edits pass Return on to their parent)."""
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             self.submit()
             return
