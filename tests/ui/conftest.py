@@ -19,11 +19,13 @@ from pytestqt.qtbot import QtBot
 from app.api import ClientSettings, ServiceClient
 from app.services.desks import TradingDesks
 from app.services.session import Environment, FeedIntervals, TerminalSession
+from app.ui import palette
 from app.ui.bridge import SessionBridge
 from app.ui.formatting import Precision
 from app.ui.panels.base import PanelContext
 from app.ui.qt import QEventLoop
 from app.ui.settings import open_settings
+from app.ui.theme import THEME_PROPERTY, apply_theme
 from tests.harness import Faults, SandboxProcess, Session, new_client
 
 T = TypeVar("T")
@@ -137,3 +139,25 @@ def faults(sandbox: SandboxProcess) -> Iterator[Faults]:
     rules = Faults(sandbox)
     yield rules
     rules.clear()
+
+
+@pytest.fixture
+def app_as_found(qapp: QApplication) -> Iterator[QApplication]:
+    """The test application, left as it was found after the test, whatever theme it switched
+    to: its style sheet, style, palette and the default trading colours (other tests compare
+    against ``DEFAULT_PALETTE``)."""
+    sheet, qt_palette, style = qapp.styleSheet(), qapp.palette(), qapp.style().name()
+    yield qapp
+    qapp.setStyleSheet(sheet)
+    if qapp.style().name() != style:
+        qapp.setStyle(style)
+    qapp.setPalette(qt_palette)
+    qapp.setProperty(THEME_PROPERTY, None)
+    palette.set_palette(palette.DEFAULT_PALETTE)
+
+
+@pytest.fixture
+def app(app_as_found: QApplication) -> QApplication:
+    """The dark theme applied for the test; restored afterwards (``app_as_found``)."""
+    apply_theme(app_as_found, "dark")
+    return app_as_found

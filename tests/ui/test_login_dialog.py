@@ -9,7 +9,7 @@ import socket
 import sys
 import types
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,11 +22,11 @@ from PySide6.QtWidgets import QApplication, QDialog, QLineEdit
 from pytestqt.qtbot import QtBot
 
 from app.services.session import TerminalSession
-from app.ui import login_dialog, palette
+from app.ui import login_dialog
 from app.ui.login_dialog import LoginDialog, ask_login, error_css
 from app.ui.qt import QEventLoop
 from app.ui.secrets import SERVICE_NAME, system_keyring
-from app.ui.theme import THEME_PROPERTY, apply_theme, trade_palette
+from app.ui.theme import apply_theme, trade_palette
 from tests.harness import SandboxProcess, digest
 from tests.ui.conftest import run
 
@@ -272,20 +272,6 @@ def test_missing_field_points_at_it(
     fill(dialog, sandbox.url, "", "x", "demo")
     assert fail(qtbot, dialog) == "Enter the user."
     assert dialog.focusWidget() is dialog.user_edit
-
-
-@pytest.fixture
-def app(qapp: QApplication) -> Iterator[QApplication]:
-    """The dark theme applied; afterwards the application as it was found."""
-    sheet, qt_palette, style = qapp.styleSheet(), qapp.palette(), qapp.style().name()
-    apply_theme(qapp, "dark")
-    yield qapp
-    qapp.setStyleSheet(sheet)
-    if qapp.style().name() != style:
-        qapp.setStyle(style)
-    qapp.setPalette(qt_palette)
-    qapp.setProperty(THEME_PROPERTY, None)
-    palette.set_palette(palette.DEFAULT_PALETTE)
 
 
 def test_the_error_box_is_in_the_theme_in_force_when_shown(

@@ -4,23 +4,20 @@ change at work at once in the running terminal (no restart)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from decimal import Decimal
 
-import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QDialogButtonBox, QLabel, QWidget
 from pytestqt.qtbot import QtBot
 
-from app.ui import palette
 from app.ui.main_window import Area, MainWindow, PanelSpec
 from app.ui.panels.balances import BalancesPanel
 from app.ui.panels.base import PanelContext
 from app.ui.preferences import Preferences
 from app.ui.settings_dialog import SettingsDialog
-from app.ui.theme import THEME_PROPERTY, apply_theme, current_theme, trade_palette
+from app.ui.theme import current_theme, trade_palette
 from tests.ui.conftest import Live
 
 
@@ -51,21 +48,6 @@ def settings_dialog(qtbot: QtBot, window: MainWindow) -> SettingsDialog:
     dialog = window.settings_dialog
     qtbot.waitUntil(dialog.isVisible)
     return dialog
-
-
-@pytest.fixture
-def app(qapp: QApplication) -> Iterator[QApplication]:
-    """The dark theme applied; afterwards the application as it was found, whatever theme the
-    test switched to."""
-    sheet, qt_palette, style = qapp.styleSheet(), qapp.palette(), qapp.style().name()
-    apply_theme(qapp, "dark")
-    yield qapp
-    qapp.setStyleSheet(sheet)
-    if qapp.style().name() != style:
-        qapp.setStyle(style)
-    qapp.setPalette(qt_palette)
-    qapp.setProperty(THEME_PROPERTY, None)
-    palette.set_palette(palette.DEFAULT_PALETTE)
 
 
 def error_colour(dialog: SettingsDialog) -> object:

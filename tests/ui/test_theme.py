@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Iterator
 
 import pytest
 from PySide6.QtCore import QSettings, qInstallMessageHandler
@@ -32,7 +31,6 @@ from app.ui.palette import DEFAULT_PALETTE, TradePalette, current_palette
 from app.ui.theme import (
     COLOURS,
     THEME_KEY,
-    THEME_PROPERTY,
     THEMES,
     UnknownTheme,
     add_theme_menu,
@@ -138,17 +136,9 @@ def cvd_distance(a: QColor, b: QColor, deficiency: str) -> float:
 
 
 @pytest.fixture
-def app(qapp: QApplication) -> Iterator[QApplication]:
-    """The test application, left as it was found: no style sheet, its palette, the default
-    trading colours (other tests compare against ``DEFAULT_PALETTE``)."""
-    sheet, qt_palette, style = qapp.styleSheet(), qapp.palette(), qapp.style().name()
-    yield qapp
-    qapp.setStyleSheet(sheet)
-    if qapp.style().name() != style:
-        qapp.setStyle(style)
-    qapp.setPalette(qt_palette)
-    qapp.setProperty(THEME_PROPERTY, None)
-    palette.set_palette(DEFAULT_PALETTE)
+def app(app_as_found: QApplication) -> QApplication:
+    """No theme applied up front: each test applies what it checks."""
+    return app_as_found
 
 
 def _sample(qtbot: QtBot) -> QWidget:

@@ -7,7 +7,6 @@ Qt disconnects)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -37,7 +36,6 @@ from app.ui.models.top_of_book_model import COLUMN_COUNT, Column, TopOfBookModel
 from app.ui.notices import NoticeArea, notice_colours, notice_css
 from app.ui.order_confirm import confirm_order
 from app.ui.palette import (
-    DEFAULT_PALETTE,
     TradePalette,
     current_palette,
     follow_palette,
@@ -56,7 +54,7 @@ from app.ui.panels.orders import OrdersPanel
 from app.ui.panels.rfq_ticket import RfqTicketPanel
 from app.ui.panels.top_of_book import TopOfBookPanel
 from app.ui.status_bar import StatusBar
-from app.ui.theme import COLOURS, THEME_PROPERTY, THEMES, apply_theme, trade_palette
+from app.ui.theme import COLOURS, THEMES, apply_theme, trade_palette
 from app.ui.widgets.countdown import CountdownBar
 from app.ui.widgets.instruction_card import BlockchainCard, warning_css
 from app.ui.widgets.quote_history import Column as HistoryColumn
@@ -68,21 +66,6 @@ DARK, LIGHT = trade_palette("dark"), trade_palette("light")
 FG, BG = Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole
 WAIT_MS = 10_000
 TOP_UP = "/api/v1/sandbox/account/{account}/deposit"
-
-
-@pytest.fixture
-def app(qapp: QApplication) -> Iterator[QApplication]:
-    """The dark theme applied; afterwards the application as it was found (no style sheet, its
-    own palette, the default trading colours), whatever the test switched to."""
-    sheet, qt_palette, style = qapp.styleSheet(), qapp.palette(), qapp.style().name()
-    apply_theme(qapp, "dark")
-    yield qapp
-    qapp.setStyleSheet(sheet)
-    if qapp.style().name() != style:
-        qapp.setStyle(style)
-    qapp.setPalette(qt_palette)
-    qapp.setProperty(THEME_PROPERTY, None)
-    palette.set_palette(DEFAULT_PALETTE)
 
 
 @dataclass
