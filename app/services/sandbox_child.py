@@ -35,6 +35,9 @@ class SandboxChild:
         self._drain: asyncio.Task[None] | None = None
         self.stderr_tail: deque[str] = deque(maxlen=20)
         self.url = ""
+        #: Set once the process exists (before it is ready): the caller may do other work
+        #: while the sandbox boots.
+        self.spawned = asyncio.Event()
 
     async def start(self, timeout: float = 30.0) -> str:
         argv = [*sandbox_command(), "--port", "0", *self._extra]
@@ -46,6 +49,7 @@ class SandboxChild:
             stderr=asyncio.subprocess.PIPE,
             stdin=asyncio.subprocess.DEVNULL,
         )
+        self.spawned.set()
         assert self._process.stdout is not None
         try:
             line = (await asyncio.wait_for(self._process.stdout.readline(), timeout)).decode()

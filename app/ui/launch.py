@@ -86,6 +86,11 @@ def run(options: LaunchOptions) -> int:
             return 1
 
 
+def _import_panels() -> None:
+    """Load the panels' modules (pyqtgraph and numpy are most of it) ahead of need."""
+    default_panels()
+
+
 def default_panels() -> list[PanelSpec]:
     """Every panel, in its default place: market and balances on the left, the tickets and
     the chart on the right, the records and the log tabbed along the bottom."""
@@ -159,7 +164,12 @@ async def _main(options: LaunchOptions) -> int:
         if options.sandbox:
             child = SandboxChild(options.sandbox_db)
             try:
-                url = await child.start()
+                starting = asyncio.ensure_future(child.start())
+                spawned = asyncio.ensure_future(child.spawned.wait())
+                await asyncio.wait([starting, spawned], return_when=asyncio.FIRST_COMPLETED)
+                spawned.cancel()
+                _import_panels()  # about half a second of imports, while the sandbox boots
+                url = await starting
             except SandboxStartFailed as exc:
                 raise Failed(str(exc)) from None
             session = await _login(url, "demo", "demo", "demo", sandbox=True)
