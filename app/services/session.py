@@ -174,6 +174,12 @@ class TerminalSession:
         self.selection_changed.publish(pair)
         self.order_book.refresh()
 
+    def set_intervals(self, intervals: FeedIntervals) -> None:
+        """Re-time the feeds (Settings): each poller waits the new interval from now on."""
+        self.top_of_book.interval = intervals.top_of_book
+        self.balances.interval = intervals.balances
+        self.order_book.interval = intervals.order_book
+
     def after_fill(self) -> None:
         """Balances change with every fill: read them at once, and tell the record views."""
         self.balances.refresh()

@@ -184,7 +184,7 @@ async def _main(options: LaunchOptions) -> int:
             if session is None:
                 return 0
         prefs = Preferences.load(settings)
-        _use_intervals(session, prefs)
+        session.set_intervals(prefs.intervals())
         desks = TradingDesks.open(
             session, options.journal_path, prefs.check_limits(), auto_requote=prefs.auto_requote
         )
@@ -211,13 +211,6 @@ async def _main(options: LaunchOptions) -> int:
             await desks.close()
         if child is not None:
             await child.stop()
-
-
-def _use_intervals(session: TerminalSession, prefs: Preferences) -> None:
-    intervals = prefs.intervals()
-    session.top_of_book.interval = intervals.top_of_book
-    session.balances.interval = intervals.balances
-    session.order_book.interval = intervals.order_book
 
 
 async def _login(

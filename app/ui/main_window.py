@@ -223,10 +223,7 @@ class MainWindow(QMainWindow):
         """Put the preferences to work now: poll intervals, pre-trade limits, auto-requote,
         log level, the default watchlist, and each panel's own (``apply_preferences``)."""
         session = self.context.bridge.session
-        intervals = prefs.intervals()
-        session.top_of_book.interval = intervals.top_of_book
-        session.balances.interval = intervals.balances
-        session.order_book.interval = intervals.order_book
+        session.set_intervals(prefs.intervals())
         desks = self.context.desks
         if desks is not None:
             desks.orders.limits = prefs.check_limits()

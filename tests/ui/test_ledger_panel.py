@@ -10,7 +10,6 @@ from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
-import httpx
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
@@ -25,7 +24,7 @@ from app.services.ticket import TicketInput
 from app.ui.csv_export import EXPORT_ROLE
 from app.ui.models.ledger_model import Column
 from app.ui.panels.ledger import LedgerPanel
-from tests.harness import ADMIN_TOKEN
+from tests.harness import Faults
 from tests.ui.conftest import Live, run
 from tests.ui.records_helpers import Trader, choose, compare_csv, record_requests, sent_queries
 
@@ -150,26 +149,17 @@ def test_every_filter_changes_the_query_and_the_rows(qtbot: QtBot, trader: Trade
     assert shown(panel) == everything[:3]
 
 
-def test_a_server_error_is_told_in_words_and_keeps_the_rows(qtbot: QtBot, trader: Trader) -> None:
+def test_a_server_error_is_told_in_words_and_keeps_the_rows(
+    qtbot: QtBot, trader: Trader, faults: Faults
+) -> None:
     panel = open_panel(qtbot, trader.live)
     rows = shown(panel)
     account = trader.live.session.environment.account
-    sandbox_admin = httpx.Client(
-        base_url=trader.live.session.client.settings.base_url,
-        headers={"X-Sandbox-Admin": ADMIN_TOKEN},
-    )
-    rule = {"kind": "status", "path": f"/ledger/{account}$", "status": 400, "count": 1}
-    try:
-        sandbox_admin.post(
-            "/api/v1/sandbox/admin/faults", json={"faults": [rule]}
-        ).raise_for_status()
-        choose(panel.asset_filter, "USD")
-        QTest.mouseClick(panel.search_button, Qt.MouseButton.LeftButton)
-        assert panel.busy
-        qtbot.waitUntil(lambda: not panel.busy, timeout=WAIT_MS)
-    finally:
-        sandbox_admin.delete("/api/v1/sandbox/admin/faults")
-        sandbox_admin.close()
+    faults({"kind": "status", "path": f"/ledger/{account}$", "status": 400, "count": 1})
+    choose(panel.asset_filter, "USD")
+    QTest.mouseClick(panel.search_button, Qt.MouseButton.LeftButton)
+    assert panel.busy
+    qtbot.waitUntil(lambda: not panel.busy, timeout=WAIT_MS)
     assert panel.status_label.text().startswith("Cannot read the ledger: ")
     assert shown(panel) == rows
     assert panel.asset_filter.currentData() == "USD"

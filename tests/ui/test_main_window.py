@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication, QLabel, QWidget
@@ -15,11 +16,14 @@ from pytestqt.qtbot import QtBot
 
 from app.domain import Amount
 from app.services.health import Health
+from app.services.poller import Poller
 from app.services.ticket import TicketInput
 from app.ui import errors
 from app.ui.launch import default_panels
 from app.ui.main_window import Area, MainWindow, PanelSpec
 from app.ui.panels.base import PanelContext
+from app.ui.panels.deposits import DepositsPanel
+from app.ui.panels.orders import OrdersPanel
 from app.ui.settings import open_settings
 from tests.ui.conftest import Live, run
 
@@ -191,4 +195,11 @@ def test_every_panel_of_the_terminal_is_reachable_from_the_keyboard(
         qtbot.waitUntil(dock.isVisible)
         focused = QApplication.focusWidget()
         assert focused is not None and dock.isAncestorOf(focused), name
+    # at quit the feeds panels own stop before the client closes
+    orders, deposits = window.docks["orders"].widget(), window.docks["deposits"].widget()
+    assert isinstance(orders, OrdersPanel) and isinstance(deposits, DepositsPanel)
+    pollers: list[Poller[Any]] = [orders.feed.poller, deposits.feed.poller]
+    assert all(poller.running for poller in pollers)
+    run(qtbot, window.stop_panel_feeds())
+    assert not any(poller.running for poller in pollers)
     window.close()
