@@ -25,6 +25,7 @@ import platformdirs
 from app.api import NotFound, ServiceClient
 from app.domain import format_timestamp, parse_timestamp, utc_now
 from app.domain.records import Order
+from app.services.log_events import LogLevel
 from app.services.session import TerminalSession
 
 OPEN_STATUSES = ("sending", "unknown")
@@ -230,10 +231,10 @@ async def reconcile_on_start(session: TerminalSession, journal: OrderJournal) ->
     open_entries = journal.unsettled(account)
     if not open_entries:
         return []
-    session.log("info", f"checking {len(open_entries)} order(s) whose outcome was not known")
+    session.log(LogLevel.INFO, f"checking {len(open_entries)} order(s) whose outcome was not known")
     changed = await journal.reconcile(account, server_lookup(session.client))
     for entry in changed:
-        level = "warning" if entry.status in ("unknown", "failed") else "info"
+        level = LogLevel.WARNING if entry.status in ("unknown", "failed") else LogLevel.INFO
         what = entry.order_id or entry.client_order_id
         session.log(
             level,

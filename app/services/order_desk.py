@@ -27,6 +27,7 @@ from app.domain.money import format_trimmed
 from app.domain.records import Estimate, Order, TopOfBook
 from app.services.events import Topic
 from app.services.journal import OrderJournal, server_lookup
+from app.services.log_events import EventKind, LogLevel
 from app.services.pretrade import Check, CheckLimits, WhatIf, checks, what_if
 from app.services.pricing import describe_limit, pair_base
 from app.services.session import Balances, TerminalSession
@@ -220,10 +221,12 @@ class OrderDesk:
             self._forget(result.client_order_id)
         elif result.status == "unknown":
             self._settle_later(result.client_order_id, what)
-        level = "success" if result.status in ("filled", "submitted") else "warning"
+        level = LogLevel.SUCCESS if result.status in ("filled", "submitted") else LogLevel.WARNING
         if result.status == "unknown":
-            level = "error"
-        kind = {"filled": "fill", "rejected": "refusal"}.get(result.status, "")
+            level = LogLevel.ERROR
+        kind = {"filled": EventKind.FILL, "rejected": EventKind.REFUSAL}.get(
+            result.status, EventKind.NONE
+        )
         self.session.log(level, f"order {result.status}: {what} — {result.message}", kind)
         self.results.publish(result)
         return result
@@ -263,7 +266,7 @@ class OrderDesk:
             self._done(result, f"{what} (settled by looking it up)")
             return
         self.session.log(
-            "error",
+            LogLevel.ERROR,
             f"order {client_order_id} ({what}) is still unknown after "
             f"{len(self.settle_delays)} lookups; check the order list before sending again",
         )

@@ -11,7 +11,8 @@ import pytest
 from app.api import ClientSettings, NetworkError, ServiceClient, new_client_order_id
 from app.domain import Amount
 from app.services.journal import OrderJournal, reconcile_on_start, server_lookup
-from app.services.session import Environment, LogEvent, TerminalSession
+from app.services.log_events import LogEvent
+from app.services.session import Environment, TerminalSession
 from tests.harness import SandboxProcess, Session
 
 pytestmark = pytest.mark.anyio

@@ -19,8 +19,9 @@ from app.api.clock import system_now
 from app.domain import Amount, parse_timestamp
 from app.domain.records import TopOfBook
 from app.services.journal import OrderJournal
+from app.services.log_events import LogEvent
 from app.services.rfq_desk import SIDES, AcceptClosed, LiveQuote, QuoteEvent, RfqDesk
-from app.services.session import Environment, LogEvent, TerminalSession
+from app.services.session import Environment, TerminalSession
 from tests.harness import ADMIN_TOKEN, SandboxProcess, Session, new_client, until
 
 pytestmark = pytest.mark.anyio

@@ -46,7 +46,7 @@ def trader(qtbot: QtBot, live: Live) -> Trader:
 
 
 def open_panel(qtbot: QtBot, live: Live, **options: float | int) -> OrdersPanel:
-    panel = OrdersPanel(live.context, **options)  # type: ignore[arg-type]
+    panel = OrdersPanel(live.context, live.desks.journal, **options)  # type: ignore[arg-type]
     qtbot.addWidget(panel)
     panel.resize(1500, 400)
     panel.show()
@@ -465,7 +465,7 @@ def test_updates_signal_only_what_changed(qtbot: QtBot) -> None:
 
 def test_the_poll_interval_follows_the_settings(qtbot: QtBot, live: Live) -> None:
     Preferences(orders=D(7)).save(live.context.settings)
-    panel = OrdersPanel(live.context)
+    panel = OrdersPanel(live.context, live.desks.journal)
     qtbot.addWidget(panel)
     assert panel.feed.poller.interval == 7.0
     panel.apply_preferences(Preferences(orders=D("0.5")))

@@ -68,7 +68,7 @@ def open_ticket(qtbot: QtBot, live: Live) -> Ticket:
     window.setCentralWidget(elsewhere)
     dock = QDockWidget("RFQ", window)
     dock.setObjectName("dock_rfqTicket")
-    panel = RfqTicketPanel(live.context)
+    panel = RfqTicketPanel(live.context, live.desks.rfq)
     dock.setWidget(panel)
     window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
     window.resize(1100, 700)
@@ -457,7 +457,7 @@ def test_a_double_alt_b_sends_one_accept(qtbot: QtBot, live: Live, sandbox: Sand
     "This plugin does not support propagateSizeHints", "This plugin does not support raise"
 )
 def test_f3_without_a_dock_shows_the_panel_and_selects_the_size(qtbot: QtBot, live: Live) -> None:
-    panel = RfqTicketPanel(live.context)
+    panel = RfqTicketPanel(live.context, live.desks.rfq)
     qtbot.addWidget(panel)
     panel.size_edit.setText("0.25")
     panel.show()
@@ -482,7 +482,7 @@ def test_f3_in_the_terminals_main_window_with_or_without_a_trade_menu_entry(
         "rfqTicket",
         "RFQ",
         Qt.DockWidgetArea.RightDockWidgetArea,
-        RfqTicketPanel,
+        lambda context: RfqTicketPanel(context, live.desks.rfq),
         shortcut="F3" if menu_entry else "",
     )
     window = MainWindow(live.context, [spec], "test")
@@ -550,7 +550,7 @@ def auto(desk: RfqDesk) -> bool:
 
 def test_a_new_panel_reads_the_auto_requote_setting(qtbot: QtBot, live: Live) -> None:
     live.context.settings.setValue(SETTINGS_AUTO_REQUOTE, True)
-    panel = RfqTicketPanel(live.context)
+    panel = RfqTicketPanel(live.context, live.desks.rfq)
     qtbot.addWidget(panel)
     assert panel.auto_requote.isChecked() and live.desks.rfq.auto_requote
 
@@ -660,7 +660,7 @@ def test_a_server_failure_shows_inline_and_the_next_request_works(
 def test_a_closed_panel_leaves_no_subscriber_on_the_desk(qtbot: QtBot, live: Live) -> None:
     desk = live.desks.rfq
     before = (len(desk.quotes._subscribers), len(desk.history._subscribers))
-    panel = RfqTicketPanel(live.context)
+    panel = RfqTicketPanel(live.context, live.desks.rfq)
     assert len(desk.quotes._subscribers) == before[0] + 1
     destroyed: list[bool] = []
     panel.destroyed.connect(lambda: destroyed.append(True))

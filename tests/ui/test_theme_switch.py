@@ -21,8 +21,8 @@ from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.domain import Amount
+from app.services.log_events import LogEvent, LogLevel
 from app.services.rfq_desk import QuoteEvent
-from app.services.session import LogEvent
 from app.ui import palette
 from app.ui.models.balances_model import Column as BalanceColumn
 from app.ui.models.deposits_model import Column as DepositColumn
@@ -92,8 +92,8 @@ def open_terminal(qtbot: QtBot, live: Live, *, keep: bool = True) -> Terminal:
     top, depth, chart = TopOfBookPanel(context), DepthPanel(context), ChartPanel(context)
     balances, order, rfq = (
         BalancesPanel(context),
-        OrderTicketPanel(context),
-        RfqTicketPanel(context),
+        OrderTicketPanel(context, live.desks.orders),
+        RfqTicketPanel(context, live.desks.rfq),
     )
     log, status = LogPanel(), StatusBar(live.bridge, "9.9.9")
     layout = QVBoxLayout(window)
@@ -183,7 +183,7 @@ def test_switching_to_light_recolours_every_panel_and_back_to_dark(
     qtbot.waitUntil(lambda: terminal.depth.model.rowCount() > 0, timeout=WAIT_MS)
     QTest.keyClicks(terminal.order.size_edit, "abc")  # an input error, shown in error red
     assert terminal.order.input_error.text() and terminal.order.input_error.property("level")
-    terminal.log.add(LogEvent(datetime.now(UTC), "error", "feed failed"))
+    terminal.log.add(LogEvent(datetime.now(UTC), LogLevel.ERROR, "feed failed"))
     terminal.notices.show_notice("warning", "login expires soon")
     size = Amount(Decimal("0.01"), "BTC")
     terminal.rfq.history_model.add(QuoteEvent("accepted", "q1", "BTC/USD", size, side="buy"))
@@ -290,7 +290,7 @@ def open_records(qtbot: QtBot, live: Live) -> Records:
     context = live.context
     records = Records(
         window,
-        OrdersPanel(context),
+        OrdersPanel(context, live.desks.journal),
         LedgerPanel(context),
         DepositsPanel(context),
         BalancesPanel(context),

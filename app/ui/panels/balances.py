@@ -122,7 +122,7 @@ class BalancesPanel(QWidget):
         context.bridge.balances.connect(self._on_balances)
         context.bridge.topOfBook.connect(self._on_top_of_book)
         # The feeds publish no "latest" value: ask for balances now rather than at the next poll.
-        context.bridge.session.balances.refresh()
+        context.bridge.refresh_balances()
 
     def set_palette(self, palette: TradePalette) -> None:
         """A theme switch: the note's colour, and the bars repainted in the new colours."""

@@ -39,11 +39,12 @@ from app.services.funding import (
     DEFAULT_INTERVAL,
     DEFAULT_MAX,
     MAX_RECORDS,
-    TransferFeed,
     TransferKind,
     TransferPage,
     TransferQuery,
 )
+from app.services.log_events import LogLevel
+from app.ui.bridge import QtTopic
 from app.ui.csv_export import EXPORT_ROLE, ask_and_export, export_csv, rows_as_tsv
 from app.ui.models.deposits_model import RECORD_ROLE, Column, DepositsModel, DepositsSortProxy
 from app.ui.palette import TradePalette, follow_palette, level_css
@@ -163,12 +164,12 @@ class DepositsPanel(QWidget):
         ):
             self.setTabOrder(first, second)
 
-        self.feed = TransferFeed(context.bridge.session.client, self.query(), interval=interval)
-        unsubscribe = [
-            self.feed.pages.subscribe(self._on_page),
-            self.feed.failures.subscribe(self._on_failure),
-        ]
-        stop_with(self, self.feed, unsubscribe)
+        self.feed = context.bridge.transfer_feed(self.query(), interval=interval)
+        self.page_topic: QtTopic[TransferPage] = QtTopic(self.feed.pages, self)
+        self.failure_topic: QtTopic[str] = QtTopic(self.feed.failures, self)
+        self.page_topic.connect(self._on_page)
+        self.failure_topic.connect(self._on_failure)
+        stop_with(self, self.feed)
         self._columns_for(self.query().kind)
         self.status.setText("Loading…")
         follow_palette(self.set_palette)
@@ -229,6 +230,9 @@ class DepositsPanel(QWidget):
         self.proxy.sort(-1)
 
     # -- feed -------------------------------------------------------------------------------
+
+    async def stop_feed(self) -> None:
+        await self.feed.stop()
 
     def _on_page(self, page: TransferPage) -> None:
         first = self.page is None
@@ -334,12 +338,12 @@ class DepositsPanel(QWidget):
     def _exported(self, path: Path, rows: int) -> None:
         message = f"Exported {rows} row(s) to {path}"
         self._say(message)
-        self._context.notify("info", message)
+        self._context.notify(LogLevel.INFO, message)
 
     def _export_failed(self, path: Path, exc: OSError) -> None:
         message = f"Could not write {path}: {exc.strerror or exc}"
         self._say(message, "error")
-        self._context.notify("error", message)
+        self._context.notify(LogLevel.ERROR, message)
 
     # -- reading (tests, other panels) --------------------------------------------------------
 

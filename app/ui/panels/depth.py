@@ -62,7 +62,7 @@ class DepthPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("depthPanel")
         self._context = context
-        self._pair: str | None = context.bridge.session.selected_pair
+        self._pair: str | None = context.bridge.selected_pair
         self._centre_next = True
 
         self.header = QLabel(self)
