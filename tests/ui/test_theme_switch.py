@@ -24,15 +24,13 @@ from app.domain import Amount
 from app.services.log_events import LogEvent, LogLevel
 from app.services.rfq_desk import QuoteEvent
 from app.ui import palette
-from app.ui.models.balances_model import Column as BalanceColumn
-from app.ui.models.deposits_model import Column as DepositColumn
+from app.ui.models import balances_model, deposits_model, depth_model, ledger_model, orders_model
+from app.ui.models import top_of_book_model as top_of_book
+from app.ui.models.columns import column_numbers
 from app.ui.models.depth_model import ASK, DepthRole
-from app.ui.models.depth_model import Column as DepthColumn
-from app.ui.models.ledger_model import Column as LedgerColumn
 from app.ui.models.ledger_model import linked_tint
-from app.ui.models.orders_model import Column as OrderColumn
 from app.ui.models.orders_model import highlight_colour
-from app.ui.models.top_of_book_model import COLUMN_COUNT, Column, TopOfBookModel
+from app.ui.models.top_of_book_model import COLUMN_COUNT, TopOfBookModel
 from app.ui.notices import NoticeArea, notice_colours, notice_css
 from app.ui.order_confirm import confirm_order
 from app.ui.palette import (
@@ -63,6 +61,13 @@ from tests.ui.conftest import Live, run
 from tests.ui.test_theme import contrast, over
 
 DARK, LIGHT = trade_palette("dark"), trade_palette("light")
+#: Column numbers by key, from each table's column spec list.
+ORDER_COL = column_numbers(orders_model.COLUMNS)
+LEDGER_COL = column_numbers(ledger_model.COLUMNS)
+DEPOSIT_COL = column_numbers(deposits_model.COLUMNS)
+BALANCE_COL = column_numbers(balances_model.COLUMNS)
+DEPTH_COL = column_numbers(depth_model.COLUMNS)
+TOP_COL = column_numbers(top_of_book.COLUMNS)
 FG, BG = Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole
 WAIT_MS = 10_000
 TOP_UP = "/api/v1/sandbox/account/{account}/deposit"
@@ -115,7 +120,7 @@ def label_colour(label: QLabel) -> QColor:
 def steady_bid(model: TopOfBookModel) -> int | None:
     """A row whose bid shows its side colour right now: fresh data, not flashing."""
     for row in range(model.rowCount()):
-        if not model.is_stale(row) and model.flashing(row, Column.BID) == 0:
+        if not model.is_stale(row) and model.flashing(row, TOP_COL["bid"]) == 0:
             return row
     return None
 
@@ -124,7 +129,7 @@ def bid_colour(qtbot: QtBot, model: TopOfBookModel) -> object:
     qtbot.waitUntil(lambda: steady_bid(model) is not None, timeout=WAIT_MS)
     row = steady_bid(model)
     assert row is not None
-    return model.index(row, Column.BID).data(FG)
+    return model.index(row, TOP_COL["bid"]).data(FG)
 
 
 def track_pixel(bar: CountdownBar) -> QColor:
@@ -152,8 +157,8 @@ def assert_colours(qtbot: QtBot, terminal: Terminal, expected: TradePalette) -> 
     assert bid_colour(qtbot, terminal.top.model) == expected.bid
     depth = terminal.depth.model
     assert depth.rowCount() > 0 and depth.row(0).side == ASK
-    assert depth.index(0, DepthColumn.PRICE).data(FG) == expected.ask
-    assert depth.index(0, DepthColumn.SIZE).data(DepthRole.SIDE_COLOUR) == expected.ask
+    assert depth.index(0, DEPTH_COL["price"]).data(FG) == expected.ask
+    assert depth.index(0, DEPTH_COL["size"]).data(DepthRole.SIDE_COLOUR) == expected.ask
     chart = terminal.chart
     assert pen_colour(terminal, "bid") == expected.bid
     assert pen_colour(terminal, "ask") == expected.ask
@@ -323,26 +328,26 @@ def first_row(model: QAbstractItemModel, column: int, wanted: str) -> int:
 def assert_record_colours(records: Records, expected: TradePalette) -> None:
     """Every record view, the balances and the instructions paint in ``expected``."""
     orders = records.orders.model
-    filled = first_row(orders, OrderColumn.STATUS, "filled")
-    assert orders.index(filled, OrderColumn.STATUS).data(FG) == expected.success
+    filled = first_row(orders, ORDER_COL["status"], "filled")
+    assert orders.index(filled, ORDER_COL["status"]).data(FG) == expected.success
     assert orders.highlight == highlight_colour(expected)
     assert label_colour(records.orders.status_label) == expected.error
 
     ledger = records.ledger.model
-    paid = first_row(ledger, LedgerColumn.AMOUNT, "-")
-    assert ledger.index(paid, LedgerColumn.AMOUNT).data(FG) == expected.error
-    assert ledger.index(paid, LedgerColumn.ASSET).data(BG) == linked_tint(expected)  # a trade leg
+    paid = first_row(ledger, LEDGER_COL["amount"], "-")
+    assert ledger.index(paid, LEDGER_COL["amount"]).data(FG) == expected.error
+    assert ledger.index(paid, LEDGER_COL["asset"]).data(BG) == linked_tint(expected)  # a trade leg
 
     deposits = records.deposits.model
-    completed = first_row(deposits, DepositColumn.STATUS, "completed")
-    pending = first_row(deposits, DepositColumn.STATUS, "pending")
-    assert deposits.index(completed, DepositColumn.STATUS).data(FG) == expected.success
-    assert deposits.index(pending, DepositColumn.STATUS).data(FG) == expected.warning
+    completed = first_row(deposits, DEPOSIT_COL["status"], "completed")
+    pending = first_row(deposits, DEPOSIT_COL["status"], "pending")
+    assert deposits.index(completed, DEPOSIT_COL["status"]).data(FG) == expected.success
+    assert deposits.index(pending, DEPOSIT_COL["status"]).data(FG) == expected.warning
     assert label_colour(records.deposits.status) == expected.error
 
     balances = records.balances.model
     usd = balances.assets().index("USD")
-    assert balances.index(usd, BalanceColumn.FREE).data(FG) == expected.error
+    assert balances.index(usd, BALANCE_COL["free"]).data(FG) == expected.error
 
     instructions = records.instructions
     assert label_colour(instructions.error_label) == expected.error
@@ -389,7 +394,7 @@ def test_record_views_balances_and_instructions_follow_the_theme(
     assert deposits.status.text().startswith("Could not write")
     assert_record_colours(records, DARK)
 
-    models = {
+    models: dict[str, tuple[QAbstractItemModel, list[Qt.ItemDataRole]]] = {
         "orders": (orders.model, [FG, BG]),
         "ledger": (ledger.model, [FG, BG]),
         "deposits": (deposits.model, [FG]),

@@ -46,7 +46,7 @@ from app.services.funding import (
 from app.services.log_events import LogLevel
 from app.ui.bridge import QtTopic
 from app.ui.csv_export import EXPORT_ROLE, ask_and_export, export_csv, rows_as_tsv
-from app.ui.models.deposits_model import RECORD_ROLE, Column, DepositsModel, DepositsSortProxy
+from app.ui.models.deposits_model import RECORD_ROLE, DepositsModel, DepositsSortProxy
 from app.ui.palette import TradePalette, follow_palette, level_css
 from app.ui.panels.base import PanelContext
 from app.ui.panels.record_parts import stop_with
@@ -222,7 +222,7 @@ class DepositsPanel(QWidget):
         self.feed.set_query(query)
 
     def _columns_for(self, kind: TransferKind) -> None:
-        self.table.setColumnHidden(Column.ADDRESS, kind != "withdrawal")
+        self.table.setColumnHidden(self.model.column("address"), kind != "withdrawal")
 
     def show_server_order(self) -> None:
         """Drop any column sort: rows in the order the server sent them."""
@@ -242,8 +242,9 @@ class DepositsPanel(QWidget):
         if first:
             self.table.resizeColumnsToContents()
             # A whole hash is 64 characters: show its ends (full text in tooltip, copy, export).
-            hash_width = self.table.columnWidth(Column.HASH)
-            self.table.setColumnWidth(Column.HASH, min(hash_width, HASH_WIDTH))
+            hash_column = self.model.column("hash")
+            hash_width = self.table.columnWidth(hash_column)
+            self.table.setColumnWidth(hash_column, min(hash_width, HASH_WIDTH))
         order = "oldest first" if page.query.ascending else "newest first"
         stamp = page.fetched_at.astimezone().strftime("%H:%M:%S")
         count = len(page.records)
@@ -350,6 +351,6 @@ class DepositsPanel(QWidget):
     def shown_orderings(self) -> list[int]:
         """Record numbers as the table shows them, top to bottom."""
         return [
-            self.proxy.index(row, Column.ORDERING, QModelIndex()).data(RECORD_ROLE).ordering
+            self.proxy.index(row, 0, QModelIndex()).data(RECORD_ROLE).ordering
             for row in range(self.proxy.rowCount())
         ]

@@ -34,10 +34,9 @@ from app.domain.records import TopOfBook
 from app.services.log_events import LogLevel
 from app.services.poller import FeedStatus
 from app.ui.models.top_of_book_model import (
-    FLASH_COLUMNS,
+    FLASH_KEYS,
     STALE_FACTOR,
     UP_SIGN,
-    Column,
     TopOfBookModel,
     TopOfBookSortProxy,
 )
@@ -272,12 +271,12 @@ class TopOfBookPanel(QWidget):
         bold.setBold(True)
         names = QFontMetrics(bold)
         header = self.table.horizontalHeader()
-        for column in Column:
+        for column, spec in enumerate(self.model.columns):
             texts = self.model.column_texts(column)
             longest = max(texts, key=len, default="")
-            if column in FLASH_COLUMNS:
+            if spec.key in FLASH_KEYS:
                 longest = UP_SIGN + longest
-            metrics = names if column == Column.PAIR else numbers
+            metrics = names if spec.key == "pair" else numbers
             width = metrics.horizontalAdvance(longest) + CELL_PADDING
             title = header.sectionSizeFromContents(column).width()
             self.table.setColumnWidth(column, max(width, title))
@@ -293,6 +292,6 @@ class TopOfBookPanel(QWidget):
             self.model.stale_after = STALE_FACTOR * status.interval
 
     @property
-    def sort_column(self) -> Column | None:
+    def sort_column(self) -> int | None:
         column = self.proxy.sortColumn()
-        return Column(column) if column >= 0 else None
+        return column if column >= 0 else None
