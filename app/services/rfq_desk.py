@@ -46,6 +46,7 @@ from app.services.events import Topic
 from app.services.journal import OrderJournal
 from app.services.log_events import EventKind, LogLevel
 from app.services.session import TerminalSession
+from app.services.settling import OrderSettler, Sought, Verdict
 
 log = logging.getLogger("tradeterm.services")
 
@@ -321,17 +322,15 @@ class RfqDesk:
                 client.account_id,
                 {"orderId": live.order_id, "side": side},
             )
+            sent_at = client.clock.server_now()
             try:
                 order = await client.accept_quote(live.order_id, side)
             except OutcomeUnknown as exc:
-                live.accepted_side = side  # may have executed: never offer it again
-                self.journal.record_outcome(client_order_id, "unknown", detail=str(exc))
-                self._record(self._event("unknown", live, side, exc.message))
-                self.session.log(LogLevel.WARNING, f"accept {side} of {live.order_id}: {exc}")
-                self.session.after_fill()
-                return AcceptResult(
-                    side, "unknown", None, ms_left, exc.message, exc.status, client_order_id
-                )
+                sought = Sought.accept(live.order_id, client_order_id, sent_at)
+                verdict = await OrderSettler(client).now(sought)
+                if verdict.order is None:
+                    return self._unknown(live, side, exc, verdict, ms_left, client_order_id)
+                order = verdict.order
             except (Refused, InvalidRequest, NotFound) as exc:
                 message = exc.message  # the server's words, verbatim
                 if exc.status in QUOTE_ENDING_STATUSES:
@@ -370,6 +369,24 @@ class RfqDesk:
             return AcceptResult(side, "filled", order, ms_left, "", None, client_order_id)
         finally:
             live.in_flight = None
+
+    def _unknown(
+        self,
+        live: LiveQuote,
+        side: Side,
+        lost: OutcomeUnknown,
+        verdict: Verdict,
+        ms_left: int,
+        client_order_id: str,
+    ) -> AcceptResult:
+        """The accept's answer was lost and looking it up at once did not settle it."""
+        live.accepted_side = side  # may have executed: never offer it again
+        message = f"{lost.message} ({verdict.detail})"
+        self.journal.record_outcome(client_order_id, "unknown", detail=message)
+        self._record(self._event("unknown", live, side, message))
+        self.session.log(LogLevel.WARNING, f"accept {side} of {live.order_id}: {message}")
+        self.session.after_fill()
+        return AcceptResult(side, "unknown", None, ms_left, message, lost.status, client_order_id)
 
     # -- expiry and auto-requote --------------------------------------------------------------
 

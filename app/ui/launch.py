@@ -36,9 +36,9 @@ import app as tradeterm
 from app import logs
 from app.services.connect import LoginFailed, connect
 from app.services.desks import TradingDesks
-from app.services.journal import reconcile_on_start
 from app.services.sandbox_child import SandboxChild, SandboxStartFailed
 from app.services.session import TerminalSession
+from app.services.settling import reconcile_on_start
 from app.ui import errors
 from app.ui.bridge import SessionBridge
 from app.ui.formatting import Precision

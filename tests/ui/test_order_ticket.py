@@ -106,7 +106,7 @@ def test_a_resting_limit_carries_the_converted_wire_limit(qtbot: QtBot, live: Li
     # what left the machine (journaled as sent) is never looser than what was typed ...
     entry = live.desks.journal.entry(order.client_order_id)
     assert entry is not None
-    sent = Price.parse(entry.request["limit"])
+    sent = Price(Decimal(entry.request["limit"]), "USD", "BTC")  # the wire number, as sent
     assert Decimal(1) / sent.value <= far_below
     # ... and the service's order echoes it (rounded for display by the service)
     assert abs(Decimal(1) / order.limit.value - far_below) / far_below < Decimal("1e-10")

@@ -395,17 +395,7 @@ class TopOfBookModel(KeyedTableModel[Quote]):
         if role == _ALIGNMENT:
             return ALIGN_TEXT if column == _PAIR else ALIGN_NUMBER
         if role == _FOREGROUND:
-            if quote.stale:
-                return self._palette.stale
-            if self._flash_of(quote, column) is not None:
-                return None  # default text on the tinted background reads best
-            return (
-                self._palette.bid
-                if column == _BID
-                else self._palette.ask
-                if column == _ASK
-                else None
-            )
+            return self._foreground(quote, column)
         if role == _BACKGROUND:
             if self._flash_of(quote, column) is None:
                 return None
@@ -417,6 +407,15 @@ class TopOfBookModel(KeyedTableModel[Quote]):
             age = self._cells[number][_AGE].display
             return f"{quote.pair}: no fresh data (last update {age} ago)"
         return None
+
+    def _foreground(self, quote: Quote, column: int) -> QColor | None:
+        if quote.stale:
+            return self._palette.stale
+        if self._flash_of(quote, column) is not None:
+            return None  # default text on the tinted background reads best
+        if column == _BID:
+            return self._palette.bid
+        return self._palette.ask if column == _ASK else None
 
     # -- internals ----------------------------------------------------------------------------
 
