@@ -26,9 +26,9 @@ from app.domain.order_request import OrderRequest
 from app.domain.records import Estimate, Order, TopOfBook
 from app.services.events import Topic
 from app.services.journal import OrderJournal
+from app.services.limit_prices import describe_limit, pair_base
 from app.services.log_events import EventKind, LogLevel
 from app.services.pretrade import Check, CheckLimits, WhatIf, checks, what_if
-from app.services.pricing import describe_limit, pair_base
 from app.services.session import Balances, TerminalSession
 from app.services.settling import SETTLE_DELAYS, OrderSettler, Sought, Verdict, patience_for
 from app.services.ticket import TicketError, TicketInput

@@ -37,10 +37,10 @@ from app.services.poller import Poller
 
 if TYPE_CHECKING:  # the feeds below import this module: only their types are needed here
     from app.services.estimates import EstimateFeed
-    from app.services.funding import InstructionBook, TransferFeed, TransferQuery
     from app.services.journal import OrderJournal
-    from app.services.ledger_view import LedgerBrowser
-    from app.services.order_history import OrderFeed
+    from app.services.ledger_browser import LedgerBrowser
+    from app.services.order_feed import OrderFeed
+    from app.services.transfers import InstructionBook, TransferFeed, TransferQuery
 
 log = logging.getLogger("tradeterm.services")
 
@@ -222,25 +222,25 @@ class TerminalSession:
         return EstimateFeed(self.client)
 
     def ledger_browser(self) -> LedgerBrowser:
-        from app.services.ledger_view import LedgerBrowser
+        from app.services.ledger_browser import LedgerBrowser
 
         return LedgerBrowser(self)
 
     def order_feed(
         self, journal: OrderJournal | None, *, interval: float, page_size: int
     ) -> OrderFeed:
-        from app.services.order_history import OrderFeed
+        from app.services.order_feed import OrderFeed
 
         return OrderFeed(self, journal, interval=interval, page_size=page_size)
 
     def transfer_feed(self, query: TransferQuery, *, interval: float) -> TransferFeed:
-        from app.services.funding import TransferFeed
+        from app.services.transfers import TransferFeed
 
         return TransferFeed(self.client, query, interval=interval)
 
     async def instructions(self) -> InstructionBook:
         """Deposit and withdraw instructions, both lists at once."""
-        from app.services.funding import fetch_instructions
+        from app.services.transfers import fetch_instructions
 
         return await fetch_instructions(self.client)
 

@@ -25,14 +25,14 @@ from PySide6.QtCore import QObject, Signal, SignalInstance
 from app.domain.records import OrderBook, PairInfo, ServiceInfo, TopOfBook
 from app.services.estimates import EstimateFeed
 from app.services.events import Topic
-from app.services.funding import InstructionBook, TransferFeed, TransferQuery
 from app.services.health import HealthState
 from app.services.journal import OrderJournal
-from app.services.ledger_view import LedgerBrowser
+from app.services.ledger_browser import LedgerBrowser
 from app.services.log_events import EventKind, LogEvent, LogLevel
-from app.services.order_history import OrderFeed
+from app.services.order_feed import OrderFeed
 from app.services.poller import FeedStatus
 from app.services.session import Balances, Environment, FeedIntervals, TerminalSession
+from app.services.transfers import InstructionBook, TransferFeed, TransferQuery
 
 T = TypeVar("T")
 

@@ -23,9 +23,9 @@ from app.domain import Price, format_decimal, parse_timestamp, utc_now
 from app.domain.money import divide
 from app.services.estimates import EstimateFeed, EstimateResult
 from app.services.journal import OrderJournal
+from app.services.limit_prices import describe_limit, display_number, trader_view, wire_limit
 from app.services.order_desk import AlreadySending, OrderDesk
 from app.services.pretrade import CheckLimits, checks, what_if
-from app.services.pricing import describe_limit, display_number, trader_view, wire_limit
 from app.services.session import Environment, TerminalSession
 from app.services.settling import OrderSettler, Sought
 from app.services.ticket import TicketError, TicketInput

@@ -19,7 +19,7 @@ from pytestqt.qtbot import QtBot
 
 from app.domain import format_timestamp
 from app.domain.records import LedgerEntry
-from app.services.ledger_view import LedgerQuery
+from app.services.ledger_browser import LedgerQuery
 from app.services.ticket import TicketInput
 from app.ui.csv_export import EXPORT_ROLE
 from app.ui.models.columns import column_numbers

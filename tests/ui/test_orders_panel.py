@@ -19,7 +19,7 @@ from pytestqt.qtbot import QtBot
 
 from app.domain import format_timestamp, parse_timestamp, utc_now
 from app.domain.records import Order
-from app.services.order_history import OrderFilter, OrderRow, OrdersSnapshot
+from app.services.order_feed import OrderFilter, OrderRow, OrdersSnapshot
 from app.services.ticket import TicketInput
 from app.ui.csv_export import EXPORT_ROLE
 from app.ui.formatting import Precision

@@ -19,15 +19,16 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QDockWidget, QLineEdit, QMainWindow
+from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
 from app.api.clock import system_now
 from app.domain import Amount
-from app.services.rfq_desk import SIDES, LiveQuote, RfqDesk, Side
+from app.services.rfq_desk import SIDES, LiveQuote, QuoteEvent, RfqDesk, Side
 from app.ui.main_window import MainWindow, PanelSpec
 from app.ui.panels.rfq_ticket import SETTINGS_AUTO_REQUOTE, RfqTicketPanel
 from app.ui.widgets.countdown import seconds_text
-from app.ui.widgets.quote_history import Column as HistoryColumn
+from app.ui.widgets.quote_history import QuoteHistoryModel
 from tests.harness import ADMIN_TOKEN, SandboxProcess
 from tests.ui.conftest import Live, LiveFactory, run
 
@@ -208,7 +209,7 @@ def test_accept_before_expiry_fills_the_quoted_amounts(
     assert not panel.sides["buy"].accept.isEnabled() and not panel.sides["sell"].accept.isEnabled()
     qtbot.waitUntil(lambda: not panel.frame_timer_active)  # nothing left to count down
     assert history_kinds(panel) == [("requested", None), ("accepted", side)]
-    row = panel.history_model.index(0, HistoryColumn.MS_LEFT).data()
+    row = panel.history_model.index(0, panel.history_model.column("ms_left")).data()
     assert row == f"{result.ms_left:,}" and 0 < result.ms_left <= 10_000
 
 
@@ -321,7 +322,9 @@ def test_a_forced_accept_after_expiry_shows_the_servers_refusal(
     assert panel.message.property("level") == "error"
     refused = panel.history_model.events()[-1]
     assert (refused.kind, refused.side, refused.quote_id) == ("refused", "sell", quote.order_id)
-    assert panel.history_model.index(0, HistoryColumn.DETAILS).data() == result.message
+    assert (
+        panel.history_model.index(0, panel.history_model.column("details")).data() == result.message
+    )
     assert panel.sides["sell"].countdown.text == "refused"
     assert free(qtbot, live) == before
 
@@ -668,3 +671,16 @@ def test_a_closed_panel_leaves_no_subscriber_on_the_desk(qtbot: QtBot, live: Liv
     qtbot.waitUntil(lambda: bool(destroyed))
     QApplication.processEvents()
     assert (len(desk.quotes._subscribers), len(desk.history._subscribers)) == before
+
+
+def test_quote_history_model_contract(qtmodeltester: ModelTester) -> None:
+    """The history, a column spec on the keyed table, keeps Qt's model contract as events
+    arrive newest first."""
+    model = QuoteHistoryModel()
+    size = Amount(Decimal("0.01"), "BTC")
+    model.add(QuoteEvent("requested", "q1", "BTC/USD", size))
+    model.add(QuoteEvent("accepted", "q1", "BTC/USD", size, side="buy", ms_left=1234))
+    qtmodeltester.check(model)  # type: ignore[no-untyped-call]
+    assert [e.kind for e in model.events()] == ["requested", "accepted"]
+    assert model.index(0, model.column("event")).data() == "accepted"
+    assert model.index(0, model.column("ms_left")).data() == "1,234"

@@ -55,7 +55,6 @@ from app.ui.status_bar import StatusBar
 from app.ui.theme import COLOURS, THEMES, apply_theme, trade_palette
 from app.ui.widgets.countdown import CountdownBar
 from app.ui.widgets.instruction_card import BlockchainCard, warning_css
-from app.ui.widgets.quote_history import Column as HistoryColumn
 from tests.harness import Faults
 from tests.ui.conftest import Live, run
 from tests.ui.test_theme import contrast, over
@@ -169,7 +168,7 @@ def assert_colours(qtbot: QtBot, terminal: Terminal, expected: TradePalette) -> 
     assert bar.trade_palette == expected and track_pixel(bar) == expected.track
     assert amber_pixel(bar) == expected.bar_warn
     history = terminal.rfq.history_model
-    assert history.index(0, HistoryColumn.EVENT).data(FG) == expected.up  # accepted
+    assert history.index(0, history.column("event")).data(FG) == expected.up  # accepted
     assert label_colour(terminal.order.input_error) == expected.error
     assert terminal.balances.note_label.styleSheet() == level_css("warning", expected)
     assert label_colour(terminal.status.state) == getattr(

@@ -18,7 +18,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractItemModel, QObject, Qt
 from PySide6.QtGui import QColor
 
-from app.services.ledger_view import LedgerRow, LedgerSnapshot
+from app.services.ledger_browser import LedgerRow, LedgerSnapshot
 from app.ui.csv_export import export_value
 from app.ui.formatting import Precision
 from app.ui.models.columns import Column

@@ -22,7 +22,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QColor, QFont
 
-from app.services.order_history import OrderRow, OrdersSnapshot
+from app.services.order_feed import OrderRow, OrdersSnapshot
 from app.ui.csv_export import export_value
 from app.ui.formatting import Precision
 from app.ui.models.columns import Column

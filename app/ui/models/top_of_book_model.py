@@ -82,7 +82,7 @@ def spread_bps(book: TopOfBook) -> Decimal | None:
     return MONEY_CONTEXT.divide(MONEY_CONTEXT.multiply(book.spread, _TEN_THOUSAND), mid)
 
 
-class Quote(NamedTuple):
+class BookRow(NamedTuple):
     """One watched pair as the table shows it: its last prices and sizes (None before any
     data), the last move of each flashing price (+1 up, -1 down, 0 none yet) and the display
     decimals. (A NamedTuple: one is built for every pair on every tick, and it is cheaper to
@@ -111,39 +111,39 @@ SIGNS = {1: UP_SIGN, -1: DOWN_SIGN, 0: ""}
 # Cell functions, one per column (spelled out: they run for every pair on every tick).
 
 
-def pair_cell(q: Quote, _: Precision) -> Cell:
+def pair_cell(q: BookRow, _: Precision) -> Cell:
     return Cell(q.pair, q.pair, None)
 
 
-def bid_cell(q: Quote, _: Precision) -> Cell:
+def bid_cell(q: BookRow, _: Precision) -> Cell:
     return Cell(SIGNS[q.moves[0]] + format_number(q.bid, q.price_places), q.bid, None)
 
 
-def bid_size_cell(q: Quote, _: Precision) -> Cell:
+def bid_size_cell(q: BookRow, _: Precision) -> Cell:
     return Cell(format_number(q.bid_size, q.size_places), q.bid_size, None)
 
 
-def ask_cell(q: Quote, _: Precision) -> Cell:
+def ask_cell(q: BookRow, _: Precision) -> Cell:
     return Cell(SIGNS[q.moves[1]] + format_number(q.ask, q.price_places), q.ask, None)
 
 
-def ask_size_cell(q: Quote, _: Precision) -> Cell:
+def ask_size_cell(q: BookRow, _: Precision) -> Cell:
     return Cell(format_number(q.ask_size, q.size_places), q.ask_size, None)
 
 
-def mid_cell(q: Quote, _: Precision) -> Cell:
+def mid_cell(q: BookRow, _: Precision) -> Cell:
     return Cell(SIGNS[q.moves[2]] + format_number(q.mid, q.price_places), q.mid, None)
 
 
-def spread_cell(q: Quote, _: Precision) -> Cell:
+def spread_cell(q: BookRow, _: Precision) -> Cell:
     return Cell(format_number(q.spread, q.price_places), q.spread, None)
 
 
-def bps_cell(q: Quote, _: Precision) -> Cell:
+def bps_cell(q: BookRow, _: Precision) -> Cell:
     return Cell(format_number(q.bps, BPS_DECIMALS), q.bps, None)
 
 
-def age_cell(q: Quote, _: Precision) -> Cell:
+def age_cell(q: BookRow, _: Precision) -> Cell:
     """``0 s`` when data just came (the model's timer ages it), ``—`` before any."""
     return Cell(age_text(None if q.received is None else 0.0), None, None)
 
@@ -155,16 +155,16 @@ def moved(value: Decimal | None, before: Decimal | None, move: int) -> int:
     return 1 if value > before else -1
 
 
-def bid_colour(_: Quote, palette: TradePalette) -> QColor:
+def bid_colour(_: BookRow, palette: TradePalette) -> QColor:
     """Bid and ask prices in their side's colour (stale and flashing cells: see the model)."""
     return palette.bid
 
 
-def ask_colour(_: Quote, palette: TradePalette) -> QColor:
+def ask_colour(_: BookRow, palette: TradePalette) -> QColor:
     return palette.ask
 
 
-COLUMNS: tuple[Column[Quote], ...] = (
+COLUMNS: tuple[Column[BookRow], ...] = (
     Column(
         "pair",
         "Pair",
@@ -233,11 +233,11 @@ COLUMNS: tuple[Column[Quote], ...] = (
 )
 COLUMN_COUNT = len(COLUMNS)
 _PAIR, _BID, _ASK, _MID, _AGE = 0, 1, 3, 5, COLUMN_COUNT - 1
-#: Column of each entry of ``Quote.moves``.
+#: Column of each entry of ``BookRow.moves``.
 _MOVED = (_BID, _ASK, _MID)
 
 
-class TopOfBookModel(KeyedTableModel[Quote]):
+class TopOfBookModel(KeyedTableModel[BookRow]):
     colour_roles = (Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole)
     move_rows = True  # a reordered watchlist keeps the data, flashes and selection of its pairs
 
@@ -408,7 +408,7 @@ class TopOfBookModel(KeyedTableModel[Quote]):
             return f"{quote.pair}: no fresh data (last update {age} ago)"
         return None
 
-    def _foreground(self, quote: Quote, column: int) -> QColor | None:
+    def _foreground(self, quote: BookRow, column: int) -> QColor | None:
         if quote.stale:
             return self._palette.stale
         if self._flash_of(quote, column) is not None:
@@ -419,7 +419,7 @@ class TopOfBookModel(KeyedTableModel[Quote]):
 
     # -- internals ----------------------------------------------------------------------------
 
-    def _quote(self, old: Quote, book: TopOfBook, now: float) -> Quote:
+    def _quote(self, old: BookRow, book: TopOfBook, now: float) -> BookRow:
         """``old`` with ``book``: each flashing price keeps its last move unless it moved."""
         bid, ask, spread = book.bid, book.ask, book.spread
         mid = (bid + ask) / 2  # TopOfBook.mid, computed once
@@ -430,7 +430,7 @@ class TopOfBookModel(KeyedTableModel[Quote]):
                 moved(ask, old.ask, moves[1]),
                 moved(mid, old.mid, moves[2]),
             )
-        return Quote(
+        return BookRow(
             old.pair,
             old.base,
             bid,
@@ -449,7 +449,7 @@ class TopOfBookModel(KeyedTableModel[Quote]):
             False,
         )
 
-    def _flash(self, old: Quote, new: Quote, now: float) -> bool:
+    def _flash(self, old: BookRow, new: BookRow, now: float) -> bool:
         """Start a flash on each price that moved; whether any did."""
         if old.bid is None:
             return False
@@ -464,7 +464,7 @@ class TopOfBookModel(KeyedTableModel[Quote]):
                 started = True
         return started
 
-    def _flash_of(self, quote: Quote, column: int) -> float | None:
+    def _flash_of(self, quote: BookRow, column: int) -> float | None:
         flashes = self._flashes.get(quote.pair)
         return None if flashes is None else flashes.get(column)
 
@@ -476,14 +476,14 @@ class TopOfBookModel(KeyedTableModel[Quote]):
         delay = max(0.0, min(deadlines) - self._clock())
         self._flash_timer.start(math.ceil(delay * 1000))
 
-    def _age_key(self, quote: Quote) -> Decimal | None:
+    def _age_key(self, quote: BookRow) -> Decimal | None:
         if quote.received is None:
             return None
         return Decimal(round((self._clock() - quote.received) * 1000)).scaleb(-3)
 
 
-def new_quote(pair: str) -> Quote:
-    return Quote(pair, pair.partition("/")[0])
+def new_quote(pair: str) -> BookRow:
+    return BookRow(pair, pair.partition("/")[0])
 
 
 class TopOfBookSortProxy(DecimalSortProxy):

@@ -35,7 +35,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.domain.records import DepositRecord
-from app.services.funding import (
+from app.services.log_events import LogLevel
+from app.services.transfers import (
     DEFAULT_INTERVAL,
     DEFAULT_MAX,
     MAX_RECORDS,
@@ -43,7 +44,6 @@ from app.services.funding import (
     TransferPage,
     TransferQuery,
 )
-from app.services.log_events import LogLevel
 from app.ui.bridge import QtTopic
 from app.ui.csv_export import EXPORT_ROLE, ask_and_export, export_csv, rows_as_tsv
 from app.ui.models.deposits_model import RECORD_ROLE, DepositsModel, DepositsSortProxy

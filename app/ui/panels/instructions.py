@@ -23,12 +23,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.services.funding import (
-    Direction,
-    FundingError,
-    InstructionBook,
-)
 from app.services.log_events import LogLevel
+from app.services.transfers import (
+    Direction,
+    InstructionBook,
+    TransferError,
+)
 from app.ui.palette import TradePalette, current_palette, follow_palette, level_css
 from app.ui.panels.base import PanelContext
 from app.ui.tasks import TaskOwner
@@ -188,7 +188,7 @@ class InstructionsPanel(QWidget):
     async def _load(self) -> None:
         try:
             book = await self._bridge.instructions()
-        except FundingError as exc:
+        except TransferError as exc:
             self._show_error(str(exc))
         else:
             self.set_book(book)

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.services.ledger_view import (
+from app.services.ledger_browser import (
     DEFAULT_MAX,
     EVENT_TYPES,
     MAX_TRANSACTIONS,
@@ -34,7 +34,7 @@ from app.services.ledger_view import (
     LedgerSnapshot,
 )
 from app.services.log_events import LogLevel
-from app.services.order_history import ReadFailed
+from app.services.order_feed import ReadFailed
 from app.ui.models.ledger_model import LedgerModel, LedgerSortProxy
 from app.ui.panels.base import PanelContext
 from app.ui.panels.record_parts import OptionalDateTime, RecordPanel, fill_choices, known_assets

@@ -39,10 +39,10 @@ from PySide6.QtWidgets import (
 
 from app.domain.records import TopOfBook
 from app.services.estimates import EstimateResult
+from app.services.limit_prices import pair_base
 from app.services.log_events import LogLevel
 from app.services.order_desk import AlreadySending, OrderDesk, SubmitResult
 from app.services.pretrade import Check, checks, what_if
-from app.services.pricing import pair_base
 from app.services.session import Balances
 from app.services.ticket import OrderType, TicketError, TicketForm, TicketInput
 from app.ui.bridge import QtTopic

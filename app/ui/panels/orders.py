@@ -3,7 +3,7 @@ orders) and at once after a fill, newest on top with new ones highlighted; filte
 load more, details, copy and CSV export.
 
 Filter changes apply 300 ms after the last edit (a new query from the newest order); status,
-type, pair, asset and time range go to the server (see ``app.services.order_history``), the
+type, pair, asset and time range go to the server (see ``app.services.order_feed``), the
 search box filters what is shown. "Load more" reads the page before the oldest order shown.
 """
 
@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from app.services.journal import OrderJournal
 from app.services.log_events import LogLevel
-from app.services.order_history import (
+from app.services.order_feed import (
     DEFAULT_PAGE,
     ORDER_TYPES,
     OrderFilter,
