@@ -9,12 +9,10 @@ USD per BTC" is typed as ``90000 BTC/USD`` while the order (source USD, destinat
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from decimal import ROUND_CEILING, ROUND_HALF_EVEN, Decimal, localcontext
 
 from app.domain import Price
 from app.domain.money import MONEY_CONTEXT, format_trimmed
-from app.domain.valuation import HOP_ASSETS
 
 #: Significant digits kept when a converted price is shown (1/(1/x) is not exactly x).
 DISPLAY_DIGITS = 12
@@ -60,19 +58,6 @@ def trader_view(source: str, destination: str, wire: Price, pair_base: str) -> P
     if pair_base == destination:
         return wire.invert()
     raise ValueError(f"{pair_base} is neither {source} nor {destination}")
-
-
-def pair_base(source: str, destination: str, known_pairs: Iterable[str] = ()) -> str:
-    """The base asset of the pair that trades ``source`` against ``destination``: from the
-    known pairs when one matches, else the asset that is not a quote-like currency."""
-    names = set(known_pairs)
-    if f"{source}/{destination}" in names:
-        return source
-    if f"{destination}/{source}" in names:
-        return destination
-    if source in HOP_ASSETS and destination not in HOP_ASSETS:
-        return destination
-    return source
 
 
 def describe_limit(source: str, destination: str, wire: Price, base: str) -> str:

@@ -23,10 +23,11 @@ from app.api import (
 )
 from app.domain.money import format_trimmed
 from app.domain.order_request import OrderRequest
+from app.domain.pair_terms import pair_base
 from app.domain.records import Estimate, Order, TopOfBook
 from app.services.events import Topic
 from app.services.journal import OrderJournal
-from app.services.limit_prices import describe_limit, pair_base
+from app.services.limit_prices import describe_limit
 from app.services.log_events import EventKind, LogLevel
 from app.services.pretrade import Check, CheckLimits, WhatIf, checks, what_if
 from app.services.session import Balances, TerminalSession

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 import app as tradeterm
 from app import logs
+from app.domain.display import Precision
 from app.services.connect import LoginFailed, connect
 from app.services.desks import TradingDesks
 from app.services.sandbox_child import SandboxChild, SandboxStartFailed
@@ -41,7 +42,6 @@ from app.services.session import TerminalSession
 from app.services.settling import reconcile_on_start
 from app.ui import errors
 from app.ui.bridge import SessionBridge
-from app.ui.formatting import Precision
 from app.ui.icon import app_icon
 from app.ui.main_window import Area, MainWindow, PanelSpec
 from app.ui.panels.base import PanelContext

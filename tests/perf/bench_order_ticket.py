@@ -29,10 +29,10 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from app.api import ClientSettings, ServiceClient
+from app.domain.display import Precision
 from app.services.desks import TradingDesks
 from app.services.session import Environment, FeedIntervals, TerminalSession
 from app.ui.bridge import SessionBridge
-from app.ui.formatting import Precision
 from app.ui.order_confirm import SETTINGS_KEY as CONFIRM_KEY
 from app.ui.panels.base import PanelContext
 from app.ui.panels.order_ticket import OrderTicketPanel

@@ -37,11 +37,11 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow
 
 from app.api import ClientSettings, ServiceClient
 from app.domain import Amount
+from app.domain.display import Precision
 from app.services.desks import TradingDesks
 from app.services.rfq_desk import LiveQuote
 from app.services.session import Environment, TerminalSession
 from app.ui.bridge import SessionBridge
-from app.ui.formatting import Precision
 from app.ui.panels.base import PanelContext
 from app.ui.panels.rfq_ticket import RfqTicketPanel
 from app.ui.qt import QEventLoop

@@ -32,11 +32,11 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMainWindow
 
 from app.api import ClientSettings, ServiceClient
+from app.domain.display import Precision
 from app.domain.money import AssetPair
 from app.domain.records import TopOfBook
 from app.services.session import Environment, TerminalSession
 from app.ui.bridge import SessionBridge
-from app.ui.formatting import Precision
 from app.ui.panels.base import PanelContext
 from app.ui.panels.top_of_book import TopOfBookPanel
 from app.ui.qt import QEventLoop

@@ -17,12 +17,12 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from app.api import ClientSettings, ServiceClient
+from app.domain.display import Precision
 from app.services.desks import TradingDesks
 from app.services.log_events import LogLevel
 from app.services.session import Environment, FeedIntervals, TerminalSession
 from app.ui import palette
 from app.ui.bridge import SessionBridge
-from app.ui.formatting import Precision
 from app.ui.panels.base import PanelContext
 from app.ui.qt import QEventLoop
 from app.ui.settings import open_settings

@@ -18,12 +18,12 @@ from PySide6.QtWidgets import QStyle, QStyleOptionViewItem
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
+from app.domain.display import Precision
 from app.domain.money import MONEY_CONTEXT, AssetPair
 from app.domain.records import Account, Balance, Portfolio, PortfolioBalance, TopOfBook
 from app.domain.valuation import valuation_rate
 from app.services.session import Balances
 from app.ui.delegates import BAR_MARGIN, UtilisationBarDelegate, bar_width
-from app.ui.formatting import Precision
 from app.ui.models.balances_model import (
     COLUMNS,
     SORT_ROLE,

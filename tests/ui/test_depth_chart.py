@@ -18,12 +18,12 @@ from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
 from app.api import ClientSettings, ServiceClient
+from app.domain.display import Precision
 from app.domain.money import AssetPair
 from app.domain.records import OrderBook, TopOfBook
 from app.services.session import Environment, TerminalSession
 from app.ui import palette
 from app.ui.bridge import SessionBridge
-from app.ui.formatting import Precision
 from app.ui.models.columns import column_numbers
 from app.ui.models.depth_model import COLUMNS, DepthModel, DepthRole
 from app.ui.palette import DEFAULT_PALETTE, TradePalette

@@ -12,7 +12,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
-from app.ui.formatting import Precision
+from app.domain.display import Precision
 from app.ui.models.columns import Column, column_numbers
 from app.ui.models.keyed_table import KeyedTableModel, runs
 from app.ui.models.record_cells import Cell, number_cell, text_cell

@@ -18,11 +18,11 @@ from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
 from app.domain import format_timestamp, parse_timestamp, utc_now
+from app.domain.display import Precision
 from app.domain.records import Order
 from app.services.order_feed import OrderFilter, OrderRow, OrdersSnapshot
 from app.services.ticket import TicketInput
 from app.ui.csv_export import EXPORT_ROLE
-from app.ui.formatting import Precision
 from app.ui.models.columns import column_numbers
 from app.ui.models.orders_model import COLUMNS, OrdersModel, highlight_colour
 from app.ui.palette import current_palette

@@ -11,11 +11,11 @@ from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
+from app.domain.display import Precision
 from app.services.connect import connect
 from app.services.health import Health
 from app.services.session import FeedIntervals
 from app.ui.bridge import SessionBridge
-from app.ui.formatting import Precision
 from app.ui.main_window import Area, MainWindow, PanelSpec
 from app.ui.panels.base import PanelContext
 from app.ui.qt import QEventLoop

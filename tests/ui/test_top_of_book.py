@@ -18,10 +18,10 @@ from PySide6.QtTest import QTest
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
+from app.domain.display import Precision
 from app.domain.money import AssetPair
 from app.domain.records import TopOfBook
 from app.ui import palette
-from app.ui.formatting import Precision
 from app.ui.models.columns import column_numbers
 from app.ui.models.top_of_book_model import (
     COLUMN_COUNT,

@@ -22,11 +22,11 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QColor
 
+from app.domain.display import Precision
 from app.domain.money import MONEY_CONTEXT
 from app.domain.records import Balance, PortfolioBalance, TopOfBook
 from app.domain.valuation import valuation_rate
 from app.services.session import Balances
-from app.ui.formatting import Precision
 from app.ui.models.columns import Column
 from app.ui.models.keyed_table import KeyedTableModel
 from app.ui.models.record_cells import Cell
@@ -132,7 +132,7 @@ def amount_column(key: str, header: str, tooltip: str) -> Column[AssetRow]:
 
     def cell(row: AssetRow, precision: Precision) -> Cell:
         value: Decimal = getattr(row, key)
-        return Cell(precision.amount(value, row.asset), value, None)
+        return Cell(precision.exact(value, row.asset), value, None)
 
     def colour(row: AssetRow, palette: TradePalette) -> QColor | None:
         return negative_colour(palette, getattr(row, key))

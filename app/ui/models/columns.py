@@ -15,7 +15,7 @@ from typing import Generic, TypeVar
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
-from app.ui.formatting import Precision
+from app.domain.display import Precision
 from app.ui.models.record_cells import Cell
 from app.ui.palette import TradePalette
 

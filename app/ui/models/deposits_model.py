@@ -19,9 +19,9 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QColor
 
 from app.domain import format_timestamp
+from app.domain.display import Precision
 from app.domain.money import format_trimmed
 from app.domain.records import DepositRecord, TransferStep
-from app.ui.formatting import Precision
 from app.ui.models.columns import Column
 from app.ui.models.keyed_table import KeyedTableModel
 from app.ui.models.record_cells import RECORD_ROLE as RECORD_ROLE

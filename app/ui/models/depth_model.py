@@ -26,8 +26,8 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor
 
+from app.domain.display import Precision
 from app.domain.records import OrderBook
-from app.ui.formatting import Precision
 from app.ui.models.columns import Column
 from app.ui.models.keyed_table import KeyedTableModel
 from app.ui.models.record_cells import Cell

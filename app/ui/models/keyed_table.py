@@ -26,8 +26,8 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QFont, QFontDatabase
 
+from app.domain.display import Precision
 from app.ui.csv_export import EXPORT_ROLE
-from app.ui.formatting import Precision
 from app.ui.models.columns import ALIGN_NUMBER, Column, column_numbers
 from app.ui.models.record_cells import RECORD_ROLE, Cell
 from app.ui.models.sorting import SORT_ROLE

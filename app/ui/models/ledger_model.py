@@ -18,9 +18,9 @@ from typing import Any
 from PySide6.QtCore import QAbstractItemModel, QObject, Qt
 from PySide6.QtGui import QColor
 
+from app.domain.display import Precision
 from app.services.ledger_browser import LedgerRow, LedgerSnapshot
 from app.ui.csv_export import export_value
-from app.ui.formatting import Precision
 from app.ui.models.columns import Column
 from app.ui.models.keyed_table import KeyedTableModel
 from app.ui.models.record_cells import (

@@ -22,9 +22,9 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QColor, QFont
 
+from app.domain.display import Precision
 from app.services.order_feed import OrderRow, OrdersSnapshot
 from app.ui.csv_export import export_value
-from app.ui.formatting import Precision
 from app.ui.models.columns import Column
 from app.ui.models.keyed_table import KeyedTableModel
 from app.ui.models.record_cells import (

@@ -22,8 +22,8 @@ from PySide6.QtCore import (
 )
 
 from app.domain import Price
+from app.domain.display import DASH, digits_of, format_number
 from app.ui.csv_export import EXPORT_ROLE, export_value
-from app.ui.formatting import DASH, format_number
 from app.ui.models.sorting import DecimalSortProxy
 
 Index = QModelIndex | QPersistentModelIndex
@@ -42,14 +42,9 @@ class Cell(NamedTuple):
     export: str | None
 
 
-def decimals(value: Decimal) -> int:
-    exponent = value.as_tuple().exponent
-    return max(0, -exponent) if isinstance(exponent, int) else 0
-
-
 def exact_number(value: Decimal, places: int) -> str:
     """Grouped, with at least ``places`` decimals and every decimal the value has."""
-    return format_number(value, max(places, decimals(value)))
+    return format_number(value, max(places, digits_of(value)))
 
 
 def local_time_text(moment: datetime) -> str:
@@ -77,7 +72,7 @@ def _time_cell(moment: datetime) -> Cell:
 def number_cell(value: Decimal | None, places: int, *, signed: bool = False) -> Cell:
     if value is None:
         return Cell(DASH, None, "")
-    text = format_number(value, max(places, decimals(value)), signed=signed)
+    text = format_number(value, max(places, digits_of(value)), signed=signed)
     return Cell(text, value, export_value(value))
 
 

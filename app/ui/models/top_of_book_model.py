@@ -26,9 +26,9 @@ from typing import Any, NamedTuple
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QColor, QFont
 
+from app.domain.display import DASH, Precision, format_number
 from app.domain.money import MONEY_CONTEXT
 from app.domain.records import TopOfBook
-from app.ui.formatting import DASH, Precision, format_number
 from app.ui.models.columns import ALIGN_NUMBER, ALIGN_TEXT, Column
 from app.ui.models.keyed_table import Index, KeyedTableModel, runs
 from app.ui.models.record_cells import Cell

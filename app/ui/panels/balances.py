@@ -23,10 +23,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.domain.display import Precision
 from app.domain.records import TopOfBook
 from app.services.session import Balances
 from app.ui.delegates import UtilisationBarDelegate
-from app.ui.formatting import Precision
 from app.ui.models.balances_model import (
     UTILISATION_ROLE,
     BalancesModel,

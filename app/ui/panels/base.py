@@ -17,9 +17,9 @@ from typing import Protocol, runtime_checkable
 
 from PySide6.QtCore import QSettings
 
+from app.domain.display import Precision
 from app.services.log_events import LogLevel
 from app.ui.bridge import SessionBridge
-from app.ui.formatting import Precision
 from app.ui.preferences import Preferences
 
 Notify = Callable[[LogLevel, str], None]

@@ -31,8 +31,8 @@ from PySide6.QtCore import QPointF, Qt, QTimer
 from PySide6.QtGui import QColor, QFontDatabase, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from app.domain.display import DASH
 from app.domain.records import TopOfBook
-from app.ui.formatting import DASH
 from app.ui.palette import TradePalette, current_palette, follow_palette
 from app.ui.panels.base import PanelContext
 from app.ui.ring_buffer import RingBuffer

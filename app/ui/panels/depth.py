@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.domain.display import DASH, format_number
 from app.domain.records import OrderBook
-from app.ui.formatting import DASH, format_number
 from app.ui.models.depth_model import DepthModel, DepthRole
 from app.ui.panels.base import PanelContext
 

@@ -37,9 +37,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.domain.pair_terms import pair_base
 from app.domain.records import TopOfBook
 from app.services.estimates import EstimateResult
-from app.services.limit_prices import pair_base
 from app.services.log_events import LogLevel
 from app.services.order_desk import AlreadySending, OrderDesk, SubmitResult
 from app.services.pretrade import Check, checks, what_if

@@ -7,11 +7,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from decimal import Decimal
 
+from app.domain.display import DASH, Precision
+from app.domain.pair_terms import pair_base
 from app.services.estimates import EstimateResult
-from app.services.limit_prices import describe_limit, display_number, pair_base
+from app.services.limit_prices import describe_limit, display_number
 from app.services.pretrade import AssetAfter, Check, WhatIf
 from app.services.ticket import TicketInput
-from app.ui.formatting import DASH, Precision
 
 
 def limit_unit(source: str, destination: str, known_pairs: Iterable[str]) -> str:

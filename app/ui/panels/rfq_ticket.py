@@ -51,6 +51,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.domain import Amount, AssetPair, ParseError, parse_decimal
+from app.domain.display import Precision
 from app.domain.records import TopOfBook
 from app.services.log_events import LogLevel
 from app.services.rfq_desk import (
@@ -63,7 +64,6 @@ from app.services.rfq_desk import (
     Side,
 )
 from app.ui.bridge import QtTopic
-from app.ui.formatting import Precision
 from app.ui.palette import TradePalette, current_palette, follow_palette, level_css
 from app.ui.panels.base import PanelContext
 from app.ui.preferences import Preferences

@@ -15,9 +15,9 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
+from app.domain.display import DASH, Precision
 from app.domain.money import format_trimmed
 from app.services.rfq_desk import QuoteEvent
-from app.ui.formatting import DASH, Precision
 from app.ui.models.columns import ALIGN_NUMBER, Column
 from app.ui.models.keyed_table import KeyedTableModel
 from app.ui.models.record_cells import Cell, text_cell

@@ -12,8 +12,8 @@ from typing import Literal
 from PySide6.QtWidgets import QGroupBox, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.domain import Amount
+from app.domain.display import DASH, Precision, decimals_of, format_number
 from app.domain.records import QuoteSide
-from app.ui.formatting import DASH, Precision, decimals_of, format_number
 from app.ui.widgets.countdown import CountdownBar
 
 SideName = Literal["buy", "sell"]

@@ -1,5 +1,13 @@
-"""Decimal to text for the screen: the right precision per asset and pair, grouped thousands,
-no exponent, no float noise. Quantising happens here, for display only."""
+"""Decimal to text for people: the right precision per asset and pair, grouped thousands, no
+exponent, no float noise. Quantising happens here, for display only. One module for every view,
+the CSV exports' display texts and the command line's tables.
+
+Precision comes from the service: each listed pair's ``baseDecimals``, ``quoteDecimals`` and
+``priceIncrement`` replace the conventional defaults below (which only stand in before the pairs
+are read, or for an asset no pair mentions). An amount is shown exactly: never with fewer
+decimals than its asset has, and never rounded (so never more than is held); trailing zeros
+beyond the asset's decimals are not added.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +21,12 @@ from app.domain.records import PairInfo
 ASSET_DECIMALS = {"USD": 2, "EUR": 2, "GBP": 2, "USDT": 2, "USDC": 2, "BTC": 8, "ETH": 6, "SOL": 4}
 DEFAULT_DECIMALS = 6
 DASH = "—"
+
+
+def digits_of(value: Decimal) -> int:
+    """Decimal places ``value`` is written with: 1.50 -> 2, 175.03234278 -> 8, 5 -> 0."""
+    exponent = value.as_tuple().exponent
+    return max(0, -exponent) if isinstance(exponent, int) else 0
 
 
 def decimals_of(step: Decimal) -> int:
@@ -56,16 +70,24 @@ class Precision:
     prices: dict[str, int] = field(default_factory=dict)
 
     def learn(self, infos: dict[str, PairInfo]) -> None:
+        """The service's word replaces the defaults (it knows its assets' real decimals)."""
         for name, info in infos.items():
             if info.price_increment is not None:
                 self.prices[name] = decimals_of(info.price_increment)
             if info.base_decimals is not None:
-                self.assets.setdefault(info.pair.base, info.base_decimals)
+                self.assets[info.pair.base] = info.base_decimals
             if info.quote_decimals is not None:
-                self.assets.setdefault(info.pair.quote, info.quote_decimals)
+                self.assets[info.pair.quote] = info.quote_decimals
 
     def asset(self, code: str) -> int:
         return self.assets.get(code, DEFAULT_DECIMALS)
+
+    def exact(self, value: Decimal | None, code: str) -> str:
+        """``value`` of ``code`` with at least the asset's decimals and every decimal it has:
+        a balance is never rounded (never shown as more, or less, than it is)."""
+        if value is None:
+            return DASH
+        return format_number(value, max(self.asset(code), digits_of(value)))
 
     def price(self, pair: str) -> int:
         if pair in self.prices:
