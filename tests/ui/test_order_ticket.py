@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from decimal import Decimal
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QLineEdit, QMainWindow
@@ -282,6 +283,7 @@ def test_cancelling_the_confirmation_sends_nothing(qtbot: QtBot, live: Live) -> 
     assert server_orders(qtbot, live) == []
 
 
+@pytest.mark.slow
 def test_an_unknown_outcome_says_so_and_settles_itself(
     qtbot: QtBot, live: Live, faults: Faults
 ) -> None:
