@@ -74,6 +74,33 @@ def test_nothing_but_main_imports_ui() -> None:
         assert "ui" not in _our_imports(path), f"{path.relative_to(ROOT)} imports app.ui"
 
 
+#: The launch code opens the session and hands the window its bridge; the bridge holds it.
+SESSION_HOLDERS = {"bridge.py", "launch.py", "login_dialog.py"}
+
+
+def _attributes_and_names(path: Path) -> tuple[set[str], set[str]]:
+    tree = ast.parse(path.read_text(), str(path))
+    attributes = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            names.update(alias.asname or alias.name for alias in node.names)
+    return attributes, names
+
+
+def test_widgets_never_hold_the_session_or_the_client() -> None:
+    """design.md §6: widgets get the bridge (topics, facts, intents, feeds), never the session
+    or its client, and only the bridge subscribes to a service topic."""
+    for path in (APP / "ui").rglob("*.py"):
+        if path.name in SESSION_HOLDERS:
+            continue
+        attributes, names = _attributes_and_names(path)
+        where = path.relative_to(ROOT)
+        assert not {"session", "client"} & attributes, f"{where} reaches .session or .client"
+        assert not {"TerminalSession", "ServiceClient"} & names, f"{where} names the session"
+        assert "subscribe" not in attributes, f"{where} subscribes to a service topic itself"
+
+
 def test_qt_and_sandbox_stay_apart() -> None:
     for path in [*(APP / "domain").rglob("*.py"), *(APP / "sandbox").rglob("*.py")]:
         text = path.read_text()

@@ -2,9 +2,10 @@
 
 Reads (GET) retry on network errors, 5xx and 429 with jittered backoff that honours Retry-After.
 Orders and quote accepts are never retried: when their answer is lost (timeout, dropped
-connection, 5xx) the client looks the order up before saying success, failure or
-``OutcomeUnknown``. A 401 triggers one re-login shared by every request waiting on it, then one
-retry; a second 401 is reported.
+connection, 5xx) the client raises ``OutcomeUnknown`` and stops there; finding out what happened
+is the settling service's job (``app.services.settling``), live and at start-up.
+A 401 triggers one re-login shared by every request waiting on it, then one retry; a second 401
+is reported.
 """
 
 from __future__ import annotations
@@ -32,15 +33,15 @@ from app.api.errors import (
     NotSent,
     OutcomeUnknown,
     RateLimited,
-    RequestTimeout,
     ServerError,
     ServiceError,
     Unauthorized,
     from_response,
 )
 from app.api.http import ClientSettings, HttpLayer, Reply, SentRequest
-from app.domain import Amount, AssetPair, ParseError, format_decimal, format_timestamp
+from app.domain import Amount, AssetPair, ParseError, Price, format_decimal, format_timestamp
 from app.domain.fields import Fields
+from app.domain.order_request import OrderRequest
 from app.domain.records import (
     Account,
     DepositRecord,
@@ -401,6 +402,26 @@ class ServiceClient:
 
     # -- orders -------------------------------------------------------------------------------
 
+    async def place_order(self, request: OrderRequest) -> Order:
+        """Send ``request`` exactly as ``request.body`` reads. Never retried: a lost answer
+        raises OutcomeUnknown (the settling service finds out what happened), a request that
+        provably never left raises NotSent."""
+        suffix = "/limit" if request.order_type == "limit" else ""
+        path = f"/api/v1/routing/account/{self.account_id}/order{suffix}"
+        body = request.body(self.account_id)
+        try:
+            answer = await self._call("POST", path, body=body)
+        except NotSent:
+            raise  # nothing left this machine: the order was not placed
+        except (NetworkError, ServerError, BadResponse) as lost:
+            log.warning("order %s: answer lost (%s)", request.client_order_id, lost)
+            raise OutcomeUnknown(
+                f"the order's answer was lost ({lost}): unknown whether it executed — check "
+                "the blotter before sending it again",
+                client_order_id=request.client_order_id,
+            ) from lost
+        return _parse(lambda b, w: Order.parse(Fields(b, w).need_obj("order").raw, "order"), answer)
+
     async def limit_order(
         self,
         source: str,
@@ -411,103 +432,28 @@ class ServiceClient:
         end_at: datetime | None = None,
         client_order_id: str | None = None,
     ) -> Order:
-        """Sell ``size`` of ``source`` for ``destination``; ``limit`` is the least destination
+        """``place_order`` of a limit order (CLI and tests); ``limit`` is the least destination
         per source accepted (design.md §2)."""
-        client_order_id = client_order_id or new_client_order_id()
-        body: dict[str, Any] = {
-            "accountId": {"value": self.account_id},
-            "type": "limit",
-            "source": source,
-            "destination": destination,
-            "size": format_decimal(size),
-            "clientOrderId": client_order_id,
-        }
-        if limit is not None:
-            body["limit"] = format_decimal(limit)
-        if end_at is not None:
-            body["endAt"] = format_timestamp(end_at)
-        path = f"/api/v1/routing/account/{self.account_id}/order/limit"
-        return await self._place(path, body, client_order_id, source, destination, size)
+        wire = None if limit is None else Price(limit, source, destination)
+        request = OrderRequest(
+            "limit",
+            source,
+            destination,
+            size,
+            client_order_id or new_client_order_id(),
+            wire,
+            end_at,
+        )
+        return await self.place_order(request)
 
     async def market_order(
         self, source: str, destination: str, size: Decimal, *, client_order_id: str | None = None
     ) -> Order:
-        client_order_id = client_order_id or new_client_order_id()
-        body = {
-            "type": "market",
-            "source": source,
-            "destination": destination,
-            "size": format_decimal(size),
-            "clientOrderId": client_order_id,
-        }
-        path = f"/api/v1/routing/account/{self.account_id}/order"
-        return await self._place(path, body, client_order_id, source, destination, size)
-
-    async def _place(
-        self,
-        path: str,
-        body: dict[str, Any],
-        client_order_id: str,
-        source: str,
-        destination: str,
-        size: Decimal,
-    ) -> Order:
-        sent_at = self.clock.server_now()
-        try:
-            answer = await self._call("POST", path, body=body)
-        except NotSent:
-            raise  # nothing left this machine: the order was not placed
-        except (NetworkError, ServerError, BadResponse) as lost:
-            log.warning("order %s: answer lost (%s); looking it up", client_order_id, lost)
-            # A timed-out request may still be executing on a slow server: look for longer.
-            patience = self.settings.read_timeout if isinstance(lost, RequestTimeout) else 1.0
-            found = await self._find_order(
-                client_order_id, source, destination, size, sent_at, lost, patience
-            )
-            if found is None:
-                raise OutcomeUnknown(
-                    f"the order's answer was lost ({lost}) and it is not on the order list yet: "
-                    "unknown whether it executed — check the blotter before sending it again",
-                    client_order_id=client_order_id,
-                ) from lost
-            return found
-        return _parse(lambda b, w: Order.parse(Fields(b, w).need_obj("order").raw, "order"), answer)
-
-    async def _find_order(
-        self,
-        client_order_id: str,
-        source: str,
-        destination: str,
-        size: Decimal,
-        sent_at: datetime,
-        lost: ServiceError,
-        patience: float,
-    ) -> Order | None:
-        """The order just sent, from the order list, looking for up to ``patience`` seconds;
-        None when it never shows; OutcomeUnknown when the list cannot be read."""
-        since = sent_at - timedelta(seconds=60)
-        deadline = time.monotonic() + patience
-        delay = 0.2
-        while True:
-            try:
-                recent = await self.orders(
-                    max_orders=100, submitted_start=since, client_order_id=client_order_id
-                )
-            except ServiceError as exc:
-                if time.monotonic() >= deadline:
-                    raise OutcomeUnknown(
-                        f"the order's answer was lost ({lost}) and the order list cannot be "
-                        f"read ({exc}): unknown whether it executed — check the blotter",
-                        client_order_id=client_order_id,
-                    ) from exc
-            else:
-                match = _match(recent, client_order_id, source, destination, size, since)
-                if match is not None:
-                    return match
-                if time.monotonic() >= deadline:
-                    return None
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 1.0)
+        """``place_order`` of a market order (CLI and tests)."""
+        request = OrderRequest(
+            "market", source, destination, size, client_order_id or new_client_order_id()
+        )
+        return await self.place_order(request)
 
     async def request_quote(
         self, pair: str, size: Amount, *, client_order_id: str | None = None
@@ -526,29 +472,20 @@ class ServiceClient:
         )
 
     async def accept_quote(self, order_id: str, side: str) -> Order:
-        """Take one side of a quote. Never retried; a lost answer is settled by looking the
-        order up by the quote's id."""
+        """Take one side of a quote. Never retried: a lost answer raises OutcomeUnknown (the
+        settling service looks the order up by the quote's id)."""
         path = f"/api/v1/routing/account/{self.account_id}/order/rfq/{order_id}/accept"
         try:
             answer = await self._call("POST", path, body={"side": side})
         except NotSent:
             raise  # nothing left this machine: the quote was not taken
         except (NetworkError, ServerError, BadResponse) as lost:
-            log.warning("accept %s: answer lost (%s); looking it up", order_id, lost)
-            try:
-                return await self.order(order_id)
-            except NotFound:
-                raise OutcomeUnknown(
-                    f"the accept's answer was lost ({lost}) and no order {order_id} is listed "
-                    "yet: unknown whether the quote was taken — check the blotter",
-                    client_order_id=order_id,
-                ) from lost
-            except ServiceError as exc:
-                raise OutcomeUnknown(
-                    f"the accept's answer was lost ({lost}) and the order cannot be read "
-                    f"({exc}): unknown whether it executed — check the blotter",
-                    client_order_id=order_id,
-                ) from exc
+            log.warning("accept %s: answer lost (%s)", order_id, lost)
+            raise OutcomeUnknown(
+                f"the accept's answer was lost ({lost}): unknown whether the quote was taken "
+                "— check the blotter",
+                client_order_id=order_id,
+            ) from lost
         return _parse(lambda b, w: Order.parse(Fields(b, w).need_obj("order").raw, "order"), answer)
 
     async def orders(
@@ -633,30 +570,3 @@ def _parse_list(parse: Callable[[Any, str], T], body: Any, name: str) -> list[T]
         return [parse(item, f"{name}[{index}]") for index, item in enumerate(body)]
     except ParseError as exc:
         raise BadResponse(f"unexpected answer from the service: {exc}", body=body) from None
-
-
-def _match(
-    orders: list[Order],
-    client_order_id: str,
-    source: str,
-    destination: str,
-    size: Decimal,
-    since: datetime,
-) -> Order | None:
-    """The order with our clientOrderId; else, when the server does not echo clientOrderIds,
-    the newest one with the same source, destination and size submitted since ``since``."""
-    for order in orders:
-        if order.client_order_id == client_order_id:
-            return order
-    if any(order.client_order_id for order in orders):
-        return None  # the server echoes ids and none is ours
-    candidates = [
-        o
-        for o in orders
-        if o.source == source
-        and o.destination == destination
-        and o.size.value == size
-        and o.submitted_at is not None
-        and o.submitted_at >= since
-    ]
-    return candidates[0] if len(candidates) == 1 else None

@@ -93,8 +93,8 @@ class BadResponse(ServiceError):
 
 
 class OutcomeUnknown(ServiceError):
-    """An order or accept was sent but its answer was lost, and looking it up did not settle
-    it: it may or may not have executed. Check the blotter; do not resend blindly."""
+    """An order or accept was sent but its answer was lost: it may or may not have executed.
+    The client does not look it up; ``app.services.settling`` does. Never resend blindly."""
 
     def __init__(self, message: str, *, client_order_id: str = "", **kw: Any) -> None:
         super().__init__(message, **kw)

@@ -8,11 +8,17 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from app.api import ServiceClient
+from app.api import OutcomeUnknown, RequestTimeout, ServiceClient, new_client_order_id
 from app.cli import views, wire
 from app.cli.errors import UsageError
 from app.cli.output import fields
-from app.domain import AssetPair
+from app.domain import AssetPair, Price
+from app.domain.order_request import OrderRequest
+from app.domain.records import Order
+from app.services.settling import OrderSettler, Sought, Verdict
+
+#: Seconds a lost order's answer is looked for before the outcome is reported unknown.
+LOOK_FOR = 1.0
 
 
 @dataclass(frozen=True)
@@ -109,21 +115,29 @@ async def estimate(client: ServiceClient, args: argparse.Namespace) -> Output:
 
 
 async def limit(client: ServiceClient, args: argparse.Namespace) -> Output:
-    order = await client.limit_order(
+    limit_price = None if args.limit is None else Price(args.limit, args.source, args.destination)
+    request = OrderRequest(
+        "limit",
         args.source,
         args.destination,
         args.size,
-        limit=args.limit,
-        end_at=args.end_at,
-        client_order_id=args.client_order_id,
+        args.client_order_id or new_client_order_id(),
+        limit_price,
+        args.end_at,
     )
+    order = await _place(client, request)
     return Output({"order": wire.order(order)}, views.order(order))
 
 
 async def market(client: ServiceClient, args: argparse.Namespace) -> Output:
-    order = await client.market_order(
-        args.source, args.destination, args.size, client_order_id=args.client_order_id
+    request = OrderRequest(
+        "market",
+        args.source,
+        args.destination,
+        args.size,
+        args.client_order_id or new_client_order_id(),
     )
+    order = await _place(client, request)
     return Output({"order": wire.order(order)}, views.order(order))
 
 
@@ -133,8 +147,49 @@ async def rfq(client: ServiceClient, args: argparse.Namespace) -> Output:
 
 
 async def accept(client: ServiceClient, args: argparse.Namespace) -> Output:
-    order = await client.accept_quote(args.order_id, args.side)
+    sent_at = client.clock.server_now()
+    try:
+        order = await client.accept_quote(args.order_id, args.side)
+    except OutcomeUnknown as lost:
+        sought = Sought.accept(args.order_id, args.order_id, sent_at)
+        order = await _settle(client, sought, lost)
     return Output({"order": wire.order(order)}, views.order(order))
+
+
+async def _place(client: ServiceClient, request: OrderRequest) -> Order:
+    sent_at = client.clock.server_now()
+    try:
+        return await client.place_order(request)
+    except OutcomeUnknown as lost:
+        return await _settle(client, Sought.order(request, sent_at), lost)
+
+
+async def _settle(client: ServiceClient, sought: Sought, lost: OutcomeUnknown) -> Order:
+    """A lost answer: look the order up at once, then for ``LOOK_FOR`` seconds (the read
+    timeout after a timeout: a slow server may still be executing it); not found, the outcome
+    is unknown (exit 3) — a script is never told an order was not placed."""
+    settler = OrderSettler(client)
+    verdict: Verdict | None = await settler.now(sought)
+    if verdict is not None and not verdict.final:
+        timed_out = isinstance(lost.__cause__, RequestTimeout)
+        look_for = client.settings.read_timeout if timed_out else LOOK_FOR
+        verdict = await settler.follow(sought, patience=None, delays=_delays(look_for))
+    if verdict is None or verdict.order is None:
+        detail = "" if verdict is None else f" ({verdict.detail})"
+        raise OutcomeUnknown(
+            f"{lost.message}{detail}", client_order_id=lost.client_order_id, status=lost.status
+        ) from lost
+    return verdict.order
+
+
+def _delays(total: float) -> tuple[float, ...]:
+    """0.2, 0.4, 0.8, 1, 1, ... seconds until they add up to ``total``."""
+    delays: list[float] = []
+    step = 0.2
+    while sum(delays) < total:
+        delays.append(step)
+        step = min(step * 2, 1.0)
+    return tuple(delays)
 
 
 async def orders(client: ServiceClient, args: argparse.Namespace) -> Output:

@@ -17,7 +17,7 @@ from app.domain import Amount, Price, format_decimal, format_timestamp
 
 
 @dataclass(frozen=True)
-class Column:
+class TextColumn:
     """A table column; ``numeric`` columns are right-aligned."""
 
     header: str
@@ -39,7 +39,7 @@ def cell(value: object) -> str:
     return str(value)
 
 
-def table(columns: Sequence[Column], rows: Sequence[Sequence[object]]) -> str:
+def table(columns: Sequence[TextColumn], rows: Sequence[Sequence[object]]) -> str:
     """Columns separated by two spaces; numbers right-aligned, text left-aligned."""
     texts = [[cell(value) for value in row] for row in rows]
     widths = [

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from app.cli.output import Column, blocks, fields, table
+from app.cli.output import TextColumn, blocks, fields, table
 from app.domain.records import (
     Account,
     BlockchainInstruction,
@@ -29,8 +29,8 @@ from app.domain.records import (
 N = True  # numeric column marker, for short column lists
 
 
-def _cols(*spec: tuple[str, bool]) -> list[Column]:
-    return [Column(header, numeric) for header, numeric in spec]
+def _cols(*spec: tuple[str, bool]) -> list[TextColumn]:
+    return [TextColumn(header, numeric) for header, numeric in spec]
 
 
 def _head(account_id: str, kind: str, name: str) -> str:

@@ -131,7 +131,8 @@ async def serve(config: SandboxConfig, host: str, port: int) -> None:
         )
     )
     task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started and not task.done():
+    # uvicorn offers a flag, not an event, for "started"
+    while not server.started and not task.done():  # noqa: ASYNC110
         await asyncio.sleep(0.01)
     if server.started:
         shown = f"[{host}]" if family == socket.AF_INET6 else host

@@ -19,7 +19,7 @@ from app.sandbox.config import SandboxConfig
 from app.sandbox.demo_data import seed_demo
 from app.sandbox.faults import Faults
 from app.sandbox.market import Market
-from app.sandbox.orders import OrderDesk
+from app.sandbox.orders import OrderEngine
 from app.sandbox.rfq import QuoteDesk
 from app.sandbox.store import Store
 from app.sandbox.transfers import Transfers
@@ -31,7 +31,7 @@ class Sandbox:
     store: Store
     market: Market
     auth: Authenticator
-    orders: OrderDesk
+    orders: OrderEngine
     quotes: QuoteDesk
     transfers: Transfers
     launched_at: datetime
@@ -53,7 +53,7 @@ class Sandbox:
             auth=Authenticator(
                 store, config.token_ttl, config.login_failures_allowed, config.login_window
             ),
-            orders=OrderDesk(store, market, config.credit_hours),
+            orders=OrderEngine(store, market, config.credit_hours),
             quotes=QuoteDesk(store, market, config.credit_hours, config.quote_ttl),
             transfers=Transfers(store),
             launched_at=launched,

@@ -26,7 +26,7 @@ MAX_BOOK_LEVELS = 100
 
 
 @dataclass(frozen=True)
-class Quote:
+class MarketQuote:
     """Top of book of one pair at one tick: prices in QUOTE per BASE, sizes in BASE."""
 
     pair: str
@@ -60,7 +60,7 @@ class Market:
         self._start = clock()
         self._tick = 0
         self._values = {code: spec.usd_anchor for code, spec in sorted(ASSETS.items())}
-        self._quotes: dict[str, Quote] = {}
+        self._quotes: dict[str, MarketQuote] = {}
 
     @property
     def tick(self) -> int:
@@ -92,7 +92,7 @@ class Market:
                 factor = 1 + (Decimal(shock) + pull) / 1_000_000
                 self._values[code] = (value * factor).quantize(_VALUE_QUANTUM)
 
-    def quote(self, pair: str) -> Quote:
+    def quote(self, pair: str) -> MarketQuote:
         """Top of book of ``pair`` (a key of ``PAIRS``) at the current tick."""
         self.advance()
         cached = self._quotes.get(pair)
@@ -115,13 +115,15 @@ class Market:
         bids = [(price, size) for price, size in bids[:levels] if price > 0]
         return Book(pair, bids, asks[:levels])
 
-    def _make_quote(self, spec: PairSpec) -> Quote:
+    def _make_quote(self, spec: PairSpec) -> MarketQuote:
         with localcontext(MONEY_CONTEXT):
             raw_mid = self._values[spec.pair.base] / self._values[spec.pair.quote]
             mid = to_tick(raw_mid, spec.tick, ROUND_FLOOR)
             half = max(spec.tick, to_tick(mid * spec.spread_bps / 20_000, spec.tick, ROUND_CEILING))
         rng = random.Random(f"{self._seed}:{self._tick}:{spec.name}:top")
-        return Quote(spec.name, mid - half, _size(rng, spec, 1), mid + half, _size(rng, spec, 1))
+        return MarketQuote(
+            spec.name, mid - half, _size(rng, spec, 1), mid + half, _size(rng, spec, 1)
+        )
 
 
 def to_tick(value: Decimal, tick: Decimal, rounding: str) -> Decimal:

@@ -48,7 +48,7 @@ class OrderRequest:
     client_order_id: str | None
 
 
-class OrderDesk:
+class OrderEngine:
     def __init__(self, store: Store, market: Market, credit_hours: CreditHours) -> None:
         self._store = store
         self._market = market

@@ -12,7 +12,7 @@ from decimal import ROUND_DOWN, Decimal, localcontext
 
 from app.domain.money import MONEY_CONTEXT, divide, format_trimmed
 from app.sandbox.catalogue import ASSETS, PairSpec, find_pair
-from app.sandbox.market import Market, Quote
+from app.sandbox.market import Market, MarketQuote
 from app.sandbox.wire import bad_request
 
 DISPLAY_DIGITS = 12
@@ -36,15 +36,15 @@ class Route:
     source: str
     destination: str
 
-    def rate(self, quote: Quote) -> Decimal:
+    def rate(self, quote: MarketQuote) -> Decimal:
         return quote.bid if self.source_is_base else divide(Decimal(1), quote.ask)
 
-    def total(self, size: Decimal, quote: Quote) -> Decimal:
+    def total(self, size: Decimal, quote: MarketQuote) -> Decimal:
         with localcontext(MONEY_CONTEXT):
             raw = size * quote.bid if self.source_is_base else size / quote.ask
         return raw.quantize(ASSETS[self.destination].quantum, rounding=ROUND_DOWN)
 
-    def marketable(self, limit: Decimal | None, quote: Quote) -> bool:
+    def marketable(self, limit: Decimal | None, quote: MarketQuote) -> bool:
         """Whether the market now pays at least ``limit`` destination per source."""
         if limit is None:
             return True
@@ -53,7 +53,7 @@ class Route:
                 return quote.bid >= limit
             return quote.ask * limit <= 1
 
-    def price_strings(self, quote: Quote) -> tuple[str, str]:
+    def price_strings(self, quote: MarketQuote) -> tuple[str, str]:
         """``price`` (SOURCE/DESTINATION) and ``invertedPrice`` (DESTINATION/SOURCE)."""
         if self.source_is_base:
             price, inverted = quote.bid, significant(divide(Decimal(1), quote.bid))
@@ -76,5 +76,5 @@ def route_for(source: str, destination: str) -> Route:
     return Route(spec, source_is_base, source, destination)
 
 
-def current_quote(market: Market, route: Route) -> Quote:
+def current_quote(market: Market, route: Route) -> MarketQuote:
     return market.quote(route.spec.name)

@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from app.domain import format_timestamp
-from app.sandbox.orders import OrderDesk
+from app.sandbox.orders import OrderEngine
 from app.sandbox.store import Store
 from app.sandbox.validation import (
     query_asset,
@@ -127,4 +127,4 @@ def orders(store: Store, account_id: str, params: Mapping[str, str]) -> dict[str
         f"SELECT * FROM orders WHERE {where.sql} ORDER BY seq {direction} LIMIT ?",  # noqa: S608
         [*where.params, limit],
     )
-    return {"max": limit, "orders": [OrderDesk.view(row) for row in rows]}
+    return {"max": limit, "orders": [OrderEngine.view(row) for row in rows]}

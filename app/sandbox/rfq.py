@@ -21,7 +21,7 @@ from app.sandbox.catalogue import ASSETS, PAIRS
 from app.sandbox.config import CreditHours
 from app.sandbox.funds import book_trade, check_funds
 from app.sandbox.market import Market, to_tick
-from app.sandbox.orders import OrderDesk
+from app.sandbox.orders import OrderEngine
 from app.sandbox.pricing import significant
 from app.sandbox.store import Store
 from app.sandbox.validation import (
@@ -121,7 +121,7 @@ class QuoteDesk:
         quote_id: str,
         raw_body: Any,
         now: datetime,
-        orders: OrderDesk,
+        orders: OrderEngine,
     ) -> dict[str, Any]:
         """Fill the chosen side if it has not expired; the expiry check, the funds check and
         the booking happen in one transaction."""

@@ -1,7 +1,11 @@
 """The order journal: every order and quote accept is written down before it is sent and
 updated with its outcome, in a local SQLite file, so nothing the trader sent is lost from view,
-even after a crash. On start, entries whose outcome is unknown are reconciled against the
-server's order list.
+even after a crash. Pure storage: what an open entry became is found out by the settling
+service (``app.services.settling``), live and at the next start.
+
+An order's ``request`` is the JSON text of the body the client sent, verbatim
+(``OrderRequest.body_text``); an accept's is ``{"orderId": <quote id>, "side": ...}``. Times are
+this machine's wall clock (the settler translates them to server time).
 
 Statuses: ``sending`` (written, answer not yet known — a crash leaves it so), ``filled``,
 ``submitted`` (resting), ``canceled``, ``rejected`` (the server refused it), ``failed`` (never
@@ -12,20 +16,18 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import platformdirs
 
-from app.api import NotFound, ServiceClient
 from app.domain import format_timestamp, parse_timestamp, utc_now
 from app.domain.records import Order
-from app.services.session import TerminalSession
 
 OPEN_STATUSES = ("sending", "unknown")
 SCHEMA = """
@@ -53,15 +55,13 @@ class JournalEntry:
     client_order_id: str
     kind: str  # "limit", "market", "accept"
     account: str
-    request: dict[str, Any]
+    request: dict[str, Any]  # ``body`` decoded
     created_at: datetime
     status: str
     order_id: str
     detail: str
     updated_at: datetime
-
-
-Lookup = Callable[[JournalEntry], Awaitable[Order | None]]
+    body: str  # the JSON text as written: for an order, exactly the body that was sent
 
 
 class OrderJournal:
@@ -90,11 +90,17 @@ class OrderJournal:
         self._db.execute("COMMIT")
 
     def record_intent(
-        self, client_order_id: str, kind: str, account: str, request: dict[str, Any]
+        self, client_order_id: str, kind: str, account: str, request: str | Mapping[str, Any]
     ) -> None:
-        """Written (and synced) before the request leaves. Sending the same clientOrderId again
+        """Written (and synced) before the request leaves. ``request`` is the JSON text sent
+        (stored verbatim) or a mapping (encoded here). Sending the same clientOrderId again
         (the same ticket after a lost or failed answer: the server replays, never duplicates)
         marks the existing entry ``sending`` again and keeps its first creation time."""
+        if isinstance(request, str):
+            json.loads(request)  # ValueError now rather than an unreadable entry later
+            text = request
+        else:
+            text = json.dumps(request, default=_text)
         stamp = format_timestamp(utc_now())
         with self._write():
             self._db.execute(
@@ -102,7 +108,7 @@ class OrderJournal:
                 "status, updated_at) VALUES (?, ?, ?, ?, ?, 'sending', ?) "
                 "ON CONFLICT (client_order_id) DO UPDATE SET status = 'sending', "
                 "detail = '', updated_at = excluded.updated_at",
-                (client_order_id, kind, account, json.dumps(request, default=_text), stamp, stamp),
+                (client_order_id, kind, account, text, stamp, stamp),
             )
 
     def record_outcome(
@@ -140,34 +146,6 @@ class OrderJournal:
         )
         return [_entry(row) for row in rows]
 
-    async def reconcile(self, account: str, lookup: Lookup) -> list[JournalEntry]:
-        """Settle this account's ``sending``/``unknown`` entries with ``lookup`` (the server's
-        order list); entries the server does not know become ``failed``. Lookup errors leave an
-        entry as it was (tried again next start). Returns the entries that changed."""
-        changed = []
-        for entry in self.unsettled(account):
-            try:
-                order = await lookup(entry)
-            except Exception as exc:
-                self.record_outcome(
-                    entry.client_order_id,
-                    "unknown",
-                    detail=f"could not check with the server: {exc}",
-                )
-                continue
-            if order is None:
-                self.record_outcome(
-                    entry.client_order_id,
-                    "failed",
-                    detail="not on the server's order list: never placed",
-                )
-            else:
-                self.record_order(entry.client_order_id, order)
-            updated = self.entry(entry.client_order_id)
-            if updated is not None:
-                changed.append(updated)
-        return changed
-
 
 def _entry(row: sqlite3.Row) -> JournalEntry:
     return JournalEntry(
@@ -180,6 +158,7 @@ def _entry(row: sqlite3.Row) -> JournalEntry:
         row["order_id"],
         row["detail"],
         parse_timestamp(row["updated_at"]),
+        row["request"],
     )
 
 
@@ -189,55 +168,3 @@ def _text(value: object) -> str:
     if isinstance(value, datetime):
         return format_timestamp(value)
     return str(value)
-
-
-def server_lookup(client: ServiceClient) -> Lookup:
-    """Find a journal entry's order on the server: by quote id for accepts, by clientOrderId
-    for orders (or source, destination and size when the server does not echo ids)."""
-
-    async def lookup(entry: JournalEntry) -> Order | None:
-        if entry.kind == "accept":
-            try:
-                return await client.order(str(entry.request["orderId"]))
-            except NotFound:
-                return None
-        orders = await client.orders(
-            max_orders=200,
-            submitted_start=entry.created_at - timedelta(minutes=10),
-            client_order_id=entry.client_order_id,
-        )
-        for order in orders:
-            if order.client_order_id == entry.client_order_id:
-                return order
-        if any(order.client_order_id for order in orders):
-            return None
-        size = Decimal(str(entry.request.get("size", "0")))
-        same = [
-            o
-            for o in orders
-            if o.source == entry.request.get("source")
-            and o.destination == entry.request.get("destination")
-            and o.size.value == size
-        ]
-        return same[0] if len(same) == 1 else None
-
-    return lookup
-
-
-async def reconcile_on_start(session: TerminalSession, journal: OrderJournal) -> list[JournalEntry]:
-    """At start: settle what a crash or a lost answer left open, and tell the trader."""
-    account = session.environment.account
-    open_entries = journal.unsettled(account)
-    if not open_entries:
-        return []
-    session.log("info", f"checking {len(open_entries)} order(s) whose outcome was not known")
-    changed = await journal.reconcile(account, server_lookup(session.client))
-    for entry in changed:
-        level = "warning" if entry.status in ("unknown", "failed") else "info"
-        what = entry.order_id or entry.client_order_id
-        session.log(
-            level,
-            f"order {what} ({entry.kind}, sent {format_timestamp(entry.created_at)}"
-            f"): {entry.status}{' — ' + entry.detail if entry.detail else ''}",
-        )
-    return changed

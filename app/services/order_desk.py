@@ -1,16 +1,15 @@
 """The order desk: safe submission of the ticket's limit and market orders, one at a time,
-each journaled before it leaves, and settling of answers that were lost. asyncio only, no Qt
-(design.md §1). The ticket (``ticket``), its live price (``estimates``) and the pre-trade
-predictions (``pretrade``) live in their own modules.
+each journaled (the exact body sent) before it leaves; answers that were lost are settled by
+``app.services.settling``. asyncio only, no Qt (design.md §1). The ticket (``ticket``), its
+live price (``estimates``) and the pre-trade predictions (``pretrade``) live in their own modules.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from app.api import (
     CreditNotAvailable,
@@ -22,21 +21,19 @@ from app.api import (
     ServiceError,
     new_client_order_id,
 )
-from app.domain import format_decimal, format_timestamp
 from app.domain.money import format_trimmed
+from app.domain.order_request import OrderRequest
 from app.domain.records import Estimate, Order, TopOfBook
 from app.services.events import Topic
-from app.services.journal import OrderJournal, server_lookup
+from app.services.journal import OrderJournal
+from app.services.limit_prices import describe_limit, pair_base
+from app.services.log_events import EventKind, LogLevel
 from app.services.pretrade import Check, CheckLimits, WhatIf, checks, what_if
-from app.services.pricing import describe_limit, pair_base
 from app.services.session import Balances, TerminalSession
+from app.services.settling import SETTLE_DELAYS, OrderSettler, Sought, Verdict, patience_for
 from app.services.ticket import TicketError, TicketInput
 
-log = logging.getLogger("tradeterm.services")
-
 SubmitStatus = Literal["filled", "submitted", "rejected", "failed", "unknown"]
-#: Seconds between the lookups that settle an order whose answer was lost.
-SETTLE_DELAYS: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
 
 
 class AlreadySending(RuntimeError):
@@ -58,9 +55,10 @@ class OrderDesk:
     Each ticket gets a clientOrderId before it is sent (the ticket shows it). The id is kept
     while the same ticket's outcome is unsettled (not sent, failed, unknown), so sending it
     again cannot place a second order: the service replays the first. Any settled answer, or
-    a change to the ticket, gives the next send a new id. An unknown outcome settles itself in
-    the background by looking the order up (``SETTLE_DELAYS``); the settled result is
-    published on ``results`` like any other.
+    a change to the ticket, gives the next send a new id. A lost answer is looked up at once
+    (``OrderSettler``); still unknown, it settles itself in the background, looking again
+    after each of ``settle_delays``, and the settled result is published on ``results`` like
+    any other.
     """
 
     def __init__(
@@ -93,6 +91,23 @@ class OrderDesk:
         self._unsubscribe = []
         for task in list(self._settlers):
             task.cancel()
+
+    @property
+    def settler(self) -> OrderSettler:
+        """The settling service over the session's current client."""
+        return OrderSettler(self.session.client, delays=self.settle_delays)
+
+    def request_for(self, ticket: TicketInput) -> OrderRequest:
+        """What sending ``ticket`` asks of the service: its wire limit and its clientOrderId."""
+        return OrderRequest(
+            ticket.order_type,
+            ticket.source,
+            ticket.destination,
+            ticket.size,
+            self.client_order_id_for(ticket),
+            ticket.wire_limit(),
+            ticket.end_at,
+        )
 
     def client_order_id_for(self, ticket: TicketInput) -> str:
         """The clientOrderId the next send of ``ticket`` will carry (stable per ticket)."""
@@ -152,41 +167,25 @@ class OrderDesk:
         blocks = [check for check in found if check.severity == "block"]
         if blocks:
             raise TicketError("size", "; ".join(check.message for check in blocks))
-        wire = ticket.wire_limit()
         client = self.session.client
-        client_order_id = self.client_order_id_for(ticket)
-        request: dict[str, Any] = {
-            "type": ticket.order_type,
-            "source": ticket.source,
-            "destination": ticket.destination,
-            "size": format_decimal(ticket.size),
-        }
-        if wire is not None:
-            request["limit"] = str(wire)
-        if ticket.end_at is not None:
-            request["endAt"] = format_timestamp(ticket.end_at)
+        request = self.request_for(ticket)
+        client_order_id = request.client_order_id
         what = self.describe(ticket)
-        self.journal.record_intent(client_order_id, ticket.order_type, client.account_id, request)
+        self.journal.record_intent(
+            client_order_id,
+            ticket.order_type,
+            client.account_id,
+            request.body_text(client.account_id),
+        )
+        sent_at = client.clock.server_now()
         try:
-            if ticket.order_type == "limit":
-                order = await client.limit_order(
-                    ticket.source,
-                    ticket.destination,
-                    ticket.size,
-                    limit=None if wire is None else wire.value,
-                    end_at=ticket.end_at,
-                    client_order_id=client_order_id,
-                )
-            else:
-                order = await client.market_order(
-                    ticket.source, ticket.destination, ticket.size, client_order_id=client_order_id
-                )
+            order = await client.place_order(request)
         except (InsufficientFunds, CreditNotAvailable, InvalidRequest, Refused) as exc:
             return self._finish(client_order_id, "rejected", exc.message, found, what)
         except NotSent as exc:
             return self._finish(client_order_id, "failed", f"not sent: {exc}", found, what)
         except OutcomeUnknown as exc:
-            return self._finish(client_order_id, "unknown", exc.message, found, what)
+            return await self._lost(Sought.order(request, sent_at), exc, found, what)
         except ServiceError as exc:
             return self._finish(client_order_id, "failed", str(exc), found, what)
         except BaseException:
@@ -218,12 +217,12 @@ class OrderDesk:
     def _done(self, result: SubmitResult, what: str) -> SubmitResult:
         if result.status in ("filled", "submitted", "rejected"):
             self._forget(result.client_order_id)
-        elif result.status == "unknown":
-            self._settle_later(result.client_order_id, what)
-        level = "success" if result.status in ("filled", "submitted") else "warning"
+        level = LogLevel.SUCCESS if result.status in ("filled", "submitted") else LogLevel.WARNING
         if result.status == "unknown":
-            level = "error"
-        kind = {"filled": "fill", "rejected": "refusal"}.get(result.status, "")
+            level = LogLevel.ERROR
+        kind = {"filled": EventKind.FILL, "rejected": EventKind.REFUSAL}.get(
+            result.status, EventKind.NONE
+        )
         self.session.log(level, f"order {result.status}: {what} — {result.message}", kind)
         self.results.publish(result)
         return result
@@ -234,38 +233,53 @@ class OrderDesk:
 
     # -- settling lost answers ------------------------------------------------------------------
 
-    def _settle_later(self, client_order_id: str, what: str) -> None:
+    async def _lost(
+        self, sought: Sought, lost: OutcomeUnknown, found: list[Check], what: str
+    ) -> SubmitResult:
+        """Look the order up at once; still unknown, say so and keep looking in the background."""
+        verdict = await self.settler.now(sought)
+        if verdict.final:
+            return self._settled(sought.client_order_id, verdict, what, found)
+        message = f"{lost.message} ({verdict.detail})"
+        result = self._finish(sought.client_order_id, "unknown", message, found, what)
         task = asyncio.get_running_loop().create_task(
-            self._settle(client_order_id, what), name=f"settle {client_order_id}"
+            self._settle(sought, patience_for(lost, self.session.client), what),
+            name=f"settle {sought.client_order_id}",
         )
         self._settlers.add(task)
         task.add_done_callback(self._settlers.discard)
+        return result
 
-    async def _settle(self, client_order_id: str, what: str) -> None:
-        """Look the order up until the server says what happened; then publish the outcome."""
-        lookup = server_lookup(self.session.client)
-        for delay in self.settle_delays:
-            await asyncio.sleep(delay)
-            entry = self.journal.entry(client_order_id)
-            if entry is None or entry.status != "unknown":
-                return  # settled meanwhile (sent again and answered)
-            try:
-                order = await lookup(entry)
-            except ServiceError as exc:
-                log.info("order %s still unknown: %s", client_order_id, exc)
-                continue
-            if order is None:
-                detail = "not on the server's order list: it was never placed"
-                self.journal.record_outcome(client_order_id, "failed", detail=detail)
-                result = SubmitResult("failed", client_order_id, detail)
-            else:
-                result = self._answered(client_order_id, order, ())
-            self._done(result, f"{what} (settled by looking it up)")
+    async def _settle(self, sought: Sought, patience: float, what: str) -> None:
+        """Look again after each of ``settle_delays`` until the server says what happened."""
+
+        def still_unknown() -> bool:  # not settled meanwhile (sent again and answered)
+            entry = self.journal.entry(sought.client_order_id)
+            return entry is not None and entry.status == "unknown"
+
+        verdict = await self.settler.follow(
+            sought, patience=patience, delays=self.settle_delays, still_open=still_unknown
+        )
+        if verdict is None:
+            return
+        if verdict.final:
+            self._settled(sought.client_order_id, verdict, f"{what} (settled by looking it up)")
             return
         self.session.log(
-            "error",
-            f"order {client_order_id} ({what}) is still unknown after "
+            LogLevel.ERROR,
+            f"order {sought.client_order_id} ({what}) is still unknown after "
             f"{len(self.settle_delays)} lookups; check the order list before sending again",
+        )
+
+    def _settled(
+        self, client_order_id: str, verdict: Verdict, what: str, found: Sequence[Check] = ()
+    ) -> SubmitResult:
+        if verdict.order is not None:
+            return self._done(self._answered(client_order_id, verdict.order, found), what)
+        self.journal.record_outcome(client_order_id, verdict.status, detail=verdict.detail)
+        status: SubmitStatus = "failed" if verdict.status == "failed" else "unknown"
+        return self._done(
+            SubmitResult(status, client_order_id, verdict.detail, None, tuple(found)), what
         )
 
 

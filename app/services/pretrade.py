@@ -15,7 +15,7 @@ from typing import Literal
 from app.domain.money import MONEY_CONTEXT, format_trimmed
 from app.domain.records import Estimate, PortfolioBalance, TopOfBook
 from app.domain.valuation import value_in
-from app.services.pricing import display_number, wire_limit
+from app.services.limit_prices import display_number, wire_limit
 from app.services.session import Balances
 from app.services.ticket import TicketInput
 

@@ -44,7 +44,9 @@ from app.domain import Amount, utc_now
 from app.domain.records import Order, Quote, TopOfBook
 from app.services.events import Topic
 from app.services.journal import OrderJournal
+from app.services.log_events import EventKind, LogLevel
 from app.services.session import TerminalSession
+from app.services.settling import OrderSettler, Sought, Verdict
 
 log = logging.getLogger("tradeterm.services")
 
@@ -320,17 +322,15 @@ class RfqDesk:
                 client.account_id,
                 {"orderId": live.order_id, "side": side},
             )
+            sent_at = client.clock.server_now()
             try:
                 order = await client.accept_quote(live.order_id, side)
             except OutcomeUnknown as exc:
-                live.accepted_side = side  # may have executed: never offer it again
-                self.journal.record_outcome(client_order_id, "unknown", detail=str(exc))
-                self._record(self._event("unknown", live, side, exc.message))
-                self.session.log("warning", f"accept {side} of {live.order_id}: {exc}")
-                self.session.after_fill()
-                return AcceptResult(
-                    side, "unknown", None, ms_left, exc.message, exc.status, client_order_id
-                )
+                sought = Sought.accept(live.order_id, client_order_id, sent_at)
+                verdict = await OrderSettler(client).now(sought)
+                if verdict.order is None:
+                    return self._unknown(live, side, exc, verdict, ms_left, client_order_id)
+                order = verdict.order
             except (Refused, InvalidRequest, NotFound) as exc:
                 message = exc.message  # the server's words, verbatim
                 if exc.status in QUOTE_ENDING_STATUSES:
@@ -339,14 +339,18 @@ class RfqDesk:
                     live.refused[side] = message
                 self.journal.record_outcome(client_order_id, "rejected", detail=message)
                 self._record(self._event("refused", live, side, message))
-                self.session.log("warning", f"accept {side} refused: {message}", "refusal")
+                self.session.log(
+                    LogLevel.WARNING, f"accept {side} refused: {message}", EventKind.REFUSAL
+                )
                 return AcceptResult(
                     side, "refused", None, ms_left, message, exc.status, client_order_id
                 )
             except ServiceError as exc:
                 # NotSent, 401 after re-login, ...: the accept did not reach the quote.
                 self.journal.record_outcome(client_order_id, "failed", detail=str(exc))
-                self.session.log("warning", f"accept {side} of {live.order_id} failed: {exc}")
+                self.session.log(
+                    LogLevel.WARNING, f"accept {side} of {live.order_id} failed: {exc}"
+                )
                 return AcceptResult(
                     side, "failed", None, ms_left, exc.message, exc.status, client_order_id
                 )
@@ -356,15 +360,33 @@ class RfqDesk:
             self._record(self._event("accepted", live, side, "", ms_left))
             total = f" for {order.result.total}" if order.result.total is not None else ""
             self.session.log(
-                "success",
+                LogLevel.SUCCESS,
                 f"accepted {side} {live.pair} {live.size}{total} — order {order.order_id}, "
                 f"{ms_left} ms left",
-                "fill",
+                EventKind.FILL,
             )
             self.session.after_fill()
             return AcceptResult(side, "filled", order, ms_left, "", None, client_order_id)
         finally:
             live.in_flight = None
+
+    def _unknown(
+        self,
+        live: LiveQuote,
+        side: Side,
+        lost: OutcomeUnknown,
+        verdict: Verdict,
+        ms_left: int,
+        client_order_id: str,
+    ) -> AcceptResult:
+        """The accept's answer was lost and looking it up at once did not settle it."""
+        live.accepted_side = side  # may have executed: never offer it again
+        message = f"{lost.message} ({verdict.detail})"
+        self.journal.record_outcome(client_order_id, "unknown", detail=message)
+        self._record(self._event("unknown", live, side, message))
+        self.session.log(LogLevel.WARNING, f"accept {side} of {live.order_id}: {message}")
+        self.session.after_fill()
+        return AcceptResult(side, "unknown", None, ms_left, message, lost.status, client_order_id)
 
     # -- expiry and auto-requote --------------------------------------------------------------
 
@@ -374,9 +396,10 @@ class RfqDesk:
         try:
             await self._warn_expiring(live)
             for side in sorted(SIDES, key=lambda s: live.deadlines[s]):
-                while (left := live.remaining(side)) > 0:
+                # Sleep to the monotonic deadline, re-checked: a timer may fire a hair early.
+                while (left := live.remaining(side)) > 0:  # noqa: ASYNC110
                     await asyncio.sleep(left)
-                while live.in_flight is not None:  # let an accept at the wire settle first
+                while live.in_flight is not None:  # noqa: ASYNC110 (an accept at the wire settles)
                     await asyncio.sleep(0.05)
                 if live.accepted_side is not None:
                     return
@@ -392,7 +415,7 @@ class RfqDesk:
 
     async def _warn_expiring(self, live: LiveQuote) -> None:
         first = min(SIDES, key=lambda s: live.deadlines[s])
-        while (left := live.remaining(first)) > AMBER_SECONDS:
+        while (left := live.remaining(first)) > AMBER_SECONDS:  # noqa: ASYNC110 (a deadline)
             await asyncio.sleep(left - AMBER_SECONDS)
         if (
             left > 0
@@ -403,15 +426,15 @@ class RfqDesk:
             and not live.refused
         ):
             self.session.log(
-                "warning",
+                LogLevel.WARNING,
                 f"{live.pair} quote {live.order_id} expires in {left:.1f} s",
-                "quote_expiring",
+                EventKind.QUOTE_EXPIRING,
             )
 
     async def _auto_requote(self, live: LiveQuote) -> None:
         if self.unanswered_requotes >= self.max_unanswered_requotes:
             self.session.log(
-                "info",
+                LogLevel.INFO,
                 f"auto-requote stopped after {self.unanswered_requotes} quotes on "
                 f"{live.pair} that were not acted on",
             )
@@ -426,7 +449,7 @@ class RfqDesk:
         try:
             await self._request(live.pair, live.size)
         except ServiceError as exc:
-            self.session.log("warning", f"auto-requote of {live.pair} failed: {exc}")
+            self.session.log(LogLevel.WARNING, f"auto-requote of {live.pair} failed: {exc}")
 
     async def close(self) -> None:
         """Stop the desk's task (the expiry watcher and auto-requote)."""

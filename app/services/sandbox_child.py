@@ -23,6 +23,11 @@ def sandbox_command() -> list[str]:
     return [sys.executable, "-m", "app", "sandbox"]
 
 
+#: How long the child may take to say where it listens, and to exit when asked.
+START_SECONDS = 30.0
+STOP_SECONDS = 10.0
+
+
 class SandboxStartFailed(Exception):
     """The child did not come up; the message says what it printed."""
 
@@ -39,7 +44,8 @@ class SandboxChild:
         #: while the sandbox boots.
         self.spawned = asyncio.Event()
 
-    async def start(self, timeout: float = 30.0) -> str:
+    async def start(self) -> str:
+        timeout = START_SECONDS
         argv = [*sandbox_command(), "--port", "0", *self._extra]
         if self._db:
             argv += ["--db", self._db]
@@ -90,7 +96,8 @@ class SandboxChild:
             return data.decode(errors="replace").strip().splitlines()[-1:][0] if data else ""
         return ""
 
-    async def stop(self, timeout: float = 10.0) -> int | None:
+    async def stop(self) -> int | None:
+        timeout = STOP_SECONDS
         process, self._process = self._process, None
         if process is None:
             return None

@@ -1,9 +1,14 @@
 """The terminal's live session: the client, the feeds it polls, and what the trader watches.
 
-Feeds (intervals configurable, defaults per issue 4): top of book for every watched pair in one
-request (0.5 s), balances = account + portfolio together (5 s, and at once after a fill), the
-order book of the selected pair (1 s). The default watchlist is the server's available pairs,
-falling back to ``FALLBACK_WATCHLIST`` when the server has no pairs operation.
+Feeds (intervals configurable in Settings): top of book for every watched pair in one request
+(0.5 s), balances = account + portfolio together (5 s, and at once after a fill), the order book
+of the selected pair (1 s). The default watchlist is the server's available pairs, falling back
+to ``FALLBACK_WATCHLIST`` when the server has no pairs operation.
+
+The session is what the terminal's widgets are served by (through ``app/ui/bridge.py`` only):
+its topics, the intents (select a pair, set the watchlist, refresh) and the feeds it hands out
+(estimates, ledger, orders, transfers, instructions). Nothing outside it and the launch code
+holds the client.
 """
 
 from __future__ import annotations
@@ -12,7 +17,8 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from app.api import NotFound, ServiceClient, ServiceError
 from app.domain import utc_now
@@ -25,8 +31,16 @@ from app.domain.records import (
     TopOfBook,
 )
 from app.services.events import Topic
-from app.services.health import HealthMonitor, HealthState
+from app.services.health import Health, HealthMonitor, HealthState
+from app.services.log_events import EventKind, LogEvent, LogLevel
 from app.services.poller import Poller
+
+if TYPE_CHECKING:  # the feeds below import this module: only their types are needed here
+    from app.services.estimates import EstimateFeed
+    from app.services.journal import OrderJournal
+    from app.services.ledger_browser import LedgerBrowser
+    from app.services.order_feed import OrderFeed
+    from app.services.transfers import InstructionBook, TransferFeed, TransferQuery
 
 log = logging.getLogger("tradeterm.services")
 
@@ -46,16 +60,6 @@ class Balances:
 
     account: Account
     portfolio: Portfolio
-
-
-@dataclass(frozen=True)
-class LogEvent:
-    at: datetime
-    level: str  # "info", "success" (a fill: shown as a notice), "warning", "error"
-    message: str
-    #: What happened, for notifications: "fill", "refusal", "quote_expiring", "offline",
-    #: "online"; "" for the rest.
-    kind: str = ""
 
 
 @dataclass
@@ -116,7 +120,7 @@ class TerminalSession:
         except NotFound:
             self.available_pairs = list(FALLBACK_WATCHLIST)
         except ServiceError as exc:
-            self.log("warning", f"cannot read the available pairs ({exc}); using defaults")
+            self.log(LogLevel.WARNING, f"cannot read the available pairs ({exc}); using defaults")
             self.available_pairs = list(FALLBACK_WATCHLIST)
         if not self._watchlist:
             self._watchlist = list(self.available_pairs or FALLBACK_WATCHLIST)
@@ -128,12 +132,12 @@ class TerminalSession:
         try:
             await self.client.service_time()
         except ServiceError as exc:
-            self.log("info", f"service time unavailable ({exc}); using the Date header")
+            self.log(LogLevel.INFO, f"service time unavailable ({exc}); using the Date header")
         for poller in self._pollers():
             poller.start()
         self.health.start()
         self.log(
-            "info",
+            LogLevel.INFO,
             f"connected to {self.environment.label} as {self.environment.user}, "
             f"account {self.environment.account}",
         )
@@ -147,7 +151,7 @@ class TerminalSession:
         await self.stop()
         await self.client.logout()
         await self.client.aclose()
-        self.log("info", f"logged out of {self.environment.label}")
+        self.log(LogLevel.INFO, f"logged out of {self.environment.label}")
 
     def _pollers(self) -> list[Poller[object]]:
         return [self.top_of_book, self.balances, self.order_book]  # type: ignore[list-item]
@@ -193,9 +197,52 @@ class TerminalSession:
             )
         )
 
-    def log(self, level: str, message: str, kind: str = "") -> None:
-        getattr(log, "info" if level == "success" else level)(message)
+    def log(self, level: LogLevel, message: str, kind: EventKind = EventKind.NONE) -> None:
+        log.log(level.python_level, "%s", message)
         self.events.publish(LogEvent(utc_now(), level, message, kind))
+
+    async def aclose(self) -> None:
+        """Close the connection (the feeds must be stopped first)."""
+        await self.client.aclose()
+
+    # -- what the session hands out -------------------------------------------------------------
+
+    @property
+    def clock_offset(self) -> timedelta:
+        """Server clock minus local clock, as last estimated."""
+        return self.client.clock.offset
+
+    @property
+    def token_seconds_left(self) -> float | None:
+        return self.client.token_seconds_left
+
+    def estimate_feed(self) -> EstimateFeed:
+        from app.services.estimates import EstimateFeed
+
+        return EstimateFeed(self.client)
+
+    def ledger_browser(self) -> LedgerBrowser:
+        from app.services.ledger_browser import LedgerBrowser
+
+        return LedgerBrowser(self)
+
+    def order_feed(
+        self, journal: OrderJournal | None, *, interval: float, page_size: int
+    ) -> OrderFeed:
+        from app.services.order_feed import OrderFeed
+
+        return OrderFeed(self, journal, interval=interval, page_size=page_size)
+
+    def transfer_feed(self, query: TransferQuery, *, interval: float) -> TransferFeed:
+        from app.services.transfers import TransferFeed
+
+        return TransferFeed(self.client, query, interval=interval)
+
+    async def instructions(self) -> InstructionBook:
+        """Deposit and withdraw instructions, both lists at once."""
+        from app.services.transfers import fetch_instructions
+
+        return await fetch_instructions(self.client)
 
     # -- fetches --------------------------------------------------------------------------------
 
@@ -214,12 +261,13 @@ class TerminalSession:
         return await self.client.order_book(self._selected)
 
     def _log_health(self, state: HealthState) -> None:
-        level = "info" if state.health in ("live", "connecting") else "warning"
-        kind = ""
-        if state.health == "offline":
-            kind = "offline"
-        elif state.health == "live" and self._was_offline:
-            kind = "online"
-        if state.health in ("offline", "live"):
-            self._was_offline = state.health == "offline"
+        quiet = state.health in (Health.LIVE, Health.CONNECTING)
+        level = LogLevel.INFO if quiet else LogLevel.WARNING
+        kind = EventKind.NONE
+        if state.health == Health.OFFLINE:
+            kind = EventKind.OFFLINE
+        elif state.health == Health.LIVE and self._was_offline:
+            kind = EventKind.ONLINE
+        if state.health in (Health.OFFLINE, Health.LIVE):
+            self._was_offline = state.health == Health.OFFLINE
         self.log(level, f"connection {state.health}: {state.reason}", kind)

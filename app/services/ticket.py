@@ -1,6 +1,6 @@
 """The order ticket as the trader filled it in: sell ``size`` of ``source`` for ``destination``,
 market or limit (the limit in the trader's units, converted to the wire's SOURCE/DESTINATION by
-``app.services.pricing.wire_limit``, design.md §2), and its validation."""
+``app.services.limit_prices.wire_limit``, design.md §2), and its validation."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Literal
 
 from app.domain import Price, format_timestamp, utc_now
 from app.domain.money import parse_decimal
-from app.services.pricing import wire_limit
+from app.services.limit_prices import wire_limit
 
 OrderType = Literal["limit", "market"]
 

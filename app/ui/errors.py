@@ -11,9 +11,11 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
+from app.services.log_events import LogLevel
+
 log = logging.getLogger("tradeterm.ui")
 
-Report = Callable[[str, str], None]
+Report = Callable[[LogLevel, str], None]
 
 
 def install(report: Report, loop: asyncio.AbstractEventLoop | None = None) -> None:
@@ -24,7 +26,7 @@ def install(report: Report, loop: asyncio.AbstractEventLoop | None = None) -> No
             sys.__excepthook__(kind, exc, tb)
             return
         log.error("unhandled exception:\n%s", "".join(traceback.format_exception(kind, exc, tb)))
-        report("error", f"Unexpected error: {exc or kind.__name__} (details in the log)")
+        report(LogLevel.ERROR, f"Unexpected error: {exc or kind.__name__} (details in the log)")
 
     sys.excepthook = excepthook
     if loop is not None:
@@ -33,6 +35,6 @@ def install(report: Report, loop: asyncio.AbstractEventLoop | None = None) -> No
             exc = context.get("exception")
             message = context.get("message", "error in a background task")
             log.error("asyncio: %s", message, exc_info=exc)
-            report("error", f"Unexpected error: {exc or message} (details in the log)")
+            report(LogLevel.ERROR, f"Unexpected error: {exc or message} (details in the log)")
 
         loop.set_exception_handler(on_loop_error)

@@ -36,9 +36,9 @@ import app as tradeterm
 from app import logs
 from app.services.connect import LoginFailed, connect
 from app.services.desks import TradingDesks
-from app.services.journal import reconcile_on_start
 from app.services.sandbox_child import SandboxChild, SandboxStartFailed
 from app.services.session import TerminalSession
+from app.services.settling import reconcile_on_start
 from app.ui import errors
 from app.ui.bridge import SessionBridge
 from app.ui.formatting import Precision
@@ -88,12 +88,14 @@ def run(options: LaunchOptions) -> int:
 
 def _import_panels() -> None:
     """Load the panels' modules (pyqtgraph and numpy are most of it) ahead of need."""
-    default_panels()
+    default_panels(None)
 
 
-def default_panels() -> list[PanelSpec]:
+def default_panels(desks: TradingDesks | None) -> list[PanelSpec]:
     """Every panel, in its default place: market and balances on the left, the tickets and
-    the chart on the right, the records and the log tabbed along the bottom."""
+    the chart on the right, the records and the log tabbed along the bottom. The tickets take
+    their desks, the order list the journal; without desks (a read-only window, or only
+    importing) the trading panels are left out."""
     from app.ui.panels.balances import BalancesPanel
     from app.ui.panels.chart import ChartPanel
     from app.ui.panels.deposits import DepositsPanel
@@ -110,30 +112,43 @@ def default_panels() -> list[PanelSpec]:
         Area.RightDockWidgetArea,
         Area.BottomDockWidgetArea,
     )
+    tickets: list[PanelSpec] = []
+    if desks is not None:
+        orders, rfq = desks.orders, desks.rfq
+        tickets = [
+            PanelSpec(
+                "orderTicket",
+                "Order ticket",
+                right,
+                lambda context: OrderTicketPanel(context, orders),
+                weight=5,
+                shortcut="F2",
+                menu="Trade",
+            ),
+            PanelSpec(
+                "rfqTicket",
+                "RFQ",
+                right,
+                lambda context: RfqTicketPanel(context, rfq),
+                tab_with="orderTicket",
+                shortcut="F3",
+                menu="Trade",
+            ),
+        ]
+    journal = desks.journal if desks is not None else None
     return [
         PanelSpec("topOfBook", "Top of book", left, TopOfBookPanel, weight=2, shortcut="Ctrl+1"),
         PanelSpec("balances", "Balances", left, BalancesPanel, shortcut="Ctrl+2"),
-        PanelSpec(
-            "orderTicket",
-            "Order ticket",
-            right,
-            OrderTicketPanel,
-            weight=5,
-            shortcut="F2",
-            menu="Trade",
-        ),
-        PanelSpec(
-            "rfqTicket",
-            "RFQ",
-            right,
-            RfqTicketPanel,
-            tab_with="orderTicket",
-            shortcut="F3",
-            menu="Trade",
-        ),
+        *tickets,
         PanelSpec("chart", "Chart", right, ChartPanel, weight=4, shortcut="Ctrl+3"),
         PanelSpec("depth", "Depth", right, DepthPanel, tab_with="chart", shortcut="Ctrl+4"),
-        PanelSpec("orders", "Orders", bottom, OrdersPanel, shortcut="Ctrl+5"),
+        PanelSpec(
+            "orders",
+            "Orders",
+            bottom,
+            lambda context: OrdersPanel(context, journal),
+            shortcut="Ctrl+5",
+        ),
         PanelSpec("ledger", "Ledger", bottom, LedgerPanel, tab_with="orders", shortcut="Ctrl+6"),
         PanelSpec(
             "deposits", "Deposits", bottom, DepositsPanel, tab_with="orders", shortcut="Ctrl+7"
@@ -206,7 +221,7 @@ async def _main(options: LaunchOptions) -> int:
             await window.stop_panel_feeds()
         if session is not None:
             await session.stop()
-            await session.client.aclose()
+            await session.aclose()
         if desks is not None:
             await desks.close()
         if child is not None:
@@ -239,14 +254,10 @@ async def _dialog_login(settings: QSettings, child: SandboxChild) -> TerminalSes
 
 def _open_window(session: TerminalSession, settings: QSettings, desks: TradingDesks) -> MainWindow:
     bridge = SessionBridge(session)
-
-    def notify(level: str, message: str) -> None:
-        session.log(level, message)
-
-    context = PanelContext(bridge, Precision(), settings, notify, desks)
-    window = MainWindow(context, default_panels(), tradeterm.version())
+    context = PanelContext(bridge, Precision(), settings, bridge.log)
+    window = MainWindow(context, default_panels(desks), tradeterm.version())
     loop = asyncio.get_running_loop()
-    errors.install(notify, loop)
+    errors.install(bridge.log, loop)
     window.show()
     return window
 
@@ -268,7 +279,7 @@ async def _smoke(window: MainWindow, screenshot: Path | None) -> int:
     while seen != {"balances", "top of book"}:
         if asyncio.get_running_loop().time() > deadline:
             missing = ", ".join(sorted({"balances", "top of book"} - seen))
-            health = bridge.session.health.current
+            health = bridge.health_now
             raise Failed(
                 f"smoke test: no {missing} from the server within {SMOKE_TIMEOUT:.0f} s "
                 f"(connection {health.health}: {health.reason})"
@@ -279,7 +290,7 @@ async def _smoke(window: MainWindow, screenshot: Path | None) -> int:
         _save(window, screenshot)
     print(
         f"smoke test: balances and top of book received from "
-        f"{bridge.session.environment.base_url}; first price painted "
+        f"{bridge.environment.base_url}; first price painted "
         f"{painted[0] - tradeterm.LAUNCHED_AT:.2f} s after launch",
         flush=True,
     )

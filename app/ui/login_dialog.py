@@ -314,7 +314,7 @@ class LoginDialog(QDialog):
         try:
             await self._remember(entered)
         except asyncio.CancelledError:
-            await session.client.aclose()  # cancelled after all: the session is nobody's
+            await session.aclose()  # cancelled after all: the session is nobody's
             raise
         self._set_busy(False)
         self._login_task = None

@@ -25,13 +25,13 @@ from PySide6.QtWidgets import (
 )
 
 from app import logs
-from app.services.session import LogEvent
+from app.services.log_events import LogEvent, LogLevel
 from app.ui.icon import app_icon
 from app.ui.notices import NoticeArea
 from app.ui.notifier import Notifier, add_notification_menu
-from app.ui.panels.base import PanelContext
+from app.ui.panels.base import FocusEntry, FollowsPreferences, OwnsFeed, PanelContext
 from app.ui.panels.log import LogPanel
-from app.ui.preferences import NOTIFY_EVENTS, Preferences
+from app.ui.preferences import Preferences
 from app.ui.secrets import PasswordVault, system_keyring
 from app.ui.settings_dialog import SettingsDialog
 from app.ui.status_bar import StatusBar
@@ -73,13 +73,14 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.context = context
         self.version = version
-        session = context.bridge.session
-        env = session.environment
+        env = context.bridge.environment
         self.setObjectName("mainWindow")
         self.setWindowTitle(f"Tradeterm — {env.account} @ {env.label}")
         self.setDockNestingEnabled(True)
         self.setCorner(Qt.Corner.BottomLeftCorner, Area.LeftDockWidgetArea)
-        self.tasks = TaskOwner(self, lambda what, exc: self.notify("error", f"{what}: {exc}"))
+        self.tasks = TaskOwner(
+            self, lambda what, exc: self.notify(LogLevel.ERROR, f"{what}: {exc}")
+        )
         self.docks: dict[str, QDockWidget] = {}
         self.log_panel = LogPanel()
         self._view_menu = self.menuBar().addMenu("&View")
@@ -142,15 +143,14 @@ class MainWindow(QMainWindow):
 
     def go_to(self, name: str) -> None:
         """Show the panel's dock, bring it to front, and put the cursor in its entry field
-        (panels with one have ``focus_entry()``). Works with the dock hidden or tabbed away."""
+        (a ``FocusEntry`` panel says where). Works with the dock hidden or tabbed away."""
         dock = self.docks[name]
         dock.show()
         dock.raise_()
         self.activateWindow()
         widget = dock.widget()
-        focus = getattr(widget, "focus_entry", None)
-        if callable(focus):
-            focus()
+        if isinstance(widget, FocusEntry):
+            widget.focus_entry()
             return
         target = next(
             (
@@ -163,13 +163,12 @@ class MainWindow(QMainWindow):
         target.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     async def stop_panel_feeds(self) -> None:
-        """Stop the feeds panels own (order list, deposits: a ``feed`` with ``async stop()``)
-        before the client closes, so no poll is cut off mid-request at quit."""
+        """Stop the feeds panels own (``OwnsFeed``: order list, deposits) before the client
+        closes, so no poll is cut off mid-request at quit."""
         for dock in self.docks.values():
-            feed = getattr(dock.widget(), "feed", None)
-            stop = getattr(feed, "stop", None)
-            if callable(stop):
-                await stop()
+            widget = dock.widget()
+            if isinstance(widget, OwnsFeed):
+                await widget.stop_feed()
 
     def _size_areas(self, panels: list[PanelSpec]) -> None:
         """Share each dock area's height by the panels' weights (the default layout)."""
@@ -211,9 +210,9 @@ class MainWindow(QMainWindow):
     # -- settings, shortcuts, logs --------------------------------------------------------------
 
     def open_settings(self) -> None:
-        session = self.context.bridge.session
-        assets = sorted({a for pair in session.available_pairs for a in pair.split("/")})
-        dialog = SettingsDialog(self.context.settings, session.available_pairs, assets, self)
+        pairs = self.context.bridge.available_pairs
+        assets = sorted({a for pair in pairs for a in pair.split("/")})
+        dialog = SettingsDialog(self.context.settings, pairs, assets, self)
         dialog.applied.connect(self.apply_preferences)
         dialog.finished.connect(lambda _: dialog.deleteLater())
         dialog.open()
@@ -221,33 +220,30 @@ class MainWindow(QMainWindow):
 
     def apply_preferences(self, prefs: Preferences) -> None:
         """Put the preferences to work now: poll intervals, pre-trade limits, auto-requote,
-        log level, the default watchlist, and each panel's own (``apply_preferences``)."""
-        session = self.context.bridge.session
-        session.set_intervals(prefs.intervals())
-        desks = self.context.desks
-        if desks is not None:
-            desks.orders.limits = prefs.check_limits()
-            desks.rfq.auto_requote = prefs.auto_requote
+        log level, the default watchlist, and each panel's own (``FollowsPreferences``: the
+        tickets take their limits and auto-requote, the lists their intervals)."""
+        bridge = self.context.bridge
+        bridge.set_intervals(prefs.intervals())
         logging.getLogger().setLevel(prefs.python_log_level())
         application = QApplication.instance()
         if isinstance(application, QApplication) and current_theme(application) != prefs.theme:
             choose_theme(application, self.context.settings, prefs.theme)
-        if prefs.default_watchlist and list(prefs.default_watchlist) != session.watchlist:
-            session.set_watchlist(list(prefs.default_watchlist))
-        if not prefs.remember_password_allowed and not session.environment.sandbox:
+        if prefs.default_watchlist and list(prefs.default_watchlist) != bridge.watchlist:
+            bridge.set_watchlist(list(prefs.default_watchlist))
+        if not prefs.remember_password_allowed and not bridge.environment.sandbox:
             self.tasks.spawn(self._forget_password(), "removing the remembered password")
         for dock in self.docks.values():
-            hook = getattr(dock.widget(), "apply_preferences", None)
-            if callable(hook):
-                hook(prefs)
+            widget = dock.widget()
+            if isinstance(widget, FollowsPreferences):
+                widget.apply_preferences(prefs)
         self.preferences_applied.emit(prefs)
-        self.notify("info", "Settings applied")
+        self.notify(LogLevel.INFO, "Settings applied")
 
     async def _forget_password(self) -> None:
         """Remembering switched off: the keyring entry of this login goes too."""
         store = system_keyring().store
         if store is not None:
-            env = self.context.bridge.session.environment
+            env = self.context.bridge.environment
             await PasswordVault(store).forget(env.user, env.base_url)
 
     def shortcut_list(self) -> list[tuple[str, str]]:
@@ -282,7 +278,9 @@ class MainWindow(QMainWindow):
         folder = logs.log_dir()
         folder.mkdir(parents=True, exist_ok=True)
         if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder))):
-            self.notify("warning", f"Cannot open a file browser here; the logs are in {folder}")
+            self.notify(
+                LogLevel.WARNING, f"Cannot open a file browser here; the logs are in {folder}"
+            )
 
     # -- layout persistence ---------------------------------------------------------------------
 
@@ -305,7 +303,7 @@ class MainWindow(QMainWindow):
         self.restoreState(self._default_state, LAYOUT_VERSION)
         for dock in self.docks.values():
             dock.show()
-        self.notify("info", "Layout reset to the default")
+        self.notify(LogLevel.INFO, "Layout reset to the default")
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
@@ -319,20 +317,20 @@ class MainWindow(QMainWindow):
 
     # -- telling the trader ---------------------------------------------------------------------
 
-    def notify(self, level: str, message: str) -> None:
+    def notify(self, level: LogLevel, message: str) -> None:
         """Log it and show a short notice (errors and warnings; info goes to the log only
         unless asked)."""
-        self.context.bridge.session.log(level, message)
+        self.context.bridge.log(level, message)
 
     def _show_notice(self, level: str, message: str) -> None:
         self.notices.show_notice(level, message)
 
     def _on_log(self, event: LogEvent) -> None:
         self.log_panel.add(event)
-        if event.level in ("success", "warning", "error"):
+        if event.level != LogLevel.INFO:
             self.notices.show_notice(event.level, event.message)
-        if event.kind in NOTIFY_EVENTS:  # fills, refusals, expiring quotes, connection
-            self.notifier.alert(event.kind, event.message)  # type: ignore[arg-type]
+        if event.kind:  # fills, refusals, expiring quotes, connection
+            self.notifier.alert(event.kind, event.message)
 
     def show_about(self) -> None:
         box = QMessageBox(self)
@@ -346,7 +344,7 @@ class MainWindow(QMainWindow):
         self.about_box = box
 
         async def fill() -> None:
-            infos = await self.context.bridge.session.service_info()
+            infos = await self.context.bridge.service_info()
             rows = "".join(
                 f"<tr><td>{html.escape(i.service)}</td><td>{html.escape(i.application)}</td>"
                 f"<td>{html.escape(i.version)}</td><td>{html.escape(i.commit[:10])}</td>"

@@ -35,17 +35,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, get_args
 
 from PySide6.QtCore import QObject, QSettings
 from PySide6.QtGui import QAction, QIcon
 from PySide6.QtWidgets import QApplication, QMenu, QStyle, QSystemTrayIcon, QWidget
 
+from app.services.log_events import NOTIFY_KINDS, EventKind, LogLevel
+
 log = logging.getLogger(__name__)
 
-Kind = Literal["fill", "refusal", "quote_expiring", "offline", "online"]
-KINDS: tuple[Kind, ...] = get_args(Kind)
-Notice = Callable[[str, str], None]  # (level, message): the in-app notice
+Kind = EventKind
+KINDS: tuple[Kind, ...] = NOTIFY_KINDS
+Notice = Callable[[LogLevel, str], None]  # (level, message): the in-app notice
 
 TRAY_KEY = "notify/tray"
 SOUND_KEY = "notify/sound"
@@ -53,33 +54,33 @@ SOUND_KEY = "notify/sound"
 KIND_KEY_PREFIX = "notify/"
 
 #: Level of the in-app notice (app.ui.notices styles) per kind.
-LEVELS: dict[Kind, str] = {
-    "fill": "success",
-    "refusal": "error",
-    "quote_expiring": "warning",
-    "offline": "error",
-    "online": "success",
+LEVELS: dict[Kind, LogLevel] = {
+    Kind.FILL: LogLevel.SUCCESS,
+    Kind.REFUSAL: LogLevel.ERROR,
+    Kind.QUOTE_EXPIRING: LogLevel.WARNING,
+    Kind.OFFLINE: LogLevel.ERROR,
+    Kind.ONLINE: LogLevel.SUCCESS,
 }
 TITLES: dict[Kind, str] = {
-    "fill": "Order filled",
-    "refusal": "Refused by the service",
-    "quote_expiring": "Quote expiring",
-    "offline": "Connection lost",
-    "online": "Connection restored",
+    Kind.FILL: "Order filled",
+    Kind.REFUSAL: "Refused by the service",
+    Kind.QUOTE_EXPIRING: "Quote expiring",
+    Kind.OFFLINE: "Connection lost",
+    Kind.ONLINE: "Connection restored",
 }
 MENU_TEXT: dict[Kind, str] = {
-    "fill": "&Fills",
-    "refusal": "&Refusals",
-    "quote_expiring": "&Expiring quotes",
-    "offline": "Connection &lost",
-    "online": "Connection &restored",
+    Kind.FILL: "&Fills",
+    Kind.REFUSAL: "&Refusals",
+    Kind.QUOTE_EXPIRING: "&Expiring quotes",
+    Kind.OFFLINE: "Connection &lost",
+    Kind.ONLINE: "Connection &restored",
 }
 _TRAY_ICONS: dict[Kind, QSystemTrayIcon.MessageIcon] = {
-    "fill": QSystemTrayIcon.MessageIcon.Information,
-    "refusal": QSystemTrayIcon.MessageIcon.Critical,
-    "quote_expiring": QSystemTrayIcon.MessageIcon.Warning,
-    "offline": QSystemTrayIcon.MessageIcon.Warning,
-    "online": QSystemTrayIcon.MessageIcon.Information,
+    Kind.FILL: QSystemTrayIcon.MessageIcon.Information,
+    Kind.REFUSAL: QSystemTrayIcon.MessageIcon.Critical,
+    Kind.QUOTE_EXPIRING: QSystemTrayIcon.MessageIcon.Warning,
+    Kind.OFFLINE: QSystemTrayIcon.MessageIcon.Warning,
+    Kind.ONLINE: QSystemTrayIcon.MessageIcon.Information,
 }
 #: How long a tray message stays up (ms); the desktop may cap it.
 TRAY_MS = 6000

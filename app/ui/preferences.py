@@ -17,13 +17,14 @@ from typing import Any
 from PySide6.QtCore import QSettings
 
 from app.domain.money import parse_decimal
+from app.services.log_events import NOTIFY_KINDS
 from app.services.pretrade import CheckLimits
 from app.services.session import FeedIntervals
 
 THEMES = ("dark", "light")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 #: Events a notification can be switched off for (app/ui/notifier.py uses the same names).
-NOTIFY_EVENTS = ("fill", "refusal", "quote_expiring", "offline", "online")
+NOTIFY_EVENTS: tuple[str, ...] = tuple(str(kind) for kind in NOTIFY_KINDS)
 #: Allowed poll intervals, seconds: fast enough to trade on, slow enough not to flood.
 INTERVAL_RANGES = {
     "top_of_book": (Decimal("0.1"), Decimal(60)),

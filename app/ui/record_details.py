@@ -34,8 +34,8 @@ from PySide6.QtWidgets import (
 
 from app.domain import format_decimal, format_timestamp
 from app.domain.records import LedgerEntry, Order
-from app.services.ledger_view import LedgerRow
-from app.services.order_history import OrderRow
+from app.services.ledger_browser import LedgerRow
+from app.services.order_feed import OrderRow
 from app.ui.csv_export import export_value
 from app.ui.widgets.copy_field import copy_text
 

@@ -54,7 +54,6 @@ class StatusBar(QStatusBar):
     def __init__(self, bridge: SessionBridge, version: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._bridge = bridge
-        session = bridge.session
         self.state = _label(self, "state", "Connection state")
         self.latency = _label(self, "latency", "Duration of the last successful request")
         self.age = _label(self, "age", "Age of the latest top-of-book data")
@@ -63,7 +62,7 @@ class StatusBar(QStatusBar):
         self.badge = _label(self, "sandbox", "Connected to the embedded sandbox: paper trading")
         self.version = _label(self, "version", "Tradeterm version")
         self.version.setText(f"v{version}")
-        if session.environment.sandbox:
+        if bridge.environment.sandbox:
             self.badge.setText(" SANDBOX ")
             self.badge.setStyleSheet(badge_css(current_palette()))
         else:
@@ -73,7 +72,7 @@ class StatusBar(QStatusBar):
         self.addPermanentWidget(self.badge)
         self.addPermanentWidget(self.version)
         self._top: FeedStatus | None = None
-        self.show_health(session.health.current)
+        self.show_health(bridge.health_now)
         follow_palette(self.set_palette)
         bridge.health.connect(self.show_health)
         bridge.feedStatus.connect(self._feed)
@@ -104,13 +103,11 @@ class StatusBar(QStatusBar):
             self.tick()
 
     def tick(self) -> None:
-        session = self._bridge.session
         age = self._top.age(time.monotonic()) if self._top else None
         self.age.setText("data —" if age is None else f"data {age:.1f} s")
-        clock = session.client.clock
-        offset_ms = clock.offset.total_seconds() * 1000
+        offset_ms = self._bridge.clock_offset.total_seconds() * 1000
         self.offset.setText(f"clock {offset_ms:+.0f} ms")
-        left = session.client.token_seconds_left
+        left = self._bridge.token_seconds_left
         if left is None:
             self.token.setText("token —")
         else:

@@ -2,7 +2,7 @@
 widget goes, and never failing silently.
 
 qasync's ``asyncSlot`` keeps no reference per owner and loses exceptions to the loop's handler;
-``TaskGroupOwner.spawn`` does both jobs explicitly and keeps mypy informed.
+``TaskOwner.spawn`` does both jobs explicitly and keeps mypy informed.
 """
 
 from __future__ import annotations

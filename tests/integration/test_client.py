@@ -131,9 +131,9 @@ async def test_login_sends_lowercase_sha256_hex_and_never_shows_it(
     assert secret.digest not in str(secret) and "alice" in repr(secret)
 
     # The sandbox refuses a plain or upper-case password, so a working login proves the hashing.
-    with httpx.Client(base_url=sandbox.url) as raw:
+    async with httpx.AsyncClient(base_url=sandbox.url) as raw:
         for wrong in (client.password, expected.upper()):
-            refused = raw.post(
+            refused = await raw.post(
                 "/api/v1/identity/jwt", json={"user": client.user, "password": wrong}
             )
             assert refused.status_code in (400, 401), refused.text

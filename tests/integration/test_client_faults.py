@@ -8,6 +8,7 @@ server and when. One module-scoped sandbox serves these tests so no rule leaks i
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import re
 import threading
@@ -35,8 +36,11 @@ from app.api import (
     Unauthorized,
     new_client_order_id,
 )
+from app.cli import commands
 from app.domain import Amount, parse_timestamp
+from app.domain.order_request import OrderRequest
 from app.domain.records import Order
+from app.services.settling import Absent, OrderSettler, Sought
 from tests.harness import SandboxProcess, Session, body, invariant, new_client
 
 pytestmark = pytest.mark.anyio
@@ -358,16 +362,57 @@ async def test_an_order_is_never_retried_and_a_lost_refusal_is_reported(
     assert balances["BTC"].free == Decimal("2") and balances["USD"].free == Decimal("100000")
 
 
+async def settled(api: ServiceClient, request: OrderRequest) -> Order:
+    """Place ``request``; after a lost answer (OutcomeUnknown: the client stops there), the
+    order as the settling service finds it at once."""
+    sent_at = api.clock.server_now()
+    try:
+        return await api.place_order(request)
+    except OutcomeUnknown:
+        verdict = await OrderSettler(api).now(Sought.order(request, sent_at))
+        if verdict.order is None:
+            raise
+        return verdict.order
+
+
 async def test_a_market_order_whose_answer_is_lost_is_found_by_lookup(
     faults: Faults, api: ServiceClient, account: Session
 ) -> None:
     faults.set({"kind": "drop_after_commit", "count": 1, "method": "POST", "path": MARKET_PATH})
     coid = new_client_order_id()
-    order = await api.market_order("USD", "BTC", Decimal("250"), client_order_id=coid)
+    request = OrderRequest("market", "USD", "BTC", Decimal("250"), coid)
+    sent_at = api.clock.server_now()
+    with pytest.raises(OutcomeUnknown) as caught:  # the client does not look it up
+        await api.place_order(request)
+    assert caught.value.client_order_id == coid
+    assert faults.requests("GET", ORDERS_DOC) == []
+    verdict = await OrderSettler(api).now(Sought.order(request, sent_at))
+    order = verdict.order
+    assert verdict.final and order is not None
     assert order.filled and order.type == "market" and order.client_order_id == coid
     assert len(faults.requests("POST", MARKET_PATH)) == 1
     assert len(faults.hits("drop_after_commit")) == 1
     assert [o["orderId"] for o in server_orders(account)] == [order.order_id]
+
+
+async def test_the_command_line_settles_a_lost_answer_and_reports_an_unfound_one(
+    faults: Faults, api: ServiceClient, account: Session
+) -> None:
+    """``tradeterm api market``: a lost answer is looked up (found: printed as if answered);
+    an order the server never saw is reported unknown (exit 3), never "not placed"."""
+    args = argparse.Namespace(
+        source="USD", destination="BTC", size=Decimal("250"), client_order_id=None
+    )
+    faults.set({"kind": "drop_after_commit", "count": 1, "method": "POST", "path": MARKET_PATH})
+    output = await commands.market(api, args)
+    placed = output.data["order"]
+    assert placed["result"]["status"] == "filled"
+    assert [o["orderId"] for o in server_orders(account)] == [placed["orderId"]]
+    faults.set({"kind": "drop", "count": 1, "method": "POST", "path": MARKET_PATH})
+    with pytest.raises(OutcomeUnknown, match="unknown whether it executed") as caught:
+        await commands.market(api, args)
+    assert caught.value.client_order_id.startswith("tt-")
+    assert len(server_orders(account)) == 1
 
 
 async def test_no_duplicate_orders_when_answers_drop_after_commit(
@@ -387,7 +432,10 @@ async def test_no_duplicate_orders_when_answers_drop_after_commit(
         async def submit(index: int) -> None:
             async with limiter:
                 try:
-                    results[index] = await service.limit_order("BTC", "USD", Decimal("0.001"))
+                    request = OrderRequest(
+                        "limit", "BTC", "USD", Decimal("0.001"), new_client_order_id()
+                    )
+                    results[index] = await settled(service, request)
                 except ServiceError as exc:
                     failures.append(exc)
 
@@ -426,7 +474,13 @@ async def test_accept_whose_answer_is_lost_returns_the_filled_order(
 ) -> None:
     quote = await api.request_quote("BTC/USD", Amount(Decimal("0.01"), "BTC"))
     faults.set({"kind": "drop_after_commit", "count": 1, "method": "POST", "path": ACCEPT_PATH})
-    order = await api.accept_quote(quote.order_id, "sell")
+    sent_at = api.clock.server_now()
+    with pytest.raises(OutcomeUnknown):  # the client does not look it up
+        await api.accept_quote(quote.order_id, "sell")
+    sought = Sought.accept(quote.order_id, "tt-accept-1", sent_at)
+    verdict = await OrderSettler(api).now(sought)
+    order = verdict.order
+    assert verdict.final and order is not None
     assert order.order_id == quote.order_id and order.type == "rfq" and order.filled
     assert order.result.total == quote.sell.destination
     assert len(faults.requests("POST", ACCEPT_PATH)) == 1
@@ -443,6 +497,8 @@ async def test_accept_dropped_before_commit_is_unknown_and_can_be_accepted_again
         await api.accept_quote(quote.order_id, "sell")
     assert "unknown whether the quote was taken" in str(caught.value)
     assert caught.value.client_order_id == quote.order_id
+    sought = Sought.accept(quote.order_id, "tt-accept-2", api.clock.server_now())
+    assert await OrderSettler(api).look_up(sought) == Absent()
     assert len(faults.requests("POST", ACCEPT_PATH)) == 1
     assert server_orders(account) == []
 

@@ -71,9 +71,9 @@ async def measure(sandbox: SandboxProcess, orders: int, folder: Path) -> list[fl
     settings.setValue(CONFIRM_KEY, False)
     desks = TradingDesks.open(session, folder / "journal.db")
     bridge = SessionBridge(session)
-    context = PanelContext(bridge, Precision(), settings, lambda *_: None, desks)
+    context = PanelContext(bridge, Precision(), settings, lambda *_: None)
     await session.start()
-    panel = OrderTicketPanel(context)
+    panel = OrderTicketPanel(context, desks.orders)
     panel.show()
     bridge.select_pair("BTC/USD")
     while desks.orders.balances is None or "BTC/USD" not in desks.orders.top_of_book:

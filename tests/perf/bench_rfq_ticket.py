@@ -111,10 +111,10 @@ async def bench(quotes: int, pause: tuple[float, float], config: Path) -> None:
         desks.rfq.quotes.subscribe(recorder.on_quote)  # before the panel's subscription
         bridge = SessionBridge(session)
         precision = Precision()
-        context = PanelContext(bridge, precision, open_settings(config), lambda _l, _m: None, desks)
+        context = PanelContext(bridge, precision, open_settings(config), lambda _l, _m: None)
         window = QMainWindow()
         dock = QDockWidget("RFQ", window)
-        panel = RfqTicketPanel(context)
+        panel = RfqTicketPanel(context, desks.rfq)
         dock.setWidget(panel)
         window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
         window.resize(1100, 700)

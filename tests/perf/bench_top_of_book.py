@@ -37,7 +37,6 @@ from app.domain.records import TopOfBook
 from app.services.session import Environment, TerminalSession
 from app.ui.bridge import SessionBridge
 from app.ui.formatting import Precision
-from app.ui.models.top_of_book_model import Column
 from app.ui.panels.base import PanelContext
 from app.ui.panels.top_of_book import TopOfBookPanel
 from app.ui.qt import QEventLoop
@@ -149,7 +148,7 @@ async def bench(app: QApplication, pair_count: int, seconds: float, config: Path
     window.setCentralWidget(panel)
     window.resize(1400, 1000)
     window.show()
-    panel.table.sortByColumn(Column.SPREAD_BPS, Qt.SortOrder.DescendingOrder)
+    panel.table.sortByColumn(panel.model.column("spread_bps"), Qt.SortOrder.DescendingOrder)
 
     # Instance attributes shadow the methods the panel calls by name (connections made at
     # construction, e.g. the model's own timers, keep the originals).

@@ -14,8 +14,8 @@ import pytest
 from app.api import ClientSettings, RetryPolicy, ServiceClient
 from app.domain import Amount
 from app.domain.records import BlockchainInstruction, FiatInstruction
-from app.services.funding import (
-    FundingError,
+from app.services.transfers import (
+    TransferError,
     TransferFeed,
     TransferPage,
     TransferQuery,
@@ -204,9 +204,9 @@ async def test_failures_are_one_line_messages_not_tracebacks(
         {"kind": "status", "status": 500, "path": account + "(deposit|withdraw)-instructions$"},
     )
     try:
-        with pytest.raises(FundingError, match=r"^Cannot read deposits: ") as dropped:
+        with pytest.raises(TransferError, match=r"^Cannot read deposits: ") as dropped:
             await fetch_transfers(api, TransferQuery())
-        with pytest.raises(FundingError, match=r"^Cannot read deposit instructions: HTTP 500"):
+        with pytest.raises(TransferError, match=r"^Cannot read deposit instructions: HTTP 500"):
             await fetch_instructions(api)
     finally:
         await api.aclose()

@@ -1,46 +1,79 @@
-"""The order journal: written before sending, settled after a crash against the server."""
+"""The order journal: written before sending (exactly the body sent), settled after a crash
+against the server by the settling service at the next start."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 
 import httpx
 import pytest
 
-from app.api import ClientSettings, NetworkError, ServiceClient, new_client_order_id
+from app.api import ClientSettings, OutcomeUnknown, ServiceClient, new_client_order_id
 from app.domain import Amount
-from app.services.journal import OrderJournal, reconcile_on_start, server_lookup
-from app.services.session import Environment, LogEvent, TerminalSession
+from app.domain.order_request import OrderRequest
+from app.services.journal import OrderJournal
+from app.services.log_events import LogEvent
+from app.services.session import Environment, TerminalSession
+from app.services.settling import OrderSettler, Sought, reconcile_on_start
 from tests.harness import SandboxProcess, Session
 
 pytestmark = pytest.mark.anyio
 
 
+class Recorder(httpx.AsyncBaseTransport):
+    """httpx's own transport, writing down every request (bytes included) before it leaves."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.requests: list[httpx.Request] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        await request.aread()
+        self.requests.append(request)
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def posted(self, fragment: str) -> list[bytes]:
+        return [r.content for r in self.requests if r.method == "POST" and fragment in r.url.path]
+
+
+@pytest.fixture
+def look_ups(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The clientOrderIds ``OrderSettler.look_up`` (the one look-up) was asked about."""
+    asked: list[str] = []
+    original = OrderSettler.look_up
+
+    async def spy(self: OrderSettler, sought: Sought) -> object:
+        asked.append(sought.client_order_id)
+        return await original(self, sought)
+
+    monkeypatch.setattr(OrderSettler, "look_up", spy)
+    return asked
+
+
 async def test_a_crash_between_send_and_answer_is_reconciled_on_restart(
-    sandbox: SandboxProcess, client: Session, tmp_path: Path
+    sandbox: SandboxProcess, client: Session, tmp_path: Path, look_ups: list[str]
 ) -> None:
     """The app writes the intent, sends, and dies before the answer (simulated by a dropped
     answer after the server committed, and by never recording the outcome). A new journal on
-    the same file, at the next start, finds the order on the server."""
+    the same file, at the next start, finds the order on the server with the same look-up the
+    order desk uses live."""
     path = tmp_path / "journal.db"
-    api = ServiceClient(ClientSettings(sandbox.url))
+    recorder = Recorder()
+    api = ServiceClient(ClientSettings(sandbox.url), transport=recorder)
     await api.login(client.user, client.password, client.account)
     journal = OrderJournal(path)
-    sent = new_client_order_id()
-    never = new_client_order_id()
-    journal.record_intent(
-        sent,
-        "limit",
-        client.account,
-        {"source": "BTC", "destination": "USD", "size": Decimal("0.01")},
-    )
-    journal.record_intent(
-        never,
-        "limit",
-        client.account,
-        {"source": "BTC", "destination": "USD", "size": Decimal("0.02")},
-    )
+    sent = OrderRequest("limit", "BTC", "USD", Decimal("0.01"), new_client_order_id())
+    never = OrderRequest("limit", "BTC", "USD", Decimal("0.02"), new_client_order_id())
+    for request in (sent, never):
+        journal.record_intent(
+            request.client_order_id, "limit", client.account, request.body_text(client.account)
+        )
     with sandbox.admin() as admin:
         admin.post(
             "/api/v1/sandbox/admin/faults",
@@ -54,60 +87,93 @@ async def test_a_crash_between_send_and_answer_is_reconciled_on_restart(
                 ]
             },
         ).raise_for_status()
-    with pytest.raises(httpx.RemoteProtocolError):  # answer lost; the app "dies" unsettled
-        client.limit_order("BTC", "USD", "0.01", clientOrderId=sent)
+    with pytest.raises(OutcomeUnknown):  # answer lost; the app "dies" unsettled
+        await api.place_order(sent)
     journal.close()
+    [wire] = recorder.posted("/order/limit")
 
     restarted = OrderJournal(path)
-    assert {e.client_order_id for e in restarted.unsettled(client.account)} == {sent, never}
-    changed = await restarted.reconcile(client.account, server_lookup(api))
+    assert {e.client_order_id for e in restarted.unsettled(client.account)} == {
+        sent.client_order_id,
+        never.client_order_id,
+    }
+    left = restarted.entry(sent.client_order_id)
+    assert left is not None and left.status == "sending"
+    assert left.body.encode() == wire  # the journal holds exactly the bytes sent
+    changed = await OrderSettler(api).reconcile(restarted, client.account)
+    assert look_ups == [sent.client_order_id, never.client_order_id]
     by_id = {entry.client_order_id: entry for entry in changed}
-    assert by_id[sent].status == "filled" and by_id[sent].order_id
-    assert by_id[never].status == "failed"
+    assert by_id[sent.client_order_id].status == "filled" and by_id[sent.client_order_id].order_id
+    assert by_id[never.client_order_id].status == "failed"
     assert restarted.unsettled(client.account) == []
-    order = await api.order(by_id[sent].order_id)
-    assert order.client_order_id == sent and order.size == Amount(Decimal("0.01"), "BTC")
+    order = await api.order(by_id[sent.client_order_id].order_id)
+    assert order.client_order_id == sent.client_order_id
+    assert order.size == Amount(Decimal("0.01"), "BTC")
     restarted.close()
     await api.aclose()
 
 
-async def test_reconcile_keeps_entries_it_cannot_check(tmp_path: Path) -> None:
+async def test_reconcile_keeps_entries_it_cannot_check(
+    sandbox_factory: Callable[..., SandboxProcess], tmp_path: Path
+) -> None:
+    own = sandbox_factory()
+    user = Session(own.url, "demo", "demo", "demo")
+    user.close()
+    api = ServiceClient(ClientSettings(own.url))
+    await api.login(user.user, user.password, user.account)
+    own.stop()  # the service is gone: every look-up is refused
     journal = OrderJournal(tmp_path / "j.db")
     journal.record_intent(
-        "x-1", "market", "acct", {"source": "USD", "destination": "BTC", "size": "10"}
+        "x-1", "market", "demo", {"source": "USD", "destination": "BTC", "size": "10"}
     )
-
-    async def unreachable(_: object) -> None:
-        raise NetworkError("cannot reach the service")
-
-    await journal.reconcile("acct", unreachable)
+    await OrderSettler(api).reconcile(journal, "demo")
     entry = journal.entry("x-1")
     assert entry is not None and entry.status == "unknown"
     assert "cannot reach" in entry.detail
-    assert journal.unsettled("acct")[0].client_order_id == "x-1"
+    assert journal.unsettled("demo")[0].client_order_id == "x-1"
     journal.close()
+    await api.aclose()
 
 
 async def test_start_reconciliation_tells_the_trader(
-    sandbox: SandboxProcess, client: Session, tmp_path: Path
+    sandbox: SandboxProcess, client: Session, tmp_path: Path, look_ups: list[str]
 ) -> None:
+    """A journal left with a 'sending' entry whose order the server executed: at start the one
+    look-up settles it (filled) and the trader is told."""
     journal = OrderJournal(tmp_path / "start.db")
-    placed = new_client_order_id()
-    journal.record_intent(
-        placed,
-        "limit",
-        client.account,
-        {"source": "BTC", "destination": "USD", "size": Decimal("0.01")},
+    placed = OrderRequest("limit", "BTC", "USD", Decimal("0.01"), new_client_order_id())
+    body = placed.body_text(client.account)
+    journal.record_intent(placed.client_order_id, "limit", client.account, body)
+    assert (
+        client.post(
+            f"/api/v1/routing/account/{client.account}/order/limit", None, content=body.encode()
+        ).status_code
+        == 200
     )
-    assert client.limit_order("BTC", "USD", "0.01", clientOrderId=placed).status_code == 200
     api = ServiceClient(ClientSettings(sandbox.url))
     await api.login(client.user, client.password, client.account)
     session = TerminalSession(api, Environment(sandbox.url, client.user, client.account))
     lines: list[LogEvent] = []
     session.events.subscribe(lines.append)
+    assert [e.status for e in journal.unsettled(client.account)] == ["sending"]
     changed = await reconcile_on_start(session, journal)
+    assert look_ups == [placed.client_order_id]
     assert [e.status for e in changed] == ["filled"]
     assert any("filled" in line.message and changed[0].order_id in line.message for line in lines)
     assert await reconcile_on_start(session, journal) == []  # nothing left open
     journal.close()
     await api.aclose()
+
+
+def test_the_journal_keeps_the_body_text_verbatim(tmp_path: Path) -> None:
+    journal = OrderJournal(tmp_path / "verbatim.db")
+    request = OrderRequest("market", "USD", "BTC", Decimal("100.50"), "tt-verbatim")
+    text = request.body_text("acct")
+    journal.record_intent(request.client_order_id, "market", "acct", text)
+    entry = journal.entry("tt-verbatim")
+    assert entry is not None and entry.body == text
+    assert entry.request == request.body("acct")
+    with pytest.raises(json.JSONDecodeError):
+        journal.record_intent("tt-bad", "market", "acct", "not json")
+    assert journal.entry("tt-bad") is None
+    journal.close()

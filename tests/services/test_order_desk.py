@@ -4,6 +4,7 @@ pre-trade checks and safe submission (journal, in-flight guard, lost answers).""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -18,14 +19,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.api import ClientSettings, RetryPolicy, ServiceClient
-from app.domain import Price, parse_timestamp, utc_now
+from app.domain import Price, format_decimal, parse_timestamp, utc_now
 from app.domain.money import divide
 from app.services.estimates import EstimateFeed, EstimateResult
 from app.services.journal import OrderJournal
+from app.services.limit_prices import describe_limit, display_number, trader_view, wire_limit
 from app.services.order_desk import AlreadySending, OrderDesk
 from app.services.pretrade import CheckLimits, checks, what_if
-from app.services.pricing import describe_limit, display_number, trader_view, wire_limit
 from app.services.session import Environment, TerminalSession
+from app.services.settling import OrderSettler, Sought
 from app.services.ticket import TicketError, TicketInput
 from tests.harness import ADMIN_TOKEN, SandboxProcess, new_client, until
 
@@ -35,12 +37,32 @@ USD_CREDIT = {"USD": "100000"}
 CREDIT_LINE = {"USD": "-50000"}
 
 
+class Recorder(httpx.AsyncBaseTransport):
+    """httpx's own transport, writing down every request (bytes included) before it leaves."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.requests: list[httpx.Request] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        await request.aread()
+        self.requests.append(request)
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def sent(self, method: str, fragment: str) -> list[httpx.Request]:
+        return [r for r in self.requests if r.method == method and fragment in r.url.path]
+
+
 @dataclass
 class Desk:
     sandbox: SandboxProcess
     session: TerminalSession
     desk: OrderDesk
     journal: OrderJournal
+    recorder: Recorder
 
     @property
     def client(self) -> ServiceClient:
@@ -102,14 +124,17 @@ async def open_desk(
 ) -> AsyncIterator[Desk]:
     user = new_client(sandbox, balances, credit)
     user.close()
-    client = ServiceClient(ClientSettings(sandbox.url), retry=RetryPolicy(attempts=1))
+    recorder = Recorder()
+    client = ServiceClient(
+        ClientSettings(sandbox.url), retry=RetryPolicy(attempts=1), transport=recorder
+    )
     await client.login(user.user, user.password, user.account)
     env = Environment(sandbox.url, user.user, user.account, sandbox=True)
     session = TerminalSession(
         client, env, watchlist=["BTC/USD", "ETH/USD", "ETH/BTC", "ETH/USDT", "USDT/USD"]
     )
     journal = OrderJournal(":memory:")
-    desk = Desk(sandbox, session, OrderDesk(session, journal, limits), journal)
+    desk = Desk(sandbox, session, OrderDesk(session, journal, limits), journal, recorder)
     await desk.refresh()
     try:
         yield desk
@@ -198,7 +223,7 @@ async def test_converted_limits_fill_or_rest_consistently_with_the_book(
         assert sell.order is not None and sell.order.limit == price("59000 BTC/USD")
         assert d.journal.entry(sell.client_order_id) is not None
         entry = d.journal.entry(sell.client_order_id)
-        assert entry is not None and entry.request["limit"] == "59000 BTC/USD"
+        assert entry is not None and entry.request["limit"] == "59000"  # as sent
 
 
 # -- indicative price ---------------------------------------------------------------------------
@@ -464,6 +489,65 @@ async def test_an_unknown_order_the_server_never_saw_settles_as_failed(
         entry = d.journal.entry(lost.client_order_id)
         assert entry is not None and entry.status == "failed"
         assert "never placed" in entry.detail
+
+
+async def test_the_journal_holds_exactly_the_body_that_was_sent(sandbox: SandboxProcess) -> None:
+    async with open_desk(sandbox) as d:
+        ask = d.desk.top_of_book["BTC/USD"].ask
+        far = price(f"{(ask / 2).quantize(Decimal(1))} BTC/USD")
+        end_at = utc_now() + timedelta(hours=1)
+        tickets = [
+            TicketInput("USD", "BTC", Decimal("1000.50"), "limit", far, end_at),
+            TicketInput("USD", "BTC", Decimal(100)),
+        ]
+        for ticket in tickets:
+            request = d.desk.request_for(ticket)
+            result = await d.desk.submit(ticket)
+            assert result.status in ("submitted", "filled"), result.message
+            [sent] = [
+                r
+                for r in d.recorder.sent("POST", "/order")
+                if json.loads(r.content)["clientOrderId"] == result.client_order_id
+            ]
+            entry = d.journal.entry(result.client_order_id)
+            assert entry is not None and entry.body.encode() == sent.content
+            assert entry.request == request.body(d.account)
+        resting = d.journal.entries()[-1].request  # the oldest: the limit order
+        assert resting["limit"] == format_decimal(wire_limit("USD", "BTC", far).value)
+        assert parse_timestamp(resting["endAt"]) == end_at
+
+
+@pytest.fixture
+def look_ups(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The clientOrderIds ``OrderSettler.look_up`` (the one look-up) was asked about."""
+    asked: list[str] = []
+    original = OrderSettler.look_up
+
+    async def spy(self: OrderSettler, sought: Sought) -> object:
+        asked.append(sought.client_order_id)
+        return await original(self, sought)
+
+    monkeypatch.setattr(OrderSettler, "look_up", spy)
+    return asked
+
+
+async def test_a_lost_answer_is_settled_live_by_the_one_look_up(
+    sandbox: SandboxProcess, look_ups: list[str]
+) -> None:
+    """The client raises OutcomeUnknown and stops (one POST, no reads of its own); the desk's
+    settler looks the order up at once and the trader sees the fill."""
+    async with open_desk(sandbox) as d:
+        await d.faults({"kind": "drop_after_commit", "path": d.order_path(), "count": 1})
+        d.recorder.requests.clear()
+        result = await d.desk.submit(TicketInput("USD", "BTC", Decimal(100)))
+        assert result.status == "filled", result.message
+        assert look_ups == [result.client_order_id]
+        [post] = d.recorder.sent("POST", "/order")
+        [lookup] = d.recorder.sent("GET", f"/order/account/{d.account}")
+        assert lookup.url.params["clientOrderId"] == result.client_order_id
+        entry = d.journal.entry(result.client_order_id)
+        assert entry is not None and entry.body.encode() == post.content
+        assert result.order is not None and entry.order_id == result.order.order_id
 
 
 @given(

@@ -20,8 +20,8 @@ from app.api import ClientSettings, InsufficientFunds, ServiceClient
 from app.domain import utc_now
 from app.domain.records import Order
 from app.services.journal import OrderJournal
-from app.services.ledger_view import LedgerBrowser, LedgerQuery, LedgerQueryError, group_rows
-from app.services.order_history import OrderFeed, OrderFilter, OrdersSnapshot
+from app.services.ledger_browser import LedgerBrowser, LedgerQuery, LedgerQueryError, group_rows
+from app.services.order_feed import OrderFeed, OrderFilter, OrdersSnapshot
 from app.services.session import Environment, TerminalSession
 from tests.harness import AppAccount, AppSandbox, until
 

@@ -19,8 +19,9 @@ from app.api.clock import system_now
 from app.domain import Amount, parse_timestamp
 from app.domain.records import TopOfBook
 from app.services.journal import OrderJournal
+from app.services.log_events import LogEvent
 from app.services.rfq_desk import SIDES, AcceptClosed, LiveQuote, QuoteEvent, RfqDesk
-from app.services.session import Environment, LogEvent, TerminalSession
+from app.services.session import Environment, TerminalSession
 from tests.harness import ADMIN_TOKEN, SandboxProcess, Session, new_client, until
 
 pytestmark = pytest.mark.anyio
@@ -340,3 +341,44 @@ async def test_the_desk_reads_time_only_from_its_monotonic_clock(
         assert live.state("buy") == "expired" and live.remaining("buy") < -6.0
         with pytest.raises(AcceptClosed, match="expired"):
             await d.desk.accept("buy")
+
+
+async def test_an_accept_whose_answer_is_lost_is_settled_by_looking_it_up(
+    rfq_sandbox: SandboxProcess,
+) -> None:
+    """The client raises OutcomeUnknown and stops; the desk looks the order up at once (by the
+    quote's id) and reports the fill as if the answer had arrived."""
+    async with open_desk(rfq_sandbox) as d:
+        live = await d.desk.request(PAIR, SIZE)
+        path = f"/account/{d.user.account}/order/rfq/.*/accept$"
+        admin_faults(rfq_sandbox, [{"kind": "drop_after_commit", "path": path, "count": 1}])
+        try:
+            result = await d.desk.accept("sell")
+        finally:
+            lookups = [r["path"] for r in logged_requests(rfq_sandbox) if r["method"] == "GET"]
+            clear_faults(rfq_sandbox)
+        assert result.status == "filled", result
+        assert result.order is not None and result.order.order_id == live.order_id
+        assert any(p.endswith(f"/order/{live.order_id}") for p in lookups), lookups
+        entry = d.journal.entry(result.client_order_id)
+        assert entry is not None and (entry.status, entry.order_id) == ("filled", live.order_id)
+        assert [e.kind for e in d.desk.events] == ["requested", "accepted"]
+        assert (await d.free())["BTC"] == Decimal("1.99")
+
+
+async def test_an_accept_dropped_before_the_server_saw_it_stays_unknown(
+    rfq_sandbox: SandboxProcess,
+) -> None:
+    async with open_desk(rfq_sandbox) as d:
+        await d.desk.request(PAIR, SIZE)
+        path = f"/account/{d.user.account}/order/rfq/.*/accept$"
+        admin_faults(rfq_sandbox, [{"kind": "drop", "path": path, "count": 1}])
+        try:
+            result = await d.desk.accept("sell")
+        finally:
+            clear_faults(rfq_sandbox)
+        assert result.status == "unknown" and result.order is None
+        assert "unknown whether the quote was taken" in result.message
+        entry = d.journal.entry(result.client_order_id)
+        assert entry is not None and (entry.status, entry.detail) == ("unknown", result.message)
+        assert [e.kind for e in d.desk.events] == ["requested", "unknown"]

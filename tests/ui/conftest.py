@@ -18,6 +18,7 @@ from pytestqt.qtbot import QtBot
 
 from app.api import ClientSettings, ServiceClient
 from app.services.desks import TradingDesks
+from app.services.log_events import LogLevel
 from app.services.session import Environment, FeedIntervals, TerminalSession
 from app.ui import palette
 from app.ui.bridge import SessionBridge
@@ -71,7 +72,7 @@ class Live:
     bridge: SessionBridge
     context: PanelContext
     account: Session
-    notices: list[tuple[str, str]]
+    notices: list[tuple[LogLevel, str]]
     desks: TradingDesks
 
 
@@ -107,10 +108,10 @@ def live_factory(
         )
         bridge = SessionBridge(session)
         precision = Precision()
-        notices: list[tuple[str, str]] = []
+        notices: list[tuple[LogLevel, str]] = []
         desks = TradingDesks.open(session, tmp_path / f"journal-{len(started)}.db")
         context = PanelContext(
-            bridge, precision, settings, lambda level, text: notices.append((level, text)), desks
+            bridge, precision, settings, lambda level, text: notices.append((level, text))
         )
         run(qtbot, session.start())
         precision.learn(session.pair_info)

@@ -25,13 +25,14 @@ from app.services.session import Balances
 from app.ui.delegates import BAR_MARGIN, UtilisationBarDelegate, bar_width
 from app.ui.formatting import Precision
 from app.ui.models.balances_model import (
+    COLUMNS,
     SORT_ROLE,
     UTILISATION_ROLE,
     VALUE_ROLE,
     BalancesModel,
     BalancesSortProxy,
-    Column,
 )
+from app.ui.models.columns import column_numbers
 from app.ui.palette import current_palette
 from app.ui.panels.balances import SETTINGS_KEY, BalancesPanel
 from tests.harness import body
@@ -39,6 +40,8 @@ from tests.ui.conftest import Live
 
 D = Decimal
 WAIT_MS = 10_000
+#: Column numbers by key (the model's column spec list).
+COL = column_numbers(COLUMNS)
 
 
 # -- helpers --------------------------------------------------------------------------------
@@ -54,16 +57,16 @@ def panel(qtbot: QtBot, live: Live) -> BalancesPanel:
     return widget
 
 
-def index_of(model: BalancesModel, asset: str, column: Column) -> QModelIndex:
+def index_of(model: BalancesModel, asset: str, column: int) -> QModelIndex:
     row = model.assets().index(asset)
     return model.index(row, column)
 
 
-def value(model: BalancesModel, asset: str, column: Column) -> object:
+def value(model: BalancesModel, asset: str, column: int) -> object:
     return model.data(index_of(model, asset, column), VALUE_ROLE)
 
 
-def text(model: BalancesModel, asset: str, column: Column) -> str:
+def text(model: BalancesModel, asset: str, column: int) -> str:
     return str(model.data(index_of(model, asset, column)))
 
 
@@ -119,27 +122,27 @@ def filled_total(response_body: dict[str, object]) -> Decimal:
 def test_panel_fills_with_the_server_balances(panel: BalancesPanel) -> None:
     model = panel.model
     assert model.assets() == ["BTC", "ETH", "SOL", "USD", "USDT"]
-    assert value(model, "USD", Column.FREE) == D(100000)
-    assert text(model, "USD", Column.FREE) == "100,000.00"
-    assert value(model, "USD", Column.LOCKED) == D(0)
-    assert value(model, "USD", Column.AVAILABLE) == D(150000)
-    assert value(model, "USD", Column.CREDIT_LIMIT) == D(50000)
-    assert value(model, "USD", Column.USED_CREDIT) == D(0)
-    assert value(model, "USD", Column.AVAILABLE_CREDIT) == D(50000)
-    assert value(model, "USD", Column.PENDING_DEPOSIT) == D(0)
-    assert text(model, "USD", Column.UTILISATION) == "0%"
-    assert value(model, "BTC", Column.FREE) == D(2)
-    assert text(model, "BTC", Column.FREE) == "2.00000000"
-    assert value(model, "ETH", Column.FREE) == D(10)
+    assert value(model, "USD", COL["free"]) == D(100000)
+    assert text(model, "USD", COL["free"]) == "100,000.00"
+    assert value(model, "USD", COL["locked"]) == D(0)
+    assert value(model, "USD", COL["available"]) == D(150000)
+    assert value(model, "USD", COL["credit_limit"]) == D(50000)
+    assert value(model, "USD", COL["used_credit"]) == D(0)
+    assert value(model, "USD", COL["available_credit"]) == D(50000)
+    assert value(model, "USD", COL["pending_deposit"]) == D(0)
+    assert text(model, "USD", COL["utilisation"]) == "0%"
+    assert value(model, "BTC", COL["free"]) == D(2)
+    assert text(model, "BTC", COL["free"]) == "2.00000000"
+    assert value(model, "ETH", COL["free"]) == D(10)
     # No credit line on BTC: no bar.
-    assert model.data(index_of(model, "BTC", Column.UTILISATION), UTILISATION_ROLE) is None
-    assert text(model, "BTC", Column.UTILISATION) == ""
+    assert model.data(index_of(model, "BTC", COL["utilisation"]), UTILISATION_ROLE) is None
+    assert text(model, "BTC", COL["utilisation"]) == ""
     # Numbers right-aligned in a fixed-pitch font; the asset code left-aligned.
-    free = index_of(model, "USD", Column.FREE)
+    free = index_of(model, "USD", COL["free"])
     assert model.data(free, Qt.ItemDataRole.TextAlignmentRole) & Qt.AlignmentFlag.AlignRight
     fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)  # whatever it maps to
     assert model.data(free, Qt.ItemDataRole.FontRole) == fixed
-    asset = index_of(model, "USD", Column.ASSET)
+    asset = index_of(model, "USD", COL["asset"])
     assert model.data(asset, Qt.ItemDataRole.TextAlignmentRole) & Qt.AlignmentFlag.AlignLeft
     # The table shows it, through the proxy.
     assert panel.asset_order() == ["BTC", "ETH", "SOL", "USD", "USDT"]
@@ -154,10 +157,10 @@ def test_a_trade_shows_the_new_balances(qtbot: QtBot, live: Live, panel: Balance
     received = filled_total(body(response))
     live.session.after_fill()
     model = panel.model
-    qtbot.waitUntil(lambda: value(model, "BTC", Column.FREE) == D("1.5"), timeout=WAIT_MS)
-    assert text(model, "BTC", Column.FREE) == "1.50000000"
-    assert value(model, "USD", Column.FREE) == D(100000) + received
-    assert value(model, "USD", Column.AVAILABLE) == D(150000) + received
+    qtbot.waitUntil(lambda: value(model, "BTC", COL["free"]) == D("1.5"), timeout=WAIT_MS)
+    assert text(model, "BTC", COL["free"]) == "1.50000000"
+    assert value(model, "USD", COL["free"]) == D(100000) + received
+    assert value(model, "USD", COL["available"]) == D(150000) + received
 
 
 def test_spending_credit_shows_used_credit_and_the_bar(
@@ -167,36 +170,36 @@ def test_spending_credit_shows_used_credit_and_the_bar(
     assert response.status_code == 200, response.text
     live.session.after_fill()
     model = panel.model
-    qtbot.waitUntil(lambda: value(model, "USD", Column.USED_CREDIT) == D(20000), timeout=WAIT_MS)
-    assert value(model, "USD", Column.FREE) == D(-20000)
-    assert text(model, "USD", Column.FREE) == "-20,000.00"
-    free = index_of(model, "USD", Column.FREE)
+    qtbot.waitUntil(lambda: value(model, "USD", COL["used_credit"]) == D(20000), timeout=WAIT_MS)
+    assert value(model, "USD", COL["free"]) == D(-20000)
+    assert text(model, "USD", COL["free"]) == "-20,000.00"
+    free = index_of(model, "USD", COL["free"])
     assert model.data(free, Qt.ItemDataRole.ForegroundRole) == current_palette().error
-    assert value(model, "USD", Column.AVAILABLE_CREDIT) == D(30000)
-    assert value(model, "USD", Column.AVAILABLE) == D(30000)
-    bar = index_of(model, "USD", Column.UTILISATION)
+    assert value(model, "USD", COL["available_credit"]) == D(30000)
+    assert value(model, "USD", COL["available"]) == D(30000)
+    bar = index_of(model, "USD", COL["utilisation"])
     assert model.data(bar, UTILISATION_ROLE) == (D(20000), D(50000))
     assert model.data(bar) == "40%"
     # The view paints that cell with the bar delegate.
-    column = panel.table.itemDelegateForColumn(Column.UTILISATION)
+    column = panel.table.itemDelegateForColumn(COL["utilisation"])
     assert column is panel.bar_delegate
     filled = bar_width(D(2), D(5), 194)
     assert painted_bar_pixels(panel.bar_delegate, bar, 200) == (filled, current_palette().bar)
     # The (positive) value of the BTC now held is not red.
-    btc = index_of(model, "BTC", Column.FREE)
+    btc = index_of(model, "BTC", COL["free"])
     assert model.data(btc, Qt.ItemDataRole.ForegroundRole) is None
 
 
 def test_total_in_usd_is_the_sum_at_the_books_used(qtbot: QtBot, panel: BalancesPanel) -> None:
     model = panel.model
     qtbot.waitUntil(lambda: "BTC/USD" in model.top_of_book, timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: value(model, "BTC", Column.VALUE) is not None, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: value(model, "BTC", COL["value"]) is not None, timeout=WAIT_MS)
     books = model.top_of_book  # the snapshot the values were computed from
     expected = D(100000) + 2 * books["BTC/USD"].mid + 10 * books["ETH/USD"].mid
     assert model.total() == expected
-    assert value(model, "BTC", Column.VALUE) == 2 * books["BTC/USD"].mid
-    assert value(model, "USD", Column.VALUE) == D(100000)
-    assert value(model, "SOL", Column.VALUE) == D(0)
+    assert value(model, "BTC", COL["value"]) == 2 * books["BTC/USD"].mid
+    assert value(model, "USD", COL["value"]) == D(100000)
+    assert value(model, "SOL", COL["value"]) == D(0)
     assert panel.total_label.text() == f"Total: {expected.quantize(D('0.01')):,} USD"
     assert model.unvalued() == []
     assert not panel.note_label.isVisible()
@@ -206,17 +209,17 @@ def test_valuation_in_btc_changes_the_total_and_persists(
     qtbot: QtBot, live: Live, panel: BalancesPanel, settings: QSettings
 ) -> None:
     model = panel.model
-    qtbot.waitUntil(lambda: value(model, "BTC", Column.VALUE) is not None, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: value(model, "BTC", COL["value"]) is not None, timeout=WAIT_MS)
     usd_total = model.total()
     panel.currency_box.setCurrentIndex(panel.currency_box.findText("BTC"))
     assert model.valuation_currency == "BTC"
-    assert model.headerData(Column.VALUE, Qt.Orientation.Horizontal) == "Value (BTC)"
+    assert model.headerData(COL["value"], Qt.Orientation.Horizontal) == "Value (BTC)"
     books = model.top_of_book
     with localcontext(MONEY_CONTEXT):
         expected = D(100000) / books["BTC/USD"].mid + 2 + 10 * books["ETH/BTC"].mid
     assert abs(model.total() - expected) < D("1e-30")
     assert model.total() != usd_total
-    assert value(model, "BTC", Column.VALUE) == D(2)
+    assert value(model, "BTC", COL["value"]) == D(2)
     assert panel.total_label.text() == f"Total: {expected.quantize(D('1e-8')):,} BTC"
     assert settings.value(SETTINGS_KEY) == "BTC"
     assert QSettings(settings.fileName(), QSettings.Format.IniFormat).value(SETTINGS_KEY) == "BTC"
@@ -227,7 +230,7 @@ def test_valuation_in_btc_changes_the_total_and_persists(
     assert again.currency_box.currentText() == "BTC"
     qtbot.waitUntil(lambda: again.model.total() > 0, timeout=WAIT_MS)
     assert again.total_label.text().endswith(" BTC")
-    assert value(again.model, "BTC", Column.VALUE) == D(2)
+    assert value(again.model, "BTC", COL["value"]) == D(2)
 
 
 def test_assets_without_a_price_are_left_out_with_a_note(
@@ -238,10 +241,10 @@ def test_assets_without_a_price_are_left_out_with_a_note(
     live.bridge.set_watchlist(["BTC/USD", "ETH/USD"])
     live.session.after_fill()
     model = panel.model
-    qtbot.waitUntil(lambda: value(model, "SOL", Column.FREE) != D(0), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: value(model, "SOL", COL["free"]) != D(0), timeout=WAIT_MS)
     qtbot.waitUntil(lambda: "SOL/USD" not in model.top_of_book, timeout=WAIT_MS)
     qtbot.waitUntil(lambda: model.top_of_book != {}, timeout=WAIT_MS)
-    assert text(model, "SOL", Column.VALUE) == "—"
+    assert text(model, "SOL", COL["value"]) == "—"
     assert model.unvalued() == ["SOL"]
     assert panel.note_label.isVisible()
     assert "SOL not valued" in panel.note_label.text()
@@ -254,15 +257,15 @@ def test_assets_without_a_price_are_left_out_with_a_note(
 def test_sorting_by_free_is_numeric_and_follows_updates(
     qtbot: QtBot, live: Live, panel: BalancesPanel
 ) -> None:
-    panel.table.sortByColumn(Column.FREE, Qt.SortOrder.AscendingOrder)
+    panel.table.sortByColumn(COL["free"], Qt.SortOrder.AscendingOrder)
     order = panel.asset_order()
     # As text, "10.000000" < "100,000.00" < "2.00000000": numbers must sort as numbers.
     assert order[-3:] == ["BTC", "ETH", "USD"]
     assert sorted(order[:2]) == ["SOL", "USDT"]
-    panel.table.sortByColumn(Column.FREE, Qt.SortOrder.DescendingOrder)
+    panel.table.sortByColumn(COL["free"], Qt.SortOrder.DescendingOrder)
     assert panel.asset_order()[:3] == ["USD", "ETH", "BTC"]
 
-    panel.table.sortByColumn(Column.FREE, Qt.SortOrder.AscendingOrder)
+    panel.table.sortByColumn(COL["free"], Qt.SortOrder.AscendingOrder)
     response = live.account.limit_order("USD", "BTC", "120000")
     assert response.status_code == 200, response.text
     live.session.after_fill()
@@ -273,7 +276,7 @@ def test_sorting_by_free_is_numeric_and_follows_updates(
 def test_live_model_passes_the_model_tester(
     qtmodeltester: ModelTester, qtbot: QtBot, panel: BalancesPanel
 ) -> None:
-    qtbot.waitUntil(lambda: value(panel.model, "BTC", Column.VALUE) is not None, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: value(panel.model, "BTC", COL["value"]) is not None, timeout=WAIT_MS)
     check_model(qtmodeltester, panel.model)
     check_model(qtmodeltester, panel.proxy)
 
@@ -299,8 +302,8 @@ def test_data_changed_only_for_the_cells_that_changed(qtbot: QtBot) -> None:
     # One field changes: one signal, for that one cell.
     btc = model.assets().index("BTC")
     model.set_balances(balances({**BASE_ROWS, "BTC": ("2", "0", "0", "0.25")}))
-    assert changes == [(btc, Column.PENDING_DEPOSIT, btc, Column.PENDING_DEPOSIT)]
-    assert value(model, "BTC", Column.PENDING_DEPOSIT) == D("0.25")
+    assert changes == [(btc, COL["pending_deposit"], btc, COL["pending_deposit"])]
+    assert value(model, "BTC", COL["pending_deposit"]) == D("0.25")
 
     # Credit spent: free, available, used/available credit, bar and value change; not the rest.
     changes.clear()
@@ -310,15 +313,15 @@ def test_data_changed_only_for_the_cells_that_changed(qtbot: QtBot) -> None:
     changed_columns = {c for r, left, _, right in changes for c in range(left, right + 1)}
     assert {r for r, *_ in changes} == {usd}
     assert changed_columns == {
-        Column.FREE, Column.AVAILABLE, Column.USED_CREDIT, Column.AVAILABLE_CREDIT,
-        Column.UTILISATION, Column.VALUE,
+        COL["free"], COL["available"], COL["used_credit"], COL["available_credit"],
+        COL["utilisation"], COL["value"],
     }  # fmt: skip
 
     # A new price moves only the value of the asset priced by it.
     changes.clear()
     model.set_top_of_book({**BOOKS, "ETH/USD": book("ETH/USD", "3200", "3201")})
     eth = model.assets().index("ETH")
-    assert changes == [(eth, Column.VALUE, eth, Column.VALUE)]
+    assert changes == [(eth, COL["value"], eth, COL["value"])]
     assert resets == []
 
     # A new asset: the one case that resets.
@@ -350,8 +353,8 @@ def test_unvalued_assets_show_a_dash_and_stay_out_of_the_total() -> None:
     model = BalancesModel(Precision())
     model.set_balances(balances({**BASE_ROWS, "SOL": ("3", "0", "0", "0")}))
     model.set_top_of_book(BOOKS)
-    assert text(model, "SOL", Column.VALUE) == "—"
-    assert model.data(index_of(model, "SOL", Column.VALUE), VALUE_ROLE) is None
+    assert text(model, "SOL", COL["value"]) == "—"
+    assert model.data(index_of(model, "SOL", COL["value"]), VALUE_ROLE) is None
     assert model.unvalued() == ["SOL"]
     assert model.total() == D(100000) + 2 * D(90005) + 10 * D("3100.5")
 
@@ -368,22 +371,22 @@ def test_numbers_sort_as_decimals_in_the_proxy(qtbot: QtBot) -> None:
     proxy = BalancesSortProxy()
     proxy.setSourceModel(model)
 
-    def order(column: Column, direction: Qt.SortOrder) -> list[str]:
+    def order(column: int, direction: Qt.SortOrder) -> list[str]:
         proxy.sort(column, direction)
-        return [str(proxy.index(r, Column.ASSET).data()) for r in range(proxy.rowCount())]
+        return [str(proxy.index(r, COL["asset"]).data()) for r in range(proxy.rowCount())]
 
-    assert order(Column.FREE, Qt.SortOrder.AscendingOrder) == ["CCC", "DDD", "AAA", "BBB", "EEE"]
-    assert order(Column.FREE, Qt.SortOrder.DescendingOrder) == ["EEE", "BBB", "AAA", "DDD", "CCC"]
+    assert order(COL["free"], Qt.SortOrder.AscendingOrder) == ["CCC", "DDD", "AAA", "BBB", "EEE"]
+    assert order(COL["free"], Qt.SortOrder.DescendingOrder) == ["EEE", "BBB", "AAA", "DDD", "CCC"]
     # Only AAA has a price to USD: the others show "—", which sorts before every number.
     model.set_top_of_book({"AAA/USD": book("AAA/USD", "1", "1")})
-    assert order(Column.VALUE, Qt.SortOrder.AscendingOrder)[-1] == "AAA"
-    assert proxy.index(0, Column.FREE).data(SORT_ROLE) is not None
+    assert order(COL["value"], Qt.SortOrder.AscendingOrder)[-1] == "AAA"
+    assert proxy.index(0, COL["free"]).data(SORT_ROLE) is not None
 
 
 def test_the_bar_delegate_paints_used_over_total(qtbot: QtBot) -> None:
     model = BalancesModel(Precision())
     model.set_balances(balances({"USD": ("-20000", "0", "-50000", "0")}))
-    index = index_of(model, "USD", Column.UTILISATION)
+    index = index_of(model, "USD", COL["utilisation"])
     delegate = UtilisationBarDelegate(UTILISATION_ROLE)
     colours = current_palette()
     assert painted_bar_pixels(delegate, index, 206) == (80, colours.bar)  # 40% of 200 px

@@ -16,10 +16,14 @@ from pytestqt.qtbot import QtBot
 
 from app.domain.records import DepositRecord
 from app.ui.csv_export import EXPORT_ROLE
-from app.ui.models.deposits_model import SORT_ROLE, Column, DepositsModel
+from app.ui.models.columns import column_numbers
+from app.ui.models.deposits_model import COLUMNS, SORT_ROLE, DepositsModel
 from app.ui.panels.deposits import DepositsPanel
 from tests.harness import Faults, Session, body
 from tests.ui.conftest import Live
+
+#: Column numbers by key (the model's column spec list).
+COL = column_numbers(COLUMNS)
 
 WAIT_MS = 10_000
 TOP_UP = "/api/v1/sandbox/account/{account}/deposit"
@@ -51,7 +55,7 @@ def make_panel(qtbot: QtBot, live: Live, rows: int, **kw: Any) -> DepositsPanel:
     return panel
 
 
-def cell(panel: DepositsPanel, row: int, column: Column, role: int = 0) -> Any:
+def cell(panel: DepositsPanel, row: int, column: int, role: int = 0) -> Any:
     return panel.proxy.index(row, column, QModelIndex()).data(role)
 
 
@@ -70,21 +74,21 @@ def four(live: Live) -> Live:
 def test_records_fill_newest_first_with_every_field(qtbot: QtBot, four: Live) -> None:
     panel = make_panel(qtbot, four, 4)
     wire = server_records(four.account)
-    assert [cell(panel, r, Column.ASSET) for r in range(4)] == ["SOL", "USDT", "ETH", "BTC"]
+    assert [cell(panel, r, COL["asset"]) for r in range(4)] == ["SOL", "USDT", "ETH", "BTC"]
     assert panel.shown_orderings() == [w["ordering"] for w in wire]
     usdt = wire[1]
-    assert cell(panel, 1, Column.AMOUNT) == "500.00"  # USDT shown at 2 decimals
-    assert cell(panel, 1, Column.NETWORK) == "tron"
-    assert cell(panel, 1, Column.STATUS) == "completed"
-    assert cell(panel, 1, Column.HASH) == usdt["hash"]  # whole, never shortened in the model
-    assert cell(panel, 1, Column.CREATED_BY) == usdt["created"]["user"]["name"]
-    assert cell(panel, 1, Column.COMPLETED_BY) == "Sandbox Operations"
-    assert cell(panel, 1, Column.CREATED, EXPORT_ROLE) == usdt["created"]["at"]
-    assert cell(panel, 1, Column.COMPLETED, EXPORT_ROLE) == usdt["completed"]["at"]
-    assert cell(panel, 3, Column.AMOUNT, EXPORT_ROLE) == "0.1"
-    assert cell(panel, 3, Column.AMOUNT) == "0.10000000"
-    assert cell(panel, 2, Column.AMOUNT) == "2.12345678"  # never rounded to ETH's 6 places
-    assert panel.table.isColumnHidden(Column.ADDRESS)
+    assert cell(panel, 1, COL["amount"]) == "500.00"  # USDT shown at 2 decimals
+    assert cell(panel, 1, COL["network"]) == "tron"
+    assert cell(panel, 1, COL["status"]) == "completed"
+    assert cell(panel, 1, COL["hash"]) == usdt["hash"]  # whole, never shortened in the model
+    assert cell(panel, 1, COL["created_by"]) == usdt["created"]["user"]["name"]
+    assert cell(panel, 1, COL["completed_by"]) == "Sandbox Operations"
+    assert cell(panel, 1, COL["created"], EXPORT_ROLE) == usdt["created"]["at"]
+    assert cell(panel, 1, COL["completed"], EXPORT_ROLE) == usdt["completed"]["at"]
+    assert cell(panel, 3, COL["amount"], EXPORT_ROLE) == "0.1"
+    assert cell(panel, 3, COL["amount"]) == "0.10000000"
+    assert cell(panel, 2, COL["amount"]) == "2.12345678"  # never rounded to ETH's 6 places
+    assert panel.table.isColumnHidden(COL["address"])
     assert panel.status.text().startswith("4 deposits, newest first")
 
 
@@ -92,11 +96,11 @@ def test_oldest_first_asks_the_server_for_the_oldest_records(qtbot: QtBot, four:
     panel = make_panel(qtbot, four, 4)
     panel.max_box.setValue(2)
     qtbot.waitUntil(lambda: panel.model.rowCount() == 2, timeout=WAIT_MS)
-    assert [cell(panel, r, Column.ASSET) for r in range(2)] == ["SOL", "USDT"]
+    assert [cell(panel, r, COL["asset"]) for r in range(2)] == ["SOL", "USDT"]
 
     QTest.mouseClick(panel.oldest_first, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(
-        lambda: [cell(panel, r, Column.ASSET) for r in range(2)] == ["BTC", "ETH"],
+        lambda: [cell(panel, r, COL["asset"]) for r in range(2)] == ["BTC", "ETH"],
         timeout=WAIT_MS,
     )
     assert panel.feed.query.ascending and panel.page is not None and panel.page.query.ascending
@@ -110,12 +114,12 @@ def test_columns_sort_as_numbers_and_times_and_return_to_server_order(
 ) -> None:
     panel = make_panel(qtbot, four, 4)
     server_order = panel.shown_orderings()
-    panel.table.sortByColumn(Column.AMOUNT, Qt.SortOrder.AscendingOrder)
+    panel.table.sortByColumn(COL["amount"], Qt.SortOrder.AscendingOrder)
     # As text "10.0000" would sort before "2.000000"; as numbers 2 < 10.
-    assert [cell(panel, r, Column.ASSET) for r in range(4)] == ["BTC", "ETH", "SOL", "USDT"]
-    panel.table.sortByColumn(Column.CREATED, Qt.SortOrder.AscendingOrder)
+    assert [cell(panel, r, COL["asset"]) for r in range(4)] == ["BTC", "ETH", "SOL", "USDT"]
+    panel.table.sortByColumn(COL["created"], Qt.SortOrder.AscendingOrder)
     assert panel.shown_orderings() == sorted(server_order)
-    keys = [cell(panel, r, Column.CREATED, SORT_ROLE) for r in range(4)]
+    keys = [cell(panel, r, COL["created"], SORT_ROLE) for r in range(4)]
     assert all(isinstance(k, Decimal) for k in keys) and keys == sorted(keys)
     panel.show_server_order()
     assert panel.shown_orderings() == server_order
@@ -130,7 +134,7 @@ def test_copy_hash_puts_the_whole_hash_on_the_clipboard(qtbot: QtBot, four: Live
     QTest.mouseClick(panel.copy_hash_button, Qt.MouseButton.LeftButton)
     assert QApplication.clipboard().text() == wire[2]["hash"]
 
-    panel.table.setCurrentIndex(panel.proxy.index(0, Column.AMOUNT))
+    panel.table.setCurrentIndex(panel.proxy.index(0, COL["amount"]))
     panel.table.setFocus()
     QTest.keyClick(panel.table, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
     assert QApplication.clipboard().text() == "10"  # the exact amount, not "10.0000"
@@ -165,14 +169,14 @@ def test_a_pending_deposit_completes_in_place(qtbot: QtBot, live: Live) -> None:
     panel = make_panel(qtbot, live, 1, interval=0.3)
     top_up(live.account, "1.5 ETH", pendingSeconds=1)
     qtbot.waitUntil(lambda: panel.model.rowCount() == 2, timeout=WAIT_MS)
-    assert cell(panel, 0, Column.STATUS) == "pending"
-    assert cell(panel, 0, Column.COMPLETED) == "—"
+    assert cell(panel, 0, COL["status"]) == "pending"
+    assert cell(panel, 0, COL["completed"]) == "—"
     resets: list[None] = []
     changed: list[int] = []
     panel.model.modelReset.connect(lambda: resets.append(None))
     panel.model.dataChanged.connect(lambda top, _bottom: changed.append(top.row()))
-    qtbot.waitUntil(lambda: cell(panel, 0, Column.STATUS) == "completed", timeout=WAIT_MS)
-    assert cell(panel, 0, Column.COMPLETED_BY) == "Sandbox Operations"
+    qtbot.waitUntil(lambda: cell(panel, 0, COL["status"]) == "completed", timeout=WAIT_MS)
+    assert cell(panel, 0, COL["completed_by"]) == "Sandbox Operations"
     assert resets == [] and set(changed) == {0}  # only the row that changed was signalled
 
 
@@ -189,9 +193,9 @@ def test_withdrawals_show_their_address(qtbot: QtBot, live: Live) -> None:
     panel = make_panel(qtbot, live, 0)
     panel.set_kind("withdrawal")
     qtbot.waitUntil(lambda: panel.model.rowCount() == 1, timeout=WAIT_MS)
-    assert not panel.table.isColumnHidden(Column.ADDRESS)
-    assert cell(panel, 0, Column.ADDRESS) == btc["address"]
-    assert cell(panel, 0, Column.NETWORK) == "bitcoin"
+    assert not panel.table.isColumnHidden(COL["address"])
+    assert cell(panel, 0, COL["address"]) == btc["address"]
+    assert cell(panel, 0, COL["network"]) == "bitcoin"
     assert panel.status.text().startswith("1 withdrawal, newest first")
 
 

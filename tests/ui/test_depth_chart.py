@@ -24,7 +24,8 @@ from app.services.session import Environment, TerminalSession
 from app.ui import palette
 from app.ui.bridge import SessionBridge
 from app.ui.formatting import Precision
-from app.ui.models.depth_model import Column, DepthModel, DepthRole
+from app.ui.models.columns import column_numbers
+from app.ui.models.depth_model import COLUMNS, DepthModel, DepthRole
 from app.ui.palette import DEFAULT_PALETTE, TradePalette
 from app.ui.panels.base import PanelContext
 from app.ui.panels.chart import ChartPanel, plot_sample
@@ -36,6 +37,8 @@ from tests.harness import SandboxProcess
 from tests.ui.conftest import Live, run
 
 D = Decimal
+#: Column numbers by key (the model's column spec list).
+COL = column_numbers(COLUMNS)
 
 
 def book(pair: str, bids: list[tuple[str, str]], asks: list[tuple[str, str]]) -> OrderBook:
@@ -104,9 +107,9 @@ def test_model_ladder_layout_and_cumulative_sums() -> None:
     model = DepthModel(Precision())
     # The server's order is not trusted: shuffled levels come out sorted.
     model.set_book(book("BTC/USD", [BIDS[1], BIDS[0], BIDS[2]], [ASKS[2], ASKS[0], ASKS[1]]))
-    prices = [model.index(r, Column.PRICE).data(DepthRole.VALUE) for r in range(6)]
+    prices = [model.index(r, COL["price"]).data(DepthRole.VALUE) for r in range(6)]
     sides = [model.index(r, 0).data(DepthRole.SIDE) for r in range(6)]
-    cumulative = [model.index(r, Column.CUMULATIVE).data(DepthRole.VALUE) for r in range(6)]
+    cumulative = [model.index(r, COL["cumulative"]).data(DepthRole.VALUE) for r in range(6)]
     assert sides == ["ask"] * 3 + ["bid"] * 3
     # Best ask (row 2) and best bid (row 3) meet in the middle.
     assert prices == [D("101.5"), D("101.0"), D("100.5"), D("100.0"), D("99.5"), D("99.0")]
@@ -114,18 +117,18 @@ def test_model_ladder_layout_and_cumulative_sums() -> None:
     assert all(isinstance(value, Decimal) for value in prices + cumulative)
     assert model.spread() == D("0.5")
     # Display: pair precision for prices, base asset precision for sizes, right-aligned.
-    assert model.index(3, Column.PRICE).data() == "100.00"
-    assert model.index(4, Column.SIZE).data() == "2.00000000"
-    assert model.index(0, Column.CUMULATIVE).data() == "15.00000000"
-    alignment = model.index(0, Column.SIZE).data(Qt.ItemDataRole.TextAlignmentRole)
+    assert model.index(3, COL["price"]).data() == "100.00"
+    assert model.index(4, COL["size"]).data() == "2.00000000"
+    assert model.index(0, COL["cumulative"]).data() == "15.00000000"
+    alignment = model.index(0, COL["size"]).data(Qt.ItemDataRole.TextAlignmentRole)
     assert alignment & int(Qt.AlignmentFlag.AlignRight)
     assert model.headerData(0, Qt.Orientation.Horizontal) == "Price (USD)"
     assert model.headerData(2, Qt.Orientation.Horizontal) == "Total (BTC)"
     # Bars: share of the largest size / cumulative size in the visible book, in Decimal.
-    assert model.index(5, Column.SIZE).data(DepthRole.BAR_FRACTION) == D(3) / D(5)
-    assert model.index(0, Column.CUMULATIVE).data(DepthRole.BAR_FRACTION) == D(1)
-    assert model.index(3, Column.CUMULATIVE).data(DepthRole.BAR_FRACTION) == D(1) / D(15)
-    assert model.index(0, Column.PRICE).data(DepthRole.BAR_FRACTION) is None
+    assert model.index(5, COL["size"]).data(DepthRole.BAR_FRACTION) == D(3) / D(5)
+    assert model.index(0, COL["cumulative"]).data(DepthRole.BAR_FRACTION) == D(1)
+    assert model.index(3, COL["cumulative"]).data(DepthRole.BAR_FRACTION) == D(1) / D(15)
+    assert model.index(0, COL["price"]).data(DepthRole.BAR_FRACTION) is None
 
 
 def test_model_signals_only_changed_cells_and_resets_on_level_count() -> None:
@@ -137,29 +140,29 @@ def test_model_signals_only_changed_cells_and_resets_on_level_count() -> None:
     # The deepest ask moves: one price cell, nothing else.
     asks = [ASKS[0], ASKS[1], ("102.0", "5")]
     model.set_book(book("BTC/USD", BIDS, asks))
-    assert seen.take() == ({(0, Column.PRICE)}, set(), 0)
-    assert model.index(0, Column.PRICE).data(DepthRole.VALUE) == D("102.0")
+    assert seen.take() == ({(0, COL["price"])}, set(), 0)
+    assert model.index(0, COL["price"]).data(DepthRole.VALUE) == D("102.0")
 
     # The second bid's size (2 -> 2.5): its size cell and the running totals from it outward;
     # the largest size (5) and cumulative size (15) stay, so no bar rescale.
     bids = [BIDS[0], ("99.5", "2.5"), BIDS[2]]
     model.set_book(book("BTC/USD", bids, asks))
     values, bars, resets = seen.take()
-    assert values == {(4, Column.SIZE), (4, Column.CUMULATIVE), (5, Column.CUMULATIVE)}
+    assert values == {(4, COL["size"]), (4, COL["cumulative"]), (5, COL["cumulative"])}
     assert (bars, resets) == (set(), 0)
-    assert model.index(5, Column.CUMULATIVE).data(DepthRole.VALUE) == D("6.5")
+    assert model.index(5, COL["cumulative"]).data(DepthRole.VALUE) == D("6.5")
 
     # The best bid grows to 10: a new largest size and a new largest total (15.5 > 15), so
     # every bar of both columns is rescaled (bar role only), plus the changed values.
     bids = [("100.0", "10"), ("99.5", "2.5"), BIDS[2]]
     model.set_book(book("BTC/USD", bids, asks))
     values, bars, resets = seen.take()
-    assert values == {(3, Column.SIZE), (3, Column.CUMULATIVE)} | {
-        (r, Column.CUMULATIVE) for r in (4, 5)
+    assert values == {(3, COL["size"]), (3, COL["cumulative"])} | {
+        (r, COL["cumulative"]) for r in (4, 5)
     }
-    assert bars == {(r, c) for r in range(6) for c in (Column.SIZE, Column.CUMULATIVE)}
+    assert bars == {(r, c) for r in range(6) for c in (COL["size"], COL["cumulative"])}
     assert resets == 0
-    assert model.index(1, Column.SIZE).data(DepthRole.BAR_FRACTION) == D(5) / D(10)
+    assert model.index(1, COL["size"]).data(DepthRole.BAR_FRACTION) == D(5) / D(10)
 
     # The same snapshot again: silence.
     model.set_book(book("BTC/USD", bids, asks))
@@ -212,9 +215,9 @@ def _check_ladder(panel: DepthPanel, precision: Precision) -> None:
     # The same levels the server sent.
     assert sorted((r.price, r.size) for r in bids) == sorted(model.book.bids)
     assert sorted((r.price, r.size) for r in asks) == sorted(model.book.asks)
-    first_bid = model.index(model.ask_count, Column.PRICE)
+    first_bid = model.index(model.ask_count, COL["price"])
     assert first_bid.data() == precision.price_text(bid_prices[0], pair)
-    assert model.index(0, Column.SIZE).data() == precision.amount(
+    assert model.index(0, COL["size"]).data() == precision.amount(
         asks[0].size, model.book.pair.base
     )
     spread = precision.price_text(ask_prices[0] - bid_prices[0], pair)
@@ -235,7 +238,7 @@ def test_depth_panel_follows_the_live_selected_book(qtbot: QtBot, live: Live) ->
     _check_ladder(panel, live.context.precision)
     assert panel.model.headerData(0, Qt.Orientation.Horizontal) == "Price (BTC)"
     decimals = live.context.precision.price("ETH/BTC")
-    assert len(panel.model.index(0, Column.PRICE).data().split(".")[1]) == decimals
+    assert len(panel.model.index(0, COL["price"]).data().split(".")[1]) == decimals
 
 
 def test_depth_panel_ignores_stale_books_paints_bars_and_activates_levels(
@@ -260,15 +263,15 @@ def test_depth_panel_ignores_stale_books_paints_bars_and_activates_levels(
         x = rect.right() - int(rect.width() * from_right)
         return image.pixelColor(QPoint(x, rect.center().y()))
 
-    background = pixel(3, Column.PRICE, 0.95)  # price cells have no bar, text sits right
-    full = pixel(0, Column.SIZE, 0.9)  # far left of a full-width ask bar
+    background = pixel(3, COL["price"], 0.95)  # price cells have no bar, text sits right
+    full = pixel(0, COL["size"], 0.9)  # far left of a full-width ask bar
     assert full != background and full.red() > full.blue()  # ask: orange
-    assert pixel(3, Column.SIZE, 0.9) == background  # a fifth does not reach the far left
-    bid_bar = pixel(3, Column.SIZE, 0.1)  # ... but covers the right end (under the text edge)
+    assert pixel(3, COL["size"], 0.9) == background  # a fifth does not reach the far left
+    bid_bar = pixel(3, COL["size"], 0.1)  # ... but covers the right end (under the text edge)
     assert bid_bar != background and bid_bar.blue() > bid_bar.red()  # bid: blue
 
     # Double-click a level: the pair, side and Decimal price for the ticket.
-    centre = view.visualRect(panel.model.index(4, Column.PRICE)).center()
+    centre = view.visualRect(panel.model.index(4, COL["price"])).center()
     with qtbot.waitSignal(panel.levelActivated, timeout=2000) as activated:
         # An item view acts on a double-click only after a press on the same item.
         QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=centre)
@@ -302,7 +305,7 @@ def test_depth_panel_repaints_prices_and_bars_when_the_palette_switches(
     model.dataChanged.connect(lambda _top, _bottom, roles: colours.append(list(roles)))
 
     def ask_bar() -> QColor:
-        rect = view.visualRect(model.index(0, Column.SIZE))  # a full-width ask bar
+        rect = view.visualRect(model.index(0, COL["size"]))  # a full-width ask bar
         image = view.viewport().grab().toImage()
         return image.pixelColor(QPoint(rect.left() + 2, rect.center().y()))
 
@@ -311,9 +314,9 @@ def test_depth_panel_repaints_prices_and_bars_when_the_palette_switches(
     try:
         palette.set_palette(light)
         assert colours == [[Qt.ItemDataRole.ForegroundRole, DepthRole.SIDE_COLOUR]]
-        assert model.index(0, Column.PRICE).data(Qt.ItemDataRole.ForegroundRole) == light.ask
-        assert model.index(5, Column.PRICE).data(Qt.ItemDataRole.ForegroundRole) == light.bid
-        assert model.index(0, Column.SIZE).data(DepthRole.SIDE_COLOUR) == light.ask
+        assert model.index(0, COL["price"]).data(Qt.ItemDataRole.ForegroundRole) == light.ask
+        assert model.index(5, COL["price"]).data(Qt.ItemDataRole.ForegroundRole) == light.bid
+        assert model.index(0, COL["size"]).data(DepthRole.SIDE_COLOUR) == light.ask
         light_bar = ask_bar()
         assert light_bar != dark_bar and light_bar.red() > light_bar.blue()
     finally:

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from app.domain.records import FIAT_FIELDS, OtherInstruction, parse_instruction
-from app.services.funding import InstructionBook
+from app.services.transfers import InstructionBook
 from app.ui.panels.instructions import InstructionsPanel
 from app.ui.qr import QUIET_ZONE, QrCodeWidget
 from app.ui.widgets.instruction_card import BlockchainCard, FiatCard, RawCard, build_card

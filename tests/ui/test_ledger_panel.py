@@ -19,20 +19,24 @@ from pytestqt.qtbot import QtBot
 
 from app.domain import format_timestamp
 from app.domain.records import LedgerEntry
-from app.services.ledger_view import LedgerQuery
+from app.services.ledger_browser import LedgerQuery
 from app.services.ticket import TicketInput
 from app.ui.csv_export import EXPORT_ROLE
-from app.ui.models.ledger_model import Column
+from app.ui.models.columns import column_numbers
+from app.ui.models.ledger_model import COLUMNS
 from app.ui.panels.ledger import LedgerPanel
 from tests.harness import Faults
 from tests.ui.conftest import Live, run
 from tests.ui.records_helpers import Trader, choose, compare_csv, record_requests, sent_queries
 
+#: Column numbers by key (the model's column spec list).
+COL = column_numbers(COLUMNS)
+
 D = Decimal
 WAIT_MS = 10_000
 LEDGER_PATH = "/accounting/ledger/"
-NUMBERS = (Column.AMOUNT, Column.BALANCE, Column.ORDERING)
-TIMES = (Column.TIME,)
+NUMBERS = (COL["amount"], COL["balance"], COL["ordering"])
+TIMES = (COL["time"],)
 
 
 @pytest.fixture
@@ -67,7 +71,7 @@ def shown(panel: LedgerPanel) -> list[LedgerEntry]:
     ]
 
 
-def texts(panel: LedgerPanel, column: Column) -> list[str]:
+def texts(panel: LedgerPanel, column: int) -> list[str]:
     proxy = panel.proxy
     return [str(proxy.data(proxy.index(row, column))) for row in range(proxy.rowCount())]
 
@@ -81,13 +85,13 @@ def test_the_ledger_fills_from_the_sandbox(qtbot: QtBot, trader: Trader) -> None
     everything = trader.ledger()
     assert shown(panel) == everything
     assert len(everything) == 5  # two trade legs and three initial balances
-    first = panel.model.index(0, Column.TIME)
+    first = panel.model.index(0, COL["time"])
     assert panel.model.data(first, EXPORT_ROLE) == trader.raw_ledger()[0]["eventTime"]
-    assert texts(panel, Column.TYPE)[:2] == ["trade", "trade"]
-    assert texts(panel, Column.TRANSACTION_ID)[:2] == [trade.order_id] * 2
+    assert texts(panel, COL["type"])[:2] == ["trade", "trade"]
+    assert texts(panel, COL["transaction_id"])[:2] == [trade.order_id] * 2
     amounts = [e.amount for e in everything if e.transaction_id == trade.order_id]
     assert D(-1000) in amounts
-    usd_leg = texts(panel, Column.AMOUNT)[[e.amount for e in everything].index(D(-1000))]
+    usd_leg = texts(panel, COL["amount"])[[e.amount for e in everything].index(D(-1000))]
     assert usd_leg == "-1,000.00"
     assert panel.status_label.text() == "5 entries in 4 transactions"
     assert panel.balance_note.text() == "Running balance: choose one asset"
@@ -176,7 +180,7 @@ def test_trade_legs_stay_together_and_linked_when_sorted(qtbot: QtBot, trader: T
 
     def check_legs() -> None:
         entries = shown(panel)
-        legs = texts(panel, Column.LEG)
+        legs = texts(panel, COL["leg"])
         for number, entry in enumerate(entries):
             if entry.transaction_id not in ids:
                 assert legs[number] == ""
@@ -190,17 +194,17 @@ def test_trade_legs_stay_together_and_linked_when_sorted(qtbot: QtBot, trader: T
                 assert entries[number - 1].transaction_id == entry.transaction_id
 
     check_legs()
-    assert texts(panel, Column.LEG)[:2] == ["┌ source", "└ destination"]
-    tint = panel.proxy.data(panel.proxy.index(0, Column.ASSET), Qt.ItemDataRole.BackgroundRole)
+    assert texts(panel, COL["leg"])[:2] == ["┌ source", "└ destination"]
+    tint = panel.proxy.data(panel.proxy.index(0, COL["asset"]), Qt.ItemDataRole.BackgroundRole)
     assert tint is not None
     assert (
-        panel.proxy.data(panel.proxy.index(4, Column.ASSET), Qt.ItemDataRole.BackgroundRole) is None
+        panel.proxy.data(panel.proxy.index(4, COL["asset"]), Qt.ItemDataRole.BackgroundRole) is None
     )
     for order in (Qt.SortOrder.AscendingOrder, Qt.SortOrder.DescendingOrder):
-        for column in (Column.AMOUNT, Column.ASSET, Column.TIME):
+        for column in (COL["amount"], COL["asset"], COL["time"]):
             panel.sort_by(column, order)
             check_legs()
-    panel.sort_by(Column.AMOUNT, Qt.SortOrder.AscendingOrder)
+    panel.sort_by(COL["amount"], Qt.SortOrder.AscendingOrder)
     # Groups by their first leg's amount: the USD→BTC trade's first leg is -500 USD.
     assert shown(panel)[0].amount == D(-500)
 
@@ -222,11 +226,11 @@ def test_running_balance_when_filtered_to_one_asset(qtbot: QtBot, trader: Trader
         newer = balances[number - 1]
         assert newer is not None
         assert balances[number] == newer - entries[number - 1].amount
-    assert texts(panel, Column.BALANCE)[-1] == "100,000.00"
+    assert texts(panel, COL["balance"])[-1] == "100,000.00"
     # Not with a type filter: the note says why.
     choose(panel.type_filter, "trade")
     search(qtbot, panel)
-    assert set(texts(panel, Column.BALANCE)) == {"—"}
+    assert set(texts(panel, COL["balance"])) == {"—"}
     assert "type" in panel.balance_note.text()
 
 
@@ -279,18 +283,18 @@ def test_csv_export_is_the_view_exactly(qtbot: QtBot, trader: Trader, tmp_path: 
     panel = open_panel(qtbot, trader.live)
     choose(panel.asset_filter, "BTC")
     search(qtbot, panel)
-    panel.sort_by(Column.AMOUNT, Qt.SortOrder.AscendingOrder)
+    panel.sort_by(COL["amount"], Qt.SortOrder.AscendingOrder)
     path = tmp_path / "ledger.csv"
     assert panel.export_to(path) == 3
     with path.open(newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
     compare_csv(panel.proxy, rows, NUMBERS, TIMES)
-    assert D(rows[1][Column.AMOUNT]) == D("-0.00012345")
-    assert rows[1][Column.AMOUNT] == "-0.00012345"
+    assert D(rows[1][COL["amount"]]) == D("-0.00012345")
+    assert rows[1][COL["amount"]] == "-0.00012345"
     snapshot = panel.snapshot
     assert snapshot is not None
     by_amount = sorted(snapshot.rows, key=lambda r: r.entry.amount)
-    assert [D(row[Column.BALANCE]) for row in rows[1:]] == [row.balance for row in by_amount]
+    assert [D(row[COL["balance"]]) for row in rows[1:]] == [row.balance for row in by_amount]
 
 
 def test_copy_row_and_details(qtbot: QtBot, trader: Trader) -> None:
@@ -300,9 +304,9 @@ def test_copy_row_and_details(qtbot: QtBot, trader: Trader) -> None:
     QTest.mouseClick(panel.copy_button, Qt.MouseButton.LeftButton)
     text = QApplication.clipboard().text()
     cells = text.split("\t")
-    assert cells[Column.TRANSACTION_ID] == trade.order_id
-    assert cells[Column.AMOUNT] == "-99.99"
-    assert cells[Column.LEG] == "source"
+    assert cells[COL["transaction_id"]] == trade.order_id
+    assert cells[COL["amount"]] == "-99.99"
+    assert cells[COL["leg"]] == "source"
     assert text == "\t".join(
         str(panel.proxy.data(panel.proxy.index(0, c), EXPORT_ROLE))
         for c in range(panel.proxy.columnCount())

@@ -17,6 +17,7 @@ from pytestqt.qtbot import QtBot
 
 from app.domain import Amount
 from app.services.health import Health
+from app.services.log_events import LogLevel
 from app.services.poller import Poller
 from app.services.ticket import TicketInput
 from app.ui import errors
@@ -111,13 +112,13 @@ def test_status_bar_shows_live_state_badge_and_ticking_ages(qtbot: QtBot, live: 
 
 def test_warnings_reach_the_log_and_a_notice(qtbot: QtBot, live: Live) -> None:
     window = make_window(qtbot, live)
-    live.session.log("warning", "something the trader should see")
+    live.session.log(LogLevel.WARNING, "something the trader should see")
     qtbot.waitUntil(
         lambda: any("something the trader should see" in line for line in window.log_panel.lines),
         timeout=2000,
     )
     assert "something the trader should see" in window.notices.visible_messages()
-    live.session.log("info", "routine event")
+    live.session.log(LogLevel.INFO, "routine event")
     qtbot.waitUntil(lambda: any("routine event" in line for line in window.log_panel.lines))
     assert "routine event" not in window.notices.visible_messages()
 
@@ -182,7 +183,7 @@ def test_fills_refusals_and_expiring_quotes_reach_the_desktop_when_away(
 def test_every_panel_of_the_terminal_is_reachable_from_the_keyboard(
     qtbot: QtBot, live: Live
 ) -> None:
-    window = MainWindow(live.context, default_panels(), "9.9.9")
+    window = MainWindow(live.context, default_panels(live.desks), "9.9.9")
     qtbot.addWidget(window)
     window.show()
     window.activateWindow()

@@ -11,6 +11,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QDialog, QMainWindow, QMenu, QSystemTrayIcon, QWidget
 from pytestqt.qtbot import QtBot
 
+from app.services.log_events import EventKind
 from app.ui.notifier import (
     KINDS,
     SOUND_KEY,
@@ -58,16 +59,16 @@ def _tray_exists() -> bool:
 
 def test_fill_while_away_goes_to_the_tray_and_the_window(desk: Desk, qtbot: QtBot) -> None:
     _activate(qtbot, desk.elsewhere)
-    desk.notifier.notify("fill", FILL)
+    desk.notifier.notify(EventKind.FILL, FILL)
     assert desk.notices == [("success", FILL)]
     assert desk.notifier.shown_tray == [
-        TrayMessage("fill", "Order filled", FILL, delivered=_tray_exists())
+        TrayMessage(EventKind.FILL, "Order filled", FILL, delivered=_tray_exists())
     ]
 
 
 def test_fill_while_looking_shows_only_the_notice(desk: Desk, qtbot: QtBot) -> None:
     _activate(qtbot, desk.window)
-    desk.notifier.notify("fill", FILL)
+    desk.notifier.notify(EventKind.FILL, FILL)
     assert desk.notices == [("success", FILL)]
     assert desk.notifier.shown_tray == []
 
@@ -76,7 +77,7 @@ def test_a_dialog_of_the_window_counts_as_looking(desk: Desk, qtbot: QtBot) -> N
     dialog = QDialog(desk.window)
     dialog.show()
     _activate(qtbot, dialog)
-    desk.notifier.notify("refusal", "Insufficient Funds")
+    desk.notifier.notify(EventKind.REFUSAL, "Insufficient Funds")
     assert desk.notices == [("error", "Insufficient Funds")]
     assert desk.notifier.shown_tray == []
     dialog.close()
@@ -94,10 +95,10 @@ def test_an_alert_never_takes_the_focus(desk: Desk, qtbot: QtBot) -> None:
 def test_a_kind_switched_off_keeps_its_notice_but_stops_interrupting(
     desk: Desk, qtbot: QtBot
 ) -> None:
-    desk.settings.setValue(kind_key("fill"), False)
+    desk.settings.setValue(kind_key(EventKind.FILL), False)
     _activate(qtbot, desk.elsewhere)
-    desk.notifier.notify("fill", FILL)
-    desk.notifier.notify("offline", "requests failing")
+    desk.notifier.notify(EventKind.FILL, FILL)
+    desk.notifier.notify(EventKind.OFFLINE, "requests failing")
     assert desk.notices == [("success", FILL), ("error", "requests failing")]
     assert [m.kind for m in desk.notifier.shown_tray] == ["offline"]
 
@@ -105,7 +106,7 @@ def test_a_kind_switched_off_keeps_its_notice_but_stops_interrupting(
 def test_tray_switched_off(desk: Desk, qtbot: QtBot) -> None:
     desk.settings.setValue(TRAY_KEY, False)
     _activate(qtbot, desk.elsewhere)
-    desk.notifier.notify("online", "all feeds fresh")
+    desk.notifier.notify(EventKind.ONLINE, "all feeds fresh")
     assert desk.notices == [("success", "all feeds fresh")]
     assert desk.notifier.shown_tray == []
 
@@ -113,20 +114,20 @@ def test_tray_switched_off(desk: Desk, qtbot: QtBot) -> None:
 def test_sound_is_off_by_default_and_follows_its_switch(desk: Desk, qtbot: QtBot) -> None:
     assert not desk.notifier.sound_enabled
     _activate(qtbot, desk.elsewhere)
-    desk.notifier.notify("fill", FILL)
+    desk.notifier.notify(EventKind.FILL, FILL)
     assert desk.notifier.sounds == []
     desk.settings.setValue(SOUND_KEY, True)
-    desk.notifier.notify("quote_expiring", "BTC/USD quote: 2.0 s left")
+    desk.notifier.notify(EventKind.QUOTE_EXPIRING, "BTC/USD quote: 2.0 s left")
     assert desk.notifier.sounds == ["quote_expiring"]
     _activate(qtbot, desk.window)
-    desk.notifier.notify("fill", FILL)  # looking at the window: no sound either
+    desk.notifier.notify(EventKind.FILL, FILL)  # looking at the window: no sound either
     assert desk.notifier.sounds == ["quote_expiring"]
 
 
 def test_alert_alone_skips_the_notice(desk: Desk, qtbot: QtBot) -> None:
     """For events the session log already shows in the window."""
     _activate(qtbot, desk.elsewhere)
-    desk.notifier.alert("refusal", "Insufficient Funds")
+    desk.notifier.alert(EventKind.REFUSAL, "Insufficient Funds")
     assert desk.notices == []
     assert [m.kind for m in desk.notifier.shown_tray] == ["refusal"]
 
@@ -141,8 +142,8 @@ def test_switches_typed_into_the_file_are_read_as_switches(
     edited = QSettings(str(ini), QSettings.Format.IniFormat)
     notifier = Notifier(desk.window, lambda *_: None, edited)
     _activate(qtbot, desk.elsewhere)
-    notifier.notify("refusal", "Insufficient Funds")
-    notifier.notify("fill", FILL)
+    notifier.notify(EventKind.REFUSAL, "Insufficient Funds")
+    notifier.notify(EventKind.FILL, FILL)
     assert [m.kind for m in notifier.shown_tray] == ["fill"]
     assert notifier.sounds == ["fill"]
 
@@ -153,13 +154,13 @@ def test_menu_switches_write_the_settings_the_notifier_reads(desk: Desk, qtbot: 
     actions = add_notification_menu(menu, desk.settings)
     assert set(actions) == {TRAY_KEY, SOUND_KEY, *(kind_key(k) for k in KINDS)}
     assert actions[TRAY_KEY].isChecked() and not actions[SOUND_KEY].isChecked()
-    assert actions[kind_key("fill")].objectName() == "notify_fill"
-    actions[kind_key("fill")].trigger()  # off
+    assert actions[kind_key(EventKind.FILL)].objectName() == "notify_fill"
+    actions[kind_key(EventKind.FILL)].trigger()  # off
     _activate(qtbot, desk.elsewhere)
-    desk.notifier.notify("fill", FILL)
+    desk.notifier.notify(EventKind.FILL, FILL)
     assert desk.notifier.shown_tray == []
-    actions[kind_key("fill")].trigger()  # on again
-    desk.notifier.notify("fill", FILL)
+    actions[kind_key(EventKind.FILL)].trigger()  # on again
+    desk.notifier.notify(EventKind.FILL, FILL)
     assert [m.kind for m in desk.notifier.shown_tray] == ["fill"]
 
 

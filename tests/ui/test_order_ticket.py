@@ -12,10 +12,13 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QLineEdit, QMainWindow
 from pytestqt.qtbot import QtBot
 
-from app.domain import Price
-from app.domain.records import Order
+from app.domain import AssetPair, Price
+from app.domain.records import Order, TopOfBook
+from app.services.pretrade import CheckLimits
+from app.ui.bridge import SessionBridge
 from app.ui.main_window import Area, MainWindow, PanelSpec
 from app.ui.order_confirm import SETTINGS_KEY as CONFIRM_KEY
+from app.ui.panels.base import PanelContext
 from app.ui.panels.order_ticket import OrderTicketPanel
 from tests.harness import Faults, SandboxProcess
 from tests.ui.conftest import Live, LiveFactory, run
@@ -23,14 +26,15 @@ from tests.ui.conftest import Live, LiveFactory, run
 
 def open_ticket(qtbot: QtBot, live: Live, *, confirm: bool = False) -> OrderTicketPanel:
     live.context.settings.setValue(CONFIRM_KEY, confirm)
-    panel = OrderTicketPanel(live.context)
+    panel = OrderTicketPanel(live.context, live.desks.orders)
     qtbot.addWidget(panel)
     panel.show()
     live.bridge.select_pair("BTC/USD")
-    # the desk has seen balances and prices: predictions and checks can work
+    # the panel has been handed balances and prices: predictions and checks can work
     qtbot.waitUntil(
         lambda: (
-            live.desks.orders.balances is not None and "BTC/USD" in live.desks.orders.top_of_book
+            live.bridge.balances.latest is not None
+            and "BTC/USD" in (live.bridge.topOfBook.latest or {})
         ),
         timeout=10_000,
     )
@@ -102,7 +106,7 @@ def test_a_resting_limit_carries_the_converted_wire_limit(qtbot: QtBot, live: Li
     # what left the machine (journaled as sent) is never looser than what was typed ...
     entry = live.desks.journal.entry(order.client_order_id)
     assert entry is not None
-    sent = Price.parse(entry.request["limit"])
+    sent = Price(Decimal(entry.request["limit"]), "USD", "BTC")  # the wire number, as sent
     assert Decimal(1) / sent.value <= far_below
     # ... and the service's order echoes it (rounded for display by the service)
     assert abs(Decimal(1) / order.limit.value - far_below) / far_below < Decimal("1e-10")
@@ -255,7 +259,7 @@ def test_double_enter_with_confirmation_sends_one_order(
     window = QMainWindow()
     qtbot.addWidget(window)
     live.context.settings.setValue(CONFIRM_KEY, True)
-    panel = OrderTicketPanel(live.context)
+    panel = OrderTicketPanel(live.context, live.desks.orders)
     window.setCentralWidget(panel)
     window.show()
     window.activateWindow()
@@ -306,7 +310,11 @@ def test_an_unknown_outcome_says_so_and_settles_itself(
 
 def test_f2_focuses_the_size_field(qtbot: QtBot, live: Live) -> None:
     spec = PanelSpec(
-        "orderTicket", "Order ticket", Area.RightDockWidgetArea, OrderTicketPanel, shortcut="F2"
+        "orderTicket",
+        "Order ticket",
+        Area.RightDockWidgetArea,
+        lambda context: OrderTicketPanel(context, live.desks.orders),
+        shortcut="F2",
     )
     window = MainWindow(live.context, [spec], "test")
     qtbot.addWidget(window)
@@ -323,3 +331,47 @@ def test_f2_focuses_the_size_field(qtbot: QtBot, live: Live) -> None:
     qtbot.waitUntil(lambda: dock.isVisible() and panel.size_edit.hasFocus())
     assert panel.size_edit.selectedText() == "42"
     assert window.go_actions["orderTicket"].shortcut().toString() == "F2"
+
+
+# -- predictions use the tick that woke them -------------------------------------------------------
+
+
+def _tick(bid: str, ask: str) -> dict[str, TopOfBook]:
+    pair = AssetPair.parse("BTC/USD")
+    spread = Decimal(ask) - Decimal(bid)
+    return {"BTC/USD": TopOfBook(pair, Decimal(bid), D1, Decimal(ask), D1, spread)}
+
+
+D1 = Decimal(1)
+
+
+@pytest.mark.parametrize("first", ["bridge", "desk"])
+def test_the_checks_use_the_tick_the_ticket_was_woken_by(
+    qtbot: QtBot, live: Live, first: str
+) -> None:
+    """Issue 11: the ticket's checks are computed from the top of book its signal carried,
+    never from a desk's cache, so they are right whichever subscriber hears a tick first."""
+    run(qtbot, live.session.top_of_book.stop())  # only the ticks below from now on
+    bridge = live.bridge
+    if first == "desk":  # a bridge subscribed after the desk: the desk hears every tick first
+        bridge = SessionBridge(live.session)
+    context = PanelContext(bridge, live.context.precision, live.context.settings, lambda *_: None)
+    live.desks.orders.limits = CheckLimits(max_notional=Decimal(100_000))
+    panel = OrderTicketPanel(context, live.desks.orders)
+    qtbot.addWidget(panel)
+    live.session.set_watchlist(["BTC/USD"])
+    live.session.top_of_book.data.publish(_tick("49999", "50001"))
+    panel.set_assets("BTC", "USD")
+    qtbot.waitUntil(lambda: bridge.balances.latest is not None, timeout=10_000)
+    type_into(qtbot, panel.size_edit, "1")
+    assert "fat" not in panel.checks_label.text().lower()
+    assert panel.override_check.isHidden()
+
+    # Each tick is published once, to every subscriber in order; the ticket must reflect it
+    # at once, without waiting for any later event.
+    live.session.top_of_book.data.publish(_tick("199999", "200001"))
+    assert "above the 100,000 USD limit" in panel.checks_label.text()
+    assert not panel.override_check.isHidden()
+    live.session.top_of_book.data.publish(_tick("49999", "50001"))
+    assert "limit" not in panel.checks_label.text()
+    assert panel.override_check.isHidden()

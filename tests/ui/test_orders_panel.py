@@ -19,22 +19,26 @@ from pytestqt.qtbot import QtBot
 
 from app.domain import format_timestamp, parse_timestamp, utc_now
 from app.domain.records import Order
-from app.services.order_history import OrderFilter, OrderRow, OrdersSnapshot
+from app.services.order_feed import OrderFilter, OrderRow, OrdersSnapshot
 from app.services.ticket import TicketInput
 from app.ui.csv_export import EXPORT_ROLE
 from app.ui.formatting import Precision
-from app.ui.models.orders_model import Column, OrdersModel, highlight_colour
+from app.ui.models.columns import column_numbers
+from app.ui.models.orders_model import COLUMNS, OrdersModel, highlight_colour
 from app.ui.palette import current_palette
 from app.ui.panels.orders import OrdersPanel
 from app.ui.preferences import Preferences
 from tests.ui.conftest import Live, run
 from tests.ui.records_helpers import Trader, choose, compare_csv, record_requests, sent_queries
 
+#: Column numbers by key (the model's column spec list).
+COL = column_numbers(COLUMNS)
+
 D = Decimal
 WAIT_MS = 10_000
 ORDERS_PATH = "/order/account/"
-NUMBERS = (Column.SIZE, Column.LIMIT, Column.PRICE, Column.INVERSE_PRICE, Column.TOTAL)
-TIMES = (Column.SUBMITTED, Column.EXECUTED)
+NUMBERS = (COL["size"], COL["limit"], COL["price"], COL["inverse_price"], COL["total"])
+TIMES = (COL["submitted"], COL["executed"])
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -46,7 +50,7 @@ def trader(qtbot: QtBot, live: Live) -> Trader:
 
 
 def open_panel(qtbot: QtBot, live: Live, **options: float | int) -> OrdersPanel:
-    panel = OrdersPanel(live.context, **options)  # type: ignore[arg-type]
+    panel = OrdersPanel(live.context, live.desks.journal, **options)  # type: ignore[arg-type]
     qtbot.addWidget(panel)
     panel.resize(1500, 400)
     panel.show()
@@ -70,7 +74,7 @@ def shown_ids(panel: OrdersPanel) -> list[str]:
     """Order ids in the order the table shows them."""
     proxy = panel.proxy
     return [
-        str(proxy.data(proxy.index(row, Column.ORDER_ID), EXPORT_ROLE))
+        str(proxy.data(proxy.index(row, COL["order_id"]), EXPORT_ROLE))
         for row in range(proxy.rowCount())
     ]
 
@@ -90,29 +94,29 @@ def test_the_list_fills_from_the_sandbox_newest_first(qtbot: QtBot, trader: Trad
     result = first.result
     assert result.price is not None and result.inverted_price is not None
     assert result.total is not None and first.submitted_at is not None
-    assert cell(row, Column.TYPE).display == "market"
-    assert (cell(row, Column.SOURCE).display, cell(row, Column.DESTINATION).display) == (
+    assert cell(row, COL["type"]).display == "market"
+    assert (cell(row, COL["source"]).display, cell(row, COL["destination"]).display) == (
         "USD",
         "BTC",
     )
-    assert cell(row, Column.SIZE).display == "1,000.00"
-    assert cell(row, Column.SIZE).sort == D(1000)
-    assert cell(row, Column.STATUS).display == "filled"
-    assert cell(row, Column.PRICE).display.endswith(" USD/BTC")
-    assert cell(row, Column.PRICE).sort == result.price.value
-    assert cell(row, Column.PRICE).export == format(result.price.value, "f")
-    assert cell(row, Column.INVERSE_PRICE).display.endswith(" BTC/USD")
-    assert cell(row, Column.INVERSE_PRICE).sort == result.inverted_price.value
-    assert cell(row, Column.TOTAL).sort == result.total.value
-    assert cell(row, Column.SUBMITTED).export == first.raw["submittedAt"]
-    assert cell(row, Column.EXECUTED).sort is not None
-    assert cell(row, Column.ORDER_ID).display == first.order_id
-    assert cell(row, Column.CLIENT_ORDER_ID).display == first.client_order_id != ""
+    assert cell(row, COL["size"]).display == "1,000.00"
+    assert cell(row, COL["size"]).sort == D(1000)
+    assert cell(row, COL["status"]).display == "filled"
+    assert cell(row, COL["price"]).display.endswith(" USD/BTC")
+    assert cell(row, COL["price"]).sort == result.price.value
+    assert cell(row, COL["price"]).export == format(result.price.value, "f")
+    assert cell(row, COL["inverse_price"]).display.endswith(" BTC/USD")
+    assert cell(row, COL["inverse_price"]).sort == result.inverted_price.value
+    assert cell(row, COL["total"]).sort == result.total.value
+    assert cell(row, COL["submitted"]).export == first.raw["submittedAt"]
+    assert cell(row, COL["executed"]).sort is not None
+    assert cell(row, COL["order_id"]).display == first.order_id
+    assert cell(row, COL["client_order_id"]).display == first.client_order_id != ""
     resting_row = model.row_of(second.order_id)
-    assert cell(resting_row, Column.STATUS).display == "submitted"
-    assert cell(resting_row, Column.LIMIT).display == "1.00000000 USD/BTC"
-    assert cell(resting_row, Column.PRICE).display == "—"
-    status = model.index(resting_row, Column.STATUS)
+    assert cell(resting_row, COL["status"]).display == "submitted"
+    assert cell(resting_row, COL["limit"]).display == "1.00000000 USD/BTC"
+    assert cell(resting_row, COL["price"]).display == "—"
+    status = model.index(resting_row, COL["status"])
     assert "Resting" in model.data(status, Qt.ItemDataRole.ToolTipRole)
     assert panel.status_label.text() == "3 orders"
 
@@ -130,7 +134,7 @@ def test_a_new_fill_appears_within_one_poll_on_top_highlighted(
     assert time.monotonic() - placed_at <= interval + 1.5
     assert shown_ids(panel) == [order.order_id]
     assert order.order_id in panel.model.highlighted()
-    top = panel.proxy.index(0, Column.SIZE)
+    top = panel.proxy.index(0, COL["size"])
     highlight = panel.proxy.data(top, Qt.ItemDataRole.BackgroundRole)
     assert highlight == highlight_colour(current_palette()) and highlight.alpha() < 255
     # The highlight is brief.
@@ -150,7 +154,7 @@ def test_an_order_sent_from_the_ticket_appears_at_once(qtbot: QtBot, trader: Tra
     assert time.monotonic() - sent < 3.0
     assert result.order.order_id in panel.model.highlighted()
     row = panel.model.row_of(result.order.order_id)
-    assert panel.model.cell(row, Column.CLIENT_ORDER_ID).display == result.client_order_id
+    assert panel.model.cell(row, COL["client_order_id"]).display == result.client_order_id
 
 
 def test_a_hidden_list_is_not_polled_and_catches_up_when_shown(
@@ -292,13 +296,13 @@ def test_sizes_and_times_sort_as_numbers(qtbot: QtBot, trader: Trader) -> None:
     sizes = ["100", "20", "3"]  # as text: "100" < "20" < "3"
     placed = [trader.market("USD", "BTC", size) for size in sizes]
     panel = open_panel(qtbot, trader.live)
-    panel.sort_by(Column.SIZE, Qt.SortOrder.AscendingOrder)
+    panel.sort_by(COL["size"], Qt.SortOrder.AscendingOrder)
     assert shown_ids(panel) == [placed[2].order_id, placed[1].order_id, placed[0].order_id]
-    panel.sort_by(Column.SIZE, Qt.SortOrder.DescendingOrder)
+    panel.sort_by(COL["size"], Qt.SortOrder.DescendingOrder)
     assert shown_ids(panel) == [o.order_id for o in placed]
-    panel.sort_by(Column.SUBMITTED, Qt.SortOrder.AscendingOrder)
+    panel.sort_by(COL["submitted"], Qt.SortOrder.AscendingOrder)
     assert shown_ids(panel) == [o.order_id for o in placed]
-    panel.sort_by(Column.SUBMITTED, Qt.SortOrder.DescendingOrder)
+    panel.sort_by(COL["submitted"], Qt.SortOrder.DescendingOrder)
     assert shown_ids(panel) == [o.order_id for o in reversed(placed)]
 
 
@@ -311,14 +315,14 @@ def test_csv_export_is_the_view_exactly(qtbot: QtBot, trader: Trader, tmp_path: 
     trader.market("BTC", "USD", "0.00012345")
     trader.market("USD", "ETH", "77")
     panel = open_panel(qtbot, trader.live)
-    panel.sort_by(Column.SIZE, Qt.SortOrder.DescendingOrder)
+    panel.sort_by(COL["size"], Qt.SortOrder.DescendingOrder)
     panel.search.setText("BTC")  # the ETH order is not in the view
     path = tmp_path / "orders.csv"
     assert panel.export_to(path) == 3
     with path.open(newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
     compare_csv(panel.proxy, rows, NUMBERS, TIMES)
-    assert [D(row[Column.SIZE]) for row in rows[1:]] == [D("1234.56"), D("10.5"), D("0.00012345")]
+    assert [D(row[COL["size"]]) for row in rows[1:]] == [D("1234.56"), D("10.5"), D("0.00012345")]
     # Through the (non-blocking) file dialog, as the button does it.
     chosen = tmp_path / "via-dialog.csv"
     dialog = panel.ask_export()
@@ -342,10 +346,10 @@ def test_copy_row_puts_the_exact_text_on_the_clipboard(qtbot: QtBot, trader: Tra
     ]
     assert text == "\t".join(expected)
     cells = text.split("\t")
-    assert cells[Column.ORDER_ID] == order.order_id
-    assert cells[Column.SIZE] == "1234.5"
+    assert cells[COL["order_id"]] == order.order_id
+    assert cells[COL["size"]] == "1234.5"
     assert order.result.total is not None
-    assert D(cells[Column.TOTAL]) == order.result.total.value
+    assert D(cells[COL["total"]]) == order.result.total.value
     # Ctrl+C on the table does the same.
     QApplication.clipboard().clear()
     panel.table.setFocus()
@@ -424,7 +428,7 @@ def snapshot(*rows: OrderRow, reset: bool = False, new: set[str] | None = None) 
 def test_unknown_statuses_are_shown_as_sent(qtmodeltester: ModelTester) -> None:
     model = OrdersModel(Precision())
     model.set_snapshot(snapshot(hand_order("a", 2, "partiallyFilled"), reset=True))
-    status = model.index(0, Column.STATUS)
+    status = model.index(0, COL["status"])
     assert model.data(status) == "partiallyFilled"
     assert model.data(status, EXPORT_ROLE) == "partiallyFilled"
     assert "Not a status this version knows" in model.data(status, Qt.ItemDataRole.ToolTipRole)
@@ -458,7 +462,7 @@ def test_updates_signal_only_what_changed(qtbot: QtBot) -> None:
     model.set_snapshot(snapshot(c, b, a_filled, new={"c"}))
     assert inserted == [(0, 0)]
     assert resets == []
-    assert changed == [(2, Column.STATUS, 2, Column.STATUS)]  # a's status, nothing else
+    assert changed == [(2, COL["status"], 2, COL["status"])]  # a's status, nothing else
     assert repainted == [0]
     assert model.keys() == ["c", "b", "a"]
     assert model.highlighted() == {"c"}
@@ -466,7 +470,7 @@ def test_updates_signal_only_what_changed(qtbot: QtBot) -> None:
 
 def test_the_poll_interval_follows_the_settings(qtbot: QtBot, live: Live) -> None:
     Preferences(orders=D(7)).save(live.context.settings)
-    panel = OrdersPanel(live.context)
+    panel = OrdersPanel(live.context, live.desks.journal)
     qtbot.addWidget(panel)
     assert panel.feed.poller.interval == 7.0
     panel.apply_preferences(Preferences(orders=D("0.5")))

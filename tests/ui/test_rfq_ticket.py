@@ -19,15 +19,16 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QDockWidget, QLineEdit, QMainWindow
+from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
 from app.api.clock import system_now
 from app.domain import Amount
-from app.services.rfq_desk import SIDES, LiveQuote, RfqDesk, Side
+from app.services.rfq_desk import SIDES, LiveQuote, QuoteEvent, RfqDesk, Side
 from app.ui.main_window import MainWindow, PanelSpec
 from app.ui.panels.rfq_ticket import SETTINGS_AUTO_REQUOTE, RfqTicketPanel
 from app.ui.widgets.countdown import seconds_text
-from app.ui.widgets.quote_history import Column as HistoryColumn
+from app.ui.widgets.quote_history import QuoteHistoryModel
 from tests.harness import ADMIN_TOKEN, SandboxProcess
 from tests.ui.conftest import Live, LiveFactory, run
 
@@ -68,7 +69,7 @@ def open_ticket(qtbot: QtBot, live: Live) -> Ticket:
     window.setCentralWidget(elsewhere)
     dock = QDockWidget("RFQ", window)
     dock.setObjectName("dock_rfqTicket")
-    panel = RfqTicketPanel(live.context)
+    panel = RfqTicketPanel(live.context, live.desks.rfq)
     dock.setWidget(panel)
     window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
     window.resize(1100, 700)
@@ -208,7 +209,7 @@ def test_accept_before_expiry_fills_the_quoted_amounts(
     assert not panel.sides["buy"].accept.isEnabled() and not panel.sides["sell"].accept.isEnabled()
     qtbot.waitUntil(lambda: not panel.frame_timer_active)  # nothing left to count down
     assert history_kinds(panel) == [("requested", None), ("accepted", side)]
-    row = panel.history_model.index(0, HistoryColumn.MS_LEFT).data()
+    row = panel.history_model.index(0, panel.history_model.column("ms_left")).data()
     assert row == f"{result.ms_left:,}" and 0 < result.ms_left <= 10_000
 
 
@@ -323,7 +324,9 @@ def test_a_forced_accept_after_expiry_shows_the_servers_refusal(
     assert panel.message.property("level") == "error"
     refused = panel.history_model.events()[-1]
     assert (refused.kind, refused.side, refused.quote_id) == ("refused", "sell", quote.order_id)
-    assert panel.history_model.index(0, HistoryColumn.DETAILS).data() == result.message
+    assert (
+        panel.history_model.index(0, panel.history_model.column("details")).data() == result.message
+    )
     assert panel.sides["sell"].countdown.text == "refused"
     assert free(qtbot, live) == before
 
@@ -460,7 +463,7 @@ def test_a_double_alt_b_sends_one_accept(qtbot: QtBot, live: Live, sandbox: Sand
     "This plugin does not support propagateSizeHints", "This plugin does not support raise"
 )
 def test_f3_without_a_dock_shows_the_panel_and_selects_the_size(qtbot: QtBot, live: Live) -> None:
-    panel = RfqTicketPanel(live.context)
+    panel = RfqTicketPanel(live.context, live.desks.rfq)
     qtbot.addWidget(panel)
     panel.size_edit.setText("0.25")
     panel.show()
@@ -485,7 +488,7 @@ def test_f3_in_the_terminals_main_window_with_or_without_a_trade_menu_entry(
         "rfqTicket",
         "RFQ",
         Qt.DockWidgetArea.RightDockWidgetArea,
-        RfqTicketPanel,
+        lambda context: RfqTicketPanel(context, live.desks.rfq),
         shortcut="F3" if menu_entry else "",
     )
     window = MainWindow(live.context, [spec], "test")
@@ -554,7 +557,7 @@ def auto(desk: RfqDesk) -> bool:
 
 def test_a_new_panel_reads_the_auto_requote_setting(qtbot: QtBot, live: Live) -> None:
     live.context.settings.setValue(SETTINGS_AUTO_REQUOTE, True)
-    panel = RfqTicketPanel(live.context)
+    panel = RfqTicketPanel(live.context, live.desks.rfq)
     qtbot.addWidget(panel)
     assert panel.auto_requote.isChecked() and live.desks.rfq.auto_requote
 
@@ -664,7 +667,7 @@ def test_a_server_failure_shows_inline_and_the_next_request_works(
 def test_a_closed_panel_leaves_no_subscriber_on_the_desk(qtbot: QtBot, live: Live) -> None:
     desk = live.desks.rfq
     before = (len(desk.quotes._subscribers), len(desk.history._subscribers))
-    panel = RfqTicketPanel(live.context)
+    panel = RfqTicketPanel(live.context, live.desks.rfq)
     assert len(desk.quotes._subscribers) == before[0] + 1
     destroyed: list[bool] = []
     panel.destroyed.connect(lambda: destroyed.append(True))
@@ -672,3 +675,16 @@ def test_a_closed_panel_leaves_no_subscriber_on_the_desk(qtbot: QtBot, live: Liv
     qtbot.waitUntil(lambda: bool(destroyed))
     QApplication.processEvents()
     assert (len(desk.quotes._subscribers), len(desk.history._subscribers)) == before
+
+
+def test_quote_history_model_contract(qtmodeltester: ModelTester) -> None:
+    """The history, a column spec on the keyed table, keeps Qt's model contract as events
+    arrive newest first."""
+    model = QuoteHistoryModel()
+    size = Amount(Decimal("0.01"), "BTC")
+    model.add(QuoteEvent("requested", "q1", "BTC/USD", size))
+    model.add(QuoteEvent("accepted", "q1", "BTC/USD", size, side="buy", ms_left=1234))
+    qtmodeltester.check(model)  # type: ignore[no-untyped-call]
+    assert [e.kind for e in model.events()] == ["requested", "accepted"]
+    assert model.index(0, model.column("event")).data() == "accepted"
+    assert model.index(0, model.column("ms_left")).data() == "1,234"

@@ -9,32 +9,38 @@ from decimal import Decimal
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QDialogButtonBox, QLabel, QWidget
+from PySide6.QtWidgets import QApplication, QDialogButtonBox
 from pytestqt.qtbot import QtBot
 
 from app.ui.main_window import Area, MainWindow, PanelSpec
 from app.ui.panels.balances import BalancesPanel
-from app.ui.panels.base import PanelContext
+from app.ui.panels.order_ticket import OrderTicketPanel
+from app.ui.panels.rfq_ticket import RfqTicketPanel
 from app.ui.preferences import Preferences
 from app.ui.settings_dialog import SettingsDialog
 from app.ui.theme import current_theme, trade_palette
 from tests.ui.conftest import Live
 
 
-def label(_: PanelContext) -> QWidget:
-    return QLabel("x")
-
-
 def open_window(qtbot: QtBot, live: Live) -> MainWindow:
+    """Balances and both tickets: the tickets take their share of the preferences (limits,
+    auto-requote) for their desks."""
     specs = [
         PanelSpec("balances", "Balances", Area.LeftDockWidgetArea, BalancesPanel),
         PanelSpec(
             "orderTicket",
             "Order ticket",
             Area.RightDockWidgetArea,
-            label,
+            lambda context: OrderTicketPanel(context, live.desks.orders),
             shortcut="F2",
             menu="Trade",
+        ),
+        PanelSpec(
+            "rfqTicket",
+            "RFQ",
+            Area.RightDockWidgetArea,
+            lambda context: RfqTicketPanel(context, live.desks.rfq),
+            tab_with="orderTicket",
         ),
     ]
     window = MainWindow(live.context, specs, "test")

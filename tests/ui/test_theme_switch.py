@@ -21,18 +21,16 @@ from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.domain import Amount
+from app.services.log_events import LogEvent, LogLevel
 from app.services.rfq_desk import QuoteEvent
-from app.services.session import LogEvent
 from app.ui import palette
-from app.ui.models.balances_model import Column as BalanceColumn
-from app.ui.models.deposits_model import Column as DepositColumn
+from app.ui.models import balances_model, deposits_model, depth_model, ledger_model, orders_model
+from app.ui.models import top_of_book_model as top_of_book
+from app.ui.models.columns import column_numbers
 from app.ui.models.depth_model import ASK, DepthRole
-from app.ui.models.depth_model import Column as DepthColumn
-from app.ui.models.ledger_model import Column as LedgerColumn
 from app.ui.models.ledger_model import linked_tint
-from app.ui.models.orders_model import Column as OrderColumn
 from app.ui.models.orders_model import highlight_colour
-from app.ui.models.top_of_book_model import COLUMN_COUNT, Column, TopOfBookModel
+from app.ui.models.top_of_book_model import COLUMN_COUNT, TopOfBookModel
 from app.ui.notices import NoticeArea, notice_colours, notice_css
 from app.ui.order_confirm import confirm_order
 from app.ui.palette import (
@@ -57,12 +55,18 @@ from app.ui.status_bar import StatusBar
 from app.ui.theme import COLOURS, THEMES, apply_theme, trade_palette
 from app.ui.widgets.countdown import CountdownBar
 from app.ui.widgets.instruction_card import BlockchainCard, warning_css
-from app.ui.widgets.quote_history import Column as HistoryColumn
 from tests.harness import Faults
 from tests.ui.conftest import Live, run
 from tests.ui.test_theme import contrast, over
 
 DARK, LIGHT = trade_palette("dark"), trade_palette("light")
+#: Column numbers by key, from each table's column spec list.
+ORDER_COL = column_numbers(orders_model.COLUMNS)
+LEDGER_COL = column_numbers(ledger_model.COLUMNS)
+DEPOSIT_COL = column_numbers(deposits_model.COLUMNS)
+BALANCE_COL = column_numbers(balances_model.COLUMNS)
+DEPTH_COL = column_numbers(depth_model.COLUMNS)
+TOP_COL = column_numbers(top_of_book.COLUMNS)
 FG, BG = Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole
 WAIT_MS = 10_000
 TOP_UP = "/api/v1/sandbox/account/{account}/deposit"
@@ -92,8 +96,8 @@ def open_terminal(qtbot: QtBot, live: Live, *, keep: bool = True) -> Terminal:
     top, depth, chart = TopOfBookPanel(context), DepthPanel(context), ChartPanel(context)
     balances, order, rfq = (
         BalancesPanel(context),
-        OrderTicketPanel(context),
-        RfqTicketPanel(context),
+        OrderTicketPanel(context, live.desks.orders),
+        RfqTicketPanel(context, live.desks.rfq),
     )
     log, status = LogPanel(), StatusBar(live.bridge, "9.9.9")
     layout = QVBoxLayout(window)
@@ -115,7 +119,7 @@ def label_colour(label: QLabel) -> QColor:
 def steady_bid(model: TopOfBookModel) -> int | None:
     """A row whose bid shows its side colour right now: fresh data, not flashing."""
     for row in range(model.rowCount()):
-        if not model.is_stale(row) and model.flashing(row, Column.BID) == 0:
+        if not model.is_stale(row) and model.flashing(row, TOP_COL["bid"]) == 0:
             return row
     return None
 
@@ -124,7 +128,7 @@ def bid_colour(qtbot: QtBot, model: TopOfBookModel) -> object:
     qtbot.waitUntil(lambda: steady_bid(model) is not None, timeout=WAIT_MS)
     row = steady_bid(model)
     assert row is not None
-    return model.index(row, Column.BID).data(FG)
+    return model.index(row, TOP_COL["bid"]).data(FG)
 
 
 def track_pixel(bar: CountdownBar) -> QColor:
@@ -152,8 +156,8 @@ def assert_colours(qtbot: QtBot, terminal: Terminal, expected: TradePalette) -> 
     assert bid_colour(qtbot, terminal.top.model) == expected.bid
     depth = terminal.depth.model
     assert depth.rowCount() > 0 and depth.row(0).side == ASK
-    assert depth.index(0, DepthColumn.PRICE).data(FG) == expected.ask
-    assert depth.index(0, DepthColumn.SIZE).data(DepthRole.SIDE_COLOUR) == expected.ask
+    assert depth.index(0, DEPTH_COL["price"]).data(FG) == expected.ask
+    assert depth.index(0, DEPTH_COL["size"]).data(DepthRole.SIDE_COLOUR) == expected.ask
     chart = terminal.chart
     assert pen_colour(terminal, "bid") == expected.bid
     assert pen_colour(terminal, "ask") == expected.ask
@@ -164,7 +168,7 @@ def assert_colours(qtbot: QtBot, terminal: Terminal, expected: TradePalette) -> 
     assert bar.trade_palette == expected and track_pixel(bar) == expected.track
     assert amber_pixel(bar) == expected.bar_warn
     history = terminal.rfq.history_model
-    assert history.index(0, HistoryColumn.EVENT).data(FG) == expected.up  # accepted
+    assert history.index(0, history.column("event")).data(FG) == expected.up  # accepted
     assert label_colour(terminal.order.input_error) == expected.error
     assert terminal.balances.note_label.styleSheet() == level_css("warning", expected)
     assert label_colour(terminal.status.state) == getattr(
@@ -183,7 +187,7 @@ def test_switching_to_light_recolours_every_panel_and_back_to_dark(
     qtbot.waitUntil(lambda: terminal.depth.model.rowCount() > 0, timeout=WAIT_MS)
     QTest.keyClicks(terminal.order.size_edit, "abc")  # an input error, shown in error red
     assert terminal.order.input_error.text() and terminal.order.input_error.property("level")
-    terminal.log.add(LogEvent(datetime.now(UTC), "error", "feed failed"))
+    terminal.log.add(LogEvent(datetime.now(UTC), LogLevel.ERROR, "feed failed"))
     terminal.notices.show_notice("warning", "login expires soon")
     size = Amount(Decimal("0.01"), "BTC")
     terminal.rfq.history_model.add(QuoteEvent("accepted", "q1", "BTC/USD", size, side="buy"))
@@ -290,7 +294,7 @@ def open_records(qtbot: QtBot, live: Live) -> Records:
     context = live.context
     records = Records(
         window,
-        OrdersPanel(context),
+        OrdersPanel(context, live.desks.journal),
         LedgerPanel(context),
         DepositsPanel(context),
         BalancesPanel(context),
@@ -323,26 +327,26 @@ def first_row(model: QAbstractItemModel, column: int, wanted: str) -> int:
 def assert_record_colours(records: Records, expected: TradePalette) -> None:
     """Every record view, the balances and the instructions paint in ``expected``."""
     orders = records.orders.model
-    filled = first_row(orders, OrderColumn.STATUS, "filled")
-    assert orders.index(filled, OrderColumn.STATUS).data(FG) == expected.success
+    filled = first_row(orders, ORDER_COL["status"], "filled")
+    assert orders.index(filled, ORDER_COL["status"]).data(FG) == expected.success
     assert orders.highlight == highlight_colour(expected)
     assert label_colour(records.orders.status_label) == expected.error
 
     ledger = records.ledger.model
-    paid = first_row(ledger, LedgerColumn.AMOUNT, "-")
-    assert ledger.index(paid, LedgerColumn.AMOUNT).data(FG) == expected.error
-    assert ledger.index(paid, LedgerColumn.ASSET).data(BG) == linked_tint(expected)  # a trade leg
+    paid = first_row(ledger, LEDGER_COL["amount"], "-")
+    assert ledger.index(paid, LEDGER_COL["amount"]).data(FG) == expected.error
+    assert ledger.index(paid, LEDGER_COL["asset"]).data(BG) == linked_tint(expected)  # a trade leg
 
     deposits = records.deposits.model
-    completed = first_row(deposits, DepositColumn.STATUS, "completed")
-    pending = first_row(deposits, DepositColumn.STATUS, "pending")
-    assert deposits.index(completed, DepositColumn.STATUS).data(FG) == expected.success
-    assert deposits.index(pending, DepositColumn.STATUS).data(FG) == expected.warning
+    completed = first_row(deposits, DEPOSIT_COL["status"], "completed")
+    pending = first_row(deposits, DEPOSIT_COL["status"], "pending")
+    assert deposits.index(completed, DEPOSIT_COL["status"]).data(FG) == expected.success
+    assert deposits.index(pending, DEPOSIT_COL["status"]).data(FG) == expected.warning
     assert label_colour(records.deposits.status) == expected.error
 
     balances = records.balances.model
     usd = balances.assets().index("USD")
-    assert balances.index(usd, BalanceColumn.FREE).data(FG) == expected.error
+    assert balances.index(usd, BALANCE_COL["free"]).data(FG) == expected.error
 
     instructions = records.instructions
     assert label_colour(instructions.error_label) == expected.error
@@ -390,7 +394,7 @@ def test_record_views_balances_and_instructions_follow_the_theme(
     assert deposits.status.text().startswith("Could not write")
     assert_record_colours(records, DARK)
 
-    models = {
+    models: dict[str, tuple[QAbstractItemModel, list[Qt.ItemDataRole]]] = {
         "orders": (orders.model, [FG, BG]),
         "ledger": (ledger.model, [FG, BG]),
         "deposits": (deposits.model, [FG]),

@@ -22,11 +22,12 @@ from app.domain.money import AssetPair
 from app.domain.records import TopOfBook
 from app.ui import palette
 from app.ui.formatting import Precision
+from app.ui.models.columns import column_numbers
 from app.ui.models.top_of_book_model import (
     COLUMN_COUNT,
-    FLASH_COLUMNS,
+    COLUMNS,
+    FLASH_KEYS,
     SORT_ROLE,
-    Column,
     TopOfBookModel,
     TopOfBookSortProxy,
 )
@@ -43,6 +44,9 @@ pytestmark = [
 ]
 
 BG = Qt.ItemDataRole.BackgroundRole
+#: Column numbers by key (the model's column spec list).
+COL = column_numbers(COLUMNS)
+FLASH_COLUMNS = tuple(COL[key] for key in FLASH_KEYS)
 FG = Qt.ItemDataRole.ForegroundRole
 Cell = tuple[int, int]
 
@@ -101,7 +105,7 @@ def key(model: TopOfBookModel, row: int, column: int) -> object:
 
 def filled(model: TopOfBookModel) -> bool:
     return model.rowCount() > 0 and all(
-        key(model, row, Column.BID) is not None for row in range(model.rowCount())
+        key(model, row, COL["bid"]) is not None for row in range(model.rowCount())
     )
 
 
@@ -142,7 +146,7 @@ def test_model_passes_the_qt_model_tester(
     proxy.setSourceModel(model)
     qtmodeltester.check(proxy)  # type: ignore[no-untyped-call]
     model.set_pairs(["ETH/USD", "BTC/USD"])
-    proxy.sort(Column.PAIR)
+    proxy.sort(COL["pair"])
     assert [proxy.index(r, 0).data() for r in range(2)] == ["BTC/USD", "ETH/USD"]
 
 
@@ -157,7 +161,7 @@ def test_only_changed_cells_are_signalled(model: TopOfBookModel) -> None:
     assert spy.ranges == []
 
     model.update({**same, "ETH/USD": book("ETH/USD", "3100.20", "3100.40")})
-    changed = {Column.BID, Column.MID, Column.SPREAD, Column.SPREAD_BPS}
+    changed = {COL["bid"], COL["mid"], COL["spread"], COL["spread_bps"]}
     assert spy.cells == {(1, column) for column in changed}
     # one signal per run of adjacent cells: bid alone, then mid..spread (bp)
     assert sorted(spy.ranges) == [(1, 1, 1, 1), (1, 5, 1, 7)]
@@ -165,8 +169,8 @@ def test_only_changed_cells_are_signalled(model: TopOfBookModel) -> None:
 
     spy.clear()
     model.update({"SOL/USD": book("SOL/USD", "150.0100", "150.0300", ask_size="9")})
-    assert spy.cells == {(2, Column.ASK_SIZE)}
-    assert text(model, 2, Column.ASK_SIZE) == "9.0000"
+    assert spy.cells == {(2, COL["ask_size"])}
+    assert text(model, 2, COL["ask_size"]) == "9.0000"
 
 
 def test_price_change_flashes_with_a_sign_then_clears(qtbot: QtBot) -> None:
@@ -178,24 +182,24 @@ def test_price_change_flashes_with_a_sign_then_clears(qtbot: QtBot) -> None:
     spy = ChangeSpy(model)
     started = time.monotonic()
     model.update({"ETH/USD": book("ETH/USD", "101.00", "101.50")})  # bid up, ask down, mid up
-    assert model.data(model.index(1, Column.BID), BG) == DEFAULT_PALETTE.up_flash
-    assert model.data(model.index(1, Column.ASK), BG) == DEFAULT_PALETTE.down_flash
-    assert model.data(model.index(1, Column.MID), BG) == DEFAULT_PALETTE.up_flash
-    assert text(model, 1, Column.BID) == "▲ 101.00"
-    assert text(model, 1, Column.ASK) == "▼ 101.50"
-    assert text(model, 1, Column.MID) == "▲ 101.25"
-    assert model.data(model.index(1, Column.SPREAD), BG) is None  # not a flashing column
+    assert model.data(model.index(1, COL["bid"]), BG) == DEFAULT_PALETTE.up_flash
+    assert model.data(model.index(1, COL["ask"]), BG) == DEFAULT_PALETTE.down_flash
+    assert model.data(model.index(1, COL["mid"]), BG) == DEFAULT_PALETTE.up_flash
+    assert text(model, 1, COL["bid"]) == "▲ 101.00"
+    assert text(model, 1, COL["ask"]) == "▼ 101.50"
+    assert text(model, 1, COL["mid"]) == "▲ 101.25"
+    assert model.data(model.index(1, COL["spread"]), BG) is None  # not a flashing column
 
     spy.clear()
-    qtbot.waitUntil(lambda: model.data(model.index(1, Column.BID), BG) is None, timeout=2000)
+    qtbot.waitUntil(lambda: model.data(model.index(1, COL["bid"]), BG) is None, timeout=2000)
     elapsed = time.monotonic() - started
     assert 0.25 <= elapsed <= 1.2
     assert all(model.data(model.index(1, c), BG) is None for c in FLASH_COLUMNS)
     # the clear signals exactly the cells whose flash ended
-    assert spy.cells == {(1, Column.BID), (1, Column.ASK), (1, Column.MID)}
+    assert spy.cells == {(1, COL["bid"]), (1, COL["ask"]), (1, COL["mid"])}
     # the sign of the last move stays after the colour goes
-    assert text(model, 1, Column.BID).startswith("▲")
-    assert text(model, 1, Column.ASK).startswith("▼")
+    assert text(model, 1, COL["bid"]).startswith("▲")
+    assert text(model, 1, COL["ask"]).startswith("▼")
     model.deleteLater()
 
 
@@ -204,7 +208,7 @@ def test_stale_rows_grey_out_and_age_updates_only_its_column(
 ) -> None:
     assert model.stale_after == 0.75
     assert not any(model.is_stale(row) for row in range(3))
-    assert text(model, 0, Column.AGE) == "0 s"
+    assert text(model, 0, COL["age"]) == "0 s"
     spy = ChangeSpy(model)
 
     clock.now += 0.5
@@ -219,7 +223,7 @@ def test_stale_rows_grey_out_and_age_updates_only_its_column(
     for column in range(COLUMN_COUNT):
         assert model.data(model.index(1, column), FG) == DEFAULT_PALETTE.stale
         assert model.data(model.index(0, column), FG) != DEFAULT_PALETTE.stale
-    assert text(model, 1, Column.AGE) == "1 s"
+    assert text(model, 1, COL["age"]) == "1 s"
     assert "no fresh data" in str(model.data(model.index(1, 0), Qt.ItemDataRole.ToolTipRole))
 
     spy.clear()
@@ -227,9 +231,9 @@ def test_stale_rows_grey_out_and_age_updates_only_its_column(
     spy.clear()
     clock.now += 1.0
     model.refresh_ages()
-    assert spy.cells == {(row, Column.AGE) for row in range(3)}
-    assert spy.ranges == [(0, Column.AGE, 2, Column.AGE)]
-    assert text(model, 2, Column.AGE) == "2 s"
+    assert spy.cells == {(row, COL["age"]) for row in range(3)}
+    assert spy.ranges == [(0, COL["age"], 2, COL["age"])]
+    assert text(model, 2, COL["age"]) == "2 s"
 
     model.stale_after = 0.75
     assert model.is_stale(0)
@@ -237,8 +241,8 @@ def test_stale_rows_grey_out_and_age_updates_only_its_column(
     model.update({"BTC/USD": book("BTC/USD", "91234.50", "91235.00")})  # fresh again
     assert not model.is_stale(0)
     assert spy.cells == {(0, column) for column in range(COLUMN_COUNT)}
-    assert model.data(model.index(0, Column.BID), FG) == DEFAULT_PALETTE.bid
-    assert text(model, 0, Column.AGE) == "0 s"
+    assert model.data(model.index(0, COL["bid"]), FG) == DEFAULT_PALETTE.bid
+    assert text(model, 0, COL["age"]) == "0 s"
 
 
 def test_a_palette_switch_recolours_the_whole_table_with_the_colour_roles_only(
@@ -255,14 +259,14 @@ def test_a_palette_switch_recolours_the_whole_table_with_the_colour_roles_only(
         palette.set_palette(light)
         assert spy.ranges == [(0, 0, 2, COLUMN_COUNT - 1)] and not spy.structural
         assert [sorted(changed) for changed in roles] == [sorted([FG, BG])]
-        assert model.data(model.index(0, Column.BID), FG) == light.bid
-        assert model.data(model.index(0, Column.ASK), FG) == light.ask
-        assert pinned.data(pinned.index(0, Column.BID), FG) == DEFAULT_PALETTE.bid
+        assert model.data(model.index(0, COL["bid"]), FG) == light.bid
+        assert model.data(model.index(0, COL["ask"]), FG) == light.ask
+        assert pinned.data(pinned.index(0, COL["bid"]), FG) == DEFAULT_PALETTE.bid
         model.update({"ETH/USD": book("ETH/USD", "3101.10", "3101.40")})  # a rise: a flash
-        assert model.data(model.index(1, Column.BID), BG) == light.up_flash
+        assert model.data(model.index(1, COL["bid"]), BG) == light.up_flash
     finally:
         palette.set_palette(DEFAULT_PALETTE)
-    assert model.data(model.index(0, Column.BID), FG) == DEFAULT_PALETTE.bid
+    assert model.data(model.index(0, COL["bid"]), FG) == DEFAULT_PALETTE.bid
 
 
 def test_numbers_sort_as_numbers_and_ticks_do_not_resort(qtbot: QtBot, clock: FakeClock) -> None:
@@ -280,24 +284,24 @@ def test_numbers_sort_as_numbers_and_ticks_do_not_resort(qtbot: QtBot, clock: Fa
     proxy.setSourceModel(model)
 
     def order() -> list[str]:
-        return [proxy.index(row, Column.PAIR).data() for row in range(proxy.rowCount())]
+        return [proxy.index(row, COL["pair"]).data() for row in range(proxy.rowCount())]
 
-    def texts(column: Column) -> list[str]:
+    def texts(column: int) -> list[str]:
         return [text(model, row, column) for row in range(3)]
 
     assert order() == pairs  # unsorted: watchlist order
-    proxy.sort(Column.BID, Qt.SortOrder.AscendingOrder)
+    proxy.sort(COL["bid"], Qt.SortOrder.AscendingOrder)
     assert order() == ["BBB/USD", "AAA/USD", "CCC/USD"]  # 9.50 < 10.25 < 100.00
-    assert sorted(texts(Column.BID)) == ["10.25", "100.00", "9.50"]  # what text sorting gives
-    proxy.sort(Column.BID, Qt.SortOrder.DescendingOrder)
+    assert sorted(texts(COL["bid"])) == ["10.25", "100.00", "9.50"]  # what text sorting gives
+    proxy.sort(COL["bid"], Qt.SortOrder.DescendingOrder)
     assert order() == ["CCC/USD", "AAA/USD", "BBB/USD"]
-    proxy.sort(Column.BID_SIZE, Qt.SortOrder.AscendingOrder)
+    proxy.sort(COL["bid_size"], Qt.SortOrder.AscendingOrder)
     assert order() == ["BBB/USD", "CCC/USD", "AAA/USD"]  # 9 < 20 < 100
-    proxy.sort(Column.SPREAD_BPS, Qt.SortOrder.AscendingOrder)
-    bps = [proxy.index(row, Column.SPREAD_BPS).data(SORT_ROLE) for row in range(3)]
+    proxy.sort(COL["spread_bps"], Qt.SortOrder.AscendingOrder)
+    bps = [proxy.index(row, COL["spread_bps"]).data(SORT_ROLE) for row in range(3)]
     assert bps == sorted(bps)
 
-    proxy.sort(Column.BID, Qt.SortOrder.AscendingOrder)
+    proxy.sort(COL["bid"], Qt.SortOrder.AscendingOrder)
     model.update({"BBB/USD": book("BBB/USD", "200", "201")})  # a tick does not re-sort
     assert order() == ["BBB/USD", "AAA/USD", "CCC/USD"]
     proxy.resort()  # the panel's slow timer does
@@ -314,14 +318,14 @@ def test_decimal_text_right_aligned_in_a_fixed_pitch_font(qtbot: QtBot) -> None:
             "BTC/USD": book("BTC/USD", "91234.5", "91235", bid_size="0.00000001"),
         }
     )
-    assert text(model, 0, Column.BID) == "0.00001096"  # not 1.096E-5, no float noise
-    assert key(model, 0, Column.BID) == Decimal("0.00001096")
-    assert text(model, 0, Column.BID_SIZE) == "1,000,000.00"
-    assert text(model, 1, Column.BID) == "91,234.50"
-    assert text(model, 1, Column.BID_SIZE) == "0.00000001"
-    assert text(model, 1, Column.SPREAD) == "0.50"
-    assert text(model, 1, Column.SPREAD_BPS) == "0.05"
-    assert key(model, 1, Column.MID) == Decimal("91234.75")
+    assert text(model, 0, COL["bid"]) == "0.00001096"  # not 1.096E-5, no float noise
+    assert key(model, 0, COL["bid"]) == Decimal("0.00001096")
+    assert text(model, 0, COL["bid_size"]) == "1,000,000.00"
+    assert text(model, 1, COL["bid"]) == "91,234.50"
+    assert text(model, 1, COL["bid_size"]) == "0.00000001"
+    assert text(model, 1, COL["spread"]) == "0.50"
+    assert text(model, 1, COL["spread_bps"]) == "0.05"
+    assert key(model, 1, COL["mid"]) == Decimal("91234.75")
     fixed = QFontDatabase.SystemFont.FixedFont
     for column in range(1, COLUMN_COUNT):
         alignment = model.data(model.index(0, column), Qt.ItemDataRole.TextAlignmentRole)
@@ -330,7 +334,7 @@ def test_decimal_text_right_aligned_in_a_fixed_pitch_font(qtbot: QtBot) -> None:
         # the platform's fixed-pitch font is asked for (what it resolves to depends on the
         # machine's fonts: Noto Sans Mono, a common default, does not report fixedPitch)
         assert isinstance(font, QFont) and font == QFontDatabase.systemFont(fixed)
-    alignment = model.data(model.index(0, Column.PAIR), Qt.ItemDataRole.TextAlignmentRole)
+    alignment = model.data(model.index(0, COL["pair"]), Qt.ItemDataRole.TextAlignmentRole)
     assert alignment & Qt.AlignmentFlag.AlignLeft
     model.deleteLater()
 
@@ -376,8 +380,8 @@ def test_panel_fills_with_server_data(qtbot: QtBot, live: Live) -> None:
     def matches_last_snapshot() -> bool:
         last = snapshots[-1]
         return all(
-            key(model, row, Column.BID) == last[pair].bid
-            and key(model, row, Column.ASK) == last[pair].ask
+            key(model, row, COL["bid"]) == last[pair].bid
+            and key(model, row, COL["ask"]) == last[pair].ask
             for row, pair in enumerate(model.pairs)
         )
 
@@ -386,9 +390,9 @@ def test_panel_fills_with_server_data(qtbot: QtBot, live: Live) -> None:
     for row, pair in enumerate(model.pairs):
         top = snapshots[-1][pair]
         assert top.bid < top.ask
-        assert text(model, row, Column.BID).endswith(precision.price_text(top.bid, pair))
-        assert text(model, row, Column.ASK_SIZE) == precision.amount(top.ask_size, top.pair.base)
-        assert key(model, row, Column.SPREAD) == top.spread
+        assert text(model, row, COL["bid"]).endswith(precision.price_text(top.bid, pair))
+        assert text(model, row, COL["ask_size"]) == precision.amount(top.ask_size, top.pair.base)
+        assert key(model, row, COL["spread"]) == top.spread
         assert not model.is_stale(row)
     assert model.stale_after == 3 * live.session.top_of_book.interval
 
@@ -460,7 +464,7 @@ def test_bursts_are_conflated_into_one_model_update(
     assert calls[0]["BTC/USD"].bid == Decimal(102)
     assert set(calls[0]) == {"BTC/USD", "ETH/USD"}
     row = panel.model.row_of("BTC/USD")
-    assert row is not None and key(panel.model, row, Column.BID) == Decimal(102)
+    assert row is not None and key(panel.model, row, COL["bid"]) == Decimal(102)
 
 
 def test_header_clicks_sort_by_value_then_restore_watchlist_order(qtbot: QtBot, live: Live) -> None:
@@ -470,21 +474,21 @@ def test_header_clicks_sort_by_value_then_restore_watchlist_order(qtbot: QtBot, 
     qtbot.waitExposed(panel)
     qtbot.waitUntil(lambda: filled(panel.model), timeout=5000)
     header = panel.table.horizontalHeader()
-    x = header.sectionViewportPosition(Column.BID) + header.sectionSize(Column.BID) // 2
+    x = header.sectionViewportPosition(COL["bid"]) + header.sectionSize(COL["bid"]) // 2
 
     def click_bid_header() -> None:
         QTest.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, 5))
 
     def bids() -> list[Decimal]:
         proxy = panel.proxy
-        return [proxy.index(row, Column.BID).data(SORT_ROLE) for row in range(proxy.rowCount())]
+        return [proxy.index(row, COL["bid"]).data(SORT_ROLE) for row in range(proxy.rowCount())]
 
     def shown_pairs() -> list[str]:
         proxy = panel.proxy
-        return [proxy.index(row, Column.PAIR).data() for row in range(proxy.rowCount())]
+        return [proxy.index(row, COL["pair"]).data() for row in range(proxy.rowCount())]
 
     click_bid_header()
-    assert panel.sort_column == Column.BID
+    assert panel.sort_column == COL["bid"]
     assert bids() == sorted(bids())
     assert shown_pairs() != live.session.watchlist  # the server's pairs are not in price order
     click_bid_header()
@@ -505,7 +509,7 @@ def test_watchlist_add_remove_persist_across_panels(qtbot: QtBot, live: Live) ->
     def remove_with_delete_key(pair: str) -> None:
         row = panel.model.row_of(pair)
         assert row is not None
-        index = panel.proxy.mapFromSource(panel.model.index(row, Column.BID))
+        index = panel.proxy.mapFromSource(panel.model.index(row, COL["bid"]))
         panel.table.setFocus()
         QTest.mouseClick(
             panel.table.viewport(),
@@ -565,7 +569,7 @@ def test_double_click_selects_the_pair_everywhere(qtbot: QtBot, live: Live) -> N
     target = next(pair for pair in panel.model.pairs if pair != live.session.selected_pair)
     row = panel.model.row_of(target)
     assert row is not None
-    index = panel.proxy.mapFromSource(panel.model.index(row, Column.ASK))
+    index = panel.proxy.mapFromSource(panel.model.index(row, COL["ask"]))
     centre = panel.table.visualRect(index).center()
     with qtbot.waitSignal(live.bridge.selectionChanged, timeout=2000) as selected:
         # Qt 6's mouseDClick sends only the second press (as a double click): click first,
@@ -575,7 +579,7 @@ def test_double_click_selects_the_pair_everywhere(qtbot: QtBot, live: Live) -> N
         QTest.mouseDClick(panel.table.viewport(), Qt.MouseButton.LeftButton, pos=centre)
     assert selected.args == [target]
     assert live.session.selected_pair == target
-    font = panel.model.data(panel.model.index(row, Column.PAIR), Qt.ItemDataRole.FontRole)
+    font = panel.model.data(panel.model.index(row, COL["pair"]), Qt.ItemDataRole.FontRole)
     assert isinstance(font, QFont) and font.bold()  # the selected pair stands out
 
     other = next(pair for pair in panel.model.pairs if pair != target)  # keyboard: Enter

@@ -17,77 +17,27 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_EVEN, Decimal, localcontext
-from enum import IntEnum
 from typing import Any
 
-from PySide6.QtCore import (
-    QAbstractTableModel,
-    QModelIndex,
-    QObject,
-    QPersistentModelIndex,
-    Qt,
-    Signal,
-)
-from PySide6.QtGui import QColor, QFont, QFontDatabase
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QColor
 
 from app.domain.money import MONEY_CONTEXT
 from app.domain.records import Balance, PortfolioBalance, TopOfBook
 from app.domain.valuation import valuation_rate
 from app.services.session import Balances
 from app.ui.formatting import Precision
-from app.ui.models.record_cells import signal_changed_cells, signal_whole_table
+from app.ui.models.columns import Column
+from app.ui.models.keyed_table import KeyedTableModel
+from app.ui.models.record_cells import Cell
 from app.ui.models.sorting import SORT_ROLE as SORT_ROLE
 from app.ui.models.sorting import DecimalSortProxy
-from app.ui.palette import TradePalette, current_palette, follow_palette
-
-Index = QModelIndex | QPersistentModelIndex
+from app.ui.palette import TradePalette
 
 #: The exact Decimal behind a numeric cell (None where there is none).
 VALUE_ROLE = Qt.ItemDataRole.UserRole + 2
 #: ``(used, total)`` credit as Decimals for the utilisation bar, None without a credit line.
 UTILISATION_ROLE = Qt.ItemDataRole.UserRole + 3
-#: The roles whose values come from the palette (repainted on a theme switch).
-COLOUR_ROLES = (Qt.ItemDataRole.ForegroundRole,)
-
-
-class Column(IntEnum):
-    ASSET = 0
-    FREE = 1
-    LOCKED = 2
-    AVAILABLE = 3
-    CREDIT_LIMIT = 4
-    USED_CREDIT = 5
-    AVAILABLE_CREDIT = 6
-    PENDING_DEPOSIT = 7
-    UTILISATION = 8
-    VALUE = 9
-
-
-HEADERS = {
-    Column.ASSET: "Asset",
-    Column.FREE: "Free",
-    Column.LOCKED: "Locked",
-    Column.AVAILABLE: "Available",
-    Column.CREDIT_LIMIT: "Credit limit",
-    Column.USED_CREDIT: "Used credit",
-    Column.AVAILABLE_CREDIT: "Available credit",
-    Column.PENDING_DEPOSIT: "Pending deposit",
-    Column.UTILISATION: "Credit used",
-    Column.VALUE: "Value",
-}
-
-TOOLTIPS = {
-    Column.FREE: "Funds not locked in orders; negative when credit is spent",
-    Column.LOCKED: "Locked by resting orders",
-    Column.AVAILABLE: "Free plus the credit line (free − limit)",
-    Column.CREDIT_LIMIT: "Credit granted on this asset",
-    Column.USED_CREDIT: "Credit in use (free below zero)",
-    Column.AVAILABLE_CREDIT: "Credit still available",
-    Column.PENDING_DEPOSIT: "Deposits not yet credited",
-    Column.UTILISATION: "Used credit as a share of the credit limit",
-    Column.VALUE: "Holding (free + locked) valued at top-of-book mid",
-}
-
 ZERO = Decimal(0)
 HUNDRED = Decimal(100)
 
@@ -108,6 +58,9 @@ class AssetRow:
     available_credit: Decimal
     pending_deposit: Decimal
     value: Decimal | None = None
+    #: The valuation currency and the rate the value was computed with.
+    currency: str = ""
+    rate: Decimal | None = None
 
     @property
     def holding(self) -> Decimal:
@@ -119,27 +72,6 @@ class AssetRow:
         if self.credit_limit <= 0:
             return None
         return (self.used_credit, self.credit_limit)
-
-    def cell(self, column: Column) -> Decimal | str | None:
-        """The raw value of one column."""
-        if column is Column.ASSET:
-            return self.asset
-        if column is Column.UTILISATION:
-            return utilisation_percent(self.utilisation)
-        attribute: Decimal | None = getattr(self, _ATTRIBUTES[column])
-        return attribute
-
-
-_ATTRIBUTES = {
-    Column.FREE: "free",
-    Column.LOCKED: "locked",
-    Column.AVAILABLE: "available",
-    Column.CREDIT_LIMIT: "credit_limit",
-    Column.USED_CREDIT: "used_credit",
-    Column.AVAILABLE_CREDIT: "available_credit",
-    Column.PENDING_DEPOSIT: "pending_deposit",
-    Column.VALUE: "value",
-}
 
 
 def utilisation_percent(utilisation: tuple[Decimal, Decimal] | None) -> Decimal | None:
@@ -188,10 +120,91 @@ def merge_balances(balances: Balances) -> list[AssetRow]:
     return [merge_row(asset, account.get(asset), portfolio.get(asset)) for asset in assets]
 
 
+# -- columns ---------------------------------------------------------------------------------
+
+
+def negative_colour(palette: TradePalette, value: Decimal | None) -> QColor | None:
+    return palette.error if value is not None and value < 0 else None
+
+
+def amount_column(key: str, header: str, tooltip: str) -> Column[AssetRow]:
+    """A column of the ``AssetRow`` attribute ``key``: an amount of the row's asset."""
+
+    def cell(row: AssetRow, precision: Precision) -> Cell:
+        value: Decimal = getattr(row, key)
+        return Cell(precision.amount(value, row.asset), value, None)
+
+    def colour(row: AssetRow, palette: TradePalette) -> QColor | None:
+        return negative_colour(palette, getattr(row, key))
+
+    return Column(key, header, cell, tooltip, numeric=True, colour=colour)
+
+
+def utilisation_cell(row: AssetRow, _: Precision) -> Cell:
+    percent = utilisation_percent(row.utilisation)
+    return Cell(utilisation_text(percent), percent, None)
+
+
+def utilisation_tip(row: AssetRow, precision: Precision) -> str | None:
+    if row.utilisation is None:
+        return None
+    used, total = row.utilisation
+    amount = precision.amount
+    return f"{amount(used, row.asset)} of {amount(total, row.asset)} {row.asset} used"
+
+
+def value_cell(row: AssetRow, precision: Precision) -> Cell:
+    return Cell(precision.amount(row.value, row.currency), row.value, None)
+
+
+def value_colour(row: AssetRow, palette: TradePalette) -> QColor | None:
+    """Negative in the error colour, a value that cannot be computed in grey."""
+    return palette.stale if row.value is None else negative_colour(palette, row.value)
+
+
+def value_tip(row: AssetRow, precision: Precision) -> str:
+    if row.value is None:
+        return f"No price to value {row.asset} in {row.currency}"
+    pair = f"{row.asset}/{row.currency}"
+    return f"{precision.amount(row.holding, row.asset)} {row.asset} at {row.rate} {pair}"
+
+
+COLUMNS: tuple[Column[AssetRow], ...] = (
+    Column("asset", "Asset", lambda row, _: Cell(row.asset, row.asset, None)),
+    amount_column("free", "Free", "Funds not locked in orders; negative when credit is spent"),
+    amount_column("locked", "Locked", "Locked by resting orders"),
+    amount_column("available", "Available", "Free plus the credit line (free − limit)"),
+    amount_column("credit_limit", "Credit limit", "Credit granted on this asset"),
+    amount_column("used_credit", "Used credit", "Credit in use (free below zero)"),
+    amount_column("available_credit", "Available credit", "Credit still available"),
+    amount_column("pending_deposit", "Pending deposit", "Deposits not yet credited"),
+    Column(
+        "utilisation",
+        "Credit used",
+        utilisation_cell,
+        "Used credit as a share of the credit limit",
+        numeric=True,
+        alignment=Qt.AlignmentFlag.AlignCenter,
+        fixed_pitch=False,
+        colour=lambda row, palette: negative_colour(palette, utilisation_percent(row.utilisation)),
+        tip=utilisation_tip,
+    ),
+    Column(
+        "value",
+        "Value",
+        value_cell,
+        "Holding (free + locked) valued at top-of-book mid",
+        numeric=True,
+        colour=value_colour,
+        tip=value_tip,
+    ),
+)
+
+
 # -- the model ------------------------------------------------------------------------------
 
 
-class BalancesModel(QAbstractTableModel):
+class BalancesModel(KeyedTableModel[AssetRow]):
     """Balances per asset with their value in ``valuation_currency``.
 
     Feed it ``set_balances`` (a ``Balances`` snapshot) and ``set_top_of_book``; read the
@@ -206,29 +219,12 @@ class BalancesModel(QAbstractTableModel):
     def __init__(
         self, precision: Precision, currency: str = "USD", parent: QObject | None = None
     ) -> None:
-        super().__init__(parent)
-        self._precision = precision
+        super().__init__(COLUMNS, precision, parent)
         self._currency = currency
         self._base: list[AssetRow] = []
-        self._rows: list[AssetRow] = []
         self._books: dict[str, TopOfBook] = {}
-        self._rates: dict[str, Decimal | None] = {}
-        self._number_font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-        self._palette = current_palette()
-        follow_palette(self.set_palette)
-
-    # -- colours ----------------------------------------------------------------------------
-
-    @property
-    def palette(self) -> TradePalette:
-        return self._palette
-
-    def set_palette(self, palette: TradePalette) -> None:
-        """A theme switch: the text colours of the whole table, in one signal."""
-        if palette == self._palette:
-            return
-        self._palette = palette
-        signal_whole_table(self, COLOUR_ROLES)
+        self._value = self.column("value")
+        self._utilisation = self.column("utilisation")
 
     # -- feeding ----------------------------------------------------------------------------
 
@@ -244,7 +240,7 @@ class BalancesModel(QAbstractTableModel):
         if currency == self._currency:
             return
         self._currency = currency
-        self.headerDataChanged.emit(Qt.Orientation.Horizontal, Column.VALUE, Column.VALUE)
+        self.headerDataChanged.emit(Qt.Orientation.Horizontal, self._value, self._value)
         self._revalue(force_values=True)
 
     # -- reading ----------------------------------------------------------------------------
@@ -260,158 +256,61 @@ class BalancesModel(QAbstractTableModel):
 
     @property
     def rows(self) -> Sequence[AssetRow]:
-        return tuple(self._rows)
+        return tuple(self._records)
 
     def assets(self) -> list[str]:
-        return [row.asset for row in self._rows]
+        return [row.asset for row in self._records]
 
     def row_of(self, asset: str) -> AssetRow | None:
-        for row in self._rows:
-            if row.asset == asset:
-                return row
-        return None
+        row = self.position(asset)
+        return None if row is None else self.record(row)
 
     def rate(self, asset: str) -> Decimal | None:
-        return self._rates.get(asset)
+        row = self.row_of(asset)
+        return None if row is None else row.rate
 
     def total(self) -> Decimal:
         """Sum of the values of the assets that could be valued."""
         with localcontext(MONEY_CONTEXT):
-            return sum((row.value for row in self._rows if row.value is not None), ZERO)
+            return sum((row.value for row in self._records if row.value is not None), ZERO)
 
     def unvalued(self) -> list[str]:
         """Assets with a holding but no price to the valuation currency (left out of the total)."""
-        return [row.asset for row in self._rows if row.value is None and row.holding != 0]
+        return [row.asset for row in self._records if row.value is None and row.holding != 0]
+
+    def header(self, column: int) -> str:
+        if column == self._value:
+            return f"Value ({self._currency})"
+        return super().header(column)
 
     # -- recomputing ------------------------------------------------------------------------
 
     def _revalue(self, *, force_values: bool = False) -> None:
-        self._rates = {
-            row.asset: valuation_rate(row.asset, self._currency, self._books) for row in self._base
-        }
         new_rows = [self._valued(row) for row in self._base]
-        if [row.asset for row in new_rows] != [row.asset for row in self._rows]:
-            self.beginResetModel()
-            self._rows = new_rows
-            self.endResetModel()
+        changed_set = [row.asset for row in new_rows] != self.assets()
+        self.apply([(row.asset, row) for row in new_rows], reset=changed_set)
+        if changed_set:
             self.assetsChanged.emit(self.assets())
-        else:
-            old_rows, self._rows = self._rows, new_rows
-            self._signal_changes(old_rows, new_rows, force_values)
+        elif force_values and new_rows:
+            last = len(new_rows) - 1
+            self.dataChanged.emit(self.index(0, self._value), self.index(last, self._value))
         self.valuationChanged.emit()
 
     def _valued(self, row: AssetRow) -> AssetRow:
-        rate = self._rates.get(row.asset)
+        rate = valuation_rate(row.asset, self._currency, self._books)
         if rate is None:
-            return row
+            return replace(row, currency=self._currency)
         with localcontext(MONEY_CONTEXT):
             value = row.holding * rate
-        return replace(row, value=value)
+        return replace(row, value=value, currency=self._currency, rate=rate)
 
-    def _signal_changes(
-        self, old_rows: Sequence[AssetRow], new_rows: Sequence[AssetRow], force_values: bool
-    ) -> None:
-        """One dataChanged per run of adjacent changed cells of a row, nothing for the rest."""
-        for r, (old, new) in enumerate(zip(old_rows, new_rows, strict=True)):
-            changed = [
-                column
-                for column in Column
-                if old.cell(column) != new.cell(column) or (force_values and column is Column.VALUE)
-            ]
-            signal_changed_cells(self, r, changed)
+    # -- more roles -------------------------------------------------------------------------
 
-    # -- Qt model interface -----------------------------------------------------------------
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(Column)
-
-    def headerData(
-        self,
-        section: int,
-        orientation: Qt.Orientation,
-        role: int = Qt.ItemDataRole.DisplayRole,
-    ) -> Any:
-        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(Column):
-            return None
-        column = Column(section)
-        if role == Qt.ItemDataRole.DisplayRole:
-            if column is Column.VALUE:
-                return f"Value ({self._currency})"
-            return HEADERS[column]
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return TOOLTIPS.get(column)
-        if role == Qt.ItemDataRole.TextAlignmentRole and column is not Column.ASSET:
-            return Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-        return None
-
-    def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._rows):
-            return None
-        if not 0 <= index.column() < len(Column):
-            return None
-        row, column = self._rows[index.row()], Column(index.column())
-        raw = row.cell(column)
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._text(row, column, raw)
-        if role in (SORT_ROLE, VALUE_ROLE):
-            return raw
+    def extra_data(self, row: int, column: int, role: int) -> Any:
+        if role == VALUE_ROLE:
+            return self._cells[row][column].sort
         if role == UTILISATION_ROLE:
-            return row.utilisation if column is Column.UTILISATION else None
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            if column is Column.ASSET:
-                return Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
-            if column is Column.UTILISATION:
-                return Qt.AlignmentFlag.AlignCenter
-            return Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-        if role == Qt.ItemDataRole.FontRole:
-            return self._font(column)
-        if role == Qt.ItemDataRole.ForegroundRole:
-            return self._foreground(column, raw)
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return self._tooltip(row, column)
-        return None
-
-    def _text(self, row: AssetRow, column: Column, raw: Decimal | str | None) -> str:
-        if isinstance(raw, str):
-            return raw
-        if column is Column.UTILISATION:
-            return utilisation_text(raw)
-        if column is Column.VALUE:
-            return self._precision.amount(raw, self._currency)
-        return self._precision.amount(raw, row.asset)
-
-    def _foreground(self, column: Column, raw: Decimal | str | None) -> QColor | None:
-        """Negative amounts in the error colour, a value that cannot be computed in grey."""
-        if isinstance(raw, Decimal) and raw < 0:
-            return self._palette.error
-        if column is Column.VALUE and raw is None:
-            return self._palette.stale
-        return None
-
-    def _font(self, column: Column) -> QFont | None:
-        if column in (Column.ASSET, Column.UTILISATION):
-            return None
-        return self._number_font
-
-    def _tooltip(self, row: AssetRow, column: Column) -> str | None:
-        if column is Column.VALUE and row.value is None:
-            return f"No price to value {row.asset} in {self._currency}"
-        if column is Column.VALUE:
-            rate = self._rates.get(row.asset)
-            pair = f"{row.asset}/{self._currency}"
-            return f"{self._precision.amount(row.holding, row.asset)} {row.asset} at {rate} {pair}"
-        if column is Column.UTILISATION and row.utilisation is not None:
-            used, total = row.utilisation
-            amount = self._precision.amount
-            return f"{amount(used, row.asset)} of {amount(total, row.asset)} {row.asset} used"
+            return self.record(row).utilisation if column == self._utilisation else None
         return None
 
 

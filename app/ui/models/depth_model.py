@@ -17,25 +17,21 @@ roles only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import IntEnum
 from typing import Any
 
-from PySide6.QtCore import (
-    QAbstractTableModel,
-    QModelIndex,
-    QObject,
-    QPersistentModelIndex,
-    Qt,
-)
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor
 
 from app.domain.records import OrderBook
 from app.ui.formatting import Precision
-from app.ui.palette import TradePalette, current_palette, follow_palette
-
-ModelIndex = QModelIndex | QPersistentModelIndex
+from app.ui.models.columns import Column
+from app.ui.models.keyed_table import KeyedTableModel
+from app.ui.models.record_cells import Cell
+from app.ui.palette import TradePalette
 
 ASK = "ask"
 BID = "bid"
@@ -46,12 +42,6 @@ SIDES = (ASK, BID)
 def side_colour(side: str, palette: TradePalette) -> QColor:
     """The price text and size bar colour of ``side`` (the bars use it translucent)."""
     return palette.ask if side == ASK else palette.bid
-
-
-class Column(IntEnum):
-    PRICE = 0
-    SIZE = 1
-    CUMULATIVE = 2
 
 
 class DepthRole(IntEnum):
@@ -72,38 +62,71 @@ class DepthRow:
     price: Decimal
     size: Decimal
     cumulative: Decimal
+    pair: str = ""
 
     def value(self, column: int) -> Decimal:
-        if column == Column.PRICE:
-            return self.price
-        if column == Column.SIZE:
-            return self.size
-        return self.cumulative
+        """The Decimal of ``column`` (0 price, 1 size, 2 cumulative)."""
+        return (self.price, self.size, self.cumulative)[column]
 
 
-def _side_rows(side: str, levels: list[tuple[Decimal, Decimal]]) -> list[DepthRow]:
+def _side_rows(side: str, levels: list[tuple[Decimal, Decimal]], pair: str) -> list[DepthRow]:
     """``levels`` best first -> rows with the running total from the best level outward."""
     rows: list[DepthRow] = []
     total = Decimal(0)
     for price, size in levels:
         total += size
-        rows.append(DepthRow(side, price, size, total))
+        rows.append(DepthRow(side, price, size, total, pair))
     return rows
 
 
 def ladder_rows(book: OrderBook) -> tuple[list[DepthRow], int]:
     """The ladder of ``book`` and how many of its rows are asks (bids descending, asks
     ascending by price whatever order the server sent)."""
-    asks = _side_rows(ASK, sorted(book.asks, key=lambda level: level[0]))
-    bids = _side_rows(BID, sorted(book.bids, key=lambda level: level[0], reverse=True))
+    pair = str(book.pair)
+    asks = _side_rows(ASK, sorted(book.asks, key=lambda level: level[0]), pair)
+    bids = _side_rows(BID, sorted(book.bids, key=lambda level: level[0], reverse=True), pair)
     return [*reversed(asks), *bids], len(asks)
 
 
-def _largest(rows: list[DepthRow], column: Column) -> Decimal:
+def price_cell(row: DepthRow, precision: Precision) -> Cell:
+    return Cell(precision.price_text(row.price, row.pair), row.price, None)
+
+
+def base_cell(value: Callable[[DepthRow], Decimal]) -> Callable[[DepthRow, Precision], Cell]:
+    """A column of an amount of the pair's base asset."""
+
+    def cell(row: DepthRow, precision: Precision) -> Cell:
+        amount = value(row)
+        return Cell(precision.amount(amount, row.pair.partition("/")[0]), amount, None)
+
+    return cell
+
+
+#: Right-aligned numbers in the table's own font (the ladder is narrow; the panel paints bars).
+COLUMNS: tuple[Column[DepthRow], ...] = (
+    Column(
+        "price",
+        "Price",
+        price_cell,
+        numeric=True,
+        fixed_pitch=False,
+        colour=lambda r, p: side_colour(r.side, p),
+    ),
+    Column("size", "Size", base_cell(lambda r: r.size), numeric=True, fixed_pitch=False),
+    Column(
+        "cumulative", "Total", base_cell(lambda r: r.cumulative), numeric=True, fixed_pitch=False
+    ),
+)
+_PRICE, _SIZE, _CUMULATIVE = 0, 1, 2
+
+
+def _largest(rows: list[DepthRow], column: int) -> Decimal:
     return max((row.value(column) for row in rows), default=Decimal(0))
 
 
-class DepthModel(QAbstractTableModel):
+class DepthModel(KeyedTableModel[DepthRow]):
+    colour_roles = (Qt.ItemDataRole.ForegroundRole, DepthRole.SIDE_COLOUR)
+
     def __init__(
         self,
         precision: Precision,
@@ -112,18 +135,10 @@ class DepthModel(QAbstractTableModel):
         palette: TradePalette | None = None,
     ) -> None:
         """``palette``: None (the default) follows the theme; a palette given here stays."""
-        super().__init__(parent)
-        self._precision = precision
-        self._palette = current_palette() if palette is None else palette
-        if palette is None:
-            follow_palette(self.set_palette)
+        super().__init__(COLUMNS, precision, parent, palette=palette)
         self._book: OrderBook | None = None
-        self._rows: list[DepthRow] = []
         self._ask_count = 0
-        self._largest: dict[Column, Decimal] = {
-            Column.SIZE: Decimal(0),
-            Column.CUMULATIVE: Decimal(0),
-        }
+        self._largest: dict[int, Decimal] = {_SIZE: Decimal(0), _CUMULATIVE: Decimal(0)}
 
     # -- what the panel asks --------------------------------------------------------------------
 
@@ -141,143 +156,75 @@ class DepthModel(QAbstractTableModel):
 
     @property
     def bid_count(self) -> int:
-        return len(self._rows) - self._ask_count
+        return len(self._records) - self._ask_count
 
     def row(self, row: int) -> DepthRow:
-        return self._rows[row]
+        return self._records[row]
 
     @property
     def rows(self) -> list[DepthRow]:
-        return list(self._rows)
+        return list(self._records)
 
     def best_ask(self) -> Decimal | None:
-        return self._rows[self._ask_count - 1].price if self._ask_count else None
+        return self._records[self._ask_count - 1].price if self._ask_count else None
 
     def best_bid(self) -> Decimal | None:
-        return self._rows[self._ask_count].price if self.bid_count else None
+        return self._records[self._ask_count].price if self.bid_count else None
 
     def spread(self) -> Decimal | None:
         ask, bid = self.best_ask(), self.best_bid()
         return None if ask is None or bid is None else ask - bid
 
-    @property
-    def palette(self) -> TradePalette:
-        return self._palette
-
-    def set_palette(self, palette: TradePalette) -> None:
-        """Recolour every cell: one signal, the two colour roles only."""
-        if palette == self._palette:
-            return
-        self._palette = palette
-        if self._rows:
-            self.dataChanged.emit(
-                self.index(0, 0),
-                self.index(len(self._rows) - 1, len(Column) - 1),
-                [Qt.ItemDataRole.ForegroundRole, DepthRole.SIDE_COLOUR],
-            )
+    def header(self, column: int) -> str:
+        """The title with its unit: QUOTE for the price, BASE for the sizes."""
+        title = super().header(column)
+        if self._book is None:
+            return title
+        unit = self._book.pair.quote if column == _PRICE else self._book.pair.base
+        return f"{title} ({unit})"
 
     # -- updates --------------------------------------------------------------------------------
 
     def set_book(self, book: OrderBook | None) -> None:
-        if book is None:
-            rows: list[DepthRow] = []
-            ask_count = 0
-        else:
-            rows, ask_count = ladder_rows(book)
+        """A new book: the cells that changed, or a reset for another pair or level count."""
+        rows, ask_count = ([], 0) if book is None else ladder_rows(book)
         same_shape = (
             self._book is not None
             and book is not None
             and book.pair == self._book.pair
             and ask_count == self._ask_count
-            and len(rows) == len(self._rows)
+            and len(rows) == len(self._records)
         )
-        largest = {column: _largest(rows, column) for column in self._largest}
-        if not same_shape:
-            self.beginResetModel()
-            self._book, self._rows, self._ask_count, self._largest = book, rows, ask_count, largest
-            self.endResetModel()
-            return
-        old_rows, old_largest = self._rows, self._largest
-        self._book, self._rows, self._largest = book, rows, largest
-        for row, (old, new) in enumerate(zip(old_rows, rows, strict=True)):
-            self._signal_changed_cells(row, old, new)
+        old_largest = self._largest
+        self._book, self._ask_count = book, ask_count
+        self._largest = {column: _largest(rows, column) for column in old_largest}
+        # Keyed by place in the ladder: the same shape keeps every key, so only cells change.
+        self.apply(list(enumerate(rows)), reset=not same_shape)
         last = len(rows) - 1
-        for column, value in largest.items():
-            if value != old_largest[column] and last >= 0:
+        if not same_shape or last < 0:
+            return
+        for column, value in self._largest.items():
+            if value != old_largest[column]:
                 self.dataChanged.emit(
                     self.index(0, column), self.index(last, column), [DepthRole.BAR_FRACTION]
                 )
 
-    def _signal_changed_cells(self, row: int, old: DepthRow, new: DepthRow) -> None:
-        start: int | None = None
-        for column in (*Column, None):
-            changed = column is not None and old.value(column) != new.value(column)
-            if changed and start is None:
-                start = column
-            elif not changed and start is not None:
-                end = Column.CUMULATIVE if column is None else column - 1
-                self.dataChanged.emit(self.index(row, start), self.index(row, end), [])
-                start = None
+    # -- more roles -----------------------------------------------------------------------------
 
-    # -- the Qt model contract ------------------------------------------------------------------
-
-    def rowCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(Column)
-
-    def flags(self, index: ModelIndex) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(Column):
-            return None
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role != Qt.ItemDataRole.DisplayRole:
-            return None
-        title = ("Price", "Size", "Total")[section]
-        if self._book is None:
-            return title
-        unit = self._book.pair.quote if section == Column.PRICE else self._book.pair.base
-        return f"{title} ({unit})"
-
-    def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or self._book is None:
-            return None
-        row_number, column = index.row(), index.column()
-        if not (0 <= row_number < len(self._rows) and 0 <= column < len(Column)):
-            return None
-        row = self._rows[row_number]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._text(row, Column(column))
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.ForegroundRole and column == Column.PRICE:
-            return side_colour(row.side, self._palette)
+    def extra_data(self, row: int, column: int, role: int) -> Any:
+        record = self._records[row]
         if role == DepthRole.SIDE_COLOUR:
-            return side_colour(row.side, self._palette)
+            return side_colour(record.side, self._palette)
         if role == DepthRole.VALUE:
-            return row.value(column)
+            return record.value(column)
         if role == DepthRole.SIDE:
-            return row.side
+            return record.side
         if role == DepthRole.BAR_FRACTION:
-            return self._bar_fraction(row, Column(column))
+            return self._bar_fraction(record, column)
         return None
 
-    def _text(self, row: DepthRow, column: Column) -> str:
-        assert self._book is not None
-        if column == Column.PRICE:
-            return self._precision.price_text(row.price, str(self._book.pair))
-        return self._precision.amount(row.value(column), self._book.pair.base)
-
-    def _bar_fraction(self, row: DepthRow, column: Column) -> Decimal | None:
-        if column == Column.PRICE:
+    def _bar_fraction(self, row: DepthRow, column: int) -> Decimal | None:
+        if column == _PRICE:
             return None
         largest = self._largest[column]
         if largest <= 0:

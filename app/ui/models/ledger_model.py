@@ -13,19 +13,20 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from decimal import Decimal
-from enum import IntEnum
 from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QObject, Qt
 from PySide6.QtGui import QColor
 
-from app.services.ledger_view import LedgerRow, LedgerSnapshot
+from app.services.ledger_browser import LedgerRow, LedgerSnapshot
+from app.ui.csv_export import export_value
 from app.ui.formatting import Precision
+from app.ui.models.columns import Column
+from app.ui.models.keyed_table import KeyedTableModel
 from app.ui.models.record_cells import (
     Cell,
     Index,
     RecordSortProxy,
-    RecordTableModel,
     SortKey,
     number_cell,
     text_cell,
@@ -45,39 +46,6 @@ def linked_tint(palette: TradePalette) -> QColor:
     return colour
 
 
-class Column(IntEnum):
-    TIME = 0
-    TYPE = 1
-    LEG = 2
-    ASSET = 3
-    AMOUNT = 4
-    BALANCE = 5
-    TRANSACTION_ID = 6
-    ORDERING = 7
-
-
-COLUMNS = tuple(Column)
-HEADERS = {
-    Column.TIME: "Time",
-    Column.TYPE: "Type",
-    Column.LEG: "Leg",
-    Column.ASSET: "Asset",
-    Column.AMOUNT: "Amount",
-    Column.BALANCE: "Balance",
-    Column.TRANSACTION_ID: "Transaction id",
-    Column.ORDERING: "Ordering",
-}
-TOOLTIPS = {
-    Column.TIME: "Event time (local; exported as UTC)",
-    Column.TYPE: "eventType as the service sent it",
-    Column.LEG: "subEventType: the source (paid) or destination (received) leg of a trade",
-    Column.AMOUNT: "Change of the balance: negative when paid out",
-    Column.BALANCE: "Running balance after the entry (filter on one asset to see it)",
-    Column.ORDERING: "The ledger's global sequence number",
-}
-NUMERIC = frozenset(int(c) for c in (Column.AMOUNT, Column.BALANCE, Column.ORDERING))
-
-
 def leg_text(row: LedgerRow) -> str:
     leg = row.entry.sub_event_type
     if not row.linked:
@@ -91,21 +59,86 @@ def leg_text(row: LedgerRow) -> str:
     return f"{mark} {leg}" if leg else mark
 
 
-def ledger_cells(row: LedgerRow, precision: Precision) -> tuple[Cell, ...]:
-    entry = row.entry
-    places = precision.asset(entry.asset)
-    leg = text_cell(entry.sub_event_type)
-    cells = {
-        Column.TIME: time_cell(entry.event_time),
-        Column.TYPE: text_cell(entry.event_type),
-        Column.LEG: Cell(leg_text(row), leg.sort, leg.export),
-        Column.ASSET: text_cell(entry.asset),
-        Column.AMOUNT: number_cell(entry.amount, places, signed=True),
-        Column.BALANCE: number_cell(row.balance, places),
-        Column.TRANSACTION_ID: text_cell(entry.transaction_id),
-        Column.ORDERING: Cell(str(entry.ordering), Decimal(entry.ordering), str(entry.ordering)),
-    }
-    return tuple(cells[column] for column in COLUMNS)
+def leg_cell(row: LedgerRow, _: Precision) -> Cell:
+    leg = text_cell(row.entry.sub_event_type)
+    return Cell(leg_text(row), leg.sort, leg.export)
+
+
+def ordering_cell(row: LedgerRow, _: Precision) -> Cell:
+    ordering = row.entry.ordering
+    return Cell(str(ordering), Decimal(ordering), str(ordering))
+
+
+def leg_tip(row: LedgerRow, _: Precision) -> str | None:
+    """Which leg of which transaction (linked legs only)."""
+    if not row.linked:
+        return None
+    return f"Leg {row.position + 1} of {row.size} of transaction {row.entry.transaction_id}"
+
+
+def time_tip(row: LedgerRow, _: Precision) -> str:
+    return f"{export_value(row.entry.event_time)} (UTC)"
+
+
+def amount_colour(row: LedgerRow, palette: TradePalette) -> QColor | None:
+    return palette.error if row.entry.amount < 0 else None
+
+
+COLUMNS: tuple[Column[LedgerRow], ...] = (
+    Column(
+        "time",
+        "Time",
+        lambda r, _: time_cell(r.entry.event_time),
+        "Event time (local; exported as UTC)",
+        tip=time_tip,
+    ),
+    Column(
+        "type",
+        "Type",
+        lambda r, _: text_cell(r.entry.event_type),
+        "eventType as the service sent it",
+        tip=leg_tip,
+    ),
+    Column(
+        "leg",
+        "Leg",
+        leg_cell,
+        "subEventType: the source (paid) or destination (received) leg of a trade",
+        tip=leg_tip,
+    ),
+    Column("asset", "Asset", lambda r, _: text_cell(r.entry.asset), tip=leg_tip),
+    Column(
+        "amount",
+        "Amount",
+        lambda r, p: number_cell(r.entry.amount, p.asset(r.entry.asset), signed=True),
+        "Change of the balance: negative when paid out",
+        numeric=True,
+        colour=amount_colour,
+        tip=leg_tip,
+    ),
+    Column(
+        "balance",
+        "Balance",
+        lambda r, p: number_cell(r.balance, p.asset(r.entry.asset)),
+        "Running balance after the entry (filter on one asset to see it)",
+        numeric=True,
+        tip=leg_tip,
+    ),
+    Column(
+        "transaction_id",
+        "Transaction id",
+        lambda r, _: text_cell(r.entry.transaction_id),
+        tip=leg_tip,
+    ),
+    Column(
+        "ordering",
+        "Ordering",
+        ordering_cell,
+        "The ledger's global sequence number",
+        numeric=True,
+        tip=leg_tip,
+    ),
+)
 
 
 def row_key(row: LedgerRow) -> Hashable:
@@ -113,14 +146,11 @@ def row_key(row: LedgerRow) -> Hashable:
     return (entry.ordering, entry.transaction_id, entry.asset, entry.sub_event_type)
 
 
-class LedgerModel(RecordTableModel):
+class LedgerModel(KeyedTableModel[LedgerRow]):
     colour_roles = (Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole)
 
     def __init__(self, precision: Precision, parent: QObject | None = None) -> None:
-        super().__init__(
-            [HEADERS[c] for c in Column], {int(k): v for k, v in TOOLTIPS.items()}, NUMERIC, parent
-        )
-        self._precision = precision
+        super().__init__(COLUMNS, precision, parent)
         self._first_of_group: dict[int, int] = {}
         self._group_keys: dict[int, list[SortKey]] = {}
         self._tint = linked_tint(self.palette)
@@ -135,16 +165,14 @@ class LedgerModel(RecordTableModel):
         super().set_palette(palette)
 
     def set_snapshot(self, snapshot: LedgerSnapshot) -> None:
-        rows = [(row_key(row), row, ledger_cells(row, self._precision)) for row in snapshot.rows]
-        self.apply(rows, reset=snapshot.reset)
+        self.apply([(row_key(row), row) for row in snapshot.rows], reset=snapshot.reset)
         self._first_of_group = {}
         self._group_keys = {}
         for index in range(self.rowCount()):
             self._first_of_group.setdefault(self.ledger_row(index).group, index)
 
     def ledger_row(self, row: int) -> LedgerRow:
-        record: LedgerRow = self.record(row)
-        return record
+        return self.record(row)
 
     def group_key(self, row: int, column: int) -> SortKey:
         """The sort key of ``row``'s group: its first leg's value in ``column``."""
@@ -159,19 +187,8 @@ class LedgerModel(RecordTableModel):
         return keys[row]
 
     def extra_data(self, row: int, column: int, role: int) -> Any:
-        record = self.ledger_row(row)
         if role == Qt.ItemDataRole.BackgroundRole:
-            return self._tint if record.linked else None
-        if role == Qt.ItemDataRole.ForegroundRole and column == Column.AMOUNT:
-            return self.palette.error if record.entry.amount < 0 else None
-        if role == Qt.ItemDataRole.ToolTipRole:
-            if column == Column.TIME:
-                return f"{self.cell(row, column).export} (UTC)"
-            if record.linked:
-                return (
-                    f"Leg {record.position + 1} of {record.size} of transaction "
-                    f"{record.entry.transaction_id}"
-                )
+            return self._tint if self.ledger_row(row).linked else None
         return None
 
 

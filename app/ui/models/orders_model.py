@@ -15,19 +15,21 @@ theme's amber bar colour, translucent so the row's text and status colours still
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable
-from enum import IntEnum
+from collections.abc import Callable, Hashable, Iterable
+from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QColor, QFont
 
-from app.services.order_history import OrderRow, OrdersSnapshot
+from app.services.order_feed import OrderRow, OrdersSnapshot
+from app.ui.csv_export import export_value
 from app.ui.formatting import Precision
+from app.ui.models.columns import Column
+from app.ui.models.keyed_table import KeyedTableModel
 from app.ui.models.record_cells import (
     Cell,
     RecordSortProxy,
-    RecordTableModel,
     number_cell,
     price_cell,
     text_cell,
@@ -53,55 +55,6 @@ STATUS_MEANING = {
 }
 
 
-class Column(IntEnum):
-    SUBMITTED = 0
-    TYPE = 1
-    SOURCE = 2
-    DESTINATION = 3
-    SIZE = 4
-    STATUS = 5
-    LIMIT = 6
-    PRICE = 7
-    INVERSE_PRICE = 8
-    TOTAL = 9
-    EXECUTED = 10
-    ORDER_ID = 11
-    CLIENT_ORDER_ID = 12
-
-
-COLUMNS = tuple(Column)
-HEADERS = {
-    Column.SUBMITTED: "Submitted",
-    Column.TYPE: "Type",
-    Column.SOURCE: "Source",
-    Column.DESTINATION: "Destination",
-    Column.SIZE: "Size",
-    Column.STATUS: "Status",
-    Column.LIMIT: "Limit",
-    Column.PRICE: "Price",
-    Column.INVERSE_PRICE: "Inverse price",
-    Column.TOTAL: "Total",
-    Column.EXECUTED: "Executed / updated",
-    Column.ORDER_ID: "Order id",
-    Column.CLIENT_ORDER_ID: "Client order id",
-}
-TOOLTIPS = {
-    Column.SUBMITTED: "When the order was submitted (local time; exported as UTC)",
-    Column.SOURCE: "Asset sold",
-    Column.DESTINATION: "Asset bought",
-    Column.SIZE: "Amount of the source asset sold",
-    Column.LIMIT: "Least destination per source accepted (SOURCE/DESTINATION)",
-    Column.PRICE: "Execution price: destination received per source sold (SOURCE/DESTINATION)",
-    Column.INVERSE_PRICE: "The same price the other way: source per destination",
-    Column.TOTAL: "Amount of the destination asset received",
-    Column.EXECUTED: "When it executed; for orders not executed, when it last changed",
-    Column.CLIENT_ORDER_ID: "The clientOrderId the order was sent with, when known",
-}
-NUMERIC = frozenset(
-    int(c) for c in (Column.SIZE, Column.LIMIT, Column.PRICE, Column.INVERSE_PRICE, Column.TOTAL)
-)
-
-
 def status_colour(status: str, palette: TradePalette) -> QColor | None:
     """The status column's colour for ``status`` in ``palette`` (None: ordinary text)."""
     name = STATUS_COLOURS.get(status)
@@ -118,33 +71,115 @@ def highlight_colour(palette: TradePalette) -> QColor:
     return colour
 
 
-def order_cells(row: OrderRow, precision: Precision) -> tuple[Cell, ...]:
-    order, result = row.order, row.order.result
-    natural = f"{order.source}/{order.destination}"
-    inverse = f"{order.destination}/{order.source}"
-    total = result.total
-    cells = {
-        Column.SUBMITTED: time_cell(order.submitted_at),
-        Column.TYPE: text_cell(order.type),
-        Column.SOURCE: text_cell(order.source),
-        Column.DESTINATION: text_cell(order.destination),
-        Column.SIZE: number_cell(order.size.value, precision.asset(order.size.asset)),
-        Column.STATUS: text_cell(result.status),
-        Column.LIMIT: price_cell(order.limit, precision.price(natural)),
-        Column.PRICE: price_cell(result.price, precision.price(natural)),
-        Column.INVERSE_PRICE: price_cell(result.inverted_price, precision.price(inverse)),
-        Column.TOTAL: number_cell(
-            None if total is None else total.value,
-            precision.asset(total.asset if total is not None else order.destination),
-        ),
-        Column.EXECUTED: time_cell(result.executed_at or result.updated_at),
-        Column.ORDER_ID: text_cell(order.order_id),
-        Column.CLIENT_ORDER_ID: text_cell(row.client_order_id),
-    }
-    return tuple(cells[column] for column in COLUMNS)
+def status_tip(row: OrderRow, _: Precision) -> str:
+    meaning = STATUS_MEANING.get(
+        row.order.result.status, "Not a status this version knows: shown as the server sent it"
+    )
+    error = row.order.result.error
+    return f"{meaning}\n{error}" if error else meaning
 
 
-class OrdersModel(RecordTableModel):
+def utc_tip(
+    moment: Callable[[OrderRow], datetime | None],
+) -> Callable[[OrderRow, Precision], str | None]:
+    def tip(row: OrderRow, _: Precision) -> str | None:
+        text = export_value(moment(row))
+        return f"{text} (UTC)" if text else None
+
+    return tip
+
+
+def submitted(row: OrderRow) -> datetime | None:
+    return row.order.submitted_at
+
+
+def executed(row: OrderRow) -> datetime | None:
+    result = row.order.result
+    return result.executed_at or result.updated_at
+
+
+def natural(row: OrderRow) -> str:
+    return f"{row.order.source}/{row.order.destination}"
+
+
+def inverse(row: OrderRow) -> str:
+    return f"{row.order.destination}/{row.order.source}"
+
+
+def total_cell(row: OrderRow, precision: Precision) -> Cell:
+    total = row.order.result.total
+    if total is None:
+        return number_cell(None, precision.asset(row.order.destination))
+    return number_cell(total.value, precision.asset(total.asset))
+
+
+COLUMNS: tuple[Column[OrderRow], ...] = (
+    Column(
+        "submitted",
+        "Submitted",
+        lambda r, _: time_cell(submitted(r)),
+        "When the order was submitted (local time; exported as UTC)",
+        tip=utc_tip(submitted),
+    ),
+    Column("type", "Type", lambda r, _: text_cell(r.order.type)),
+    Column("source", "Source", lambda r, _: text_cell(r.order.source), "Asset sold"),
+    Column(
+        "destination", "Destination", lambda r, _: text_cell(r.order.destination), "Asset bought"
+    ),
+    Column(
+        "size",
+        "Size",
+        lambda r, p: number_cell(r.order.size.value, p.asset(r.order.size.asset)),
+        "Amount of the source asset sold",
+        numeric=True,
+    ),
+    Column(
+        "status",
+        "Status",
+        lambda r, _: text_cell(r.order.result.status),
+        colour=lambda r, palette: status_colour(r.order.result.status, palette),
+        tip=status_tip,
+    ),
+    Column(
+        "limit",
+        "Limit",
+        lambda r, p: price_cell(r.order.limit, p.price(natural(r))),
+        "Least destination per source accepted (SOURCE/DESTINATION)",
+        numeric=True,
+    ),
+    Column(
+        "price",
+        "Price",
+        lambda r, p: price_cell(r.order.result.price, p.price(natural(r))),
+        "Execution price: destination received per source sold (SOURCE/DESTINATION)",
+        numeric=True,
+    ),
+    Column(
+        "inverse_price",
+        "Inverse price",
+        lambda r, p: price_cell(r.order.result.inverted_price, p.price(inverse(r))),
+        "The same price the other way: source per destination",
+        numeric=True,
+    ),
+    Column("total", "Total", total_cell, "Amount of the destination asset received", numeric=True),
+    Column(
+        "executed",
+        "Executed / updated",
+        lambda r, _: time_cell(executed(r)),
+        "When it executed; for orders not executed, when it last changed",
+        tip=utc_tip(executed),
+    ),
+    Column("order_id", "Order id", lambda r, _: text_cell(r.order.order_id)),
+    Column(
+        "client_order_id",
+        "Client order id",
+        lambda r, _: text_cell(r.client_order_id),
+        "The clientOrderId the order was sent with, when known",
+    ),
+)
+
+
+class OrdersModel(KeyedTableModel[OrderRow]):
     colour_roles = (Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole)
 
     def __init__(
@@ -154,17 +189,14 @@ class OrdersModel(RecordTableModel):
         *,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        super().__init__(
-            [HEADERS[c] for c in Column], {int(k): v for k, v in TOOLTIPS.items()}, NUMERIC, parent
-        )
-        self._precision = precision
+        super().__init__(COLUMNS, precision, parent)
         self._clock = clock
         self._highlight_until: dict[Hashable, float] = {}
-        self._cache: dict[str, tuple[OrderRow, tuple[Cell, ...]]] = {}
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self._end_highlights)
         self._highlight = highlight_colour(self.palette)
+        self._status = self.column("status")
 
     @property
     def highlight(self) -> QColor:
@@ -176,33 +208,30 @@ class OrdersModel(RecordTableModel):
         super().set_palette(palette)
 
     def set_snapshot(self, snapshot: OrdersSnapshot) -> None:
-        rows = [(row.order_id, row, self._cells_of(row)) for row in snapshot.rows]
-        self._cache = {row.order_id: (row, cells) for _, row, cells in rows}
         if snapshot.reset:
             self._highlight_until.clear()
-        self.apply(rows, reset=snapshot.reset)
+        self.apply([(row.order_id, row) for row in snapshot.rows], reset=snapshot.reset)
         fresh = snapshot.new_ids | snapshot.filled_ids
         if fresh:
             until = self._clock() + HIGHLIGHT_SECONDS
             for order_id in fresh:
                 self._highlight_until[order_id] = until
-            shown = set(self.keys())
-            self.signal_rows(
-                [self.row_of(key) for key in fresh if key in shown],
-                [Qt.ItemDataRole.BackgroundRole],
-            )
+            self._signal_highlights(fresh)
             self._arm()
 
-    def _cells_of(self, row: OrderRow) -> tuple[Cell, ...]:
+    def reuse_cells(self, old: OrderRow, new: OrderRow) -> bool:
         """Cells of an unchanged order are not formatted again."""
-        cached = self._cache.get(row.order_id)
-        if cached is not None and cached[0] == row:
-            return cached[1]
-        return order_cells(row, self._precision)
+        return old == new
+
+    def row_of(self, order_id: str) -> int:
+        """The row of an order that is shown (KeyError for one that is not)."""
+        row = self.position(order_id)
+        if row is None:
+            raise KeyError(order_id)
+        return row
 
     def order_row(self, row: int) -> OrderRow:
-        record: OrderRow = self.record(row)
-        return record
+        return self.record(row)
 
     def highlighted(self) -> set[str]:
         now = self._clock()
@@ -219,35 +248,21 @@ class OrdersModel(RecordTableModel):
         ended = [key for key, until in self._highlight_until.items() if until <= now]
         for key in ended:
             del self._highlight_until[key]
-        keys = set(self.keys())
-        self.signal_rows(
-            [self.row_of(key) for key in ended if key in keys], [Qt.ItemDataRole.BackgroundRole]
-        )
+        self._signal_highlights(ended)
         self._arm()
+
+    def _signal_highlights(self, keys: Iterable[Hashable]) -> None:
+        """Repaint the backgrounds of the rows of ``keys`` that are shown."""
+        rows = [self.position(key) for key in keys]
+        self.signal_rows([row for row in rows if row is not None], [Qt.ItemDataRole.BackgroundRole])
 
     def extra_data(self, row: int, column: int, role: int) -> Any:
         order_row = self.order_row(row)
-        status = order_row.order.result.status
         if role == Qt.ItemDataRole.BackgroundRole:
             until = self._highlight_until.get(order_row.order_id)
             return self._highlight if until is not None and until > self._clock() else None
-        if column != Column.STATUS:
-            if role == Qt.ItemDataRole.ToolTipRole and column in (
-                Column.SUBMITTED,
-                Column.EXECUTED,
-            ):
-                text = self.cell(row, column).export
-                return f"{text} (UTC)" if text else None
-            return None
-        if role == Qt.ItemDataRole.ForegroundRole:
-            return status_colour(status, self.palette)
-        if role == Qt.ItemDataRole.ToolTipRole:
-            meaning = STATUS_MEANING.get(
-                status, "Not a status this version knows: shown as the server sent it"
-            )
-            error = order_row.order.result.error
-            return f"{meaning}\n{error}" if error else meaning
-        if role == Qt.ItemDataRole.FontRole and not order_row.known_status:
+        unknown = column == self._status and not order_row.known_status
+        if role == Qt.ItemDataRole.FontRole and unknown:
             italic = QFont()
             italic.setItalic(True)
             return italic

@@ -19,31 +19,23 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
-from enum import IntEnum
-from typing import Any
+from typing import Any, NamedTuple
 
-from PySide6.QtCore import (
-    QAbstractTableModel,
-    QModelIndex,
-    QObject,
-    QPersistentModelIndex,
-    Qt,
-    QTimer,
-)
-from PySide6.QtGui import QColor, QFont, QFontDatabase
+from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtGui import QColor, QFont
 
 from app.domain.money import MONEY_CONTEXT
 from app.domain.records import TopOfBook
 from app.ui.formatting import DASH, Precision, format_number
+from app.ui.models.columns import ALIGN_NUMBER, ALIGN_TEXT, Column
+from app.ui.models.keyed_table import Index, KeyedTableModel, runs
+from app.ui.models.record_cells import Cell
 from app.ui.models.sorting import SORT_ROLE as SORT_ROLE
 from app.ui.models.sorting import DecimalSortProxy
-from app.ui.palette import TradePalette, current_palette, follow_palette
+from app.ui.palette import TradePalette
 
-Index = QModelIndex | QPersistentModelIndex
-SortKey = Decimal | str | None
 Clock = Callable[[], float]
 
 
@@ -59,55 +51,8 @@ _TEN_THOUSAND = Decimal(10_000)
 _FLASH_SLACK = 0.005
 
 
-class Column(IntEnum):
-    PAIR = 0
-    BID = 1
-    BID_SIZE = 2
-    ASK = 3
-    ASK_SIZE = 4
-    MID = 5
-    SPREAD = 6
-    SPREAD_BPS = 7
-    AGE = 8
-
-
-COLUMN_COUNT = len(Column)
-#: Price columns that flash and carry a ▲/▼ sign when they move.
-FLASH_COLUMNS = (Column.BID, Column.ASK, Column.MID)
-# Plain ints for the hot paths (IntEnum members are slower to compare and hash).
-_PAIR, _AGE = int(Column.PAIR), int(Column.AGE)
-_BID, _ASK = int(Column.BID), int(Column.ASK)
-_FLASHING = frozenset(int(c) for c in FLASH_COLUMNS)
-_SIZES = frozenset((int(Column.BID_SIZE), int(Column.ASK_SIZE)))
-_BPS = int(Column.SPREAD_BPS)
-
-HEADERS = {
-    Column.PAIR: "Pair",
-    Column.BID: "Bid",
-    Column.BID_SIZE: "Bid size",
-    Column.ASK: "Ask",
-    Column.ASK_SIZE: "Ask size",
-    Column.MID: "Mid",
-    Column.SPREAD: "Spread",
-    Column.SPREAD_BPS: "Spread (bp)",
-    Column.AGE: "Age",
-}
-
-TOOLTIPS = {
-    Column.PAIR: "BASE/QUOTE; prices are in QUOTE per one BASE",
-    Column.BID: "Best bid: the highest price a buyer offers (QUOTE per BASE)",
-    Column.BID_SIZE: "Size at the best bid, in BASE",
-    Column.ASK: "Best ask: the lowest price a seller asks (QUOTE per BASE)",
-    Column.ASK_SIZE: "Size at the best ask, in BASE",
-    Column.MID: "(bid + ask) / 2",
-    Column.SPREAD: "Ask − bid, in QUOTE",
-    Column.SPREAD_BPS: "Spread in basis points of the mid (1 bp = 0.01 %)",
-    Column.AGE: "Time since this pair's last update; the row greys out when it is stale",
-}
-
-_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
-_ALIGN_NUMBER = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-_ALIGN_TEXT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+#: Keys of the price columns that flash and carry a ▲/▼ sign when they move.
+FLASH_KEYS = ("bid", "ask", "mid")
 
 _DISPLAY = int(Qt.ItemDataRole.DisplayRole)
 _ALIGNMENT = int(Qt.ItemDataRole.TextAlignmentRole)
@@ -137,40 +82,165 @@ def spread_bps(book: TopOfBook) -> Decimal | None:
     return MONEY_CONTEXT.divide(MONEY_CONTEXT.multiply(book.spread, _TEN_THOUSAND), mid)
 
 
-def runs(numbers: Iterable[int]) -> list[tuple[int, int]]:
-    """Contiguous runs of sorted distinct integers: ``[1, 2, 5]`` -> ``[(1, 2), (5, 5)]``."""
-    result: list[tuple[int, int]] = []
-    for number in sorted(set(numbers)):
-        if result and result[-1][1] == number - 1:
-            result[-1] = (result[-1][0], number)
-        else:
-            result.append((number, number))
-    return result
+class BookRow(NamedTuple):
+    """One watched pair as the table shows it: its last prices and sizes (None before any
+    data), the last move of each flashing price (+1 up, -1 down, 0 none yet) and the display
+    decimals. (A NamedTuple: one is built for every pair on every tick, and it is cheaper to
+    build than a frozen dataclass.)"""
 
-
-@dataclass(eq=False)
-class _Row:
     pair: str
     base: str
+    bid: Decimal | None = None
+    bid_size: Decimal | None = None
+    ask: Decimal | None = None
+    ask_size: Decimal | None = None
+    mid: Decimal | None = None
+    spread: Decimal | None = None
+    bps: Decimal | None = None
+    moves: tuple[int, int, int] = (0, 0, 0)  # bid, ask, mid
+    price_places: int = 2
+    size_places: int = 2
     received: float | None = None  # clock time of the last update
-    texts: list[str] = field(default_factory=list)
-    keys: list[SortKey] = field(default_factory=list)
-    #: Last move of each price column: +1 up, -1 down, 0 none yet.
-    moves: list[int] = field(default_factory=lambda: [0] * COLUMN_COUNT)
-    #: Column -> clock time its flash ends.
-    flashes: dict[int, float] = field(default_factory=dict)
     stale: bool = True
-    #: Display decimals (price, base asset) the texts were formatted with.
-    places: tuple[int, int] = (-1, -1)
-
-    def __post_init__(self) -> None:
-        if not self.texts:
-            self.texts = [self.pair] + [DASH] * (COLUMN_COUNT - 1)
-        if not self.keys:
-            self.keys = [self.pair] + [None] * (COLUMN_COUNT - 1)
 
 
-class TopOfBookModel(QAbstractTableModel):
+#: The sign a price keeps after its last move.
+SIGNS = {1: UP_SIGN, -1: DOWN_SIGN, 0: ""}
+
+
+# Cell functions, one per column (spelled out: they run for every pair on every tick).
+
+
+def pair_cell(q: BookRow, _: Precision) -> Cell:
+    return Cell(q.pair, q.pair, None)
+
+
+def bid_cell(q: BookRow, _: Precision) -> Cell:
+    return Cell(SIGNS[q.moves[0]] + format_number(q.bid, q.price_places), q.bid, None)
+
+
+def bid_size_cell(q: BookRow, _: Precision) -> Cell:
+    return Cell(format_number(q.bid_size, q.size_places), q.bid_size, None)
+
+
+def ask_cell(q: BookRow, _: Precision) -> Cell:
+    return Cell(SIGNS[q.moves[1]] + format_number(q.ask, q.price_places), q.ask, None)
+
+
+def ask_size_cell(q: BookRow, _: Precision) -> Cell:
+    return Cell(format_number(q.ask_size, q.size_places), q.ask_size, None)
+
+
+def mid_cell(q: BookRow, _: Precision) -> Cell:
+    return Cell(SIGNS[q.moves[2]] + format_number(q.mid, q.price_places), q.mid, None)
+
+
+def spread_cell(q: BookRow, _: Precision) -> Cell:
+    return Cell(format_number(q.spread, q.price_places), q.spread, None)
+
+
+def bps_cell(q: BookRow, _: Precision) -> Cell:
+    return Cell(format_number(q.bps, BPS_DECIMALS), q.bps, None)
+
+
+def age_cell(q: BookRow, _: Precision) -> Cell:
+    """``0 s`` when data just came (the model's timer ages it), ``—`` before any."""
+    return Cell(age_text(None if q.received is None else 0.0), None, None)
+
+
+def moved(value: Decimal | None, before: Decimal | None, move: int) -> int:
+    """The last move of a price: +1 up, -1 down; ``move`` when it did not change."""
+    if value is None or before is None or value == before:
+        return move
+    return 1 if value > before else -1
+
+
+def bid_colour(_: BookRow, palette: TradePalette) -> QColor:
+    """Bid and ask prices in their side's colour (stale and flashing cells: see the model)."""
+    return palette.bid
+
+
+def ask_colour(_: BookRow, palette: TradePalette) -> QColor:
+    return palette.ask
+
+
+COLUMNS: tuple[Column[BookRow], ...] = (
+    Column(
+        "pair",
+        "Pair",
+        pair_cell,
+        "BASE/QUOTE; prices are in QUOTE per one BASE",
+        alignment=ALIGN_TEXT,
+    ),
+    Column(
+        "bid",
+        "Bid",
+        bid_cell,
+        "Best bid: the highest price a buyer offers (QUOTE per BASE)",
+        numeric=True,
+        colour=bid_colour,
+    ),
+    Column(
+        "bid_size",
+        "Bid size",
+        bid_size_cell,
+        "Size at the best bid, in BASE",
+        numeric=True,
+    ),
+    Column(
+        "ask",
+        "Ask",
+        ask_cell,
+        "Best ask: the lowest price a seller asks (QUOTE per BASE)",
+        numeric=True,
+        colour=ask_colour,
+    ),
+    Column(
+        "ask_size",
+        "Ask size",
+        ask_size_cell,
+        "Size at the best ask, in BASE",
+        numeric=True,
+    ),
+    Column(
+        "mid",
+        "Mid",
+        mid_cell,
+        "(bid + ask) / 2",
+        numeric=True,
+    ),
+    Column(
+        "spread",
+        "Spread",
+        spread_cell,
+        "Ask − bid, in QUOTE",
+        numeric=True,
+    ),
+    Column(
+        "spread_bps",
+        "Spread (bp)",
+        bps_cell,
+        "Spread in basis points of the mid (1 bp = 0.01 %)",
+        numeric=True,
+    ),
+    Column(
+        "age",
+        "Age",
+        age_cell,
+        "Time since this pair's last update; the row greys out when it is stale",
+        numeric=True,
+    ),
+)
+COLUMN_COUNT = len(COLUMNS)
+_PAIR, _BID, _ASK, _MID, _AGE = 0, 1, 3, 5, COLUMN_COUNT - 1
+#: Column of each entry of ``BookRow.moves``.
+_MOVED = (_BID, _ASK, _MID)
+
+
+class TopOfBookModel(KeyedTableModel[BookRow]):
+    colour_roles = (Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole)
+    move_rows = True  # a reordered watchlist keeps the data, flashes and selection of its pairs
+
     def __init__(
         self,
         precision: Precision,
@@ -181,18 +251,12 @@ class TopOfBookModel(QAbstractTableModel):
         stale_after: float = 1.5,
     ) -> None:
         """``palette``: None (the default) follows the theme; a palette given here stays."""
-        super().__init__(parent)
-        self._precision = precision
-        self._palette = current_palette() if palette is None else palette
-        if palette is None:
-            follow_palette(self.set_palette)
+        super().__init__(COLUMNS, precision, parent, palette=palette)
         self._clock = clock
         self._stale_after = stale_after
-        self._rows: list[_Row] = []
-        self._index: dict[str, int] = {}
         self._selected: str | None = None
-        self._flashing: set[str] = set()
-        self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        #: Pair -> column -> clock time its flash ends (pairs with a flash running only).
+        self._flashes: dict[str, dict[int, float]] = {}
         self._bold = QFont()
         self._bold.setBold(True)
         self._flash_timer = QTimer(self)
@@ -207,13 +271,13 @@ class TopOfBookModel(QAbstractTableModel):
 
     @property
     def pairs(self) -> list[str]:
-        return [row.pair for row in self._rows]
+        return [quote.pair for quote in self._records]
 
     def pair_at(self, row: int) -> str:
-        return self._rows[row].pair
+        return self._records[row].pair
 
     def row_of(self, pair: str) -> int | None:
-        return self._index.get(pair)
+        return self.position(pair)
 
     @property
     def stale_after(self) -> float:
@@ -228,57 +292,16 @@ class TopOfBookModel(QAbstractTableModel):
     def set_pairs(self, pairs: Sequence[str]) -> None:
         """Show ``pairs`` in this order: rows removed, moved and inserted, never a reset, so
         the data, flashes and selection of the pairs that stay are kept."""
-        wanted = list(dict.fromkeys(pairs))
-        keep = set(wanted)
-        row = len(self._rows) - 1
-        while row >= 0:  # removals, bottom up, one signal per run
-            if self._rows[row].pair in keep:
-                row -= 1
-                continue
-            last = row
-            while row > 0 and self._rows[row - 1].pair not in keep:
-                row -= 1
-            self.beginRemoveRows(QModelIndex(), row, last)
-            for gone in self._rows[row : last + 1]:
-                self._flashing.discard(gone.pair)
-            del self._rows[row : last + 1]
-            self._reindex()
-            self.endRemoveRows()
-            row -= 1
-        present = set(self._index)
-        target = [pair for pair in wanted if pair in present]
-        if self.pairs != target:
-            self._reorder(target)
-        position = 0
-        while position < len(wanted):  # insertions, top down, one signal per run
-            if wanted[position] in present:
-                position += 1
-                continue
-            first = position
-            while position + 1 < len(wanted) and wanted[position + 1] not in present:
-                position += 1
-            self.beginInsertRows(QModelIndex(), first, position)
-            self._rows[first:first] = [self._new_row(p) for p in wanted[first : position + 1]]
-            self._reindex()
-            self.endInsertRows()
-            position += 1
-
-    @property
-    def palette(self) -> TradePalette:
-        return self._palette
-
-    def set_palette(self, palette: TradePalette) -> None:
-        """Recolour: the texts, sort keys and layout stay, so one signal for the whole table
-        with the two colour roles tells the views all they need."""
-        if palette == self._palette:
-            return
-        self._palette = palette
-        if self._rows:
-            self.dataChanged.emit(
-                self.createIndex(0, 0),
-                self.createIndex(len(self._rows) - 1, COLUMN_COUNT - 1),
-                [Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole],
+        rows = [
+            (
+                pair,
+                self._records[row] if (row := self.position(pair)) is not None else new_quote(pair),
             )
+            for pair in dict.fromkeys(pairs)
+        ]
+        self.apply(rows)
+        for gone in set(self._flashes) - set(self._index):
+            del self._flashes[gone]
 
     def set_selected(self, pair: str | None) -> None:
         """The session's selected pair is shown in bold."""
@@ -288,20 +311,24 @@ class TopOfBookModel(QAbstractTableModel):
         for name in (previous, pair):
             row = None if name is None else self._index.get(name)
             if row is not None:
-                self._signal(row, _PAIR, _PAIR)
+                self.signal_cells(row, (_PAIR,))
 
     def update(self, books: Mapping[str, TopOfBook]) -> None:
         """New top of book for some pairs; pairs not shown are ignored."""
         now = self._clock()
         flashed = False
+        index = self._index
         for pair, book in books.items():
-            row = self._index.get(pair)
+            row = index.get(pair)
             if row is None:
                 continue
-            changed, started = self._apply(self._rows[row], book, now)
-            flashed = flashed or started
-            for first, last in runs(changed):
-                self._signal(row, first, last)
+            old = self._records[row]
+            quote = self._quote(old, book, now)
+            changed = self.replace(row, quote)
+            flashed = self._flash(old, quote, now) or flashed
+            if old.stale:  # fresh again: every cell's colour changes
+                changed = list(range(COLUMN_COUNT))
+            self.signal_cells(row, changed)
         if flashed:
             self._schedule_flash_clear()
 
@@ -310,16 +337,16 @@ class TopOfBookModel(QAbstractTableModel):
         state (the whole row when it flips). Called each second by the model's own timer."""
         now = self._clock()
         aged: list[int] = []
-        for number, row in enumerate(self._rows):
-            age = None if row.received is None else now - row.received
+        for number, quote in enumerate(self._records):
+            age = None if quote.received is None else now - quote.received
             text = age_text(age)
             stale = age is None or age > self._stale_after
-            if stale != row.stale:
-                row.stale = stale
-                row.texts[_AGE] = text
-                self._signal(number, 0, COLUMN_COUNT - 1)
-            elif text != row.texts[_AGE]:
-                row.texts[_AGE] = text
+            if stale != quote.stale:
+                self.replace(number, quote._replace(stale=stale), self._cells[number])
+                self.set_cell(number, _AGE, Cell(text, None, None))
+                self.signal_cells(number, range(COLUMN_COUNT))
+            elif text != self._cells[number][_AGE].display:
+                self.set_cell(number, _AGE, Cell(text, None, None))
                 aged.append(number)
         for first, last in runs(aged):
             self.dataChanged.emit(self.createIndex(first, _AGE), self.createIndex(last, _AGE))
@@ -327,219 +354,136 @@ class TopOfBookModel(QAbstractTableModel):
     def expire_flashes(self) -> None:
         """Clear the flashes that ended (signalling only those cells), then wait for the next."""
         now = self._clock() + _FLASH_SLACK
-        for pair in list(self._flashing):
-            number = self._index[pair]
-            row = self._rows[number]
-            ended = [column for column, until in row.flashes.items() if until <= now]
+        for pair, flashes in list(self._flashes.items()):
+            ended = [column for column, until in flashes.items() if until <= now]
             for column in ended:
-                del row.flashes[column]
-            if not row.flashes:
-                self._flashing.discard(pair)
-            for first, last in runs(ended):
-                self._signal(number, first, last)
+                del flashes[column]
+            if not flashes:
+                del self._flashes[pair]
+            self.signal_cells(self._index[pair], sorted(ended))
         self._schedule_flash_clear()
 
     def flashing(self, row: int, column: int) -> int:
         """+1 or -1 while the cell flashes for a rise or a fall, else 0."""
-        data = self._rows[row]
-        return data.moves[column] if column in data.flashes else 0
+        quote = self._records[row]
+        flashes = self._flashes.get(quote.pair)
+        if flashes is None or column not in flashes:
+            return 0
+        return quote.moves[_MOVED.index(column)]
 
     def is_stale(self, row: int) -> bool:
-        return self._rows[row].stale
-
-    def column_texts(self, column: int) -> list[str]:
-        """The display text of ``column`` in every row (for fitting column widths)."""
-        return [row.texts[column] for row in self._rows]
-
-    @property
-    def number_font(self) -> QFont:
-        """The fixed-pitch font of the numeric columns."""
-        return self._mono
+        return self._records[row].stale
 
     # -- Qt model interface -------------------------------------------------------------------
 
-    # Every Python override is a virtual call from C++ (several µs each through PySide), made
-    # for each visible cell and role on every paint: these stay small, and ``index`` is
-    # overridden so that mapping a proxy index costs one call, not rowCount + columnCount.
-
-    def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
-        if 0 <= row < len(self._rows) and 0 <= column < COLUMN_COUNT and not parent.isValid():
-            return self.createIndex(row, column)
-        return QModelIndex()
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else COLUMN_COUNT
-
-    def flags(self, index: Index) -> Qt.ItemFlag:
-        return _FLAGS if index.isValid() else Qt.ItemFlag.NoItemFlags
-
     def data(self, index: Index, role: int = _DISPLAY) -> Any:
+        """Every role answered here in one call (this runs for each visible cell and role on
+        every paint, and for each comparison of a sort)."""
         number = index.row()
         if number < 0:
             return None
-        row = self._rows[number]
         column = index.column()
         if role == _DISPLAY:
-            return row.texts[column]
-        if role == _FONT:
-            return self._font(row, column)
-        if role == _ALIGNMENT:
-            return _ALIGN_TEXT if column == _PAIR else _ALIGN_NUMBER
-        if role == _FOREGROUND:
-            return self._foreground(row, column)
-        if role == _BACKGROUND:
-            return self._background(row, column)
+            return self._cells[number][column].display
+        quote = self._records[number]
         if role == SORT_ROLE:
-            if column == _AGE:
-                return self._age_key(row)
-            return row.keys[column]
-        if role == _TOOLTIP and row.stale:
-            if row.received is None:
-                return f"{row.pair}: no data yet"
-            return f"{row.pair}: no fresh data (last update {row.texts[_AGE]} ago)"
+            return self._age_key(quote) if column == _AGE else self._cells[number][column].sort
+        if role == _FONT:
+            if column != _PAIR:
+                return self.number_font
+            return self._bold if quote.pair == self._selected else None
+        if role == _ALIGNMENT:
+            return ALIGN_TEXT if column == _PAIR else ALIGN_NUMBER
+        if role == _FOREGROUND:
+            return self._foreground(quote, column)
+        if role == _BACKGROUND:
+            if self._flash_of(quote, column) is None:
+                return None
+            move = quote.moves[_MOVED.index(column)]
+            return self._palette.up_flash if move > 0 else self._palette.down_flash
+        if role == _TOOLTIP and quote.stale:
+            if quote.received is None:
+                return f"{quote.pair}: no data yet"
+            age = self._cells[number][_AGE].display
+            return f"{quote.pair}: no fresh data (last update {age} ago)"
         return None
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = _DISPLAY) -> Any:
-        if orientation != Qt.Orientation.Horizontal or not 0 <= section < COLUMN_COUNT:
-            return None
-        role = int(role)
-        column = Column(section)
-        if role == _DISPLAY:
-            return HEADERS[column]
-        if role == _TOOLTIP:
-            return TOOLTIPS[column]
-        if role == _ALIGNMENT:
-            return _ALIGN_TEXT if column == Column.PAIR else _ALIGN_NUMBER
-        return None
+    def _foreground(self, quote: BookRow, column: int) -> QColor | None:
+        if quote.stale:
+            return self._palette.stale
+        if self._flash_of(quote, column) is not None:
+            return None  # default text on the tinted background reads best
+        if column == _BID:
+            return self._palette.bid
+        return self._palette.ask if column == _ASK else None
 
     # -- internals ----------------------------------------------------------------------------
 
-    def _font(self, row: _Row, column: int) -> QFont | None:
-        if column != _PAIR:
-            return self._mono
-        return self._bold if row.pair == self._selected else None
-
-    def _foreground(self, row: _Row, column: int) -> QColor | None:
-        if row.stale:
-            return self._palette.stale
-        if column in row.flashes:  # default text on the tinted background reads best
-            return None
-        if column == _BID:
-            return self._palette.bid
-        if column == _ASK:
-            return self._palette.ask
-        return None
-
-    def _background(self, row: _Row, column: int) -> QColor | None:
-        if column in row.flashes:
-            return self._palette.up_flash if row.moves[column] > 0 else self._palette.down_flash
-        return None
-
-    def _new_row(self, pair: str) -> _Row:
-        return _Row(pair, pair.partition("/")[0])
-
-    def _signal(self, row: int, first: int, last: int) -> None:
-        """dataChanged for columns ``first``..``last`` of ``row`` (createIndex: no bounds
-        checks through the Python rowCount/columnCount on the hot path)."""
-        self.dataChanged.emit(self.createIndex(row, first), self.createIndex(row, last))
-
-    def _reindex(self) -> None:
-        self._index = {row.pair: number for number, row in enumerate(self._rows)}
-
-    def _reorder(self, target: list[str]) -> None:
-        self.layoutAboutToBeChanged.emit()
-        old_pairs = self.pairs
-        by_pair = {row.pair: row for row in self._rows}
-        self._rows = [by_pair[pair] for pair in target]
-        self._reindex()
-        before = self.persistentIndexList()
-        after = [self.index(self._index[old_pairs[i.row()]], i.column()) for i in before]
-        self.changePersistentIndexList(before, after)
-        self.layoutChanged.emit()
-
-    def _text(self, row: _Row, column: int, value: Decimal | None) -> str:
-        if column in _SIZES:
-            return format_number(value, row.places[1])
-        if column == _BPS:
-            return format_number(value, BPS_DECIMALS)
-        text = format_number(value, row.places[0])
-        if column in _FLASHING:
-            move = row.moves[column]
-            if move > 0:
-                return UP_SIGN + text
-            if move < 0:
-                return DOWN_SIGN + text
-        return text
-
-    def _apply(self, row: _Row, book: TopOfBook, now: float) -> tuple[list[int], bool]:
-        """Store ``book`` in ``row``; the columns whose text or key changed, and whether a
-        flash started. Only cells whose value (or display precision) changed are formatted."""
-        changed: list[int] = []
-        started = False
-        places = (self._precision.price(row.pair), self._precision.asset(row.base))
-        reformat = places != row.places
-        row.places = places
-        mid = book.mid
-        values = (
-            book.bid,
+    def _quote(self, old: BookRow, book: TopOfBook, now: float) -> BookRow:
+        """``old`` with ``book``: each flashing price keeps its last move unless it moved."""
+        bid, ask, spread = book.bid, book.ask, book.spread
+        mid = (bid + ask) / 2  # TopOfBook.mid, computed once
+        moves = old.moves
+        if old.bid is not None:
+            moves = (
+                moved(bid, old.bid, moves[0]),
+                moved(ask, old.ask, moves[1]),
+                moved(mid, old.mid, moves[2]),
+            )
+        return BookRow(
+            old.pair,
+            old.base,
+            bid,
             book.bid_size,
-            book.ask,
+            ask,
             book.ask_size,
             mid,
-            book.spread,
-            spread_bps(book) if mid > 0 else None,
+            spread,
+            MONEY_CONTEXT.divide(MONEY_CONTEXT.multiply(spread, _TEN_THOUSAND), mid)
+            if mid > 0
+            else None,
+            moves,
+            self._precision.price(old.pair),
+            self._precision.asset(old.base),
+            now,
+            False,
         )
-        keys = row.keys
-        for column, value in enumerate(values, start=1):
-            old = keys[column]
-            if value == old and not reformat:
-                continue
-            if (
-                column in _FLASHING
-                and value is not None
-                and isinstance(old, Decimal)
-                and value != old
-            ):
-                row.moves[column] = 1 if value > old else -1
-                row.flashes[column] = now + FLASH_SECONDS
+
+    def _flash(self, old: BookRow, new: BookRow, now: float) -> bool:
+        """Start a flash on each price that moved; whether any did."""
+        if old.bid is None:
+            return False
+        started = False
+        for column, value, before in (
+            (_BID, new.bid, old.bid),
+            (_ASK, new.ask, old.ask),
+            (_MID, new.mid, old.mid),
+        ):
+            if value != before:
+                self._flashes.setdefault(new.pair, {})[column] = now + FLASH_SECONDS
                 started = True
-            text = self._text(row, column, value)
-            if value != old or text != row.texts[column]:
-                keys[column] = value
-                row.texts[column] = text
-                changed.append(column)
-        if row.flashes:
-            self._flashing.add(row.pair)
-        row.received = now
-        text = age_text(0.0)
-        if row.stale:  # fresh again: every cell's colour changes
-            row.stale = False
-            row.texts[_AGE] = text
-            return list(range(COLUMN_COUNT)), started
-        if text != row.texts[_AGE]:
-            row.texts[_AGE] = text
-            changed.append(_AGE)
-        return changed, started
+        return started
+
+    def _flash_of(self, quote: BookRow, column: int) -> float | None:
+        flashes = self._flashes.get(quote.pair)
+        return None if flashes is None else flashes.get(column)
 
     def _schedule_flash_clear(self) -> None:
-        deadlines = [
-            until
-            for pair in self._flashing
-            for until in self._rows[self._index[pair]].flashes.values()
-        ]
+        deadlines = [until for flashes in self._flashes.values() for until in flashes.values()]
         if not deadlines:
             self._flash_timer.stop()
             return
         delay = max(0.0, min(deadlines) - self._clock())
         self._flash_timer.start(math.ceil(delay * 1000))
 
-    def _age_key(self, row: _Row) -> Decimal | None:
-        if row.received is None:
+    def _age_key(self, quote: BookRow) -> Decimal | None:
+        if quote.received is None:
             return None
-        return Decimal(round((self._clock() - row.received) * 1000)).scaleb(-3)
+        return Decimal(round((self._clock() - quote.received) * 1000)).scaleb(-3)
+
+
+def new_quote(pair: str) -> BookRow:
+    return BookRow(pair, pair.partition("/")[0])
 
 
 class TopOfBookSortProxy(DecimalSortProxy):

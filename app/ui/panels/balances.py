@@ -31,7 +31,6 @@ from app.ui.models.balances_model import (
     UTILISATION_ROLE,
     BalancesModel,
     BalancesSortProxy,
-    Column,
 )
 from app.ui.palette import TradePalette, follow_palette, level_css
 from app.ui.panels.base import PanelContext
@@ -81,9 +80,9 @@ class BalancesPanel(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.bar_delegate = UtilisationBarDelegate(UTILISATION_ROLE, self.table)
-        self.table.setItemDelegateForColumn(Column.UTILISATION, self.bar_delegate)
+        self.table.setItemDelegateForColumn(self.model.column("utilisation"), self.bar_delegate)
         self.table.setSortingEnabled(True)
-        self.table.sortByColumn(Column.ASSET, Qt.SortOrder.AscendingOrder)
+        self.table.sortByColumn(self.model.column("asset"), Qt.SortOrder.AscendingOrder)
 
         self.total_label = QLabel(self)
         self.total_label.setObjectName("balancesTotal")
@@ -122,7 +121,7 @@ class BalancesPanel(QWidget):
         context.bridge.balances.connect(self._on_balances)
         context.bridge.topOfBook.connect(self._on_top_of_book)
         # The feeds publish no "latest" value: ask for balances now rather than at the next poll.
-        context.bridge.session.balances.refresh()
+        context.bridge.refresh_balances()
 
     def set_palette(self, palette: TradePalette) -> None:
         """A theme switch: the note's colour, and the bars repainted in the new colours."""
@@ -196,6 +195,6 @@ class BalancesPanel(QWidget):
     def asset_order(self) -> list[str]:
         """Assets as the table shows them, top to bottom."""
         return [
-            str(self.proxy.index(r, Column.ASSET, QModelIndex()).data())
+            str(self.proxy.index(r, self.model.column("asset"), QModelIndex()).data())
             for r in range(self.proxy.rowCount())
         ]

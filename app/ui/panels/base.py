@@ -1,18 +1,28 @@
-"""What every panel is given: the session's signals, display precision, settings, a way to tell
-the trader something (log panel + short non-blocking notice), and the trading desks."""
+"""What every panel is given, and what the main window may ask of a panel.
+
+``PanelContext``: the session as the widgets see it (the bridge), display precision, settings,
+and a way to tell the trader something (log panel + short non-blocking notice). A panel that
+trades takes its desk in its constructor as well, so nothing is checked at run time.
+
+``Panel``: the optional hooks the main window calls (a typed protocol, not names looked up with
+``getattr``): where the cursor goes on the panel's shortcut, what to stop before the connection
+closes, and how to apply new preferences.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from PySide6.QtCore import QSettings
 
-from app.services.desks import TradingDesks
+from app.services.log_events import LogLevel
 from app.ui.bridge import SessionBridge
 from app.ui.formatting import Precision
+from app.ui.preferences import Preferences
 
-Notify = Callable[[str, str], None]  # (level: "info" | "warning" | "error", message)
+Notify = Callable[[LogLevel, str], None]
 
 
 @dataclass
@@ -21,9 +31,21 @@ class PanelContext:
     precision: Precision
     settings: QSettings
     notify: Notify
-    desks: TradingDesks | None = None  # the ticket panels need them; None in read-only tests
 
-    def need_desks(self) -> TradingDesks:
-        if self.desks is None:
-            raise RuntimeError("this panel trades: the context must carry the trading desks")
-        return self.desks
+
+@runtime_checkable
+class FocusEntry(Protocol):
+    def focus_entry(self) -> None:
+        """Put the cursor where the trader types first (the panel's shortcut)."""
+
+
+@runtime_checkable
+class OwnsFeed(Protocol):
+    async def stop_feed(self) -> None:
+        """Stop the panel's own feed before the connection closes (no poll cut off at quit)."""
+
+
+@runtime_checkable
+class FollowsPreferences(Protocol):
+    def apply_preferences(self, prefs: Preferences) -> None:
+        """Settings were applied: take the panel's share of them now."""

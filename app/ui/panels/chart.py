@@ -91,7 +91,7 @@ class ChartPanel(QWidget):
         self._capacity = capacity
         self._buffers: dict[str, RingBuffer] = {}
         self._last: dict[str, TopOfBook] = {}
-        self._pair: str | None = context.bridge.session.selected_pair
+        self._pair: str | None = context.bridge.selected_pair
         self._dirty = False
         self.redraws = 0
 

@@ -35,17 +35,18 @@ from PySide6.QtWidgets import (
 )
 
 from app.domain.records import DepositRecord
-from app.services.funding import (
+from app.services.log_events import LogLevel
+from app.services.transfers import (
     DEFAULT_INTERVAL,
     DEFAULT_MAX,
     MAX_RECORDS,
-    TransferFeed,
     TransferKind,
     TransferPage,
     TransferQuery,
 )
+from app.ui.bridge import QtTopic
 from app.ui.csv_export import EXPORT_ROLE, ask_and_export, export_csv, rows_as_tsv
-from app.ui.models.deposits_model import RECORD_ROLE, Column, DepositsModel, DepositsSortProxy
+from app.ui.models.deposits_model import RECORD_ROLE, DepositsModel, DepositsSortProxy
 from app.ui.palette import TradePalette, follow_palette, level_css
 from app.ui.panels.base import PanelContext
 from app.ui.panels.record_parts import stop_with
@@ -163,12 +164,12 @@ class DepositsPanel(QWidget):
         ):
             self.setTabOrder(first, second)
 
-        self.feed = TransferFeed(context.bridge.session.client, self.query(), interval=interval)
-        unsubscribe = [
-            self.feed.pages.subscribe(self._on_page),
-            self.feed.failures.subscribe(self._on_failure),
-        ]
-        stop_with(self, self.feed, unsubscribe)
+        self.feed = context.bridge.transfer_feed(self.query(), interval=interval)
+        self.page_topic: QtTopic[TransferPage] = QtTopic(self.feed.pages, self)
+        self.failure_topic: QtTopic[str] = QtTopic(self.feed.failures, self)
+        self.page_topic.connect(self._on_page)
+        self.failure_topic.connect(self._on_failure)
+        stop_with(self, self.feed)
         self._columns_for(self.query().kind)
         self.status.setText("Loading…")
         follow_palette(self.set_palette)
@@ -221,7 +222,7 @@ class DepositsPanel(QWidget):
         self.feed.set_query(query)
 
     def _columns_for(self, kind: TransferKind) -> None:
-        self.table.setColumnHidden(Column.ADDRESS, kind != "withdrawal")
+        self.table.setColumnHidden(self.model.column("address"), kind != "withdrawal")
 
     def show_server_order(self) -> None:
         """Drop any column sort: rows in the order the server sent them."""
@@ -229,6 +230,9 @@ class DepositsPanel(QWidget):
         self.proxy.sort(-1)
 
     # -- feed -------------------------------------------------------------------------------
+
+    async def stop_feed(self) -> None:
+        await self.feed.stop()
 
     def _on_page(self, page: TransferPage) -> None:
         first = self.page is None
@@ -238,8 +242,9 @@ class DepositsPanel(QWidget):
         if first:
             self.table.resizeColumnsToContents()
             # A whole hash is 64 characters: show its ends (full text in tooltip, copy, export).
-            hash_width = self.table.columnWidth(Column.HASH)
-            self.table.setColumnWidth(Column.HASH, min(hash_width, HASH_WIDTH))
+            hash_column = self.model.column("hash")
+            hash_width = self.table.columnWidth(hash_column)
+            self.table.setColumnWidth(hash_column, min(hash_width, HASH_WIDTH))
         order = "oldest first" if page.query.ascending else "newest first"
         stamp = page.fetched_at.astimezone().strftime("%H:%M:%S")
         count = len(page.records)
@@ -334,18 +339,18 @@ class DepositsPanel(QWidget):
     def _exported(self, path: Path, rows: int) -> None:
         message = f"Exported {rows} row(s) to {path}"
         self._say(message)
-        self._context.notify("info", message)
+        self._context.notify(LogLevel.INFO, message)
 
     def _export_failed(self, path: Path, exc: OSError) -> None:
         message = f"Could not write {path}: {exc.strerror or exc}"
         self._say(message, "error")
-        self._context.notify("error", message)
+        self._context.notify(LogLevel.ERROR, message)
 
     # -- reading (tests, other panels) --------------------------------------------------------
 
     def shown_orderings(self) -> list[int]:
         """Record numbers as the table shows them, top to bottom."""
         return [
-            self.proxy.index(row, Column.ORDERING, QModelIndex()).data(RECORD_ROLE).ordering
+            self.proxy.index(row, 0, QModelIndex()).data(RECORD_ROLE).ordering
             for row in range(self.proxy.rowCount())
         ]

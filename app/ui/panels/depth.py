@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from app.domain.records import OrderBook
 from app.ui.formatting import DASH, format_number
-from app.ui.models.depth_model import Column, DepthModel, DepthRole
+from app.ui.models.depth_model import DepthModel, DepthRole
 from app.ui.panels.base import PanelContext
 
 BAR_ALPHA = 60
@@ -62,7 +62,7 @@ class DepthPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("depthPanel")
         self._context = context
-        self._pair: str | None = context.bridge.session.selected_pair
+        self._pair: str | None = context.bridge.selected_pair
         self._centre_next = True
 
         self.header = QLabel(self)
@@ -84,7 +84,7 @@ class DepthPanel(QWidget):
         self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 4)
         self._bars = SizeBarDelegate(self.view)
-        for column in (Column.SIZE, Column.CUMULATIVE):
+        for column in (self.model.column("size"), self.model.column("cumulative")):
             self.view.setItemDelegateForColumn(column, self._bars)
         self.view.doubleClicked.connect(self._activated)
         self.model.modelReset.connect(self._after_reset)

@@ -23,11 +23,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.services.funding import (
+from app.services.log_events import LogLevel
+from app.services.transfers import (
     Direction,
-    FundingError,
     InstructionBook,
-    fetch_instructions,
+    TransferError,
 )
 from app.ui.palette import TradePalette, current_palette, follow_palette, level_css
 from app.ui.panels.base import PanelContext
@@ -69,7 +69,7 @@ class InstructionsPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("instructionsPanel")
         self._context = context
-        self._client = context.bridge.session.client
+        self._bridge = context.bridge
         self.tasks = TaskOwner(self, self._task_failed)
         self.book = InstructionBook()
         self.cards: list[InstructionCard] = []
@@ -187,8 +187,8 @@ class InstructionsPanel(QWidget):
 
     async def _load(self) -> None:
         try:
-            book = await fetch_instructions(self._client)
-        except FundingError as exc:
+            book = await self._bridge.instructions()
+        except TransferError as exc:
             self._show_error(str(exc))
         else:
             self.set_book(book)
@@ -218,7 +218,7 @@ class InstructionsPanel(QWidget):
         self._loaded = True
         self.error_label.setText(f"{message}. Press Refresh to try again.")
         self.error_label.setVisible(True)
-        self._context.notify("warning", message)
+        self._context.notify(LogLevel.WARNING, message)
 
     def _task_failed(self, what: str, exc: BaseException) -> None:
         self.refresh_button.setEnabled(True)

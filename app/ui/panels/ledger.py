@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from PySide6.QtCore import QRegularExpression, QTimer, Signal
+from PySide6.QtCore import QRegularExpression, QTimer
 from PySide6.QtGui import QRegularExpressionValidator, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -25,16 +25,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.services.ledger_view import (
+from app.services.ledger_browser import (
     DEFAULT_MAX,
     EVENT_TYPES,
     MAX_TRANSACTIONS,
-    LedgerBrowser,
     LedgerQuery,
     LedgerQueryError,
     LedgerSnapshot,
 )
-from app.services.order_history import ReadFailed
+from app.services.log_events import LogLevel
+from app.services.order_feed import ReadFailed
 from app.ui.models.ledger_model import LedgerModel, LedgerSortProxy
 from app.ui.panels.base import PanelContext
 from app.ui.panels.record_parts import OptionalDateTime, RecordPanel, fill_choices, known_assets
@@ -46,16 +46,15 @@ FILL_REFRESH_MS = 300
 
 
 class LedgerPanel(RecordPanel):
-    filled = Signal()
     export_name = "ledger.csv"
     records_word = "entries"
 
     def __init__(self, context: PanelContext, parent: QWidget | None = None) -> None:
         super().__init__(context, parent)
         self.setObjectName("ledgerPanel")
-        session = context.bridge.session
+        bridge = context.bridge
         self.tasks = TaskOwner(self, self._task_failed)
-        self.browser = LedgerBrowser(session)
+        self.browser = bridge.ledger_browser()
         self.snapshot: LedgerSnapshot | None = None
         self.busy = False
         self._request = 0  # the newest request; older answers are ignored
@@ -70,7 +69,7 @@ class LedgerPanel(RecordPanel):
         self.asset_filter = QComboBox(self)
         self.asset_filter.setObjectName("ledgerAsset")
         self.asset_filter.setAccessibleName("Asset")
-        fill_choices(self.asset_filter, "Any asset", known_assets(session))
+        fill_choices(self.asset_filter, "Any asset", known_assets(bridge.available_pairs))
         self.type_filter = QComboBox(self)
         self.type_filter.setObjectName("ledgerType")
         self.type_filter.setAccessibleName("Event type")
@@ -149,17 +148,20 @@ class LedgerPanel(RecordPanel):
         self.search_box.textChanged.connect(lambda _: self._show_count())
         self.load_more_button.clicked.connect(self.load_more)
         self.refresh_button.clicked.connect(self.refresh)
-        self.filled.connect(self._fill_timer.start)
-        context.bridge.watchlistChanged.connect(self._refresh_choices)
-        unsubscribe = session.fills.subscribe(lambda _: self.filled.emit())
-        self.destroyed.connect(lambda *_: unsubscribe())
+        bridge.fills.connect(self._on_fill)
+        bridge.watchlistChanged.connect(self._refresh_choices)
         self.run_query()
 
     # -- queries --------------------------------------------------------------------------------
 
+    def _on_fill(self, _: None) -> None:
+        """A fill moved money: read the ledger again shortly (fills come in bursts)."""
+        self._fill_timer.start()
+
     def _refresh_choices(self, *_: object) -> None:
         """The assets are known once the session has read the pairs."""
-        fill_choices(self.asset_filter, "Any asset", known_assets(self._context.bridge.session))
+        pairs = self._context.bridge.available_pairs
+        fill_choices(self.asset_filter, "Any asset", known_assets(pairs))
 
     def current_query(self) -> LedgerQuery:
         """The query the fields describe (LedgerQueryError for a value that cannot be sent)."""
@@ -222,7 +224,7 @@ class LedgerPanel(RecordPanel):
             if request == self._request:
                 self.busy = False
                 self._say(f"Cannot read the ledger: {exc.message}", error=True)
-                self._context.notify("error", f"Ledger: {exc.message}")
+                self._context.notify(LogLevel.ERROR, f"Ledger: {exc.message}")
             return
         if request != self._request:
             return  # a newer request owns the view
@@ -250,7 +252,7 @@ class LedgerPanel(RecordPanel):
 
     def _task_failed(self, what: str, exc: BaseException) -> None:
         self.busy = False
-        self._context.notify("error", f"Ledger: {what} failed: {exc}")
+        self._context.notify(LogLevel.ERROR, f"Ledger: {what} failed: {exc}")
 
     # -- details --------------------------------------------------------------------------------
 

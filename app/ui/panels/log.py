@@ -11,7 +11,7 @@ import html
 from PySide6.QtGui import QBrush, QFontDatabase, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QPlainTextEdit, QVBoxLayout, QWidget
 
-from app.services.session import LogEvent
+from app.services.log_events import LogEvent
 from app.ui.palette import TradePalette, follow_palette, level_colour
 
 MAX_LINES = 5000

@@ -37,10 +37,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.services.estimates import EstimateFeed, EstimateResult
-from app.services.order_desk import AlreadySending, SubmitResult
-from app.services.pricing import pair_base
+from app.domain.records import TopOfBook
+from app.services.estimates import EstimateResult
+from app.services.limit_prices import pair_base
+from app.services.log_events import LogLevel
+from app.services.order_desk import AlreadySending, OrderDesk, SubmitResult
+from app.services.pretrade import Check, checks, what_if
+from app.services.session import Balances
 from app.services.ticket import OrderType, TicketError, TicketForm, TicketInput
+from app.ui.bridge import QtTopic
 from app.ui.order_confirm import SETTINGS_KEY as CONFIRM_KEY
 from app.ui.order_confirm import confirm_order
 from app.ui.palette import TradePalette, follow_palette, level_colour, level_css
@@ -53,6 +58,7 @@ from app.ui.panels.order_ticket_view import (
     what_if_verdict,
     wire_text,
 )
+from app.ui.preferences import Preferences
 from app.ui.tasks import TaskOwner
 
 OUTCOME_LEVEL = {
@@ -80,33 +86,43 @@ def _check_line(level: str, text: str) -> str:
 
 
 class OrderTicketPanel(QWidget):
-    def __init__(self, context: PanelContext, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, context: PanelContext, desk: OrderDesk, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("orderTicketPanel")
         self._context = context
-        self._session = context.bridge.session
-        self._desk = context.need_desks().orders
-        self._estimates = EstimateFeed(self._session.client)
+        self._bridge = context.bridge
+        self._desk = desk
+        self._estimates = context.bridge.estimate_feed()
         self.tasks = TaskOwner(self, self._task_failed)
+        # The market as the signals that woke this panel carried it: predictions never read a
+        # service's cache, so which subscriber heard a tick first cannot matter.
+        self._balances: Balances | None = context.bridge.balances.latest
+        self._tops: dict[str, TopOfBook] = dict(context.bridge.topOfBook.latest or {})
+        self._desk_sending = desk.sending
         self._ticket: TicketInput | None = None
         self._estimate: EstimateResult | None = None
         self._in_flight = False
         self._confirming = False
         self._last_sent: str | None = None  # clientOrderId of the last send (its outcome shown)
         self._build()
-        self._unsubscribe = [
-            self._estimates.results.subscribe(self._on_estimate),
-            self._desk.results.subscribe(self._on_result),
-        ]
-        self.destroyed.connect(self._detach)
+        self.estimates: QtTopic[EstimateResult] = QtTopic(self._estimates.results, self)
+        self.results: QtTopic[SubmitResult] = QtTopic(desk.results, self)
+        self.sending: QtTopic[bool] = QtTopic(desk.sending_changed, self)
+        self.estimates.connect(self._on_estimate)
+        self.results.connect(self._on_result)
+        self.sending.connect(self._on_sending)
+        feed = self._estimates
+        self.destroyed.connect(lambda *_: feed.cancel())  # a closure: the panel is going
         context.bridge.selectionChanged.connect(self.preset_pair)
         # bound methods, not lambdas: Qt drops them with the panel
-        context.bridge.balances.connect(self._market_changed)
-        context.bridge.topOfBook.connect(self._market_changed)
+        context.bridge.balances.connect(self._on_balances)
+        context.bridge.topOfBook.connect(self._on_top_of_book)
         follow_palette(self.set_palette)
         self._fill_assets()
-        if self._session.selected_pair:
-            self.preset_pair(self._session.selected_pair)
+        if self._bridge.selected_pair:
+            self.preset_pair(self._bridge.selected_pair)
         self._update()
 
     # -- building ---------------------------------------------------------------------------
@@ -275,16 +291,10 @@ class OrderTicketPanel(QWidget):
                 label.setStyleSheet(level_css(level, palette))
         self._refresh_predictions()
 
-    def _detach(self, *_: object) -> None:
-        self._estimates.cancel()
-        for unsubscribe in self._unsubscribe:
-            unsubscribe()
-        self._unsubscribe = []
-
     # -- assets ------------------------------------------------------------------------------
 
     def _pairs(self) -> list[tuple[str, str]]:
-        names = self._session.available_pairs or list(self._session.pair_info)
+        names = self._bridge.available_pairs or list(self._bridge.pair_info)
         return [(n.split("/")[0], n.split("/")[1]) for n in names if n.count("/") == 1]
 
     def _fill_assets(self) -> None:
@@ -329,7 +339,7 @@ class OrderTicketPanel(QWidget):
             == pair_base(
                 self.source_box.currentText(),
                 self.destination_box.currentText(),
-                self._session.pair_info,
+                self._bridge.pair_info,
             )
         )
         source, destination = (base, quote) if selling_base else (quote, base)
@@ -368,7 +378,7 @@ class OrderTicketPanel(QWidget):
             order_type,
             self.limit_edit.text(),
             end_at,
-            pair_base(source, destination, self._session.pair_info) if source else "",
+            pair_base(source, destination, self._bridge.pair_info) if source else "",
         )
 
     def _update(self) -> None:
@@ -380,7 +390,7 @@ class OrderTicketPanel(QWidget):
         self.end_edit.setEnabled(limit and self.end_check.isChecked())
         self.size_unit.setText(source)
         self.limit_unit.setText(
-            limit_unit(source, destination, self._session.pair_info) if source else ""
+            limit_unit(source, destination, self._bridge.pair_info) if source else ""
         )
         try:
             ticket = self.form().build()
@@ -394,7 +404,7 @@ class OrderTicketPanel(QWidget):
             self._refresh_predictions()
             return
         _styled(self.input_error, "info", "")
-        self.wire_label.setText(wire_text(ticket, self._session.pair_info))
+        self.wire_label.setText(wire_text(ticket, self._bridge.pair_info))
         if ticket != self._ticket:
             self._ticket = ticket
             self.estimate_label.setText("≈ …")
@@ -410,7 +420,25 @@ class OrderTicketPanel(QWidget):
         _styled(self.estimate_label, level, estimate_text(result, self._context.precision))
         self._refresh_predictions()
 
-    def _market_changed(self, _: object) -> None:
+    def _on_balances(self, balances: Balances) -> None:
+        self._balances = balances
+        self._refresh_predictions()
+
+    def _on_top_of_book(self, books: dict[str, TopOfBook]) -> None:
+        self._tops = books
+        self._refresh_predictions()
+
+    def _on_sending(self, sending: bool) -> None:
+        self._desk_sending = sending
+        self._sync_send()
+
+    def _checks(self, ticket: TicketInput, override: bool) -> list[Check]:
+        """The pre-trade checks on the market this panel was last told about."""
+        return checks(ticket, self._balances, self._tops, self._desk.limits, override=override)
+
+    def apply_preferences(self, prefs: Preferences) -> None:
+        """Settings > checks: the pre-trade limits, at once."""
+        self._desk.limits = prefs.check_limits()
         self._refresh_predictions()
 
     def _refresh_predictions(self) -> None:
@@ -418,7 +446,10 @@ class OrderTicketPanel(QWidget):
         estimate = None
         if ticket is not None and self._estimate is not None and self._estimate.ticket == ticket:
             estimate = self._estimate.estimate
-        what = self._desk.what_if(ticket, estimate) if ticket is not None else None
+        balances = self._balances
+        what = None
+        if ticket is not None and balances is not None:
+            what = what_if(ticket, balances, estimate)
         for cells, row in zip(
             self.what_if_cells,
             what_if_rows(what, self._context.precision) if what is not None else [],
@@ -435,11 +466,7 @@ class OrderTicketPanel(QWidget):
             self.verdict_label.clear()
         else:
             _styled(self.verdict_label, *what_if_verdict(what))
-        found = (
-            self._desk.checks(ticket, override=self.override_check.isChecked())
-            if ticket is not None
-            else []
-        )
+        found = self._checks(ticket, self.override_check.isChecked()) if ticket is not None else []
         blocked = any(check.code == "fat_finger" for check in found)
         self.override_check.setVisible(blocked)
         if not blocked:
@@ -449,7 +476,7 @@ class OrderTicketPanel(QWidget):
         self._sync_send()
 
     def _sync_send(self) -> None:
-        busy = self._in_flight or self._confirming or self._desk.sending
+        busy = self._in_flight or self._confirming or self._desk_sending
         self.send_button.setEnabled(not busy)
         self.send_button.setText(
             "Sending…" if busy and not self._confirming else "Send order  (Enter)"
@@ -460,7 +487,7 @@ class OrderTicketPanel(QWidget):
     def submit(self) -> None:
         """Enter or the button: check, confirm (setting), send. Does nothing while an order
         is in flight or being confirmed."""
-        if self._in_flight or self._confirming or self._desk.sending:
+        if self._in_flight or self._confirming or self._desk_sending:
             return
         try:
             ticket = self.form().build()
@@ -468,7 +495,7 @@ class OrderTicketPanel(QWidget):
             self._show_input_error(exc)
             return
         override = self.override_check.isChecked()
-        found = self._desk.checks(ticket, override=override)
+        found = self._checks(ticket, override)
         blocks = [check.message for check in found if check.severity == "block"]
         if blocks:
             _styled(self.input_error, "error", "; ".join(blocks))
@@ -570,4 +597,4 @@ class OrderTicketPanel(QWidget):
         self._in_flight = False
         self._sync_send()
         _styled(self.outcome_label, "error", f"{what} failed: {exc}")
-        self._context.notify("error", f"{what} failed: {exc}")
+        self._context.notify(LogLevel.ERROR, f"{what} failed: {exc}")

@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from decimal import Decimal
 
 from app.services.estimates import EstimateResult
+from app.services.limit_prices import describe_limit, display_number, pair_base
 from app.services.pretrade import AssetAfter, Check, WhatIf
-from app.services.pricing import describe_limit, display_number, pair_base
 from app.services.ticket import TicketInput
 from app.ui.formatting import DASH, Precision
 

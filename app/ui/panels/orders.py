@@ -3,13 +3,13 @@ orders) and at once after a fill, newest on top with new ones highlighted; filte
 load more, details, copy and CSV export.
 
 Filter changes apply 300 ms after the last edit (a new query from the newest order); status,
-type, pair, asset and time range go to the server (see ``app.services.order_history``), the
+type, pair, asset and time range go to the server (see ``app.services.order_feed``), the
 search box filters what is shown. "Load more" reads the page before the oldest order shown.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QAction, QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -20,15 +20,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.services.order_history import (
+from app.services.journal import OrderJournal
+from app.services.log_events import LogLevel
+from app.services.order_feed import (
     DEFAULT_PAGE,
     ORDER_TYPES,
-    OrderFeed,
     OrderFilter,
     OrdersSnapshot,
     ReadFailed,
 )
 from app.services.poller import FeedStatus
+from app.ui.bridge import QtTopic
 from app.ui.models.orders_model import OrdersModel, OrdersProxy
 from app.ui.panels.base import PanelContext
 from app.ui.panels.record_parts import (
@@ -54,14 +56,13 @@ STATUS_CHOICES = (
 
 
 class OrdersPanel(RecordPanel):
-    snapshotReady = Signal(object)  # OrdersSnapshot
-    feedStatus = Signal(object)  # FeedStatus
     export_name = "orders.csv"
     records_word = "orders"
 
     def __init__(
         self,
         context: PanelContext,
+        journal: OrderJournal | None = None,
         parent: QWidget | None = None,
         *,
         interval: float | None = None,
@@ -70,12 +71,11 @@ class OrdersPanel(RecordPanel):
         """``interval``: seconds between polls; by default the "orders" feed preference."""
         super().__init__(context, parent)
         self.setObjectName("ordersPanel")
-        session = context.bridge.session
+        bridge = context.bridge
         self.tasks = TaskOwner(self, self._task_failed)
-        journal = context.desks.journal if context.desks is not None else None
         if interval is None:
             interval = float(Preferences.load(context.settings).orders)
-        self.feed = OrderFeed(session, journal, interval=interval, page_size=page_size)
+        self.feed = bridge.order_feed(journal, interval=interval, page_size=page_size)
         self.snapshot: OrdersSnapshot | None = None
         self._loading_more = False
 
@@ -98,12 +98,12 @@ class OrdersPanel(RecordPanel):
         self.pair_filter.setObjectName("ordersPair")
         self.pair_filter.setAccessibleName("Pair filter (either direction)")
         self.pair_filter.setToolTip("Orders between the two assets of the pair, either direction")
-        fill_choices(self.pair_filter, "Any pair", sorted(session.available_pairs))
+        fill_choices(self.pair_filter, "Any pair", sorted(bridge.available_pairs))
         self.asset_filter = QComboBox(self)
         self.asset_filter.setObjectName("ordersAsset")
         self.asset_filter.setAccessibleName("Asset filter (sold or bought)")
         self.asset_filter.setToolTip("Orders selling or buying the asset")
-        fill_choices(self.asset_filter, "Any asset", known_assets(session))
+        fill_choices(self.asset_filter, "Any asset", known_assets(bridge.available_pairs))
         self.start_filter = OptionalDateTime("From", "ordersFrom", self)
         self.end_filter = OptionalDateTime("To", "ordersTo", self)
         self.search = QLineEdit(self)
@@ -152,15 +152,15 @@ class OrdersPanel(RecordPanel):
         self.load_more_button.clicked.connect(self.load_more)
         self.details_action.triggered.connect(lambda: self.show_details(self.table.currentIndex()))
         context.bridge.watchlistChanged.connect(self._refresh_choices)
-        self.snapshotReady.connect(self._on_snapshot)
-        self.feedStatus.connect(self._on_feed_status)
-
-        unsubscribe = [
-            self.feed.updates.subscribe(self.snapshotReady.emit),
-            self.feed.poller.status.subscribe(self.feedStatus.emit),
-        ]
-        stop_with(self, self.feed, unsubscribe)
+        self.snapshots: QtTopic[OrdersSnapshot] = QtTopic(self.feed.updates, self)
+        self.feed_statuses: QtTopic[FeedStatus] = QtTopic(self.feed.poller.status, self)
+        self.snapshots.connect(self._on_snapshot)
+        self.feed_statuses.connect(self._on_feed_status)
+        stop_with(self, self.feed)
         self.feed.start()
+
+    async def stop_feed(self) -> None:
+        await self.feed.stop()
 
     def apply_preferences(self, prefs: Preferences) -> None:
         """Settings > feeds > orders: the poll interval, at once."""
@@ -180,9 +180,9 @@ class OrdersPanel(RecordPanel):
 
     def _refresh_choices(self, *_: object) -> None:
         """The pairs and assets are known once the session has read them."""
-        session = self._context.bridge.session
-        fill_choices(self.pair_filter, "Any pair", sorted(session.available_pairs))
-        fill_choices(self.asset_filter, "Any asset", known_assets(session))
+        pairs = self._context.bridge.available_pairs
+        fill_choices(self.pair_filter, "Any pair", sorted(pairs))
+        fill_choices(self.asset_filter, "Any asset", known_assets(pairs))
 
     def current_filter(self) -> OrderFilter:
         return OrderFilter(
@@ -247,7 +247,7 @@ class OrdersPanel(RecordPanel):
             added = await self.feed.load_more()
         except ReadFailed as exc:
             self._say(f"Cannot load older orders: {exc.message}", error=True)
-            self._context.notify("error", f"Orders: cannot load older orders: {exc.message}")
+            self._context.notify(LogLevel.ERROR, f"Orders: cannot load older orders: {exc.message}")
         else:
             if added == 0:
                 self._say("No older orders")
@@ -258,7 +258,7 @@ class OrdersPanel(RecordPanel):
 
     def _task_failed(self, what: str, exc: BaseException) -> None:
         self._loading_more = False
-        self._context.notify("error", f"Orders: {what} failed: {exc}")
+        self._context.notify(LogLevel.ERROR, f"Orders: {what} failed: {exc}")
 
     # -- details --------------------------------------------------------------------------------
 

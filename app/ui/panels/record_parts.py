@@ -7,7 +7,7 @@ theme's error colour, restyled when the theme switches."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Protocol
@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.services.session import TerminalSession
+from app.services.log_events import LogLevel
 from app.ui.csv_export import ask_and_export, export_csv, rows_as_tsv
 from app.ui.models.record_cells import Index, RecordSortProxy
 from app.ui.palette import TradePalette, follow_palette, level_css
@@ -152,9 +152,10 @@ def fill_choices(box: QComboBox, anything: str, values: list[str]) -> None:
     box.blockSignals(False)
 
 
-def known_assets(session: TerminalSession) -> list[str]:
+def known_assets(pairs: Sequence[str]) -> list[str]:
+    """Every asset of ``pairs`` (e.g. the session's available pairs), sorted."""
     assets = set()
-    for pair in session.available_pairs:
+    for pair in pairs:
         assets.update(pair.split("/"))
     return sorted(assets)
 
@@ -163,14 +164,12 @@ class Feed(Protocol):
     async def stop(self) -> None: ...
 
 
-def stop_with(widget: QWidget, feed: Feed, unsubscribe: Sequence[Callable[[], None]]) -> None:
-    """When ``widget`` is destroyed, undo ``unsubscribe`` and stop ``feed`` (in a task: the
-    ``destroyed`` signal cannot await)."""
+def stop_with(widget: QWidget, feed: Feed) -> None:
+    """When ``widget`` is destroyed, stop ``feed`` (in a task: the ``destroyed`` signal cannot
+    await). The feed's topics reach the widget through ``QtTopic``s it owns."""
     name = f"{widget.objectName()} feed stop"
 
     def detach(*_: object) -> None:  # a plain function, not a slot of the dying widget
-        for undo in unsubscribe:
-            undo()
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -279,9 +278,11 @@ class RecordPanel(QWidget):
             self,
             self.proxy,
             self.export_name,
-            lambda path, rows: self._context.notify("info", f"Exported {rows} {words} to {path}"),
+            lambda path, rows: self._context.notify(
+                LogLevel.INFO, f"Exported {rows} {words} to {path}"
+            ),
             lambda path, exc: self._context.notify(
-                "error", f"Cannot write {path}: {exc.strerror or exc}"
+                LogLevel.ERROR, f"Cannot write {path}: {exc.strerror or exc}"
             ),
         )
         return self.export_dialog

@@ -17,8 +17,8 @@ is still counting down, and stops when both sides are over (expired, accepted or
 accept buttons follow ``LiveQuote.accept_allowed``; an accept in flight, or a new quote on its
 way, disables both.
 
-Service events reach the widgets as Qt signals through ``RfqSignals`` (the desk's two topics),
-as the session's reach them through the bridge.
+The desk's two topics (quotes, history) reach the widgets as ``QtTopic``s the panel owns, as the
+session's reach them through the bridge; the panel takes its desk in its constructor.
 
 The message under the quote is coloured by its level (a fill in the palette's success colour,
 bold; warnings; errors) from the palette in force, and restyled on a theme switch.
@@ -29,11 +29,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -52,6 +52,7 @@ from PySide6.QtWidgets import (
 
 from app.domain import Amount, AssetPair, ParseError, parse_decimal
 from app.domain.records import TopOfBook
+from app.services.log_events import LogLevel
 from app.services.rfq_desk import (
     SIDES,
     AcceptClosed,
@@ -61,9 +62,11 @@ from app.services.rfq_desk import (
     RfqDesk,
     Side,
 )
+from app.ui.bridge import QtTopic
 from app.ui.formatting import Precision
 from app.ui.palette import TradePalette, current_palette, follow_palette, level_css
 from app.ui.panels.base import PanelContext
+from app.ui.preferences import Preferences
 from app.ui.tasks import TaskOwner
 from app.ui.widgets.quote_history import QuoteHistoryModel, QuoteHistoryView
 from app.ui.widgets.quote_side import QuoteSideBox, exact_amount
@@ -84,30 +87,6 @@ def message_css(level: str, palette: TradePalette) -> str:
     if level == "fill":
         return f"{level_css('success', palette)} font-weight: bold;"
     return level_css(level, palette)
-
-
-class RfqSignals(QObject):
-    """The RFQ desk's topics as Qt signals (the desk is not part of the session's bridge)."""
-
-    quoteReceived = Signal(object)  # LiveQuote
-    historyEvent = Signal(object)  # QuoteEvent
-
-    def __init__(self, desk: RfqDesk, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        subscriptions: list[Callable[[], None]] = [
-            desk.quotes.subscribe(self.quoteReceived.emit),
-            desk.history.subscribe(self.historyEvent.emit),
-        ]
-
-        def detach(*_: object) -> None:
-            for unsubscribe in subscriptions:
-                unsubscribe()
-            subscriptions.clear()
-
-        # A closure, not a method: by the time ``destroyed`` fires, methods of this object
-        # are no longer called.
-        self.destroyed.connect(detach)
-        self.detach: Callable[..., None] = detach
 
 
 def _binds(host: QWidget, keys: QKeySequence) -> bool:
@@ -145,13 +124,12 @@ def fill_text(live: LiveQuote, result: AcceptResult, precision: Precision) -> st
 class RfqTicketPanel(QWidget):
     _f3: QShortcut | None = None  # set before __init__ runs: a ParentChange may come first
 
-    def __init__(self, context: PanelContext, parent: QWidget | None = None) -> None:
+    def __init__(self, context: PanelContext, desk: RfqDesk, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("rfqTicketPanel")
         self._context = context
         self._bridge = context.bridge
-        self._session = context.bridge.session
-        self._desk = context.need_desks().rfq
+        self._desk = desk
         self._tasks = TaskOwner(self, lambda what, exc: self._say("error", f"{what}: {exc}"))
         self._live: LiveQuote | None = None
         self._totals: dict[Side, float] = {}
@@ -173,9 +151,10 @@ class RfqTicketPanel(QWidget):
         self._frame_timer.setInterval(FRAME_MS)
         self._frame_timer.timeout.connect(self._frame)
 
-        self.signals = RfqSignals(self._desk, self)
-        self.signals.quoteReceived.connect(self._on_quote)
-        self.signals.historyEvent.connect(self._on_history)
+        self.quotes: QtTopic[LiveQuote] = QtTopic(desk.quotes, self)
+        self.history: QtTopic[QuoteEvent] = QtTopic(desk.history, self)
+        self.quotes.connect(self._on_quote)
+        self.history.connect(self._on_history)
         self._bridge.topOfBook.connect(self._on_top_of_book)
         self._bridge.selectionChanged.connect(self._on_selection)
         self._bridge.watchlistChanged.connect(self._refresh_pairs)
@@ -382,7 +361,7 @@ class RfqTicketPanel(QWidget):
     # -- pair and size --------------------------------------------------------------------------
 
     def _refresh_pairs(self, *_: object) -> None:
-        available = tuple(self._session.available_pairs)
+        available = tuple(self._bridge.available_pairs)
         if available == self._choices_from:
             return
         self._choices_from = available
@@ -396,7 +375,7 @@ class RfqTicketPanel(QWidget):
         if self._pair_pinned and current:
             self._show_pair(current)
         else:
-            self._show_pair(self._session.selected_pair or current)
+            self._show_pair(self._bridge.selected_pair or current)
 
     def _on_selection(self, pair: str) -> None:
         self._refresh_pairs()
@@ -503,7 +482,7 @@ class RfqTicketPanel(QWidget):
         except Exception as exc:  # the client's typed errors, and anything unforeseen
             log.info("RFQ request for %s failed", what, exc_info=exc)
             self._say("error", f"No quote for {what}: {describe(exc)}")
-            self._session.log("warning", f"RFQ request for {what} failed: {describe(exc)}")
+            self._bridge.log(LogLevel.WARNING, f"RFQ request for {what} failed: {describe(exc)}")
         self._request_task = None
         self._update_controls()
         self._frame()
@@ -628,7 +607,7 @@ class RfqTicketPanel(QWidget):
         if result.status == "filled":
             text = fill_text(live, result, self._context.precision)
             self._say("fill", text)
-            self._context.notify("info", text)
+            self._context.notify(LogLevel.INFO, text)
         elif result.status == "refused":
             self._say("error", f"Refused by the service: {result.message}")
         elif result.status == "unknown":
@@ -638,7 +617,7 @@ class RfqTicketPanel(QWidget):
                 "Check the orders before trading again."
             )
             self._say("error", text)
-            self._context.notify("warning", text)
+            self._context.notify(LogLevel.WARNING, text)
         else:
             self._say("error", f"The {result.side} accept did not go through: {result.message}")
         self._frame()
@@ -654,6 +633,10 @@ class RfqTicketPanel(QWidget):
             # Also a forced accept's refusal, which this panel did not send itself.
             self._say("error", f"Refused by the service: {event.message}")
         self._frame()
+
+    def apply_preferences(self, prefs: Preferences) -> None:
+        """Settings > RFQ: auto-requote (the box, the desk and the setting agree)."""
+        self.auto_requote.setChecked(prefs.auto_requote)
 
     def _auto_requote_toggled(self, on: bool) -> None:
         self._desk.auto_requote = on

@@ -31,12 +31,12 @@ from PySide6.QtWidgets import (
 from app.domain.errors import ParseError
 from app.domain.money import AssetPair
 from app.domain.records import TopOfBook
+from app.services.log_events import LogLevel
 from app.services.poller import FeedStatus
 from app.ui.models.top_of_book_model import (
-    FLASH_COLUMNS,
+    FLASH_KEYS,
     STALE_FACTOR,
     UP_SIGN,
-    Column,
     TopOfBookModel,
     TopOfBookSortProxy,
 )
@@ -89,7 +89,6 @@ class TopOfBookPanel(QWidget):
         self.setObjectName("topOfBookPanel")
         self._context = context
         self._bridge = context.bridge
-        self._session = context.bridge.session
         self._pending: dict[str, TopOfBook] = {}
         self._sort_dirty = False
         self._sorted_at = 0.0
@@ -151,9 +150,9 @@ class TopOfBookPanel(QWidget):
         self._resort_timer.start()
 
         self._restore_watchlist()
-        self.model.set_pairs(self._session.watchlist)
-        self.model.set_selected(self._session.selected_pair)
-        self.model.stale_after = STALE_FACTOR * self._session.top_of_book.interval
+        self.model.set_pairs(self._bridge.watchlist)
+        self.model.set_selected(self._bridge.selected_pair)
+        self.model.stale_after = STALE_FACTOR * self._bridge.top_of_book_interval
         self._refresh_choices()
 
         self._bridge.topOfBook.connect(self._on_top_of_book)
@@ -174,7 +173,7 @@ class TopOfBookPanel(QWidget):
             AssetPair.parse(name)
         except ParseError:
             return False
-        known = self._session.available_pairs
+        known = self._bridge.available_pairs
         return not known or name in known
 
     def _restore_watchlist(self) -> None:
@@ -185,9 +184,10 @@ class TopOfBookPanel(QWidget):
         dropped = [name for name in saved if name not in valid]
         if dropped:
             self._context.notify(
-                "warning", f"Watchlist: ignored unknown pairs {', '.join(map(repr, dropped))}"
+                LogLevel.WARNING,
+                f"Watchlist: ignored unknown pairs {', '.join(map(repr, dropped))}",
             )
-        if valid and valid != self._session.watchlist:
+        if valid and valid != self._bridge.watchlist:
             self._bridge.set_watchlist(valid)
 
     def _on_watchlist_changed(self, pairs: list[str]) -> None:
@@ -197,11 +197,11 @@ class TopOfBookPanel(QWidget):
 
     def _refresh_choices(self, force: bool = False) -> None:
         """The pair box lists the available pairs that are not watched yet."""
-        available = tuple(self._session.available_pairs)
+        available = tuple(self._bridge.available_pairs)
         if not force and available == self._choices_from:
             return
         self._choices_from = available
-        watched = set(self._session.watchlist)
+        watched = set(self._bridge.watchlist)
         choices = sorted(pair for pair in available if pair not in watched)
         current = self.pair_choice.currentText()
         self.pair_choice.clear()
@@ -215,7 +215,7 @@ class TopOfBookPanel(QWidget):
 
     def add_chosen(self) -> None:
         pair = self.pair_choice.currentText()
-        watchlist = self._session.watchlist
+        watchlist = self._bridge.watchlist
         if pair and pair not in watchlist:
             self._bridge.set_watchlist([*watchlist, pair])
 
@@ -228,7 +228,7 @@ class TopOfBookPanel(QWidget):
         if not doomed:
             return
         rows = [index.row() for index in self.table.selectionModel().selectedRows()]
-        self._bridge.set_watchlist([p for p in self._session.watchlist if p not in doomed])
+        self._bridge.set_watchlist([p for p in self._bridge.watchlist if p not in doomed])
         if self.proxy.rowCount():  # keep a row selected so Delete can be pressed again
             row = min(min(rows), self.proxy.rowCount() - 1)
             self.table.selectRow(row)
@@ -258,7 +258,7 @@ class TopOfBookPanel(QWidget):
         if not self._sized and books:
             self._sized = True
             self._fit_columns()
-        if len(self._session.available_pairs) != len(self._choices_from or ()):
+        if len(self._bridge.available_pairs) != len(self._choices_from or ()):
             self._refresh_choices()
 
     def _fit_columns(self) -> None:
@@ -271,12 +271,12 @@ class TopOfBookPanel(QWidget):
         bold.setBold(True)
         names = QFontMetrics(bold)
         header = self.table.horizontalHeader()
-        for column in Column:
+        for column, spec in enumerate(self.model.columns):
             texts = self.model.column_texts(column)
             longest = max(texts, key=len, default="")
-            if column in FLASH_COLUMNS:
+            if spec.key in FLASH_KEYS:
                 longest = UP_SIGN + longest
-            metrics = names if column == Column.PAIR else numbers
+            metrics = names if spec.key == "pair" else numbers
             width = metrics.horizontalAdvance(longest) + CELL_PADDING
             title = header.sectionSizeFromContents(column).width()
             self.table.setColumnWidth(column, max(width, title))
@@ -288,10 +288,10 @@ class TopOfBookPanel(QWidget):
             self.proxy.resort()
 
     def _on_feed_status(self, status: FeedStatus) -> None:
-        if status.name == self._session.top_of_book.name:
+        if status.name == self._bridge.top_of_book_feed:
             self.model.stale_after = STALE_FACTOR * status.interval
 
     @property
-    def sort_column(self) -> Column | None:
+    def sort_column(self) -> int | None:
         column = self.proxy.sortColumn()
-        return Column(column) if column >= 0 else None
+        return column if column >= 0 else None

@@ -1,28 +1,27 @@
 """The session's quote history as a table: requested, accepted (with the milliseconds that were
 left), expired, refused and unknown quotes, newest first (the desk's order, not sortable).
 
-Rows only ever arrive (one ``beginInsertRows`` at the top per event); the texts of a row are
-computed once when it arrives, not on every paint. The event column's colour comes from the
-palette in force (accepted in its up blue, refused and unknown in its down orange, expired
-grey) and follows a theme switch.
+Declared as a column spec on the generic keyed table: rows only ever arrive (one insert at the
+top per event) and a row's texts are computed once when it arrives, not on every paint. The
+event column's colour comes from the palette in force (accepted in its up blue, refused and
+unknown in its down orange, expired grey) and follows a theme switch.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from enum import IntEnum
-from typing import Any
+from collections.abc import Callable, Iterable
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QObject
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from app.domain.money import format_trimmed
 from app.services.rfq_desk import QuoteEvent
-from app.ui.formatting import DASH
-from app.ui.palette import TradePalette, current_palette, follow_palette
-
-Index = QModelIndex | QPersistentModelIndex
+from app.ui.formatting import DASH, Precision
+from app.ui.models.columns import ALIGN_NUMBER, Column
+from app.ui.models.keyed_table import KeyedTableModel
+from app.ui.models.record_cells import Cell, text_cell
+from app.ui.palette import TradePalette
 
 #: What each event kind is called in the table.
 KIND_TEXT = {
@@ -38,37 +37,61 @@ KIND_COLOUR = {"accepted": "up", "refused": "down", "unknown": "down", "expired"
 SHORT_ID = 8
 
 
-class Column(IntEnum):
-    TIME = 0
-    EVENT = 1
-    SIDE = 2
-    PAIR = 3
-    SIZE = 4
-    MS_LEFT = 5
-    QUOTE = 6
-    DETAILS = 7
+def _time_text(event: QuoteEvent) -> str:
+    local = event.at.astimezone()
+    return local.strftime("%H:%M:%S.") + f"{local.microsecond // 1000:03d}"
 
 
-HEADERS = {
-    Column.TIME: "Time",
-    Column.EVENT: "Event",
-    Column.SIDE: "Side",
-    Column.PAIR: "Pair",
-    Column.SIZE: "Size",
-    Column.MS_LEFT: "Left (ms)",
-    Column.QUOTE: "Quote",
-    Column.DETAILS: "Details",
-}
-RIGHT_ALIGNED = frozenset({Column.SIZE, Column.MS_LEFT})
+def _text(text: Callable[[QuoteEvent], str]) -> Callable[[QuoteEvent, Precision], Cell]:
+    """A cell that is only text (the history is shown in the desk's order, never sorted)."""
+    return lambda event, _: text_cell(text(event))
+
+
+#: The table, declared as data (app.ui.models.columns).
+COLUMNS: list[Column[QuoteEvent]] = [
+    Column("time", "Time", _text(_time_text)),
+    Column(
+        "event",
+        "Event",
+        _text(lambda event: KIND_TEXT.get(event.kind, event.kind)),
+        colour=lambda event, palette: kind_colour(event.kind, palette),
+    ),
+    Column("side", "Side", _text(lambda event: event.side or DASH)),
+    Column("pair", "Pair", _text(lambda event: event.pair)),
+    Column(
+        "size",
+        "Size",
+        _text(lambda event: f"{format_trimmed(event.size.value)} {event.size.asset}"),
+        alignment=ALIGN_NUMBER,
+    ),
+    Column(
+        "ms_left",
+        "Left (ms)",
+        _text(lambda event: DASH if event.ms_left is None else f"{event.ms_left:,}"),
+        alignment=ALIGN_NUMBER,
+    ),
+    Column(
+        "quote",
+        "Quote",
+        _text(lambda event: event.quote_id[:SHORT_ID]),
+        tip=lambda event, _: event.quote_id,
+    ),
+    Column(
+        "details",
+        "Details",
+        _text(lambda event: event.message),
+        tip=lambda event, _: event.message or None,
+    ),
+]
 #: The widest text each column usually holds: the column widths are set once, from these.
 SAMPLES = {
-    Column.TIME: "00:00:00.000",
-    Column.EVENT: "outcome unknown",
-    Column.SIDE: "sell",
-    Column.PAIR: "USDT/USD",
-    Column.SIZE: "0.00000000 BTC",
-    Column.MS_LEFT: "00,000",
-    Column.QUOTE: "00000000",
+    "time": "00:00:00.000",
+    "event": "outcome unknown",
+    "side": "sell",
+    "pair": "USDT/USD",
+    "size": "0.00000000 BTC",
+    "ms_left": "00,000",
+    "quote": "00000000",
 }
 CELL_PADDING = 16
 
@@ -82,96 +105,27 @@ def kind_colour(kind: str, palette: TradePalette) -> QColor | None:
     return colour
 
 
-def row_texts(event: QuoteEvent) -> tuple[str, ...]:
-    local = event.at.astimezone()
-    return (
-        local.strftime("%H:%M:%S.") + f"{local.microsecond // 1000:03d}",
-        KIND_TEXT.get(event.kind, event.kind),
-        event.side or DASH,
-        event.pair,
-        f"{format_trimmed(event.size.value)} {event.size.asset}",
-        DASH if event.ms_left is None else f"{event.ms_left:,}",
-        event.quote_id[:SHORT_ID],
-        event.message,
-    )
+class QuoteHistoryModel(KeyedTableModel[QuoteEvent]):
+    """Newest first; each event is a row keyed by its place in the session, so a new one is
+    one insert at the top and the rows below keep their cells."""
 
-
-class QuoteHistoryModel(QAbstractTableModel):
     def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._events: list[QuoteEvent] = []  # newest first
-        self._texts: list[tuple[str, ...]] = []
-        self._palette = current_palette()
-        follow_palette(self.set_palette)
-
-    def set_palette(self, palette: TradePalette) -> None:
-        """Recolour the event column: one signal, the foreground role only."""
-        if palette == self._palette:
-            return
-        self._palette = palette
-        if self._events:
-            self.dataChanged.emit(
-                self.index(0, Column.EVENT),
-                self.index(len(self._events) - 1, Column.EVENT),
-                [Qt.ItemDataRole.ForegroundRole],
-            )
+        super().__init__(COLUMNS, Precision(), parent)
+        self._events: list[QuoteEvent] = []  # oldest first, as the desk records them
 
     def add(self, event: QuoteEvent) -> None:
-        self.beginInsertRows(QModelIndex(), 0, 0)
-        self._events.insert(0, event)
-        self._texts.insert(0, row_texts(event))
-        self.endInsertRows()
+        self.extend([event])
 
     def extend(self, events: Iterable[QuoteEvent]) -> None:
-        for event in events:
-            self.add(event)
+        self._events.extend(events)
+        self.apply([(number, e) for number, e in reversed(list(enumerate(self._events)))])
 
     def event_at(self, row: int) -> QuoteEvent:
-        return self._events[row]
+        return self.record(row)
 
     def events(self) -> list[QuoteEvent]:
         """Oldest first, as the desk records them."""
-        return list(reversed(self._events))
-
-    # -- QAbstractTableModel ------------------------------------------------------------------
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._events)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(Column)
-
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._events):
-            return None
-        column = Column(index.column())
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._texts[index.row()][column]
-        if role == Qt.ItemDataRole.ToolTipRole:
-            event = self._events[index.row()]
-            if column == Column.QUOTE:
-                return event.quote_id
-            if column == Column.DETAILS and event.message:
-                return event.message
-            return None
-        if role == Qt.ItemDataRole.ForegroundRole and column == Column.EVENT:
-            return kind_colour(self._events[index.row()].kind, self._palette)
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            align = Qt.AlignmentFlag
-            horizontal = align.AlignRight if column in RIGHT_ALIGNED else align.AlignLeft
-            return int(horizontal | align.AlignVCenter)
-        return None
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if (
-            orientation == Qt.Orientation.Horizontal
-            and role == Qt.ItemDataRole.DisplayRole
-            and 0 <= section < len(Column)
-        ):
-            return HEADERS[Column(section)]
-        return None
+        return list(self._events)
 
 
 class QuoteHistoryView(QTableView):
@@ -190,6 +144,7 @@ class QuoteHistoryView(QTableView):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
         metrics = self.fontMetrics()
-        for column, sample in SAMPLES.items():
+        for key, sample in SAMPLES.items():
+            column = model.column(key)
             text = metrics.horizontalAdvance(sample) + CELL_PADDING
             self.setColumnWidth(column, max(header.sectionSizeFromContents(column).width(), text))

@@ -1,4 +1,4 @@
-"""Limit prices between the trader's terms and the wire, and valuation from top-of-book mids.
+"""Limit prices between the trader's terms and the wire, and numbers shown in the pair's terms.
 
 An order sells ``size`` of ``source`` for ``destination``; its wire ``limit`` is a
 SOURCE/DESTINATION price: the least destination accepted per unit of source (design.md §2).
@@ -21,7 +21,6 @@ DISPLAY_DIGITS = 12
 #: Significant digits of a limit that had to be inverted for the wire (1/90000 has no end):
 #: three more than are shown, so the wire value converted back reads as the trader typed it.
 WIRE_DIGITS = 15
-#: Assets through which a value may hop once when no direct market exists.
 
 
 def wire_limit(source: str, destination: str, price: Price) -> Price:

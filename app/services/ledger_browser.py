@@ -25,7 +25,7 @@ from decimal import Decimal, localcontext
 from app.api import ServiceError
 from app.domain.money import MONEY_CONTEXT
 from app.domain.records import KNOWN_EVENT_TYPES, LedgerEntry
-from app.services.order_history import ReadFailed
+from app.services.order_feed import ReadFailed
 from app.services.session import TerminalSession
 
 MAX_TRANSACTIONS = 10_000
@@ -125,7 +125,7 @@ def group_rows(entries: list[LedgerEntry], anchor: Decimal | None) -> tuple[Ledg
 
 
 @dataclass
-class _State:
+class _BrowserState:
     query: LedgerQuery = field(default_factory=LedgerQuery)
     entries: list[LedgerEntry] = field(default_factory=list)
     cursor: int | None = None
@@ -141,7 +141,7 @@ class LedgerBrowser:
 
     def __init__(self, session: TerminalSession) -> None:
         self.session = session
-        self._state = _State()
+        self._state = _BrowserState()
         self._loads = 0
 
     @property
@@ -166,7 +166,7 @@ class LedgerBrowser:
         ticket = self._loads
         try:
             entries, more = await self._page(query, query.start_at_ordering)
-            state = _State(query, entries, _below(entries, query.start_at_ordering), more)
+            state = _BrowserState(query, entries, _below(entries, query.start_at_ordering), more)
             if entries and query.balance_possible:
                 state.anchor = await self._anchor(query.asset, entries[0].ordering)
         except ServiceError as exc:

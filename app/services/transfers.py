@@ -40,8 +40,8 @@ MAX_RECORDS = 1000
 DEFAULT_INTERVAL = 15.0
 
 
-class FundingError(Exception):
-    """A funding query failed; ``str()`` is one line a trader can act on."""
+class TransferError(Exception):
+    """A transfer query failed; ``str()`` is one line a trader can act on."""
 
 
 # -- transfer records -------------------------------------------------------------------------
@@ -95,11 +95,11 @@ async def _read_transfers(client: ServiceClient, query: TransferQuery) -> Transf
 
 
 async def fetch_transfers(client: ServiceClient, query: TransferQuery) -> TransferPage:
-    """One query; raises FundingError with the reason when the server does not answer it."""
+    """One query; raises TransferError with the reason when the server does not answer it."""
     try:
         return await _read_transfers(client, query)
     except ServiceError as exc:
-        raise FundingError(transfer_failure(exc, query.kind)) from exc
+        raise TransferError(transfer_failure(exc, query.kind)) from exc
 
 
 class TransferFeed:
@@ -227,11 +227,11 @@ async def _read(client: ServiceClient, direction: Direction) -> tuple[list[Instr
 
 
 async def fetch_instructions(client: ServiceClient) -> InstructionBook:
-    """Both lists at once; raises FundingError only when neither could be read."""
+    """Both lists at once; raises TransferError only when neither could be read."""
     (deposit, deposit_error), (withdraw, withdraw_error) = await asyncio.gather(
         _read(client, "deposit"), _read(client, "withdraw")
     )
     if deposit_error and withdraw_error:
         same = deposit_error == withdraw_error
-        raise FundingError(deposit_error if same else f"{deposit_error}; {withdraw_error}")
+        raise TransferError(deposit_error if same else f"{deposit_error}; {withdraw_error}")
     return InstructionBook(tuple(deposit), tuple(withdraw), deposit_error, withdraw_error)

@@ -135,7 +135,7 @@ def newest_first(order: Order) -> tuple[int, datetime]:
 
 
 @dataclass
-class _State:
+class _FeedState:
     generation: int = 0
     filter: OrderFilter = field(default_factory=OrderFilter)
     orders: dict[str, Order] = field(default_factory=dict)
@@ -162,7 +162,7 @@ class OrderFeed:
         self.page_size = page_size
         self.poller: Poller[None] = Poller("orders", self._poll, interval)
         self.updates: Topic[OrdersSnapshot] = Topic("orders")
-        self._state = _State()
+        self._state = _FeedState()
         self._journal_ids: dict[str, str] = {}
         self._journal_read = False
         self._active = True
@@ -191,7 +191,7 @@ class OrderFeed:
         """Start over with ``wanted`` (ValueError when it is invalid): the list empties and the
         newest page is read at once."""
         wanted.validate()
-        self._state = _State(self._state.generation + 1, wanted)
+        self._state = _FeedState(self._state.generation + 1, wanted)
         self._publish(reset=True, loading=True)
         self.poller.refresh()
 
@@ -278,7 +278,7 @@ class OrderFeed:
             new_ids=frozenset(order.order_id for order in new), filled_ids=frozenset(filled)
         )
 
-    async def _refresh_open(self, state: _State, seen: set[str]) -> list[Order]:
+    async def _refresh_open(self, state: _FeedState, seen: set[str]) -> list[Order]:
         """Re-read resting orders the newest page did not include (a few per poll)."""
         stale = [
             order

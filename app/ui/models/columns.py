@@ -1,0 +1,65 @@
+"""A table column declared as data: everything about one column in one place.
+
+Each table declares one list of ``Column`` at the top of its model module; the generic
+``KeyedTableModel`` (``app.ui.models.keyed_table``) reads its headers, tooltips, alignment,
+fonts, cells and colours from that list, and panels and tests find a column by its key
+(``model.column("price")``) instead of by a parallel IntEnum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+
+from app.ui.formatting import Precision
+from app.ui.models.record_cells import Cell
+from app.ui.palette import TradePalette
+
+R = TypeVar("R")
+
+ALIGN_NUMBER = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+ALIGN_TEXT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+
+
+@dataclass(frozen=True, slots=True)
+class Column(Generic[R]):
+    """One column of a table whose rows are records of type ``R``.
+
+    ``cell`` turns a record into the cell's display text, sort key and exact export text
+    (computed once per record, never per paint). ``numeric`` marks a number column: its sort
+    keys are Decimals, it is right-aligned and drawn in the fixed-pitch font unless
+    ``alignment`` or ``fixed_pitch`` say otherwise. ``colour`` gives a cell's text colour from
+    the palette in force, ``tip`` its tooltip.
+    """
+
+    key: str
+    header: str
+    cell: Callable[[R, Precision], Cell]
+    tooltip: str | None = None
+    numeric: bool = False
+    alignment: Qt.AlignmentFlag | None = None
+    fixed_pitch: bool | None = None
+    colour: Callable[[R, TradePalette], QColor | None] | None = None
+    tip: Callable[[R, Precision], str | None] | None = None
+
+    @property
+    def cell_alignment(self) -> Qt.AlignmentFlag:
+        if self.alignment is not None:
+            return self.alignment
+        return ALIGN_NUMBER if self.numeric else ALIGN_TEXT
+
+    @property
+    def monospace(self) -> bool:
+        return self.numeric if self.fixed_pitch is None else self.fixed_pitch
+
+
+def column_numbers(columns: Sequence[Column[R]]) -> dict[str, int]:
+    """Key -> column number; a key may stand only once."""
+    numbers = {column.key: number for number, column in enumerate(columns)}
+    if len(numbers) != len(columns):
+        raise ValueError("column keys must be unique")
+    return numbers
