@@ -395,6 +395,7 @@ async def test_a_market_order_whose_answer_is_lost_is_found_by_lookup(
     assert [o["orderId"] for o in server_orders(account)] == [order.order_id]
 
 
+@pytest.mark.slow
 async def test_the_command_line_settles_a_lost_answer_and_reports_an_unfound_one(
     faults: Faults, api: ServiceClient, account: Session
 ) -> None:
