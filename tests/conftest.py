@@ -1,4 +1,5 @@
-"""Shared fixtures: a real sandbox process over loopback for the session, more on demand."""
+"""Shared fixtures: a real sandbox process over loopback for the session, more on demand, and the
+sandbox's app in the test's own process (``app_sandbox``) for client and service tests."""
 
 from __future__ import annotations
 
@@ -6,11 +7,26 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
 
-from tests.harness import SandboxProcess, Session, new_client
+from tests.harness import AppSandbox, Faults, SandboxProcess, Session, new_client
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The bundle build is a step of its own (``pytest -m bundle``, after the suite in .ci/run):
+    a run leaves the ``bundle`` tests out unless its ``-m`` expression mentions ``bundle`` or it
+    names their file."""
+    if "bundle" in (config.option.markexpr or ""):
+        return
+    named = {(config.invocation_params.dir / arg.split("::")[0]).resolve() for arg in config.args}
+    left_out = [
+        item for item in items if item.get_closest_marker("bundle") and item.path not in named
+    ]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if item not in left_out]
 
 
 @pytest.fixture(scope="session")
@@ -37,6 +53,14 @@ def sandbox_factory() -> Iterator[Callable[..., SandboxProcess]]:
 
 
 @pytest.fixture
+def faults(sandbox: SandboxProcess) -> Iterator[Faults]:
+    """The shared sandbox's fault switches; whatever a test injected is cleared after it."""
+    rules = Faults(sandbox)
+    yield rules
+    rules.clear()
+
+
+@pytest.fixture
 def client(sandbox: SandboxProcess) -> Iterator[Session]:
     """A fresh, funded client (USD 100000, BTC 2, no credit) on the shared sandbox."""
     session = new_client(sandbox)
@@ -50,6 +74,14 @@ def demo(sandbox: SandboxProcess) -> Iterator[Session]:
     session = Session(sandbox.url, "demo", "demo", "demo")
     yield session
     session.close()
+
+
+@pytest.fixture
+async def app_sandbox(anyio_backend: str) -> AsyncIterator[AppSandbox]:
+    """A fresh sandbox app in this process, its lifespan (ticker, matcher) on the test's loop;
+    reach it with ``app_sandbox.transport()`` (see ``AppSandbox``)."""
+    async with AppSandbox() as sandbox:
+        yield sandbox
 
 
 @pytest.fixture

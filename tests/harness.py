@@ -1,4 +1,6 @@
-"""Start real sandbox processes the way users do and talk to them over loopback HTTP."""
+"""Start real sandbox processes the way users do and talk to them over loopback HTTP; or run the
+sandbox's ASGI application inside the test's process (``AppSandbox``) for client and service
+tests that need no socket."""
 
 from __future__ import annotations
 
@@ -15,12 +17,17 @@ import sys
 import tempfile
 import time
 import uuid
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+from app.sandbox.config import SandboxConfig
+from app.sandbox.context import Sandbox
+from app.sandbox.server import create_app
 
 ADMIN_TOKEN = "test-admin-token"
 STARTUP_TIMEOUT = 30.0
@@ -245,3 +252,127 @@ class Faults:
     def clear(self) -> None:
         with self.sandbox.admin() as admin:
             assert admin.delete(self.PATH).status_code == 200
+
+
+# -- the sandbox in this process ------------------------------------------------------------------
+
+
+class AppSandbox:
+    """The sandbox's ASGI application in the test's own process and event loop: requests go
+    through ``httpx.ASGITransport`` (no socket, no child process, no port), to the same routes,
+    store and simulator a ``SandboxProcess`` serves.
+
+    The transport does not run the ASGI lifespan, so ``async with AppSandbox(...)`` runs it: the
+    price ticker, the resting-order matcher and the deposit completer tick on the test's loop as
+    they do under uvicorn, and stop on exit. Options are ``SandboxConfig`` fields
+    (``quote_ttl=1``, ``tick_seconds=3600``, ...). What needs a socket stays on the loopback
+    ``SandboxProcess``: connections cut mid-answer, client timeouts (httpx's timeouts do not apply
+    to an in-process transport), the ``Date`` header (uvicorn's), restarts, the CLI and the GUI.
+    """
+
+    url = "http://sandbox.in-process"
+
+    def __init__(self, **options: Any) -> None:
+        self.config = SandboxConfig(admin_token=ADMIN_TOKEN, **options)
+        self.app = create_app(self.config)
+        self._lifespan: AbstractAsyncContextManager[Any] | None = None
+
+    @property
+    def state(self) -> Sandbox:
+        """The running sandbox's store, market and desks (read-only use, please)."""
+        sandbox: Sandbox = self.app.state.sandbox
+        return sandbox
+
+    async def __aenter__(self) -> AppSandbox:
+        self._lifespan = self.app.router.lifespan_context(self.app)
+        await self._lifespan.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        lifespan, self._lifespan = self._lifespan, None
+        if lifespan is not None:
+            await lifespan.__aexit__(None, None, None)
+
+    def transport(self) -> httpx.ASGITransport:
+        """A fresh transport into the app, for a ``ServiceClient(..., transport=...)``."""
+        return httpx.ASGITransport(app=self.app)
+
+    def http(self, headers: dict[str, str] | None = None) -> httpx.AsyncClient:
+        return httpx.AsyncClient(
+            transport=self.transport(), base_url=self.url, timeout=30, headers=headers
+        )
+
+    def admin(self) -> httpx.AsyncClient:
+        return self.http({"X-Sandbox-Admin": ADMIN_TOKEN})
+
+    async def new_client(
+        self, balances: dict[str, str] | None = None, credit: dict[str, str] | None = None
+    ) -> AppAccount:
+        """A fresh user and account (admin route; USD 100000, BTC 2 unless told), logged in."""
+        name = f"t{next(_counter)}-{uuid.uuid4().hex[:8]}"
+        async with self.admin() as admin:
+            response = await admin.post(
+                "/api/v1/sandbox/admin/clients",
+                json={
+                    "user": name,
+                    "password": digest(name),
+                    "accountId": f"acct-{name}",
+                    "balances": balances if balances is not None else {"USD": "100000", "BTC": "2"},
+                    "credit": credit or {},
+                },
+            )
+            assert response.status_code == 200, response.text
+        account = AppAccount(self, name, name, f"acct-{name}")
+        await account.login()
+        return account
+
+    async def invariant(self, account: str) -> dict[str, Any]:
+        """Balances next to ledger sums, from the admin route."""
+        async with self.admin() as admin:
+            response = await admin.get(f"/api/v1/sandbox/admin/account/{account}/invariant")
+            assert response.status_code == 200, response.text
+            result: dict[str, Any] = response.json()
+            return result
+
+    async def faults(self, *rules: dict[str, Any], seed: int = 0) -> None:
+        """Set the fault switches (``Faults`` for a process); ``clear_faults`` lifts them."""
+        async with self.admin() as admin:
+            response = await admin.post(Faults.PATH, json={"faults": list(rules), "seed": seed})
+            assert response.status_code == 200, response.text
+
+    async def clear_faults(self) -> None:
+        async with self.admin() as admin:
+            assert (await admin.delete(Faults.PATH)).status_code == 200
+
+
+@dataclass
+class AppAccount:
+    """A logged-in user of an ``AppSandbox``: ``await get``/``post`` with ``{account}`` in
+    paths, like ``Session`` for a process."""
+
+    sandbox: AppSandbox
+    user: str
+    password: str
+    account: str
+    token: str = ""
+
+    async def login(self) -> str:
+        async with self.sandbox.http() as http:
+            response = await http.post(
+                "/api/v1/identity/jwt", json={"user": self.user, "password": digest(self.password)}
+            )
+        assert response.status_code == 200, response.text
+        self.token = response.json()["token"]
+        return self.token
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+    async def get(self, path: str, **params: Any) -> httpx.Response:
+        async with self.sandbox.http(self.headers) as http:
+            return await http.get(path.format(account=self.account), params=params or None)
+
+    async def post(self, path: str, body: Any = None) -> httpx.Response:
+        async with self.sandbox.http(self.headers) as http:
+            return await http.post(path.format(account=self.account), json=body)

@@ -35,6 +35,7 @@ def test_ruff_is_clean() -> None:
     assert fmt.returncode == 0, fmt.stdout + fmt.stderr
 
 
+@pytest.mark.slow
 def test_mypy_strict_is_clean() -> None:
     result = _run("mypy")
     assert result.returncode == 0, result.stdout + result.stderr

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -70,12 +71,19 @@ def assess(feeds: list[FeedStatus], now: float) -> HealthState:
 class HealthMonitor:
     """Publishes a HealthState whenever the health or its reason changes."""
 
-    def __init__(self, pollers: list[Poller[object]], tick: float = 1.0) -> None:
+    def __init__(
+        self,
+        pollers: list[Poller[object]],
+        tick: float = 1.0,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._pollers = pollers
         self._tick = tick
+        self._clock = clock  # the pollers' clock: staleness compares it with their last_ok
         self._task: asyncio.Task[None] | None = None
         self.changes: Topic[HealthState] = Topic("health")
-        self.current = assess([p.snapshot() for p in pollers], time.monotonic())
+        self.current = assess([p.snapshot() for p in pollers], clock())
         for poller in pollers:
             poller.status.subscribe(self._on_status)
 
@@ -83,7 +91,7 @@ class HealthMonitor:
         self.evaluate()
 
     def evaluate(self) -> HealthState:
-        state = assess([p.snapshot() for p in self._pollers], time.monotonic())
+        state = assess([p.snapshot() for p in self._pollers], self._clock())
         changed = (state.health, state.reason) != (self.current.health, self.current.reason)
         self.current = state
         if changed:

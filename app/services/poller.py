@@ -52,11 +52,13 @@ class Poller(Generic[T]):
         interval: float,
         *,
         rng: random.Random | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.name = name
         self._fetch = fetch
         self._interval = interval
         self._rng = rng or random.Random()
+        self._clock = clock  # monotonic seconds: FeedStatus.last_ok and the latency
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._last_ok: float | None = None
@@ -103,7 +105,7 @@ class Poller(Generic[T]):
 
     async def poll_once(self) -> T | None:
         """One poll: publish the data, or record the failure. Returns the data."""
-        started = time.monotonic()
+        started = self._clock()
         try:
             value = await self._fetch()
         except ServiceError as exc:
@@ -112,8 +114,8 @@ class Poller(Generic[T]):
             log.info("%s poll failed (%d in a row): %s", self.name, self._failures, exc)
             self.status.publish(self.snapshot())
             return None
-        self._latency = time.monotonic() - started
-        self._last_ok = time.monotonic()
+        self._last_ok = self._clock()
+        self._latency = self._last_ok - started
         self._failures = 0
         self._error = None
         self.data.publish(value)
@@ -129,13 +131,13 @@ class Poller(Generic[T]):
     async def _run(self) -> None:
         while True:
             self._wake.clear()
-            started = time.monotonic()
+            started = self._clock()
             try:
                 await self.poll_once()
             except Exception:  # a bug in a parser or subscriber must not kill the feed
                 log.exception("%s poll crashed", self.name)
                 self._failures += 1
-            delay = self.next_delay(time.monotonic() - started)
+            delay = self.next_delay(self._clock() - started)
             if delay > 0:
                 # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancel that
                 # lands as the wait ends, and stop() would then wait forever.

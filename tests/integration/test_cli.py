@@ -192,6 +192,7 @@ def test_info_and_time_need_no_credentials(sandbox: SandboxProcess) -> None:
 # -- accounts ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_account_and_portfolio(cli: Cli) -> None:
     table, data, credit_table, credit = cli.many(
         ["account"], ["account", "--json"], ["portfolio"], ["--json", "portfolio"]
@@ -215,6 +216,7 @@ def test_account_and_portfolio(cli: Cli) -> None:
 # -- market data ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_market_data(cli: Cli) -> None:
     tob, tob_json, book, pairs = cli.many(
         ["tob", "BTC/USD", "ETH/BTC"],
@@ -237,6 +239,7 @@ def test_market_data(cli: Cli) -> None:
 # -- orders -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_limit_estimate_market_and_queries(cli: Cli) -> None:
     client_id = f"cli-{uuid.uuid4().hex[:12]}"
     limit, estimate, market = cli.many(
@@ -375,6 +378,7 @@ def test_missing_credentials_without_a_terminal_exit_2(cli: Cli) -> None:
     assert no_url.code == 2 and "TRADETERM_BASE_URL" in no_url.err, no_url
 
 
+@pytest.mark.slow
 def test_network_errors_exit_3(sandbox: SandboxProcess, trader: Session) -> None:
     cli = Cli(sandbox.url, trader)
     closed, closed_login = cli.many(
@@ -385,6 +389,7 @@ def test_network_errors_exit_3(sandbox: SandboxProcess, trader: Session) -> None
         assert run.code == 3 and run.err.startswith("error: cannot reach"), run
 
 
+@pytest.mark.slow
 def test_timeouts_exit_3(sandbox: SandboxProcess) -> None:
     session = fresh_session(sandbox)
     cli = Cli(sandbox.url, session)

@@ -2,6 +2,9 @@
 token renewal, the shared re-login after a 401, and the server clock.
 
 Fault injection (5xx, drops, Retry-After, path variants) lives in ``test_client_faults.py``.
+Token renewal and the credit-hours refusal run against the sandbox's app in this process
+(``AppSandbox``, httpx's ASGI transport): a short token lifetime and a closed credit window
+without a child process each.
 """
 
 from __future__ import annotations
@@ -43,7 +46,8 @@ from app.domain.records import (
     LedgerEntry,
     Order,
 )
-from tests.harness import SandboxProcess, Session, invariant, new_client
+from app.sandbox.config import CreditHours
+from tests.harness import AppSandbox, SandboxProcess, Session, invariant, new_client
 
 Factory = Callable[..., SandboxProcess]
 
@@ -73,15 +77,19 @@ async def api(
     await service.aclose()
 
 
-class Recording(httpx.AsyncHTTPTransport):
-    """httpx's real transport, noting each answer's method, path and status."""
+class Recording(httpx.AsyncBaseTransport):
+    """A real transport (httpx's own over loopback unless given one), noting each answer's
+    method, path and status."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, inner: httpx.AsyncBaseTransport | None = None) -> None:
+        self.inner = inner or httpx.AsyncHTTPTransport()
         self.seen: list[tuple[str, str, int]] = []
 
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        response = await super().handle_async_request(request)
+        response = await self.inner.handle_async_request(request)
         self.seen.append((request.method, request.url.path, response.status_code))
         return response
 
@@ -187,34 +195,38 @@ async def test_unreachable_service_is_a_network_error(client: Session) -> None:
 # -- token lifetime ---------------------------------------------------------------------------
 
 
-async def test_token_is_renewed_before_it_expires(sandbox_factory: Factory) -> None:
-    short = sandbox_factory("--token-ttl", "3")
-    session = new_client(short)
-    recording = Recording()
-    service = ServiceClient(ClientSettings(short.url), transport=recording)
-    try:
-        await service.login(session.user, session.password, session.account)
-        first_left = service.token_seconds_left
-        assert first_left is not None and first_left <= 3.5
-        started = time.monotonic()
-        calls = 0
-        # Bounded polling: keep calling for more than one token lifetime (3 s); every call
-        # must succeed, and the client must have logged in again on its own.
-        while time.monotonic() - started < 4.0 or service.logins < 2:
-            assert time.monotonic() - started < 10.0, "the token was never renewed"
-            account = await service.account()
-            assert account.account_id == session.account
-            calls += 1
-            await anyio.sleep(0.1)
-        assert service.logins >= 2
-        assert calls >= 20
-        assert login_count(short, session.user) == service.logins + 1  # + the harness login
-        # Renewed ahead of expiry: the server never had to refuse a token.
-        assert 401 not in {status for _, _, status in recording.seen}
-        assert recording.statuses("POST", "/jwt") == [200] * service.logins
-    finally:
-        await service.aclose()
-        session.close()
+@pytest.mark.slow
+async def test_token_is_renewed_before_it_expires() -> None:
+    """In this process (httpx's ASGI transport), so calls take milliseconds and a 2 s token
+    leaves the client room to renew it ahead of expiry."""
+    async with AppSandbox(token_ttl=2.0) as short:
+        session = await short.new_client()
+        recording = Recording(short.transport())
+        service = ServiceClient(ClientSettings(short.url), transport=recording)
+        try:
+            await service.login(session.user, session.password, session.account)
+            first_left = service.token_seconds_left
+            assert first_left is not None and first_left <= 2.0
+            started = time.monotonic()
+            calls = 0
+            # Bounded polling: keep calling until the first token would have expired; every
+            # call must succeed, and the client must have logged in again on its own.
+            while time.monotonic() - started < first_left + 0.2 or service.logins < 2:
+                assert time.monotonic() - started < 10.0, "the token was never renewed"
+                account = await service.account()
+                assert account.account_id == session.account
+                calls += 1
+                await anyio.sleep(0.05)
+            assert service.logins >= 2
+            assert calls >= 10
+            async with short.admin() as admin:
+                logins = (await admin.get("/api/v1/sandbox/admin/stats")).json()["logins"]
+            assert logins[session.user] == service.logins + 1  # + the harness login
+            # Renewed ahead of expiry: the server never had to refuse a token.
+            assert 401 not in {status for _, _, status in recording.seen}
+            assert recording.statuses("POST", "/jwt") == [200] * service.logins
+        finally:
+            await service.aclose()
 
 
 async def test_revoked_token_triggers_one_shared_relogin(
@@ -627,36 +639,36 @@ async def test_another_accounts_data_is_forbidden(sandbox: SandboxProcess, clien
         other.close()
 
 
-async def test_insufficient_funds_and_credit_not_available_are_told_apart(
-    sandbox_factory: Factory,
-) -> None:
-    no_credit = sandbox_factory("--credit-hours", "never")
-    session = new_client(no_credit, {"USD": "1000", "BTC": "1"}, {"USD": "-50000"})
-    service = await connect(no_credit, session)
-    try:
-        with pytest.raises(CreditNotAvailable) as credit:
-            await service.limit_order("USD", "BTC", Decimal("5000"))
-        assert credit.value.status == 424
-        assert not isinstance(credit.value, InsufficientFunds)
-        assert credit.value.messages == [
-            "Credit Not Available: credit is currently unavailable for this account; "
-            "please contact your account executive"
-        ]
-        assert credit.value.message == credit.value.messages[0]  # verbatim
+async def test_insufficient_funds_and_credit_not_available_are_told_apart() -> None:
+    """In this process: a sandbox whose credit hours never open."""
+    async with AppSandbox(credit_hours=CreditHours.parse("never")) as no_credit:
+        session = await no_credit.new_client({"USD": "1000", "BTC": "1"}, {"USD": "-50000"})
+        service = ServiceClient(ClientSettings(no_credit.url), transport=no_credit.transport())
+        await service.login(session.user, session.password, session.account)
+        try:
+            with pytest.raises(CreditNotAvailable) as credit:
+                await service.limit_order("USD", "BTC", Decimal("5000"))
+            assert credit.value.status == 424
+            assert not isinstance(credit.value, InsufficientFunds)
+            assert credit.value.messages == [
+                "Credit Not Available: credit is currently unavailable for this account; "
+                "please contact your account executive"
+            ]
+            assert credit.value.message == credit.value.messages[0]  # verbatim
 
-        with pytest.raises(InsufficientFunds) as funds:
-            await service.limit_order("BTC", "USD", Decimal("5"))
-        assert not isinstance(funds.value, CreditNotAvailable)
-        assert (
-            funds.value.message == "Insufficient Funds: Requested 5 BTC but only 1 BTC is available"
-        )
+            with pytest.raises(InsufficientFunds) as funds:
+                await service.limit_order("BTC", "USD", Decimal("5"))
+            assert not isinstance(funds.value, CreditNotAvailable)
+            assert (
+                funds.value.message
+                == "Insufficient Funds: Requested 5 BTC but only 1 BTC is available"
+            )
 
-        # Within its own funds the account still trades.
-        order = await service.limit_order("USD", "BTC", Decimal("500"))
-        assert order.filled
-        account = await service.account()
-        assert account.balances["USD"].free == Decimal("500")
-        assert account.balances["USD"].limit == Decimal("-50000")
-    finally:
-        await service.aclose()
-        session.close()
+            # Within its own funds the account still trades.
+            order = await service.limit_order("USD", "BTC", Decimal("500"))
+            assert order.filled
+            account = await service.account()
+            assert account.balances["USD"].free == Decimal("500")
+            assert account.balances["USD"].limit == Decimal("-50000")
+        finally:
+            await service.aclose()

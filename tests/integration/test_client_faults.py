@@ -267,6 +267,7 @@ async def test_reads_retry_server_errors_and_dropped_connections(
     assert len(faults.requests("GET", ACCOUNT_PATH)) == FAST_RETRY.attempts
 
 
+@pytest.mark.slow
 async def test_retry_after_is_honoured(faults: Faults, account: Session) -> None:
     faults.set({"kind": "retry_after", "retryAfter": 1, "count": 2, "path": TOP_OF_BOOK_DOC})
     service = await connect(faults.sandbox, account)
@@ -344,6 +345,7 @@ async def test_order_query_falls_back_to_the_ops_variant_and_remembers_it(
 # -- orders are never retried -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_an_order_is_never_retried_and_a_lost_refusal_is_reported(
     faults: Faults, api: ServiceClient, account: Session
 ) -> None:
@@ -393,6 +395,7 @@ async def test_a_market_order_whose_answer_is_lost_is_found_by_lookup(
     assert [o["orderId"] for o in server_orders(account)] == [order.order_id]
 
 
+@pytest.mark.slow
 async def test_the_command_line_settles_a_lost_answer_and_reports_an_unfound_one(
     faults: Faults, api: ServiceClient, account: Session
 ) -> None:

@@ -318,6 +318,7 @@ def test_no_token_needed_for_info_and_time(sandbox: SandboxProcess) -> None:
         assert body(clock)["status"] == "ok"
 
 
+@pytest.mark.slow
 def test_token_expires_after_its_ttl(sandbox_factory: Factory) -> None:
     short = sandbox_factory("--token-ttl", "2")
     session = Session(short.url, "demo", "demo", "demo")

@@ -591,6 +591,7 @@ def test_sandbox_top_up_credits_at_once(client: Session) -> None:
     assert_error(client.post(TOP_UP, {"amount": "-1 BTC"}), 400, "badRequest")
 
 
+@pytest.mark.slow
 def test_sandbox_top_up_with_pending_seconds_stays_pending_until_completed(
     client: Session,
 ) -> None:
@@ -785,6 +786,7 @@ def test_limit_order_that_cannot_fill_rests_with_funds_locked(client: Session) -
     assert message.startswith("Insufficient Funds: Requested 1.5 BTC but only 1 BTC is available")
 
 
+@pytest.mark.slow
 def test_limit_price_is_honoured_and_end_at_cancels_a_resting_order(client: Session) -> None:
     sold = ok_body(client.limit_order("BTC", "USD", "0.1", limit="1000"))["order"]
     assert sold["result"]["status"] == "filled"

@@ -112,6 +112,7 @@ def _assert_json_below_500(response: httpx.Response) -> None:
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
+@pytest.mark.slow
 @given(body=bodies, order_id=st.text(alphabet=ID_CHARS, min_size=1, max_size=40))
 def test_post_routes_survive_arbitrary_bodies(
     ep: Endpoint, fuzz_client: Session, body: Any, order_id: str

@@ -425,6 +425,7 @@ def test_order_whose_total_rounds_to_nothing_is_refused(client: Session, path: s
     assert trade_orderings(client) == set()
 
 
+@pytest.mark.slow
 def test_resting_order_past_end_at_is_canceled_and_unlocked(
     sandbox: SandboxProcess, client: Session
 ) -> None:
@@ -452,6 +453,7 @@ def test_resting_order_past_end_at_is_canceled_and_unlocked(
     assert_ledger_explains_balances(sandbox, client)
 
 
+@pytest.mark.slow
 def test_resting_order_is_filled_by_the_matcher_when_the_market_reaches_its_limit(
     sandbox_factory: Factory,
 ) -> None:
@@ -745,6 +747,7 @@ def test_rfq_accept_without_funds_is_refused_and_changes_nothing(sandbox: Sandbo
         session.close()
 
 
+@pytest.mark.slow
 def test_rfq_quote_past_expires_at_is_gone(sandbox_factory: Factory) -> None:
     sandbox = sandbox_factory("--quote-ttl", "1")
     session = new_client(sandbox)
@@ -872,6 +875,7 @@ def test_credit_not_available_when_credit_hours_are_never(sandbox_factory: Facto
 # -- concurrency --------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_fifty_parallel_sells_fill_exactly_what_the_balance_allows(
     sandbox: SandboxProcess, client: Session
 ) -> None:
@@ -1113,6 +1117,7 @@ class TradingMachine(RuleBasedStateMachine):
             ), asset
 
 
+@pytest.mark.slow
 def test_ledger_explains_balances_under_random_trading(sandbox: SandboxProcess) -> None:
     TradingMachine.sandbox = sandbox
     try:

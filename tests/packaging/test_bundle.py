@@ -4,7 +4,10 @@ terminal on its own embedded sandbox (a child started from the bundle, not from 
 offscreen, with no virtual environment on PATH.
 
 SLOW: the module builds the bundle once (PyInstaller, about 1-2 minutes on 2 cores, more when
-pip has to download PySide6 for build/venv first); hence the generous timeouts.
+pip has to download PySide6 for build/venv first); hence the generous timeouts. The tests that
+need the build are marked ``bundle``: a plain ``pytest`` leaves them out and ``pytest -m bundle``
+runs them, the second step of ``.ci/run``. The checks of the files behind the bundle (icons,
+desktop entry, metainfo) need no build and run with the rest of the suite.
 """
 
 from __future__ import annotations
@@ -95,6 +98,7 @@ def log_tail(home: Path) -> str:
 
 
 @bundled
+@pytest.mark.bundle
 @pytest.mark.slow
 @pytest.mark.timeout(TEST_TIMEOUT)
 def test_bundle_runs_the_terminal_on_its_embedded_sandbox(bundle: Path, tmp_path: Path) -> None:
@@ -115,6 +119,7 @@ def test_bundle_runs_the_terminal_on_its_embedded_sandbox(bundle: Path, tmp_path
 
 
 @bundled
+@pytest.mark.bundle
 @pytest.mark.slow
 @pytest.mark.timeout(TEST_TIMEOUT)
 def test_bundled_sandbox_serves_and_stops_cleanly(bundle: Path, tmp_path: Path) -> None:
@@ -144,6 +149,7 @@ def test_bundled_sandbox_serves_and_stops_cleanly(bundle: Path, tmp_path: Path) 
 
 
 @bundled
+@pytest.mark.bundle
 @pytest.mark.slow
 @pytest.mark.timeout(TEST_TIMEOUT)
 def test_bundle_reports_its_version_and_runs_the_command_line(bundle: Path, tmp_path: Path) -> None:
@@ -155,6 +161,7 @@ def test_bundle_reports_its_version_and_runs_the_command_line(bundle: Path, tmp_
 
 
 @bundled
+@pytest.mark.bundle
 @pytest.mark.slow
 @pytest.mark.timeout(TEST_TIMEOUT)
 def test_bundle_carries_resources_and_leaves_out_what_the_app_does_not_use(
@@ -196,6 +203,7 @@ def test_bundle_carries_resources_and_leaves_out_what_the_app_does_not_use(
 
 
 @bundled
+@pytest.mark.bundle
 @pytest.mark.slow
 @pytest.mark.timeout(TEST_TIMEOUT)
 def test_install_script_adds_the_menu_entry_and_removes_it_again(

@@ -1,4 +1,6 @@
-"""Pollers, health and the terminal session against a real sandbox over loopback."""
+"""Pollers, health and the terminal session against the sandbox: its app in this process
+(``app_sandbox``, over httpx's ASGI transport), or a real sandbox process over loopback where a
+server must go away and come back."""
 
 from __future__ import annotations
 
@@ -6,49 +8,64 @@ import asyncio
 import itertools
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from app.api import ClientSettings, RetryPolicy, ServiceClient
 from app.domain.records import OrderBook, TopOfBook
-from app.services.health import Health, HealthState
+from app.services.health import STALE_FACTOR, Health, HealthMonitor, HealthState
 from app.services.poller import MAX_BACKOFF, Poller
 from app.services.session import Balances, Environment, FeedIntervals, TerminalSession
-from tests.harness import SandboxProcess, Session, free_port, until
+from tests.harness import AppAccount, AppSandbox, SandboxProcess, free_port, until
 
 pytestmark = pytest.mark.anyio
 
 
-async def logged_in(url: str, session: Session, **settings: Any) -> ServiceClient:
-    client = ServiceClient(ClientSettings(url, **settings), retry=RetryPolicy(attempts=1))
-    await client.login(session.user, session.password, session.account)
-    return client
+async def logged_in(sandbox: AppSandbox) -> tuple[ServiceClient, AppAccount]:
+    """A fresh funded account of ``sandbox`` and a ServiceClient logged in as it."""
+    account = await sandbox.new_client()
+    client = ServiceClient(
+        ClientSettings(sandbox.url), transport=sandbox.transport(), retry=RetryPolicy(attempts=1)
+    )
+    await client.login(account.user, account.password, account.account)
+    return client, account
 
 
-async def test_a_slow_server_slows_the_poller_instead_of_piling_up(
-    sandbox: SandboxProcess, client: Session
-) -> None:
-    api = await logged_in(sandbox.url, client)
+class ManualClock:
+    """Monotonic seconds that move only when the test says so."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_a_slow_server_slows_the_poller_instead_of_piling_up() -> None:
     calls: list[tuple[float, float]] = []
+    in_flight: list[int] = [0]
 
     async def slow_fetch() -> int:
+        in_flight.append(in_flight[-1] + 1)
         started = time.monotonic()
-        await asyncio.sleep(0.3)  # a server that takes 0.3 s per answer
+        await asyncio.sleep(0.05)  # a server that takes fifty poll intervals to answer
         calls.append((started, time.monotonic()))
+        in_flight.append(in_flight[-1] - 1)
         return len(calls)
 
-    poller: Poller[int] = Poller("slow", slow_fetch, 0.05)
+    poller: Poller[int] = Poller("slow", slow_fetch, 0.001)
     poller.start()
-    await until(lambda: len(calls) >= 4)
-    await poller.stop()
-    await api.aclose()
+    try:
+        await until(lambda: len(calls) >= 4)
+    finally:
+        await poller.stop()
+    assert max(in_flight) == 1
     for (_, end), (next_start, _) in itertools.pairwise(calls):
         assert next_start >= end, "a poll started before the previous one finished"
 
 
-async def test_refresh_cuts_the_wait_short(sandbox: SandboxProcess, client: Session) -> None:
-    api = await logged_in(sandbox.url, client)
+async def test_refresh_cuts_the_wait_short(app_sandbox: AppSandbox) -> None:
+    api, _ = await logged_in(app_sandbox)
     poller: Poller[dict[str, TopOfBook]] = Poller(
         "top", lambda: api.top_of_book(["BTC/USD"]), interval=60
     )
@@ -79,13 +96,11 @@ async def test_failures_back_off_up_to_thirty_seconds() -> None:
     assert max(delays) >= MAX_BACKOFF / 2
 
 
-async def test_session_fills_feeds_and_follows_the_selection(
-    sandbox: SandboxProcess, client: Session
-) -> None:
-    api = await logged_in(sandbox.url, client)
+async def test_session_fills_feeds_and_follows_the_selection(app_sandbox: AppSandbox) -> None:
+    api, client = await logged_in(app_sandbox)
     session = TerminalSession(
         api,
-        Environment(sandbox.url, client.user, client.account, sandbox=True),
+        Environment(app_sandbox.url, client.user, client.account, sandbox=True),
         FeedIntervals(top_of_book=0.2, balances=1, order_book=0.2),
     )
     tops: list[dict[str, TopOfBook]] = []
@@ -112,7 +127,45 @@ async def test_session_fills_feeds_and_follows_the_selection(
         await api.aclose()
 
 
+async def test_stale_data_degrades_the_health_until_a_poll_succeeds() -> None:
+    """A hanging request leaves no failure behind: only the age of the data says it is stale."""
+    clock = ManualClock()
+    answers: list[asyncio.Future[int]] = []
+
+    async def fetch() -> int:
+        answers.append(asyncio.get_running_loop().create_future())
+        return await answers[-1]
+
+    interval = 0.01  # real seconds between polls; the data's age is the clock's
+    poller: Poller[int] = Poller("top", fetch, interval=interval, clock=clock)
+    monitor = HealthMonitor([poller], clock=clock)  # type: ignore[list-item]
+    states: list[HealthState] = []
+    monitor.changes.subscribe(states.append)
+    assert monitor.evaluate().health == Health.CONNECTING
+    poller.start()
+    try:
+        await until(lambda: len(answers) == 1)
+        answers[0].set_result(1)
+        await until(lambda: monitor.current.health == Health.LIVE)
+        assert poller.snapshot().age() is not None
+        await until(lambda: len(answers) == 2)  # the next poll hangs
+        clock.now += STALE_FACTOR * interval * 0.9
+        assert monitor.evaluate().health == Health.LIVE  # not yet three intervals old
+        clock.now += STALE_FACTOR * interval * 0.2
+        stale = monitor.evaluate()
+        assert stale.health == Health.DEGRADED
+        assert stale.reason == "top: no fresh data for over 3 poll intervals"
+        assert stale.feed("top") == poller.snapshot()
+        answers[1].set_result(2)
+        await until(lambda: monitor.current.health == Health.LIVE)
+    finally:
+        await poller.stop()
+    assert [s.health for s in states] == [Health.LIVE, Health.DEGRADED, Health.LIVE]
+
+
+@pytest.mark.slow
 async def test_health_goes_degraded_then_offline_and_recovers(tmp_path: Path) -> None:
+    """Over loopback: the server process goes away and comes back on the same port."""
     port = free_port()
     db = str(tmp_path / "health.db")
     first = SandboxProcess("--port", str(port), db=db).start()
@@ -144,13 +197,11 @@ async def test_health_goes_degraded_then_offline_and_recovers(tmp_path: Path) ->
             second.close()
 
 
-async def test_logout_stops_feeds_and_forgets_the_login(
-    sandbox: SandboxProcess, client: Session
-) -> None:
-    api = await logged_in(sandbox.url, client)
+async def test_logout_stops_feeds_and_forgets_the_login(app_sandbox: AppSandbox) -> None:
+    api, client = await logged_in(app_sandbox)
     session = TerminalSession(
         api,
-        Environment(sandbox.url, client.user, client.account),
+        Environment(app_sandbox.url, client.user, client.account),
         FeedIntervals(top_of_book=0.2, balances=1, order_book=0.2),
     )
     await session.start()

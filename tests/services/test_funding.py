@@ -1,12 +1,14 @@
-"""Funding services against a real sandbox: deposit queries, the transfer feed, instructions."""
+"""Funding services against the sandbox's app in this process (httpx's ASGI transport): deposit
+queries, the transfer feed, instructions; a dropped connection over loopback to a real sandbox
+process."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from decimal import Decimal
 from typing import Any
 
+import httpx
 import pytest
 
 from app.api import ClientSettings, RetryPolicy, ServiceClient
@@ -20,52 +22,59 @@ from app.services.transfers import (
     fetch_instructions,
     fetch_transfers,
 )
-from tests.harness import SandboxProcess, Session, body, new_client, until
+from tests.harness import AppAccount, AppSandbox, Faults, SandboxProcess, body, new_client, until
 
 pytestmark = pytest.mark.anyio
 
 TOP_UP = "/api/v1/sandbox/account/{account}/deposit"
-FAULTS = "/api/v1/sandbox/admin/faults"
 
 
-def top_up(session: Session, amount: str, network: str | None = None, **extra: Any) -> int:
+async def top_up(account: AppAccount, amount: str, network: str | None = None, **extra: Any) -> int:
     """A paper deposit through the sandbox's top-up route; returns its ordering."""
     payload: dict[str, Any] = {"amount": amount, **extra}
     if network:
         payload["network"] = network
-    response = session.post(TOP_UP, payload)
+    response = await account.post(TOP_UP, payload)
     assert response.status_code == 200, response.text
     ordering: int = body(response)["deposit"]["ordering"]
     return ordering
 
 
-def set_faults(sandbox: SandboxProcess, *rules: dict[str, Any]) -> None:
-    with sandbox.admin() as admin:
-        response = admin.post(FAULTS, json={"faults": list(rules), "seed": 0})
-        assert response.status_code == 200, response.text
+class Answers(httpx.AsyncBaseTransport):
+    """The in-process transport, noting each answer's path and query as it arrives."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
+        self.seen: list[tuple[str, dict[str, str]]] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        self.seen.append((request.url.path, dict(request.url.params)))
+        return response
 
 
 @pytest.fixture
-def clean_faults(sandbox: SandboxProcess) -> Iterator[None]:
-    yield
-    with sandbox.admin() as admin:
-        assert admin.delete(FAULTS).status_code == 200
-
-
-@pytest.fixture
-def funded(sandbox: SandboxProcess) -> Iterator[Session]:
+async def funded(app_sandbox: AppSandbox) -> AppAccount:
     """A fresh account with three deposits: 0.1 BTC, then 2 ETH, then 500 USDT on tron."""
-    session = new_client(sandbox)
-    top_up(session, "0.1 BTC")
-    top_up(session, "2 ETH")
-    top_up(session, "500 USDT", "tron")
-    yield session
-    session.close()
+    account = await app_sandbox.new_client()
+    await top_up(account, "0.1 BTC")
+    await top_up(account, "2 ETH")
+    await top_up(account, "500 USDT", "tron")
+    return account
 
 
 @pytest.fixture
-async def api(sandbox: SandboxProcess, funded: Session) -> AsyncIterator[ServiceClient]:
-    client = ServiceClient(ClientSettings(sandbox.url), retry=RetryPolicy(attempts=1))
+def answers(app_sandbox: AppSandbox) -> Answers:
+    return Answers(app_sandbox.transport())
+
+
+@pytest.fixture
+async def api(
+    app_sandbox: AppSandbox, funded: AppAccount, answers: Answers
+) -> AsyncIterator[ServiceClient]:
+    client = ServiceClient(
+        ClientSettings(app_sandbox.url), transport=answers, retry=RetryPolicy(attempts=1)
+    )
     await client.login(funded.user, funded.password, funded.account)
     yield client
     await client.aclose()
@@ -106,30 +115,31 @@ async def test_the_feed_asks_again_at_once_when_the_direction_changes(api: Servi
 
 
 async def test_an_answer_to_a_query_no_longer_asked_is_never_published(
-    sandbox: SandboxProcess, api: ServiceClient, funded: Session, clean_faults: None
+    app_sandbox: AppSandbox, api: ServiceClient, funded: AppAccount, answers: Answers
 ) -> None:
-    path = rf"^/api/v1/accounting/account/{funded.account}/request/deposit$"
-    set_faults(sandbox, {"kind": "latency", "seconds": 0.6, "count": 1, "path": path})
+    path = f"/api/v1/accounting/account/{funded.account}/request/deposit"
+    await app_sandbox.faults({"kind": "latency", "seconds": 0.3, "count": 1, "path": f"^{path}$"})
+    asked: list[str] = []
+    api.watch_requests(lambda sent: asked.append(sent.path))
     feed = TransferFeed(api, TransferQuery(), interval=60)
     pages: list[TransferPage] = []
     feed.pages.subscribe(pages.append)
     feed.start()
     try:
-        await asyncio.sleep(0.1)  # the first (newest-first) answer is held up by the server
+        await until(lambda: asked)  # the first (newest-first) query is out, held up by the server
         feed.set_ascending(True)
-        await until(lambda: pages, timeout=5)
-        await asyncio.sleep(0.8)  # long past the slow answer's arrival
+        await until(lambda: pages)
     finally:
         await feed.stop()
+    # The poller waited for the slow newest-first answer, dropped it, then asked again at once.
+    assert [query["asc"] for p, query in answers.seen if p == path] == ["false", "true"]
     assert [p.query.ascending for p in pages] == [True]
     assert [r.asset for r in pages[0].records] == ["BTC", "ETH", "USDT"]
 
 
-async def test_a_pending_deposit_is_seen_completing(
-    sandbox: SandboxProcess, api: ServiceClient, funded: Session
-) -> None:
-    ordering = top_up(funded, "1 SOL", pendingSeconds=1)
-    feed = TransferFeed(api, interval=0.3)
+async def test_a_pending_deposit_is_seen_completing(api: ServiceClient, funded: AppAccount) -> None:
+    ordering = await top_up(funded, "1 SOL", pendingSeconds=0.3)
+    feed = TransferFeed(api, interval=0.05)
     seen: dict[str, int] = {}
 
     def note(page: TransferPage) -> None:
@@ -148,9 +158,7 @@ async def test_a_pending_deposit_is_seen_completing(
     assert seen == {"pending": 0, "completed": 1}
 
 
-async def test_withdrawals_are_listed_with_their_address(
-    api: ServiceClient, funded: Session
-) -> None:
+async def test_withdrawals_are_listed_with_their_address(api: ServiceClient) -> None:
     book = await fetch_instructions(api)
     btc = next(i for i in book.withdraw if i.asset == "BTC")
     assert isinstance(btc, BlockchainInstruction)
@@ -174,28 +182,35 @@ async def test_both_instruction_lists_per_asset_and_network(api: ServiceClient) 
 
 
 async def test_one_instruction_list_failing_leaves_the_other(
-    sandbox: SandboxProcess, api: ServiceClient, funded: Session, clean_faults: None
+    app_sandbox: AppSandbox, api: ServiceClient, funded: AppAccount
 ) -> None:
     path = rf"^/api/v1/accounting/account/{funded.account}/request/withdraw-instructions$"
-    set_faults(sandbox, {"kind": "status", "status": 503, "path": path})
+    await app_sandbox.faults({"kind": "status", "status": 503, "path": path})
     book = await fetch_instructions(api)
     assert len(book.deposit) == 6 and book.withdraw == ()
     assert book.withdraw_error.startswith("Cannot read withdraw instructions: HTTP 503")
 
 
 async def test_failures_are_one_line_messages_not_tracebacks(
-    sandbox: SandboxProcess, api: ServiceClient, funded: Session, clean_faults: None
+    sandbox: SandboxProcess, faults: Faults
 ) -> None:
-    account = rf"^/api/v1/accounting/account/{funded.account}/request/"
-    set_faults(
-        sandbox,
+    """Over loopback: the server cuts the connection mid-answer."""
+    user = new_client(sandbox)
+    api = ServiceClient(ClientSettings(sandbox.url), retry=RetryPolicy(attempts=1))
+    await api.login(user.user, user.password, user.account)
+    account = rf"^/api/v1/accounting/account/{user.account}/request/"
+    faults(
         {"kind": "drop", "path": account + "deposit$"},
         {"kind": "status", "status": 500, "path": account + "(deposit|withdraw)-instructions$"},
     )
-    with pytest.raises(TransferError, match=r"^Cannot read deposits: ") as dropped:
-        await fetch_transfers(api, TransferQuery())
-    with pytest.raises(TransferError, match=r"^Cannot read deposit instructions: HTTP 500"):
-        await fetch_instructions(api)
+    try:
+        with pytest.raises(TransferError, match=r"^Cannot read deposits: ") as dropped:
+            await fetch_transfers(api, TransferQuery())
+        with pytest.raises(TransferError, match=r"^Cannot read deposit instructions: HTTP 500"):
+            await fetch_instructions(api)
+    finally:
+        await api.aclose()
+        user.close()
     assert "\n" not in str(dropped.value)
 
 

@@ -1,6 +1,6 @@
-"""The order feed and the ledger browser against a real sandbox over loopback: what each filter
-asks the server (seen on the wire by a recording transport around httpx's own), what comes
-back, paging back with startAtOrdering, merging new orders on top, the journal's
+"""The order feed and the ledger browser against the sandbox's app in this process (httpx's ASGI
+transport): what each filter asks the server (seen by a recording transport in front of it), what
+comes back, paging back with startAtOrdering, merging new orders on top, the journal's
 clientOrderIds, and the ledger's running balance."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from app.services.journal import OrderJournal
 from app.services.ledger_browser import LedgerBrowser, LedgerQuery, LedgerQueryError, group_rows
 from app.services.order_feed import OrderFeed, OrderFilter, OrdersSnapshot
 from app.services.session import Environment, TerminalSession
-from tests.harness import SandboxProcess, Session, invariant, new_client, until
+from tests.harness import AppAccount, AppSandbox, until
 
 pytestmark = pytest.mark.anyio
 
@@ -33,10 +33,10 @@ LEDGER_PATH = "/accounting/ledger/"
 
 
 class Recorder(httpx.AsyncBaseTransport):
-    """httpx's own transport, with every request written down before it is sent."""
+    """The transport into the sandbox, with every request written down before it is sent."""
 
-    def __init__(self) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
         self.requests: list[httpx.Request] = []
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
@@ -58,7 +58,7 @@ class Desk:
     session: TerminalSession
     recorder: Recorder
     journal: OrderJournal
-    user: Session
+    user: AppAccount
 
     @property
     def client(self) -> ServiceClient:
@@ -67,10 +67,10 @@ class Desk:
 
 @asynccontextmanager
 async def open_account(
-    sandbox: SandboxProcess, balances: dict[str, str] | None = None
+    sandbox: AppSandbox, balances: dict[str, str] | None = None
 ) -> AsyncIterator[Desk]:
-    user = new_client(sandbox, balances or {"USD": "100000", "BTC": "2", "ETH": "10"})
-    recorder = Recorder()
+    user = await sandbox.new_client(balances or {"USD": "100000", "BTC": "2", "ETH": "10"})
+    recorder = Recorder(sandbox.transport())
     client = ServiceClient(ClientSettings(sandbox.url), transport=recorder)
     await client.login(user.user, user.password, user.account)
     session = TerminalSession(client, Environment(sandbox.url, user.user, user.account, True))
@@ -80,7 +80,6 @@ async def open_account(
     finally:
         journal.close()
         await client.aclose()
-        user.close()
 
 
 async def resting(client: ServiceClient, end_at: datetime | None = None) -> Order:
@@ -104,8 +103,8 @@ class Updates:
 # -- orders ---------------------------------------------------------------------------------------
 
 
-async def test_order_feed_pages_back_with_start_at_ordering(sandbox: SandboxProcess) -> None:
-    async with open_account(sandbox) as d:
+async def test_order_feed_pages_back_with_start_at_ordering(app_sandbox: AppSandbox) -> None:
+    async with open_account(app_sandbox) as d:
         placed = [await d.client.market_order("USD", "BTC", D(10 + i)) for i in range(5)]
         newest_first = [order.order_id for order in reversed(placed)]
         feed = OrderFeed(d.session, d.journal, page_size=2)
@@ -130,9 +129,9 @@ async def test_order_feed_pages_back_with_start_at_ordering(sandbox: SandboxProc
 
 
 async def test_each_order_filter_is_asked_of_the_server_and_checked_here(
-    sandbox: SandboxProcess,
+    app_sandbox: AppSandbox,
 ) -> None:
-    async with open_account(sandbox) as d:
+    async with open_account(app_sandbox) as d:
         start = utc_now() - timedelta(seconds=1)
         market = await d.client.market_order("USD", "BTC", D(100))
         rests = await resting(d.client)
@@ -208,8 +207,8 @@ async def test_local_check_keeps_what_a_server_ignoring_a_filter_sends() -> None
     assert not OrderFilter(end=order.submitted_at).matches(order)  # end is exclusive
 
 
-async def test_new_orders_go_on_top_and_a_fill_refreshes_at_once(sandbox: SandboxProcess) -> None:
-    async with open_account(sandbox) as d:
+async def test_new_orders_go_on_top_and_a_fill_refreshes_at_once(app_sandbox: AppSandbox) -> None:
+    async with open_account(app_sandbox) as d:
         first = await d.client.market_order("USD", "BTC", D(100))
         feed = OrderFeed(d.session, d.journal, interval=60.0)
         updates = Updates(feed)
@@ -229,10 +228,10 @@ async def test_new_orders_go_on_top_and_a_fill_refreshes_at_once(sandbox: Sandbo
 
 
 async def test_a_resting_order_beyond_the_first_page_is_read_again(
-    sandbox: SandboxProcess,
+    app_sandbox: AppSandbox,
 ) -> None:
-    async with open_account(sandbox) as d:
-        ends = utc_now() + timedelta(seconds=1)
+    async with open_account(app_sandbox) as d:
+        ends = utc_now() + timedelta(seconds=0.5)
         rests = await resting(d.client, ends)
         newer = await d.client.market_order("USD", "BTC", D(100))
         feed = OrderFeed(d.session, d.journal, page_size=1)
@@ -257,10 +256,10 @@ async def test_a_resting_order_beyond_the_first_page_is_read_again(
 
 
 async def test_client_order_id_comes_from_the_journal_when_the_server_does_not_echo_it(
-    sandbox: SandboxProcess,
+    app_sandbox: AppSandbox,
 ) -> None:
-    async with open_account(sandbox) as d:
-        response = d.user.post(
+    async with open_account(app_sandbox) as d:
+        response = await d.user.post(
             "/api/v1/routing/account/{account}/order",
             {"type": "market", "source": "USD", "destination": "BTC", "size": "100"},
         )
@@ -280,8 +279,8 @@ async def test_client_order_id_comes_from_the_journal_when_the_server_does_not_e
 # -- ledger ---------------------------------------------------------------------------------------
 
 
-async def test_every_ledger_filter_is_asked_of_the_server(sandbox: SandboxProcess) -> None:
-    async with open_account(sandbox) as d:
+async def test_every_ledger_filter_is_asked_of_the_server(app_sandbox: AppSandbox) -> None:
+    async with open_account(app_sandbox) as d:
         trade = await d.client.market_order("USD", "BTC", D(1000))
         browser = LedgerBrowser(d.session)
         snapshot = await browser.load(LedgerQuery())
@@ -336,8 +335,8 @@ async def test_every_ledger_filter_is_asked_of_the_server(sandbox: SandboxProces
             await browser.load(LedgerQuery(start=at, end=at))
 
 
-async def test_ledger_pages_back_with_legs_together(sandbox: SandboxProcess) -> None:
-    async with open_account(sandbox) as d:
+async def test_ledger_pages_back_with_legs_together(app_sandbox: AppSandbox) -> None:
+    async with open_account(app_sandbox) as d:
         trades = [await d.client.market_order("USD", "BTC", D(100 + i)) for i in range(2)]
         everything = await d.client.ledger(100)  # 2 trades x 2 legs + 3 initial balances
         assert len(everything) == 7
@@ -359,12 +358,12 @@ async def test_ledger_pages_back_with_legs_together(sandbox: SandboxProcess) -> 
         assert [row.group for row in seen] == [0, 0, 1, 1, 2, 3, 4]
 
 
-async def test_running_balance_is_anchored_on_the_account(sandbox: SandboxProcess) -> None:
-    async with open_account(sandbox) as d:
+async def test_running_balance_is_anchored_on_the_account(app_sandbox: AppSandbox) -> None:
+    async with open_account(app_sandbox) as d:
         for size in ("1000", "250.5", "13.37"):
             await d.client.market_order("USD", "BTC", D(size))
         await d.client.market_order("BTC", "USD", D("0.001"))
-        holding = invariant(sandbox, d.user.account)
+        holding = await app_sandbox.invariant(d.user.account)
         browser = LedgerBrowser(d.session)
         snapshot = await browser.load(LedgerQuery(asset="USD"))
         assert snapshot.balance_note == ""

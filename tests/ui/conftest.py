@@ -27,7 +27,7 @@ from app.ui.panels.base import PanelContext
 from app.ui.qt import QEventLoop
 from app.ui.settings import open_settings
 from app.ui.theme import THEME_PROPERTY, apply_theme
-from tests.harness import Faults, SandboxProcess, Session, new_client
+from tests.harness import SandboxProcess, Session, new_client
 
 T = TypeVar("T")
 
@@ -132,14 +132,6 @@ def live_factory(
 def live(live_factory: LiveFactory, sandbox: SandboxProcess) -> Live:
     """A session on the shared sandbox: USD 100000, BTC 2, ETH 10, USD credit 50000."""
     return live_factory(sandbox)
-
-
-@pytest.fixture
-def faults(sandbox: SandboxProcess) -> Iterator[Faults]:
-    """The shared sandbox's fault switches; whatever a test injected is cleared after it."""
-    rules = Faults(sandbox)
-    yield rules
-    rules.clear()
 
 
 @pytest.fixture

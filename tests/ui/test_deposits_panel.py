@@ -163,6 +163,7 @@ def test_export_writes_the_table_as_shown_with_exact_values(
     assert ("info", f"Exported 4 row(s) to {target}") in four.notices
 
 
+@pytest.mark.slow
 def test_a_pending_deposit_completes_in_place(qtbot: QtBot, live: Live) -> None:
     top_up(live.account, "0.5 BTC")
     panel = make_panel(qtbot, live, 1, interval=0.3)

@@ -362,6 +362,7 @@ def _length(panel: ChartPanel, name: str = "bid") -> int:
     return 0 if x is None else len(x)
 
 
+@pytest.mark.slow
 def test_chart_plots_live_ticks_per_pair(qtbot: QtBot, live: Live) -> None:
     panel = ChartPanel(live.context)
     qtbot.addWidget(panel)

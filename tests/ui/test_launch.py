@@ -42,6 +42,7 @@ def clean_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 def test_sandbox_smoke_test_writes_a_screenshot_and_stops_its_child(
     clean_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -57,6 +58,7 @@ def test_sandbox_smoke_test_writes_a_screenshot_and_stops_its_child(
         httpx.get(f"{match.group(1)}/api/v1/routing/time", timeout=2)
 
 
+@pytest.mark.slow
 def test_environment_logs_in_without_the_dialog(
     sandbox: SandboxProcess, clean_env: dict[str, str]
 ) -> None:
@@ -90,6 +92,7 @@ def test_a_wrong_password_in_the_environment_is_one_clear_line(
     assert "not-the-password" not in done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_smoke_test_fails_with_a_reason_when_prices_never_come(
     sandbox: SandboxProcess, clean_env: dict[str, str]
 ) -> None:
@@ -125,6 +128,7 @@ def test_smoke_test_fails_with_a_reason_when_prices_never_come(
     account.close()
 
 
+@pytest.mark.slow
 def test_a_debug_session_logs_no_password_hash_or_token(
     sandbox: SandboxProcess, clean_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -10,6 +10,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication, QLabel, QWidget
 from pytestqt.qtbot import QtBot
@@ -151,6 +152,7 @@ def test_about_lists_the_three_sub_services(qtbot: QtBot, live: Live) -> None:
     window.about_box.close()
 
 
+@pytest.mark.slow
 def test_fills_refusals_and_expiring_quotes_reach_the_desktop_when_away(
     qtbot: QtBot, live: Live
 ) -> None:

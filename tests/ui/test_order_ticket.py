@@ -287,6 +287,7 @@ def test_cancelling_the_confirmation_sends_nothing(qtbot: QtBot, live: Live) -> 
     assert server_orders(qtbot, live) == []
 
 
+@pytest.mark.slow
 def test_an_unknown_outcome_says_so_and_settles_itself(
     qtbot: QtBot, live: Live, faults: Faults
 ) -> None:

@@ -121,6 +121,7 @@ def test_the_list_fills_from_the_sandbox_newest_first(qtbot: QtBot, trader: Trad
     assert panel.status_label.text() == "3 orders"
 
 
+@pytest.mark.slow
 def test_a_new_fill_appears_within_one_poll_on_top_highlighted(
     qtbot: QtBot, trader: Trader
 ) -> None:

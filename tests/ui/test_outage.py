@@ -7,6 +7,7 @@ import itertools
 import time
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
@@ -23,6 +24,7 @@ from tests.harness import SandboxProcess, free_port
 from tests.ui.conftest import run
 
 
+@pytest.mark.slow
 def test_outage_degrades_then_goes_offline_and_recovers(
     qtbot: QtBot, qloop: QEventLoop, settings: QSettings, tmp_path: Path
 ) -> None:

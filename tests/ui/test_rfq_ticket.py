@@ -264,6 +264,7 @@ def _grouped(amount: Amount) -> str:
 # -- expiry -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_accept_button_closes_near_expiry_and_stays_closed_after(
     qtbot: QtBot, live_factory: LiveFactory, short_sandbox: SandboxProcess
 ) -> None:
@@ -304,6 +305,7 @@ def test_the_accept_button_closes_near_expiry_and_stays_closed_after(
     assert not buy.accept.isEnabled()
 
 
+@pytest.mark.slow
 def test_a_forced_accept_after_expiry_shows_the_servers_refusal(
     qtbot: QtBot, live_factory: LiveFactory, short_sandbox: SandboxProcess
 ) -> None:
@@ -424,6 +426,7 @@ def test_the_alt_mnemonics_work_from_anywhere_in_the_window(qtbot: QtBot, live: 
     assert ticket.elsewhere.text() == ""
 
 
+@pytest.mark.slow
 def test_a_double_alt_b_sends_one_accept(qtbot: QtBot, live: Live, sandbox: SandboxProcess) -> None:
     ticket = open_ticket(qtbot, live)
     panel = ticket.panel
@@ -523,6 +526,7 @@ def test_requote_gives_a_new_quote_for_the_same_pair_and_size(qtbot: QtBot, live
     assert history_kinds(panel) == [("requested", None), ("requested", None)]
 
 
+@pytest.mark.slow
 def test_auto_requote_after_expiry_requests_again_and_is_remembered(
     qtbot: QtBot, live_factory: LiveFactory, short_sandbox: SandboxProcess
 ) -> None:

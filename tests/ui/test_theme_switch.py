@@ -356,6 +356,7 @@ def assert_record_colours(records: Records, expected: TradePalette) -> None:
     assert card.warning.styleSheet() == warning_css(expected)
 
 
+@pytest.mark.slow
 def test_record_views_balances_and_instructions_follow_the_theme(
     qtbot: QtBot, live: Live, app: QApplication, faults: Faults, tmp_path: Path
 ) -> None:
