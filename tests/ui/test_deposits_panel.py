@@ -77,7 +77,7 @@ def test_records_fill_newest_first_with_every_field(qtbot: QtBot, four: Live) ->
     assert [cell(panel, r, COL["asset"]) for r in range(4)] == ["SOL", "USDT", "ETH", "BTC"]
     assert panel.shown_orderings() == [w["ordering"] for w in wire]
     usdt = wire[1]
-    assert cell(panel, 1, COL["amount"]) == "500.00"  # USDT shown at 2 decimals
+    assert cell(panel, 1, COL["amount"]) == "500.000000"  # USDT at the service's 6 decimals
     assert cell(panel, 1, COL["network"]) == "tron"
     assert cell(panel, 1, COL["status"]) == "completed"
     assert cell(panel, 1, COL["hash"]) == usdt["hash"]  # whole, never shortened in the model
