@@ -169,24 +169,30 @@ class Session:
         self.http.close()
 
 
+def new_client_request(
+    balances: dict[str, str] | None, credit: dict[str, str] | None
+) -> tuple[str, dict[str, Any]]:
+    """A fresh user's name and the admin request that creates it (USD 100000 and BTC 2 unless
+    told; the password is the name, hashed as the login form hashes it)."""
+    name = f"t{next(_counter)}-{uuid.uuid4().hex[:8]}"
+    return name, {
+        "user": name,
+        "password": digest(name),
+        "accountId": f"acct-{name}",
+        "balances": balances if balances is not None else {"USD": "100000", "BTC": "2"},
+        "credit": credit or {},
+    }
+
+
 def new_client(
     sandbox: SandboxProcess,
     balances: dict[str, str] | None = None,
     credit: dict[str, str] | None = None,
 ) -> Session:
     """A fresh user and account on ``sandbox`` (admin route), logged in."""
-    name = f"t{next(_counter)}-{uuid.uuid4().hex[:8]}"
+    name, request = new_client_request(balances, credit)
     with sandbox.admin() as admin:
-        response = admin.post(
-            "/api/v1/sandbox/admin/clients",
-            json={
-                "user": name,
-                "password": digest(name),
-                "accountId": f"acct-{name}",
-                "balances": balances if balances is not None else {"USD": "100000", "BTC": "2"},
-                "credit": credit or {},
-            },
-        )
+        response = admin.post("/api/v1/sandbox/admin/clients", json=request)
         assert response.status_code == 200, response.text
     return Session(sandbox.url, name, name, f"acct-{name}")
 
@@ -309,18 +315,9 @@ class AppSandbox:
         self, balances: dict[str, str] | None = None, credit: dict[str, str] | None = None
     ) -> AppAccount:
         """A fresh user and account (admin route; USD 100000, BTC 2 unless told), logged in."""
-        name = f"t{next(_counter)}-{uuid.uuid4().hex[:8]}"
+        name, request = new_client_request(balances, credit)
         async with self.admin() as admin:
-            response = await admin.post(
-                "/api/v1/sandbox/admin/clients",
-                json={
-                    "user": name,
-                    "password": digest(name),
-                    "accountId": f"acct-{name}",
-                    "balances": balances if balances is not None else {"USD": "100000", "BTC": "2"},
-                    "credit": credit or {},
-                },
-            )
+            response = await admin.post("/api/v1/sandbox/admin/clients", json=request)
             assert response.status_code == 200, response.text
         account = AppAccount(self, name, name, f"acct-{name}")
         await account.login()
