@@ -135,7 +135,8 @@ async def pairs(client: ServiceClient, args: argparse.Namespace) -> Output:
 
 async def estimate(client: ServiceClient, args: argparse.Namespace) -> Output:
     value = await client.estimate(args.source, args.destination, args.size, args.quote)
-    return Output(wire.estimate(value), views.estimate(value))
+    terms = await pair_terms(client)
+    return Output(wire.estimate(value), views.estimate(value, terms))
 
 
 async def limit(client: ServiceClient, args: argparse.Namespace) -> Output:

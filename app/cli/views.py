@@ -279,8 +279,24 @@ def pairs(values: list[PairInfo]) -> str:
     return table(columns, rows)
 
 
-def estimate(value: Estimate) -> str:
-    return fields([("Sell", value.source), ("Receive", value.destination), ("Price", value.price)])
+def estimate(value: Estimate, terms: PairTerms | None = None) -> str:
+    """What selling the source would give, and the indicative price in QUOTE per BASE of the
+    pair (whichever asset the ``quote`` parameter named)."""
+    terms = terms or PairTerms()
+    source, destination = value.source, value.destination
+    pair_side = PairSide.of(source.asset, destination.asset, terms.pairs)
+    try:
+        price: object = terms.price_words(pair_side.price(value.price).value, pair_side.pair)
+    except (ValueError, ZeroDivisionError):  # not a price between the two assets: as sent
+        price = value.price
+    return fields(
+        [
+            ("Side", str(pair_side)),
+            ("Sell", terms.amount(source.value, source.asset)),
+            ("Receive", terms.amount(destination.value, destination.asset)),
+            ("Price", price),
+        ]
+    )
 
 
 def order(value: Order, terms: PairTerms | None = None) -> str:

@@ -272,8 +272,9 @@ def test_limit_estimate_market_and_queries(cli: Cli) -> None:
     assert Decimal(0) <= exact - Decimal(total.split()[0]) < Decimal("0.01")
 
     assert estimate.code == 0, estimate
-    assert re.search(r"^Sell\s+0\.5 BTC$", estimate.out, re.MULTILINE)
-    assert re.search(r"^Price\s+\d+(\.\d+)? BTC/USD$", estimate.out, re.MULTILINE)
+    assert re.search(r"^Side\s+Sell BTC/USD$", estimate.out, re.MULTILINE)
+    assert re.search(r"^Sell\s+0\.50000000 BTC$", estimate.out, re.MULTILINE)
+    assert re.search(r"^Price\s+\d{2,3},\d{3}\.\d{2} USD per BTC$", estimate.out, re.MULTILINE)
     assert market.code == 0, market
     assert re.search(r"^Side\s+Buy BTC/USD$", market.out, re.MULTILINE)
     assert re.search(r"^Notional\s+100\.50 USD$", market.out, re.MULTILINE)
@@ -337,7 +338,15 @@ def test_order_tables_read_in_pair_terms(sandbox: SandboxProcess) -> None:
     )
     assert bought.code == sold.code == resting.code == 0, (bought, sold, resting)
     ids = {run.json()["order"]["orderId"]: run.json()["order"] for run in (bought, sold, resting)}
-    table, data = cli.many(["orders", "--max", "10"], ["--json", "orders", "--max", "10"])
+    table, data, priced = cli.many(
+        ["orders", "--max", "10"],
+        ["--json", "orders", "--max", "10"],
+        ["estimate", "--source", "USD", "--destination", "BTC", "--size", "1000", "--quote", "BTC"],
+    )
+    # An estimate asked with quote=BTC (a USD/BTC price on the wire) still reads USD per BTC.
+    assert priced.code == 0, priced
+    assert re.search(r"^Side\s+Buy BTC/USD$", priced.out, re.MULTILINE)
+    assert re.search(r"^Price\s+\d{2,3},\d{3}\.\d{2} USD per BTC$", priced.out, re.MULTILINE)
     assert table.code == data.code == 0
     by_time = {order["submittedAt"]: order for order in ids.values()}
     column = {name: text_column(table.out, name) for name in ("PAIR", "SIDE")}
