@@ -221,7 +221,7 @@ class OrderFeed:
         page_size: int = DEFAULT_PAGE,
     ) -> None:
         if not 1 <= page_size <= MAX_PAGE:
-            raise ValueError(f"page size is 1 to {MAX_PAGE}")
+            raise ValueError(f"page size is 1 to {MAX_PAGE:,}")
         self.session = session
         self.journal = journal
         self.page_size = page_size

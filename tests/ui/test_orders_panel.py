@@ -213,7 +213,12 @@ def test_a_resting_orders_time_left_counts_down_without_polling(
     assert sent_queries(requests, ORDERS_PATH) == []  # the countdown reads no order
     # Only the status cell repaints on a tick.
     changed: list[tuple[int, int]] = []
-    panel.model.dataChanged.connect(lambda a, b, _r=None: changed.append((a.column(), b.column())))
+
+    def on_change(top_left: QModelIndex, bottom_right: QModelIndex, roles: list[int]) -> None:
+        if Qt.ItemDataRole.BackgroundRole not in roles:  # not the new row's highlight ending
+            changed.append((top_left.column(), bottom_right.column()))
+
+    panel.model.dataChanged.connect(on_change)
     qtbot.waitUntil(lambda: changed != [], timeout=3000)
     assert set(changed) == {(COL["status"], COL["status"])}
     # Hidden, the panel does not tick.
@@ -503,6 +508,7 @@ def test_details_show_every_field_and_the_raw_json(qtbot: QtBot, trader: Trader)
     QTest.keyClick(panel.table, Qt.Key.Key_Return)
     dialog = panel.details_dialog
     assert dialog is not None and dialog.isVisible()
+    assert dialog.windowTitle() == f"Order {order.order_id} · Buy BTC/USD"
     fields = {name: edit.text() for name, edit in dialog.edits.items()}
     raw = order.raw
     assert order.result.updated_at is not None
