@@ -4,11 +4,18 @@ scripts and as text for people. Values were checked when the arguments were pars
 from __future__ import annotations
 
 import argparse
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from app.api import OutcomeUnknown, RequestTimeout, ServiceClient, new_client_order_id
+from app.api import (
+    OutcomeUnknown,
+    RequestTimeout,
+    ServiceClient,
+    ServiceError,
+    new_client_order_id,
+)
 from app.cli import views, wire
 from app.cli.errors import UsageError
 from app.cli.output import fields
@@ -19,6 +26,8 @@ from app.services.settling import OrderSettler, Sought, Verdict
 
 #: Seconds a lost order's answer is looked for before the outcome is reported unknown.
 LOOK_FOR = 1.0
+
+log = logging.getLogger("tradeterm.cli")
 
 
 @dataclass(frozen=True)
@@ -35,6 +44,18 @@ def handler(name: str) -> Handler:
     ``deposit_instructions``)."""
     found: Handler = globals()[name.replace("-", "_")]
     return found
+
+
+async def pair_terms(client: ServiceClient) -> views.PairTerms:
+    """The service's pairs, read once per command that shows orders, trades or prices: they
+    decide each order's base and the decimals shown. Unreadable, every amount shows its own
+    digits (a note on stderr with -v)."""
+    try:
+        infos = await client.pairs()
+    except ServiceError as exc:
+        log.info("cannot read the pairs (%s): amounts shown with their own digits", exc)
+        infos = []
+    return views.PairTerms.learned(infos)
 
 
 async def info(client: ServiceClient, args: argparse.Namespace) -> Output:
@@ -76,7 +97,8 @@ async def ledger(client: ServiceClient, args: argparse.Namespace) -> Output:
         start=args.start,
         end=args.end,
     )
-    return Output([wire.ledger_entry(e) for e in entries], views.ledger(entries))
+    terms = await pair_terms(client)
+    return Output([wire.ledger_entry(e) for e in entries], views.ledger(entries, terms))
 
 
 async def deposits(client: ServiceClient, args: argparse.Namespace) -> Output:
@@ -96,12 +118,14 @@ async def withdraw_instructions(client: ServiceClient, args: argparse.Namespace)
 
 async def tob(client: ServiceClient, args: argparse.Namespace) -> Output:
     books = await client.top_of_book(args.pairs or None)
-    return Output(wire.top_of_books(books), views.top_of_books(books))
+    terms = await pair_terms(client)
+    return Output(wire.top_of_books(books), views.top_of_books(books, terms))
 
 
 async def book(client: ServiceClient, args: argparse.Namespace) -> Output:
     value = await client.order_book(args.pair, args.levels)
-    return Output(wire.order_book(value), views.order_book(value))
+    terms = await pair_terms(client)
+    return Output(wire.order_book(value), views.order_book(value, terms))
 
 
 async def pairs(client: ServiceClient, args: argparse.Namespace) -> Output:
@@ -111,7 +135,8 @@ async def pairs(client: ServiceClient, args: argparse.Namespace) -> Output:
 
 async def estimate(client: ServiceClient, args: argparse.Namespace) -> Output:
     value = await client.estimate(args.source, args.destination, args.size, args.quote)
-    return Output(wire.estimate(value), views.estimate(value))
+    terms = await pair_terms(client)
+    return Output(wire.estimate(value), views.estimate(value, terms))
 
 
 async def limit(client: ServiceClient, args: argparse.Namespace) -> Output:
@@ -126,7 +151,7 @@ async def limit(client: ServiceClient, args: argparse.Namespace) -> Output:
         args.end_at,
     )
     order = await _place(client, request)
-    return Output({"order": wire.order(order)}, views.order(order))
+    return await _order_output(client, order)
 
 
 async def market(client: ServiceClient, args: argparse.Namespace) -> Output:
@@ -138,12 +163,13 @@ async def market(client: ServiceClient, args: argparse.Namespace) -> Output:
         args.client_order_id or new_client_order_id(),
     )
     order = await _place(client, request)
-    return Output({"order": wire.order(order)}, views.order(order))
+    return await _order_output(client, order)
 
 
 async def rfq(client: ServiceClient, args: argparse.Namespace) -> Output:
     value = await client.request_quote(args.pair, args.size)
-    return Output(wire.quote(value), views.quote(value))
+    terms = await pair_terms(client)
+    return Output(wire.quote(value), views.quote(value, args.pair, terms))
 
 
 async def accept(client: ServiceClient, args: argparse.Namespace) -> Output:
@@ -153,7 +179,14 @@ async def accept(client: ServiceClient, args: argparse.Namespace) -> Output:
     except OutcomeUnknown as lost:
         sought = Sought.accept(args.order_id, args.order_id, sent_at)
         order = await _settle(client, sought, lost)
-    return Output({"order": wire.order(order)}, views.order(order))
+    return await _order_output(client, order)
+
+
+async def _order_output(client: ServiceClient, order: Order) -> Output:
+    """An order as the wire has it (``--json``) and in pair terms (text). The pairs are read
+    after the order went: reading them first would delay the order."""
+    terms = await pair_terms(client)
+    return Output({"order": wire.order(order)}, views.order(order, terms))
 
 
 async def _place(client: ServiceClient, request: OrderRequest) -> Order:
@@ -205,12 +238,13 @@ async def orders(client: ServiceClient, args: argparse.Namespace) -> Output:
         ascending=True if args.asc else None,
         client_order_id=args.client_order_id,
     )
-    return Output({"orders": [wire.order(o) for o in values]}, views.orders(values))
+    terms = await pair_terms(client)
+    return Output({"orders": [wire.order(o) for o in values]}, views.orders(values, terms))
 
 
 async def order(client: ServiceClient, args: argparse.Namespace) -> Output:
     value = await client.order(args.order_id)
-    return Output({"order": wire.order(value)}, views.order(value))
+    return await _order_output(client, value)
 
 
 # -- checks across arguments, run before connecting ------------------------------------------

@@ -1,14 +1,24 @@
 """Readable renderings of each record, for a trader at a terminal (``--json`` is for scripts).
 
-Tables for lists, key/value blocks for single records; every number comes out exact.
+Tables for lists, key/value blocks for single records. Orders, fills, trades and prices are in
+the trader's terms (design.md §8): Buy or Sell of a pair's base, prices in QUOTE per BASE at the
+pair's price increment with thousands separators, amounts exact at the asset's precision — all
+through ``app.domain.display`` with the precision ``PairTerms`` learned from the service's
+pairs. Account balances and the other records print the service's exact digits.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import datetime
+from decimal import Decimal
 
 from app.cli.output import TextColumn, blocks, fields, table
+from app.domain.display import ASSET_DECIMALS, DASH, DEFAULT_DECIMALS, Precision
+from app.domain.money import AssetPair
+from app.domain.pair_terms import PairSide, Trade
 from app.domain.records import (
     Account,
     BlockchainInstruction,
@@ -25,8 +35,61 @@ from app.domain.records import (
     ServiceInfo,
     TopOfBook,
 )
+from app.services.ledger_browser import group_rows
+from app.services.order_feed import OrderTerms, status_word
 
 N = True  # numeric column marker, for short column lists
+
+
+@dataclass
+class OwnDigits(Precision):
+    """Precision for the command line: the service's decimals where its pairs give them; else
+    an amount shows its own digits (nothing added, nothing rounded) and a price the
+    conventional decimals of its quote asset."""
+
+    assets: dict[str, int] = field(default_factory=dict)
+
+    def asset(self, code: str) -> int:
+        return self.assets.get(code, 0)
+
+    def price(self, pair: str) -> int:
+        if pair in self.prices:
+            return self.prices[pair]
+        quote = pair.split("/")[-1]
+        return max(self.assets.get(quote, ASSET_DECIMALS.get(quote, DEFAULT_DECIMALS)), 2)
+
+
+@dataclass(frozen=True)
+class PairTerms:
+    """What the views need to speak in pair terms: the precision and the pairs' names."""
+
+    precision: Precision = field(default_factory=OwnDigits)
+    pairs: tuple[str, ...] = ()
+
+    @classmethod
+    def learned(cls, infos: Iterable[PairInfo]) -> PairTerms:
+        """From the service's pairs (an empty list: every amount with its own digits)."""
+        listed = {str(info.pair): info for info in infos}
+        precision = OwnDigits()
+        precision.learn(listed)
+        return cls(precision, tuple(listed))
+
+    def amount(self, value: Decimal | None, asset: str) -> str | None:
+        """``0.11001837 BTC`` (None stays None: the field is left out)."""
+        return None if value is None else f"{self.precision.exact(value, asset)} {asset}"
+
+    def number(self, value: Decimal | None, asset: str) -> str:
+        return DASH if value is None else self.precision.exact(value, asset)
+
+    def price(self, value: Decimal | None, pair: AssetPair) -> str:
+        """A price in QUOTE per BASE of ``pair``: ``90,893.91``."""
+        return DASH if value is None else self.precision.price_text(value, str(pair))
+
+    def price_words(self, value: Decimal | None, pair: AssetPair) -> str | None:
+        """``90,893.91 USD per BTC``."""
+        if value is None:
+            return None
+        return f"{self.price(value, pair)} {pair.quote} per {pair.base}"
 
 
 def _cols(*spec: tuple[str, bool]) -> list[TextColumn]:
@@ -80,26 +143,36 @@ def portfolio(value: Portfolio) -> str:
     return blocks(_head(value.account_id, value.type, value.name), table(columns, rows))
 
 
-def ledger(entries: list[LedgerEntry]) -> str:
+def ledger(entries: list[LedgerEntry], terms: PairTerms | None = None) -> str:
+    """Entries newest first; a trade's two legs say what they did together (``Buy BTC/USD``)
+    and at what price (QUOTE per BASE); amounts exact at the asset's precision."""
+    terms = terms or PairTerms()
     columns = _cols(
         ("ORDERING", N),
         ("TIME", False),
         ("TYPE", False),
         ("ASSET", False),
         ("AMOUNT", N),
+        ("TRADE", False),
+        ("PRICE", N),
         ("TRANSACTION", False),
     )
-    rows = [
-        [
-            e.ordering,
-            e.event_time,
-            f"{e.event_type}/{e.sub_event_type}" if e.sub_event_type else e.event_type,
-            e.asset,
-            e.amount,
-            e.transaction_id,
-        ]
-        for e in entries
-    ]
+    rows = []
+    for row in group_rows(entries, None, terms.pairs):
+        e, trade = row.entry, row.trade
+        amount = terms.number(e.amount, e.asset)
+        rows.append(
+            [
+                e.ordering,
+                e.event_time,
+                f"{e.event_type}/{e.sub_event_type}" if e.sub_event_type else e.event_type,
+                e.asset,
+                f"+{amount}" if e.amount > 0 else amount,
+                "" if trade is None else str(trade.pair_side),
+                "" if trade is None else terms.price(trade.price, trade.pair_side.pair),
+                e.transaction_id,
+            ]
+        )
     return table(columns, rows)
 
 
@@ -148,7 +221,9 @@ def _label(name: str) -> str:
     return words[:1].upper() + words[1:]
 
 
-def top_of_books(books: dict[str, TopOfBook]) -> str:
+def top_of_books(books: dict[str, TopOfBook], terms: PairTerms | None = None) -> str:
+    """Prices in QUOTE per BASE at the pair's increment, sizes exact in the base."""
+    terms = terms or PairTerms()
     columns = _cols(
         ("PAIR", False),
         ("BID SIZE", N),
@@ -157,19 +232,43 @@ def top_of_books(books: dict[str, TopOfBook]) -> str:
         ("ASK SIZE", N),
         ("SPREAD", N),
     )
-    rows = [[pair, b.bid_size, b.bid, b.ask, b.ask_size, b.spread] for pair, b in books.items()]
+    rows = []
+    for name, b in books.items():
+        pair = AssetPair.parse(name)
+        rows.append(
+            [
+                name,
+                terms.number(b.bid_size, pair.base),
+                terms.price(b.bid, pair),
+                terms.price(b.ask, pair),
+                terms.number(b.ask_size, pair.base),
+                terms.price(b.spread, pair),
+            ]
+        )
     return table(columns, rows)
 
 
-def order_book(book: OrderBook) -> str:
+def order_book(book: OrderBook, terms: PairTerms | None = None) -> str:
+    terms = terms or PairTerms()
+    pair = book.pair
     columns = _cols(("LEVEL", N), ("BID SIZE", N), ("BID", N), ("ASK", N), ("ASK SIZE", N))
     depth = max(len(book.bids), len(book.asks))
     rows: list[list[object]] = []
     for index in range(depth):
         bid = book.bids[index] if index < len(book.bids) else (None, None)
         ask = book.asks[index] if index < len(book.asks) else (None, None)
-        rows.append([index + 1, bid[1], bid[0], ask[0], ask[1]])
-    return blocks(f"Order book {book.pair} (prices in {book.pair.quote})", table(columns, rows))
+        rows.append(
+            [
+                f"{index + 1:,}",
+                "" if bid[1] is None else terms.number(bid[1], pair.base),
+                "" if bid[0] is None else terms.price(bid[0], pair),
+                "" if ask[0] is None else terms.price(ask[0], pair),
+                "" if ask[1] is None else terms.number(ask[1], pair.base),
+            ]
+        )
+    return blocks(
+        f"Order book {pair} (prices in {pair.quote} per {pair.base})", table(columns, rows)
+    )
 
 
 def pairs(values: list[PairInfo]) -> str:
@@ -180,27 +279,45 @@ def pairs(values: list[PairInfo]) -> str:
     return table(columns, rows)
 
 
-def estimate(value: Estimate) -> str:
-    return fields([("Sell", value.source), ("Receive", value.destination), ("Price", value.price)])
+def estimate(value: Estimate, terms: PairTerms | None = None) -> str:
+    """What selling the source would give, and the indicative price in QUOTE per BASE of the
+    pair (whichever asset the ``quote`` parameter named)."""
+    terms = terms or PairTerms()
+    source, destination = value.source, value.destination
+    pair_side = PairSide.of(source.asset, destination.asset, terms.pairs)
+    try:
+        price: object = terms.price_words(pair_side.price(value.price).value, pair_side.pair)
+    except (ValueError, ZeroDivisionError):  # not a price between the two assets: as sent
+        price = value.price
+    return fields(
+        [
+            ("Side", str(pair_side)),
+            ("Sell", terms.amount(source.value, source.asset)),
+            ("Receive", terms.amount(destination.value, destination.asset)),
+            ("Price", price),
+        ]
+    )
 
 
-def order(value: Order) -> str:
+def order(value: Order, terms: PairTerms | None = None) -> str:
+    """One order in pair terms; the fill in words. The wire's view is ``--json``."""
+    terms = terms or PairTerms()
     result = value.result
-    price = result.price
-    if price is not None and result.inverted_price is not None:
-        price_text: object = f"{price}  ({result.inverted_price})"
-    else:
-        price_text = price
+    said = OrderTerms.of(value, terms.pairs)
+    pair_side = said.pair_side
+    pair = pair_side.pair
+    trade = Trade.of(value, terms.pairs)
     return fields(
         [
             ("Order", value.order_id),
-            ("Status", result.status),
+            ("Status", status_word(result.status)),
             ("Type", value.type or None),
-            ("Sell", value.size),
-            ("For", value.destination),
-            ("Price", price_text),
-            ("Total", result.total),
-            ("Limit", value.limit),
+            ("Side", str(pair_side)),
+            ("Amount", terms.amount(said.base, pair.base)),
+            ("Price", terms.price_words(said.price, pair)),
+            ("Notional", terms.amount(said.quote, pair.quote)),
+            ("Limit", terms.price_words(said.limit, pair)),
+            ("Fill", None if trade is None else trade.sentence(terms.precision)),
             ("End at", value.end_at),
             ("Submitted at", value.submitted_at),
             ("Executed at", result.executed_at),
@@ -211,41 +328,68 @@ def order(value: Order) -> str:
     )
 
 
-def orders(values: list[Order]) -> str:
+def orders(values: list[Order], terms: PairTerms | None = None) -> str:
+    """Orders in pair terms: Buy/Sell of the base, Amount of the base, Price and Limit in
+    QUOTE per BASE, Notional in the quote."""
+    terms = terms or PairTerms()
     columns = _cols(
         ("SUBMITTED", False),
         ("ORDER", False),
         ("TYPE", False),
-        ("STATUS", False),
-        ("SIZE", N),
-        ("FOR", False),
+        ("PAIR", False),
+        ("SIDE", False),
+        ("AMOUNT", N),
         ("PRICE", N),
-        ("TOTAL", N),
+        ("NOTIONAL", N),
+        ("STATUS", False),
+        ("LIMIT", N),
+        ("END", False),
     )
-    rows = [
-        [
-            o.submitted_at,
-            o.order_id,
-            o.type,
-            o.result.status,
-            o.size,
-            o.destination,
-            o.result.price,
-            o.result.total,
-        ]
-        for o in values
-    ]
+    rows = []
+    for o in values:
+        said = OrderTerms.of(o, terms.pairs)
+        pair = said.pair_side.pair
+        rows.append(
+            [
+                o.submitted_at,
+                o.order_id,
+                o.type,
+                str(pair),
+                said.pair_side.verb,
+                terms.number(said.base, pair.base),
+                terms.price(said.price, pair),
+                terms.number(said.quote, pair.quote),
+                status_word(o.result.status),
+                terms.price(said.limit, pair),
+                o.end_at,
+            ]
+        )
     return table(columns, rows)
 
 
-def quote(value: Quote) -> str:
+def quote(value: Quote, pair_name: str, terms: PairTerms | None = None) -> str:
+    """Both sides of a quote: Buy and Sell of the base, prices in QUOTE per BASE."""
+    terms = terms or PairTerms()
+    pair = AssetPair.parse(pair_name)
     columns = _cols(
         ("SIDE", False), ("PRICE", N), ("PAY", N), ("RECEIVE", N), ("EXPIRES AT", False)
     )
-    rows = [
-        [name, side.price, side.source, side.destination, side.expires_at]
-        for name, side in (("buy", value.buy), ("sell", value.sell))
-    ]
+    rows = []
+    for side in ("buy", "sell"):
+        offer = value.buy if side == "buy" else value.sell
+        try:
+            price = terms.price(PairSide(pair, side).price(offer.price).value, pair)
+        except ValueError:  # a price in other assets than the pair's: as the service wrote it
+            price = str(offer.price)
+        rows.append(
+            [
+                f"{'Buy' if side == 'buy' else 'Sell'} {pair}",
+                price,
+                terms.amount(offer.source.value, offer.source.asset),
+                terms.amount(offer.destination.value, offer.destination.asset),
+                offer.expires_at,
+            ]
+        )
     head = fields([("Quote", value.order_id), ("Client order id", value.client_order_id or None)])
     hint = f"Accept with: tradeterm api accept {value.order_id} --side buy|sell"
     return blocks(head, table(columns, rows), hint)

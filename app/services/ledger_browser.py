@@ -18,12 +18,14 @@ time, so paging back costs no extra request.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal, localcontext
 
 from app.api import ServiceError
 from app.domain.money import MONEY_CONTEXT
+from app.domain.pair_terms import PairSide, Trade
 from app.domain.records import KNOWN_EVENT_TYPES, LedgerEntry
 from app.services.order_feed import ReadFailed
 from app.services.session import TerminalSession
@@ -82,6 +84,7 @@ class LedgerRow:
     position: int  # 0-based place of the entry within its group
     size: int  # entries in the group
     balance: Decimal | None  # the asset's balance after this entry, when known
+    trade: Trade | None = None  # the trade both legs make, in pair terms (trade legs only)
 
     @property
     def linked(self) -> bool:
@@ -99,9 +102,27 @@ class LedgerSnapshot:
     reset: bool = False  # a new query: the rows replace what was shown
 
 
-def group_rows(entries: list[LedgerEntry], anchor: Decimal | None) -> tuple[LedgerRow, ...]:
+def leg_trade(legs: list[LedgerEntry], known_pairs: Iterable[str] = ()) -> Trade | None:
+    """The trade two legs make, in pair terms ("Buy BTC/USD" at QUOTE per BASE): the
+    ``source`` leg paid, the ``destination`` leg received. None for anything else."""
+    paid = [leg for leg in legs if leg.event_type == "trade" and leg.sub_event_type == "source"]
+    got = [leg for leg in legs if leg.event_type == "trade" and leg.sub_event_type == "destination"]
+    if len(legs) != 2 or len(paid) != 1 or len(got) != 1 or paid[0].asset == got[0].asset:
+        return None
+    pair_side = PairSide.of(paid[0].asset, got[0].asset, known_pairs)
+    sold, received = abs(paid[0].amount), abs(got[0].amount)
+    base, quote = (sold, received) if pair_side.side == "sell" else (received, sold)
+    if not base:
+        return None
+    return Trade(pair_side, base, quote)
+
+
+def group_rows(
+    entries: list[LedgerEntry], anchor: Decimal | None, known_pairs: Iterable[str] = ()
+) -> tuple[LedgerRow, ...]:
     """Rows for ``entries`` (newest first): adjacent entries with the same ordering and
-    transaction id form one group; ``anchor`` is the balance after the first entry."""
+    transaction id form one group; ``anchor`` is the balance after the first entry; a trade's
+    legs carry the trade in pair terms (``known_pairs`` decide the base)."""
     groups: list[list[LedgerEntry]] = []
     for entry in entries:
         last = groups[-1][-1] if groups else None
@@ -115,10 +136,12 @@ def group_rows(entries: list[LedgerEntry], anchor: Decimal | None) -> tuple[Ledg
             groups.append([entry])
     rows = []
     balance = anchor
+    names = tuple(known_pairs)
     with localcontext(MONEY_CONTEXT):
         for number, members in enumerate(groups):
+            trade = leg_trade(members, names)
             for position, entry in enumerate(members):
-                rows.append(LedgerRow(entry, number, position, len(members), balance))
+                rows.append(LedgerRow(entry, number, position, len(members), balance, trade))
                 if balance is not None:
                     balance -= entry.amount
     return tuple(rows)
@@ -151,7 +174,7 @@ class LedgerBrowser:
     def snapshot(self, added: int = 0, *, reset: bool = False) -> LedgerSnapshot:
         state = self._state
         return LedgerSnapshot(
-            group_rows(state.entries, state.anchor),
+            group_rows(state.entries, state.anchor, self.session.available_pairs),
             state.query,
             state.more and state.cursor is not None,
             added,

@@ -22,12 +22,16 @@ The clientOrderId is the server's echo, else the one the order journal wrote for
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from decimal import Decimal
+from functools import cached_property
 from typing import Any
 
 from app.api import NotFound, ServiceError
+from app.domain.money import Price
+from app.domain.pair_terms import PairSide, Trade
 from app.domain.records import KNOWN_ORDER_STATUSES, Order
 from app.services.events import Topic
 from app.services.journal import OrderJournal
@@ -46,6 +50,13 @@ JOURNAL_LOOKBACK = 5000
 ORDER_TYPES = ("limit", "market", "rfq")
 ORDER_STATUSES = tuple(sorted(KNOWN_ORDER_STATUSES))
 _EPOCH = datetime.min.replace(tzinfo=UTC)
+#: The trader's word for a status, where it differs from the wire's (the table, the CLI).
+STATUS_WORDS = {"submitted": "resting"}
+
+
+def status_word(status: str) -> str:
+    """``submitted`` reads ``resting``; every other status as the service sent it."""
+    return STATUS_WORDS.get(status, status)
 
 
 class ReadFailed(Exception):
@@ -103,13 +114,67 @@ class OrderFilter:
 
 
 @dataclass(frozen=True)
+class OrderTerms:
+    """An order as the trader reads it (design.md §8): Buy or Sell of a pair's base, amounts of
+    the base and the quote, prices in QUOTE per BASE. Amounts are the wire's own (exact); a
+    price is the service's number when it sent one in QUOTE per BASE (``price`` for a sell,
+    ``invertedPrice`` for a buy), else the wire price inverted."""
+
+    pair_side: PairSide
+    base: Decimal | None  # sold (sell), or received once filled (buy)
+    quote: Decimal | None  # spent (buy), or received once filled (sell)
+    price: Decimal | None  # execution price
+    limit: Decimal | None  # the worst price accepted: least received (sell), most paid (buy)
+
+    @classmethod
+    def of(cls, order: Order, known_pairs: Iterable[str] = ()) -> OrderTerms:
+        names = tuple(known_pairs)
+        pair_side = PairSide.of(order.source, order.destination, names)
+        total = order.result.total
+        received = None if total is None else total.value
+        sold = order.size.value
+        base, quote = (sold, received) if pair_side.side == "sell" else (received, sold)
+        price = _pair_price(pair_side, order.result.price, order.result.inverted_price)
+        if price is None:
+            trade = Trade.of(order, names)
+            price = None if trade is None else trade.price
+        limit = _pair_price(pair_side, order.limit, None)
+        return cls(pair_side, base, quote, price, limit)
+
+
+def _pair_price(pair_side: PairSide, price: Price | None, inverse: Price | None) -> Decimal | None:
+    """``price`` in QUOTE per BASE: the service's ``inverse`` when that is already the pair's
+    way round (its own digits, not a division), else ``price`` turned round."""
+    pair = pair_side.pair
+    for candidate in (price, inverse):
+        if candidate is not None and (candidate.base, candidate.quote) == (pair.base, pair.quote):
+            return candidate.value
+    if price is None or price.value.is_zero():
+        return None
+    try:
+        return pair_side.price(price).value
+    except ValueError:
+        return None  # a price in assets this order does not trade: not shown in pair terms
+
+
+@dataclass(frozen=True)
 class OrderRow:
     order: Order
     client_order_id: str  # the server's echo, else the journal's; "" when unknown
+    pairs: tuple[str, ...] = ()  # the service's pairs, which decide each order's base
 
     @property
     def order_id(self) -> str:
         return self.order.order_id
+
+    @cached_property
+    def terms(self) -> OrderTerms:
+        """The order in pair terms (computed once per row)."""
+        return OrderTerms.of(self.order, self.pairs)
+
+    @property
+    def resting(self) -> bool:
+        return self.order.result.status == "submitted"
 
     @property
     def known_status(self) -> bool:
@@ -156,7 +221,7 @@ class OrderFeed:
         page_size: int = DEFAULT_PAGE,
     ) -> None:
         if not 1 <= page_size <= MAX_PAGE:
-            raise ValueError(f"page size is 1 to {MAX_PAGE}")
+            raise ValueError(f"page size is 1 to {MAX_PAGE:,}")
         self.session = session
         self.journal = journal
         self.page_size = page_size
@@ -356,7 +421,8 @@ class OrderFeed:
         self._journal_read = False
         shown = [order for order in state.orders.values() if state.filter.matches(order)]
         shown.sort(key=newest_first, reverse=True)
-        rows = tuple(OrderRow(order, self._client_order_id(order)) for order in shown)
+        pairs = tuple(self.session.available_pairs)
+        rows = tuple(OrderRow(order, self._client_order_id(order), pairs) for order in shown)
         ids = {row.order_id for row in rows}
         return OrdersSnapshot(
             rows,

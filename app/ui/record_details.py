@@ -257,8 +257,12 @@ class RecordDetailsDialog(QDialog):
 
 
 def order_details(row: OrderRow, parent: QWidget | None = None) -> RecordDetailsDialog:
+    """The wire's fields and JSON; the title says the order in pair terms (``Buy BTC/USD``)."""
     return RecordDetailsDialog(
-        f"Order {row.order_id}", order_fields(row), order_json(row.order), parent=parent
+        f"Order {row.order_id} · {row.terms.pair_side}",
+        order_fields(row),
+        order_json(row.order),
+        parent=parent,
     )
 
 

@@ -22,13 +22,15 @@ from typing import Any
 
 import pytest
 
-from tests.harness import SandboxProcess, Session, digest
+from tests.harness import Faults, SandboxProcess, Session, digest
 
 ROOT = Path(__file__).resolve().parents[2]
 NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 AMOUNT = re.compile(r"^-?\d+(\.\d+)? [A-Z0-9]+$")
 PRICE = re.compile(r"^\d+(\.\d+)? [A-Z0-9]+/[A-Z0-9]+$")
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
+#: A number as a trader reads it: thousands grouped, e.g. ``91,034.53``, ``0.034038``.
+GROUPED = re.compile(r"^-?\d{1,3}(,\d{3})*(\.\d+)?$")
 SELL_BTC = ("limit", "--source", "BTC", "--destination", "USD", "--size")
 COMMANDS = (
     *("info", "time", "account", "portfolio", "ledger", "deposits", "deposit-instructions"),
@@ -174,6 +176,18 @@ def column_values(text: str, header: str) -> dict[str, str]:
     return found
 
 
+def text_column(text: str, header: str) -> dict[str, str]:
+    """First cell -> the cell under ``header`` of a left-aligned (text) column, read from the
+    header's left edge."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    pattern = re.compile(rf"(?:^|  ){re.escape(header)}(?=  |$)")
+    head_index = next(i for i, line in enumerate(lines) if pattern.search(line))
+    found_at = pattern.search(lines[head_index])
+    assert found_at is not None
+    left = found_at.end() - len(header)
+    return {line.split()[0]: line[left:].split("  ")[0].strip() for line in lines[head_index + 1 :]}
+
+
 # -- no login ---------------------------------------------------------------------------------
 
 
@@ -226,7 +240,9 @@ def test_market_data(cli: Cli) -> None:
     )
     assert tob.code == tob_json.code == book.code == pairs.code == 0
     bids = column_values(tob.out, "BID")
-    assert set(bids) == {"BTC/USD", "ETH/BTC"} and all(NUMBER.match(v) for v in bids.values())
+    assert set(bids) == {"BTC/USD", "ETH/BTC"} and all(GROUPED.match(v) for v in bids.values())
+    # Prices at the pair's increment (BTC/USD 0.01), with separators.
+    assert re.fullmatch(r"\d{2,3},\d{3}\.\d{2}", bids["BTC/USD"]), bids
     top = tob_json.json()["topOfBooks"]["BTC/USD"]
     assert_no_floats(top)
     assert len(top["ask"]) == len(top["bid"]) == 2 and Decimal(top["ask"][0]) > 0
@@ -259,11 +275,14 @@ def test_limit_estimate_market_and_queries(cli: Cli) -> None:
     assert Decimal(0) <= exact - Decimal(total.split()[0]) < Decimal("0.01")
 
     assert estimate.code == 0, estimate
-    assert re.search(r"^Sell\s+0\.5 BTC$", estimate.out, re.MULTILINE)
-    assert re.search(r"^Price\s+\d+(\.\d+)? BTC/USD$", estimate.out, re.MULTILINE)
+    assert re.search(r"^Side\s+Sell BTC/USD$", estimate.out, re.MULTILINE)
+    assert re.search(r"^Sell\s+0\.50000000 BTC$", estimate.out, re.MULTILINE)
+    assert re.search(r"^Price\s+\d{2,3},\d{3}\.\d{2} USD per BTC$", estimate.out, re.MULTILINE)
     assert market.code == 0, market
-    assert re.search(r"^Sell\s+100\.5 USD$", market.out, re.MULTILINE)
-    assert re.search(r"^Total\s+\d+\.\d+ BTC$", market.out, re.MULTILINE)
+    assert re.search(r"^Side\s+Buy BTC/USD$", market.out, re.MULTILINE)
+    assert re.search(r"^Notional\s+100\.50 USD$", market.out, re.MULTILINE)
+    assert re.search(r"^Amount\s+0\.\d{8} BTC$", market.out, re.MULTILINE)
+    assert re.search(r"^Price\s+\d{2,3},\d{3}\.\d{2} USD per BTC$", market.out, re.MULTILINE)
 
     listed, one, ledger, ledger_json = cli.many(
         ["--json", "orders", "--client-order-id", client_id],
@@ -274,8 +293,11 @@ def test_limit_estimate_market_and_queries(cli: Cli) -> None:
     assert listed.code == 0 and [o["orderId"] for o in listed.json()["orders"]] == [
         order["orderId"]
     ]
-    assert one.code == 0 and re.search(rf"^Total\s+{re.escape(total)}$", one.out, re.MULTILINE)
+    notional = f"{Decimal(total.split()[0]):,} USD"
+    assert one.code == 0 and re.search(rf"^Notional\s+{notional}$", one.out, re.MULTILINE)
+    assert re.search(r"^Side\s+Sell BTC/USD$", one.out, re.MULTILINE)
     assert ledger.code == 0 and order["orderId"] in ledger.out and "trade/source" in ledger.out
+    assert re.search(r"trade/source .* Sell BTC/USD +\d{2,3},\d{3}\.\d{2} ", ledger.out)
     entries = ledger_json.json()
     assert_no_floats(entries)
     assert entries and {e["asset"] for e in entries} == {"BTC"}
@@ -296,7 +318,83 @@ def test_rfq_then_accept(cli: Cli) -> None:
     assert order["type"] == "rfq" and order["result"]["total"] == data["sell"]["destination"]
     table = cli("orders", "--type", "rfq", "--max", "5")
     assert table.code == 0 and data["orderId"] in table.out
-    assert column_values(table.out, "TOTAL")[order["submittedAt"]] == order["result"]["total"]
+    total = Decimal(order["result"]["total"].split()[0])
+    assert column_values(table.out, "NOTIONAL")[order["submittedAt"]] == f"{total:,}"
+    assert text_column(table.out, "SIDE")[order["submittedAt"]] == "Sell"
+
+
+def test_order_tables_read_in_pair_terms(sandbox: SandboxProcess) -> None:
+    """Issue 12: ``orders`` mixed 90,845.13 and 0.0000109… by side and showed a 90,000 limit
+    as 0.0000111…; now Buy/Sell of the base, prices in USD per BTC at the pair's increment,
+    and ``--json`` keeps the wire's exact strings."""
+    session = fresh_session(sandbox, credit={"USD": "-5000"})
+    cli = Cli(sandbox.url, session)
+    wire_limit = format(Decimal(1) / Decimal(90000), "f")[:16]  # most 90,000 USD per BTC
+    bought, sold, resting = cli.many(
+        ["--json", "market", "--source", "USD", "--destination", "BTC", "--size", "1234.5"],
+        ["--json", "market", "--source", "BTC", "--destination", "USD", "--size", "0.02"],
+        [
+            "--json",
+            *("limit", "--source", "USD", "--destination", "BTC", "--size", "900"),
+            *("--limit", wire_limit, "--end-at", "2099-01-02T03:04:05Z"),
+        ],
+    )
+    assert bought.code == sold.code == resting.code == 0, (bought, sold, resting)
+    ids = {run.json()["order"]["orderId"]: run.json()["order"] for run in (bought, sold, resting)}
+    table, data, priced = cli.many(
+        ["orders", "--max", "10"],
+        ["--json", "orders", "--max", "10"],
+        ["estimate", "--source", "USD", "--destination", "BTC", "--size", "1000", "--quote", "BTC"],
+    )
+    # An estimate asked with quote=BTC (a USD/BTC price on the wire) still reads USD per BTC.
+    assert priced.code == 0, priced
+    assert re.search(r"^Side\s+Buy BTC/USD$", priced.out, re.MULTILINE)
+    assert re.search(r"^Price\s+\d{2,3},\d{3}\.\d{2} USD per BTC$", priced.out, re.MULTILINE)
+    assert table.code == data.code == 0
+    by_time = {order["submittedAt"]: order for order in ids.values()}
+    column = {name: text_column(table.out, name) for name in ("PAIR", "SIDE")}
+    column |= {name: column_values(table.out, name) for name in ("PRICE", "LIMIT")}
+    sides = {}
+    for stamp, order in by_time.items():
+        assert column["PAIR"][stamp] == "BTC/USD"
+        sides[order["source"]] = column["SIDE"][stamp]
+        price = column["PRICE"][stamp]
+        if order["result"]["status"] == "filled":
+            assert re.fullmatch(r"\d{2,3},\d{3}\.\d{2}", price), price
+    assert sides == {"USD": "Buy", "BTC": "Sell"}
+    resting_order = resting.json()["order"]
+    assert column["LIMIT"][resting_order["submittedAt"]] == "90,000.00"
+    assert "0.0000111" not in table.out
+    # --json: the service's own strings, untouched.
+    listed = {order["orderId"]: order for order in data.json()["orders"]}
+    assert listed[resting_order["orderId"]]["limit"] == f"{wire_limit} USD/BTC"
+    for order_id, order in ids.items():
+        assert listed[order_id]["result"].get("price") == order["result"].get("price")
+    session.close()
+
+
+def test_without_the_pairs_amounts_show_their_own_digits(sandbox: SandboxProcess) -> None:
+    """The pairs cannot be read: the table still reads in pair terms, each amount with its own
+    digits (nothing padded), prices at the quote's conventional decimals."""
+    session = fresh_session(sandbox)
+    cli = Cli(sandbox.url, session)
+    sold = cli("--json", "market", "--source", "BTC", "--destination", "USD", "--size", "0.02")
+    assert sold.code == 0, sold
+    order = sold.json()["order"]
+    faults = Faults(sandbox)
+    faults({"kind": "status", "path": "/pairs$", "method": "*", "rate": 1, "status": 503})
+    try:
+        table = cli("orders", "--max", "5")
+    finally:
+        faults.clear()
+    assert table.code == 0, table
+    stamp = order["submittedAt"]
+    assert text_column(table.out, "SIDE")[stamp] == "Sell"
+    assert column_values(table.out, "AMOUNT")[stamp] == "0.02"
+    total = Decimal(order["result"]["total"].split()[0])
+    assert column_values(table.out, "NOTIONAL")[stamp] == f"{total:,}"
+    assert re.fullmatch(r"\d{2,3},\d{3}\.\d{2}", column_values(table.out, "PRICE")[stamp])
+    session.close()
 
 
 # -- transfers --------------------------------------------------------------------------------

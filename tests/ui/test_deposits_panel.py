@@ -77,7 +77,7 @@ def test_records_fill_newest_first_with_every_field(qtbot: QtBot, four: Live) ->
     assert [cell(panel, r, COL["asset"]) for r in range(4)] == ["SOL", "USDT", "ETH", "BTC"]
     assert panel.shown_orderings() == [w["ordering"] for w in wire]
     usdt = wire[1]
-    assert cell(panel, 1, COL["amount"]) == "500.000000"  # USDT at the service's 6 decimals
+    assert cell(panel, 1, COL["amount"]) == "500.000000"  # USDT: the service says 6 decimals
     assert cell(panel, 1, COL["network"]) == "tron"
     assert cell(panel, 1, COL["status"]) == "completed"
     assert cell(panel, 1, COL["hash"]) == usdt["hash"]  # whole, never shortened in the model
@@ -160,10 +160,22 @@ def test_export_writes_the_table_as_shown_with_exact_values(
     assert btc[1:3] == ["BTC", "0.1"]
     assert btc[5] == wire[3]["hash"]
     assert btc[header.index("Created")] == wire[3]["created"]["at"]
-    assert ("info", f"Exported 4 row(s) to {target}") in four.notices
+    assert ("info", f"Exported 4 rows to {target}") in four.notices
 
 
-@pytest.mark.slow
+def test_one_row_is_one_row(qtbot: QtBot, live: Live, tmp_path: Path) -> None:
+    """Issue 12: "1 deposit", "Exported 1 row", "1 row copied" — never "row(s)"."""
+    top_up(live.account, "0.5 BTC")
+    panel = make_panel(qtbot, live, 1)
+    assert panel.status.text().startswith("1 deposit, newest first")
+    path = tmp_path / "one.csv"
+    assert panel.export_to(path) == 1
+    assert ("info", f"Exported 1 row to {path}") in live.notices
+    panel.table.selectRow(0)
+    panel._copy_rows()
+    assert panel.status.text() == "1 row copied"
+
+
 def test_a_pending_deposit_completes_in_place(qtbot: QtBot, live: Live) -> None:
     top_up(live.account, "0.5 BTC")
     panel = make_panel(qtbot, live, 1, interval=0.3)

@@ -35,7 +35,7 @@ COL = column_numbers(COLUMNS)
 D = Decimal
 WAIT_MS = 10_000
 LEDGER_PATH = "/accounting/ledger/"
-NUMBERS = (COL["amount"], COL["balance"], COL["ordering"])
+NUMBERS = (COL["amount"], COL["balance"], COL["price"], COL["ordering"])
 TIMES = (COL["time"],)
 
 
@@ -95,6 +95,43 @@ def test_the_ledger_fills_from_the_sandbox(qtbot: QtBot, trader: Trader) -> None
     assert usd_leg == "-1,000.00"
     assert panel.status_label.text() == "5 entries in 4 transactions"
     assert panel.balance_note.text() == "Running balance: choose one asset"
+
+
+def test_a_trades_legs_read_as_buy_or_sell_of_the_pair_at_its_price(
+    qtbot: QtBot, trader: Trader
+) -> None:
+    """Issue 12: the legs of a trade say what they did together, in pair terms, at QUOTE per
+    BASE with the pair's increment; amounts exact at the asset's precision."""
+    bought = trader.market("USD", "BTC", "2500")
+    sold = trader.market("BTC", "USD", "0.0123")
+    panel = open_panel(qtbot, trader.live)
+    model = panel.model
+    rows = [model.ledger_row(r) for r in range(model.rowCount())]
+    for order, words in ((bought, "Buy BTC/USD"), (sold, "Sell BTC/USD")):
+        legs = [r for r in range(len(rows)) if rows[r].entry.transaction_id == order.order_id]
+        assert len(legs) == 2
+        assert order.result.total is not None
+        btc = order.result.total.value if words.startswith("Buy") else D("0.0123")
+        usd = D(2500) if words.startswith("Buy") else order.result.total.value
+        price = (usd / btc).quantize(D("0.01"))
+        for r in legs:
+            assert model.cell(r, COL["trade"]).display == words
+            assert model.cell(r, COL["price"]).display == f"{price:,}"
+            assert model.cell(r, COL["price"]).sort == price
+            assert D(50000) < price < D(200000)
+        tip = model.data(model.index(legs[0], COL["trade"]), Qt.ItemDataRole.ToolTipRole)
+        verb = "Bought" if words.startswith("Buy") else "Sold"
+        assert tip.startswith(f"{verb} {btc:,.8f} BTC at {price:,} USD"), tip
+        btc_leg = next(r for r in legs if rows[r].entry.asset == "BTC")
+        sign = "+" if words.startswith("Buy") else "-"
+        assert model.cell(btc_leg, COL["amount"]).display == f"{sign}{btc:,.8f}"
+    initial = next(r for r in range(len(rows)) if rows[r].entry.event_type == "initialBalances")
+    assert model.cell(initial, COL["trade"]).display == ""
+    assert model.cell(initial, COL["price"]).display == "—"
+    # One transaction: the noun agrees.
+    panel.transaction_filter.setText(bought.order_id)
+    search(qtbot, panel)
+    assert panel.status_label.text() == "2 entries in 1 transaction"
 
 
 def test_every_filter_changes_the_query_and_the_rows(qtbot: QtBot, trader: Trader) -> None:

@@ -24,9 +24,10 @@ from app.services.order_feed import OrderFilter, OrderRow, OrdersSnapshot
 from app.services.ticket import TicketInput
 from app.ui.csv_export import EXPORT_ROLE
 from app.ui.models.columns import column_numbers
-from app.ui.models.orders_model import COLUMNS, OrdersModel, highlight_colour
+from app.ui.models.orders_model import COLUMNS, OrdersModel, highlight_colour, time_left_text
 from app.ui.palette import current_palette
 from app.ui.panels.orders import OrdersPanel
+from app.ui.panels.record_parts import counted
 from app.ui.preferences import Preferences
 from tests.ui.conftest import Live, run
 from tests.ui.records_helpers import Trader, choose, compare_csv, record_requests, sent_queries
@@ -37,8 +38,19 @@ COL = column_numbers(COLUMNS)
 D = Decimal
 WAIT_MS = 10_000
 ORDERS_PATH = "/order/account/"
-NUMBERS = (COL["size"], COL["limit"], COL["price"], COL["inverse_price"], COL["total"])
-TIMES = (COL["submitted"], COL["executed"])
+NUMBERS = (COL["amount"], COL["price"], COL["notional"], COL["limit"])
+TIMES = (COL["submitted"], COL["end"], COL["executed"])
+#: The wire's fields as the export names them (hidden in the view).
+WIRE_HEADERS = {
+    "size": "size",
+    "source": "source",
+    "destination": "destination",
+    "limit_wire": "limit",
+    "price_wire": "result.price",
+    "inverted_price_wire": "result.invertedPrice",
+    "total_wire": "result.total",
+    "status_wire": "result.status",
+}
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -95,30 +107,134 @@ def test_the_list_fills_from_the_sandbox_newest_first(qtbot: QtBot, trader: Trad
     assert result.price is not None and result.inverted_price is not None
     assert result.total is not None and first.submitted_at is not None
     assert cell(row, COL["type"]).display == "market"
-    assert (cell(row, COL["source"]).display, cell(row, COL["destination"]).display) == (
-        "USD",
-        "BTC",
-    )
-    assert cell(row, COL["size"]).display == "1,000.00"
-    assert cell(row, COL["size"]).sort == D(1000)
+    # In the trader's terms: buying BTC on BTC/USD with 1,000 USD.
+    assert (cell(row, COL["pair"]).display, cell(row, COL["side"]).display) == ("BTC/USD", "Buy")
+    assert cell(row, COL["amount"]).display == f"{result.total.value:,.8f}"
+    assert cell(row, COL["amount"]).sort == result.total.value
+    assert cell(row, COL["notional"]).display == "1,000.00"
+    assert cell(row, COL["notional"]).sort == D(1000)
     assert cell(row, COL["status"]).display == "filled"
-    assert cell(row, COL["price"]).display.endswith(" USD/BTC")
-    assert cell(row, COL["price"]).sort == result.price.value
-    assert cell(row, COL["price"]).export == format(result.price.value, "f")
-    assert cell(row, COL["inverse_price"]).display.endswith(" BTC/USD")
-    assert cell(row, COL["inverse_price"]).sort == result.inverted_price.value
-    assert cell(row, COL["total"]).sort == result.total.value
+    # The service's invertedPrice is the BTC/USD price: shown at the pair's increment (0.01).
+    assert result.inverted_price.pair == result.price.pair.inverted()
+    usd_per_btc = result.inverted_price.value.quantize(D("0.01"))
+    assert cell(row, COL["price"]).display == f"{usd_per_btc:,}"
+    assert cell(row, COL["price"]).sort == usd_per_btc
+    assert cell(row, COL["price"]).export == format(usd_per_btc, "f")
     assert cell(row, COL["submitted"]).export == first.raw["submittedAt"]
     assert cell(row, COL["executed"]).sort is not None
     assert cell(row, COL["order_id"]).display == first.order_id
     assert cell(row, COL["client_order_id"]).display == first.client_order_id != ""
+    # The wire's own fields, exactly as sent.
+    assert cell(row, COL["size"]).export == "1000 USD"
+    assert (cell(row, COL["source"]).export, cell(row, COL["destination"]).export) == (
+        "USD",
+        "BTC",
+    )
+    assert cell(row, COL["price_wire"]).export == first.raw["result"]["price"]
+    assert cell(row, COL["inverted_price_wire"]).export == first.raw["result"]["invertedPrice"]
+    assert cell(row, COL["total_wire"]).export == first.raw["result"]["total"]
+    sold = model.row_of(third.order_id)
+    assert (cell(sold, COL["side"]).display, cell(sold, COL["amount"]).display) == (
+        "Sell",
+        "0.01000000",
+    )
     resting_row = model.row_of(second.order_id)
-    assert cell(resting_row, COL["status"]).display == "submitted"
-    assert cell(resting_row, COL["limit"]).display == "1.00000000 USD/BTC"
+    assert cell(resting_row, COL["status"]).display == "resting"
+    assert cell(resting_row, COL["status_wire"]).display == "submitted"
+    assert cell(resting_row, COL["limit"]).display == "1.00"  # 1 BTC per USD: 1 USD per BTC
     assert cell(resting_row, COL["price"]).display == "—"
+    assert cell(resting_row, COL["amount"]).display == "—"  # a buy's amount: once it fills
+    assert cell(resting_row, COL["end"]).display == "—"
     status = model.index(resting_row, COL["status"])
     assert "Resting" in model.data(status, Qt.ItemDataRole.ToolTipRole)
     assert panel.status_label.text() == "3 orders"
+    # The wire's columns are exported and copied, not shown.
+    hidden = [panel.table.isColumnHidden(c) for c in range(model.columnCount())]
+    assert hidden == [key in WIRE_HEADERS for key in COL]
+
+
+def test_prices_read_quote_per_base_whichever_side(qtbot: QtBot, trader: Trader) -> None:
+    """Issue 12: the Price column mixed 90,845.13 and 0.0000109… by side, and a 90,000 limit
+    read 0.0000111…: every price and limit is now USD per BTC with separators."""
+    client = trader.live.session.client
+    bought = trader.market("USD", "BTC", "5000")
+    sold = trader.market("BTC", "USD", "0.05")
+    wire_limit = D(1) / D(90000)  # buy BTC at most 90,000 USD: least BTC per USD
+    resting = run(qtbot, client.limit_order("USD", "BTC", D(900), limit=wire_limit))
+    assert resting.result.status == "submitted"
+    panel = open_panel(qtbot, trader.live)
+    model = panel.model
+    prices = {}
+    for order in (bought, sold):
+        row = model.row_of(order.order_id)
+        prices[order.order_id] = model.cell(row, COL["price"])
+        assert model.cell(row, COL["pair"]).display == "BTC/USD"
+    for price in prices.values():
+        assert isinstance(price.sort, Decimal) and D(50000) < price.sort < D(200000), price
+        assert "," in price.display and len(price.display.split(".")[1]) == 2, price
+    assert model.cell(model.row_of(bought.order_id), COL["side"]).display == "Buy"
+    assert model.cell(model.row_of(sold.order_id), COL["side"]).display == "Sell"
+    row = model.row_of(resting.order_id)
+    assert model.cell(row, COL["limit"]).display == "90,000.00"
+    assert model.cell(row, COL["notional"]).display == "900.00"
+    tip = model.data(model.index(row, COL["limit"]), Qt.ItemDataRole.ToolTipRole)
+    assert tip == "90,000.00 USD per BTC"
+
+
+def test_a_resting_orders_time_left_counts_down_without_polling(
+    qtbot: QtBot, trader: Trader
+) -> None:
+    """The service offers no cancel: a resting order shows its end and the time left, which a
+    timer in the panel (once a second, only while such rows are shown) keeps current."""
+    client = trader.live.session.client
+    filled = trader.market("USD", "BTC", "100")
+    panel = open_panel(qtbot, trader.live, interval=60.0)
+    assert shown_ids(panel) == [filled.order_id]
+    assert panel.status_label.text() == "1 order"
+    assert not panel.time_left_timer.isActive()  # nothing resting: nothing ticks
+    end_at = client.clock.server_now() + timedelta(seconds=40)
+    resting = run(qtbot, client.limit_order("USD", "BTC", D(20), limit=D(1), end_at=end_at))
+    panel.feed.refresh()
+    qtbot.waitUntil(lambda: resting.order_id in shown_ids(panel), timeout=WAIT_MS)
+    assert panel.time_left_timer.isActive() and panel.time_left_timer.interval() == 1000
+    row = panel.model.row_of(resting.order_id)
+
+    def status() -> str:
+        return str(panel.model.cell(row, COL["status"]).display)
+
+    first = status()
+    assert first.startswith("resting · ") and first.endswith(" s left"), first
+    assert 30 <= int(first.split()[2]) <= 40, first
+    end = panel.model.cell(row, COL["end"])
+    assert end.export == format_timestamp(end_at)
+    requests = record_requests(trader.live)
+    qtbot.waitUntil(lambda: status() != first, timeout=3000)
+    assert int(status().split()[2]) < int(first.split()[2])
+    assert sent_queries(requests, ORDERS_PATH) == []  # the countdown reads no order
+    # Only the status cell repaints on a tick.
+    changed: list[tuple[int, int]] = []
+
+    def on_change(top_left: QModelIndex, bottom_right: QModelIndex, roles: list[int]) -> None:
+        if Qt.ItemDataRole.BackgroundRole not in roles:  # not the new row's highlight ending
+            changed.append((top_left.column(), bottom_right.column()))
+
+    panel.model.dataChanged.connect(on_change)
+    qtbot.waitUntil(lambda: changed != [], timeout=3000)
+    assert set(changed) == {(COL["status"], COL["status"])}
+    # Hidden, the panel does not tick.
+    panel.hide()
+    assert not panel.time_left_timer.isActive()
+    panel.show()
+    assert panel.time_left_timer.isActive()
+
+
+def test_time_left_reads_in_seconds_minutes_hours_days() -> None:
+    now = parse_timestamp("2026-01-02T03:04:05Z")
+    assert time_left_text(now + timedelta(seconds=42), now) == "42 s left"
+    assert time_left_text(now + timedelta(minutes=42, seconds=30), now) == "42 min left"
+    assert time_left_text(now + timedelta(hours=3, minutes=5), now) == "3 h 05 min left"
+    assert time_left_text(now + timedelta(days=2, hours=4), now) == "2 d 4 h left"
+    assert time_left_text(now - timedelta(seconds=1), now) == "end time passed"
 
 
 @pytest.mark.slow
@@ -296,9 +412,9 @@ def test_sizes_and_times_sort_as_numbers(qtbot: QtBot, trader: Trader) -> None:
     sizes = ["100", "20", "3"]  # as text: "100" < "20" < "3"
     placed = [trader.market("USD", "BTC", size) for size in sizes]
     panel = open_panel(qtbot, trader.live)
-    panel.sort_by(COL["size"], Qt.SortOrder.AscendingOrder)
+    panel.sort_by(COL["notional"], Qt.SortOrder.AscendingOrder)
     assert shown_ids(panel) == [placed[2].order_id, placed[1].order_id, placed[0].order_id]
-    panel.sort_by(COL["size"], Qt.SortOrder.DescendingOrder)
+    panel.sort_by(COL["notional"], Qt.SortOrder.DescendingOrder)
     assert shown_ids(panel) == [o.order_id for o in placed]
     panel.sort_by(COL["submitted"], Qt.SortOrder.AscendingOrder)
     assert shown_ids(panel) == [o.order_id for o in placed]
@@ -315,14 +431,40 @@ def test_csv_export_is_the_view_exactly(qtbot: QtBot, trader: Trader, tmp_path: 
     trader.market("BTC", "USD", "0.00012345")
     trader.market("USD", "ETH", "77")
     panel = open_panel(qtbot, trader.live)
-    panel.sort_by(COL["size"], Qt.SortOrder.DescendingOrder)
+    panel.sort_by(COL["notional"], Qt.SortOrder.DescendingOrder)
     panel.search.setText("BTC")  # the ETH order is not in the view
     path = tmp_path / "orders.csv"
     assert panel.export_to(path) == 3
     with path.open(newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
     compare_csv(panel.proxy, rows, NUMBERS, TIMES)
-    assert [D(row[COL["size"]]) for row in rows[1:]] == [D("1234.56"), D("10.5"), D("0.00012345")]
+    # The pair-terms columns and the wire's own, named as the wire (and the details) name them.
+    assert rows[0][: COL["client_order_id"] + 1] == [
+        "Submitted",
+        "Pair",
+        "Side",
+        "Amount",
+        "Price",
+        "Notional",
+        "Status",
+        "Limit",
+        "End",
+        "Type",
+        "Executed / updated",
+        "Order id",
+        "Client order id",
+    ]
+    assert {key: rows[0][COL[key]] for key in WIRE_HEADERS} == WIRE_HEADERS
+    # Sold 0.00012345 BTC for about 11 USD: more notional than the 10.5 USD resting buy.
+    assert [row[COL["size"]] for row in rows[1:]] == ["1234.56 USD", "0.00012345 BTC", "10.5 USD"]
+    # The resting limit order (1 BTC per USD on the wire) reads 1 USD per BTC; its wire limit
+    # is the service's exact string.
+    resting = rows[3]
+    assert (resting[COL["side"]], resting[COL["limit"]]) == ("Buy", "1.00")
+    assert resting[COL["limit_wire"]] == "1 USD/BTC"
+    assert resting[COL["status"]] == "resting" and resting[COL["status_wire"]] == "submitted"
+    sold = rows[2]
+    assert (sold[COL["side"]], sold[COL["amount"]]) == ("Sell", "0.00012345")
     # Through the (non-blocking) file dialog, as the button does it.
     chosen = tmp_path / "via-dialog.csv"
     dialog = panel.ask_export()
@@ -347,9 +489,11 @@ def test_copy_row_puts_the_exact_text_on_the_clipboard(qtbot: QtBot, trader: Tra
     assert text == "\t".join(expected)
     cells = text.split("\t")
     assert cells[COL["order_id"]] == order.order_id
-    assert cells[COL["size"]] == "1234.5"
+    assert cells[COL["size"]] == "1234.5 USD"
+    assert cells[COL["notional"]] == "1234.5"
     assert order.result.total is not None
-    assert D(cells[COL["total"]]) == order.result.total.value
+    assert D(cells[COL["amount"]]) == order.result.total.value
+    assert cells[COL["total_wire"]] == str(order.result.total)
     # Ctrl+C on the table does the same.
     QApplication.clipboard().clear()
     panel.table.setFocus()
@@ -365,6 +509,7 @@ def test_details_show_every_field_and_the_raw_json(qtbot: QtBot, trader: Trader)
     QTest.keyClick(panel.table, Qt.Key.Key_Return)
     dialog = panel.details_dialog
     assert dialog is not None and dialog.isVisible()
+    assert dialog.windowTitle() == f"Order {order.order_id} · Buy BTC/USD"
     fields = {name: edit.text() for name, edit in dialog.edits.items()}
     raw = order.raw
     assert order.result.updated_at is not None
@@ -462,10 +607,22 @@ def test_updates_signal_only_what_changed(qtbot: QtBot) -> None:
     model.set_snapshot(snapshot(c, b, a_filled, new={"c"}))
     assert inserted == [(0, 0)]
     assert resets == []
-    assert changed == [(2, COL["status"], 2, COL["status"])]  # a's status, nothing else
+    # a's status, shown and as sent, nothing else.
+    assert changed == [
+        (2, COL["status"], 2, COL["status"]),
+        (2, COL["status_wire"], 2, COL["status_wire"]),
+    ]
     assert repainted == [0]
     assert model.keys() == ["c", "b", "a"]
     assert model.highlighted() == {"c"}
+
+
+def test_counts_agree_with_their_noun_and_group_thousands() -> None:
+    assert counted(1, "order") == "1 order"
+    assert counted(2, "order") == "2 orders"
+    assert counted(1234, "row") == "1,234 rows"
+    assert counted(1, "entry", "entries") == "1 entry"
+    assert counted(0, "entry", "entries") == "0 entries"
 
 
 def test_the_poll_interval_follows_the_settings(qtbot: QtBot, live: Live) -> None:

@@ -27,7 +27,6 @@ from app.ui.models.keyed_table import KeyedTableModel
 from app.ui.models.record_cells import RECORD_ROLE as RECORD_ROLE
 from app.ui.models.record_cells import (
     Cell,
-    exact_number,
     text_cell,
     time_cell,
 )
@@ -73,7 +72,7 @@ def ordering_cell(record: DepositRecord, _: Precision) -> Cell:
 def amount_cell(record: DepositRecord, precision: Precision) -> Cell:
     """Shown at the asset's precision or more, exported trimmed: ``10``, not ``10.00``."""
     amount = record.amount
-    return Cell(exact_number(amount, precision.asset(record.asset)), amount, format_trimmed(amount))
+    return Cell(precision.exact(amount, record.asset), amount, format_trimmed(amount))
 
 
 COLUMNS: tuple[Column[DepositRecord], ...] = (

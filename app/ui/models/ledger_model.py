@@ -28,7 +28,8 @@ from app.ui.models.record_cells import (
     Index,
     RecordSortProxy,
     SortKey,
-    number_cell,
+    amount_cell,
+    pair_price_cell,
     text_cell,
     time_cell,
 )
@@ -80,6 +81,24 @@ def time_tip(row: LedgerRow, _: Precision) -> str:
     return f"{export_value(row.entry.event_time)} (UTC)"
 
 
+def trade_cell(row: LedgerRow, _: Precision) -> Cell:
+    """``Buy BTC/USD`` on both legs of a trade."""
+    return text_cell("" if row.trade is None else str(row.trade.pair_side))
+
+
+def trade_price_cell(row: LedgerRow, precision: Precision) -> Cell:
+    """The trade's price from its legs, QUOTE per BASE at the pair's price increment."""
+    trade = row.trade
+    if trade is None:
+        return pair_price_cell(None, "", precision)
+    return pair_price_cell(trade.price, str(trade.pair_side.pair), precision)
+
+
+def trade_tip(row: LedgerRow, precision: Precision) -> str | None:
+    """The trade in words: ``Bought 0.11 BTC at 90,893.91 USD (spent 10,000.00 USD)``."""
+    return None if row.trade is None else row.trade.sentence(precision)
+
+
 def amount_colour(row: LedgerRow, palette: TradePalette) -> QColor | None:
     return palette.error if row.entry.amount < 0 else None
 
@@ -110,7 +129,7 @@ COLUMNS: tuple[Column[LedgerRow], ...] = (
     Column(
         "amount",
         "Amount",
-        lambda r, p: number_cell(r.entry.amount, p.asset(r.entry.asset), signed=True),
+        lambda r, p: amount_cell(r.entry.amount, r.entry.asset, p, signed=True),
         "Change of the balance: negative when paid out",
         numeric=True,
         colour=amount_colour,
@@ -119,10 +138,25 @@ COLUMNS: tuple[Column[LedgerRow], ...] = (
     Column(
         "balance",
         "Balance",
-        lambda r, p: number_cell(r.balance, p.asset(r.entry.asset)),
+        lambda r, p: amount_cell(r.balance, r.entry.asset, p),
         "Running balance after the entry (filter on one asset to see it)",
         numeric=True,
         tip=leg_tip,
+    ),
+    Column(
+        "trade",
+        "Trade",
+        trade_cell,
+        "What a trade's two legs did together: Buy or Sell of the pair's base",
+        tip=trade_tip,
+    ),
+    Column(
+        "price",
+        "Price",
+        trade_price_cell,
+        "A trade's price from its legs, in QUOTE per BASE at the pair's price increment",
+        numeric=True,
+        tip=trade_tip,
     ),
     Column(
         "transaction_id",

@@ -1,11 +1,18 @@
-"""The order list table: one row per order, newest first, columns from the Order fields.
+"""The order list table: one row per order, newest first, in the trader's terms (design.md
+§8): Pair, Side (Buy/Sell of the base), Amount of the base, Price, Notional in the quote,
+Limit — prices in QUOTE per BASE at the pair's price increment, amounts exact at the asset's
+precision, all through ``app.domain.display``.
 
-Prices appear in both directions: ``Price`` is the wire's SOURCE/DESTINATION (destination
-received per source sold), ``Inverse price`` the other way round; each cell names its unit.
-Statuses are shown exactly as the server sent them; the ones this version knows get a colour
-and an explanation, any other keeps the plain text and says it is not known. Orders that
-appear on top after the first load, and known orders that just filled, are highlighted for
-``HIGHLIGHT_SECONDS``; one single-shot timer ends the highlights.
+The wire's own fields (``size``, ``source``, ``destination``, ``limit``, ``result.price``,
+``result.invertedPrice``, ``result.total``, ``result.status``) are columns too, named as the
+details dialog names them: hidden in the view (``WIRE_COLUMNS``), written to the CSV export and
+Copy row with their exact text.
+
+Statuses are shown in words (``submitted`` reads "resting"; a resting order with an end time
+says how long it has left: "resting · 42 min left", refreshed by ``refresh_time_left`` — the
+panel's timer — without a new poll). Statuses this version does not know are shown as sent,
+in italics. Orders that appear on top after the first load, and known orders that just
+filled, are highlighted for ``HIGHLIGHT_SECONDS``; one single-shot timer ends the highlights.
 
 Colours follow the theme (``app.ui.palette``): filled in the success colour, rejected in the
 error colour, resting in the rising blue, canceled in the stale grey; the highlight is the
@@ -17,21 +24,24 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Hashable, Iterable
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QColor, QFont
 
-from app.domain.display import Precision
-from app.services.order_feed import OrderRow, OrdersSnapshot
+from app.domain import utc_now
+from app.domain.display import DASH, Precision
+from app.domain.money import Amount, Price
+from app.services.order_feed import OrderRow, OrdersSnapshot, status_word
 from app.ui.csv_export import export_value
 from app.ui.models.columns import Column
 from app.ui.models.keyed_table import KeyedTableModel
 from app.ui.models.record_cells import (
     Cell,
     RecordSortProxy,
-    number_cell,
-    price_cell,
+    amount_cell,
+    pair_price_cell,
     text_cell,
     time_cell,
 )
@@ -49,10 +59,22 @@ STATUS_COLOURS = {
 }
 STATUS_MEANING = {
     "filled": "Filled in full",
-    "submitted": "Resting: a limit order waiting for its price; its size is locked",
+    "submitted": "Resting: a limit order waiting for its price; its size is locked. The "
+    "service offers no cancel: it ends at its end time",
     "canceled": "Canceled: its end time passed; the locked size was released",
     "rejected": "Rejected by the service",
 }
+#: The wire's fields, exported (and copied) under these names, hidden in the view.
+WIRE_COLUMNS = (
+    "size",
+    "source",
+    "destination",
+    "limit_wire",
+    "price_wire",
+    "inverted_price_wire",
+    "total_wire",
+    "status_wire",
+)
 
 
 def status_colour(status: str, palette: TradePalette) -> QColor | None:
@@ -71,10 +93,40 @@ def highlight_colour(palette: TradePalette) -> QColor:
     return colour
 
 
+def time_left_text(end: datetime, now: datetime) -> str:
+    """How long a resting order has left: ``42 s left``, ``42 min left``, ``3 h 05 min left``,
+    ``2 d 4 h left``; ``end time passed`` once it has (until the service says canceled)."""
+    seconds = int((end - now).total_seconds())
+    if seconds <= 0:
+        return "end time passed"
+    if seconds < 60:
+        return f"{seconds} s left"
+    minutes = seconds // 60
+    if minutes < 60:
+        return f"{minutes} min left"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours} h {minutes:02d} min left"
+    days, hours = divmod(hours, 24)
+    return f"{days:,} d {hours} h left"
+
+
+def status_cell(row: OrderRow, now: datetime | None = None) -> Cell:
+    """The status in words; a resting order with an end time adds its time left (``now``)."""
+    word = status_word(row.order.result.status)
+    end = row.order.end_at
+    if row.resting and end is not None and now is not None:
+        return Cell(f"{word} · {time_left_text(end, now)}", word, word)
+    return Cell(word, word or None, word)
+
+
 def status_tip(row: OrderRow, _: Precision) -> str:
     meaning = STATUS_MEANING.get(
         row.order.result.status, "Not a status this version knows: shown as the server sent it"
     )
+    end = row.order.end_at
+    if row.resting and end is not None:
+        meaning += f"\nEnds at {export_value(end)} (UTC)"
     error = row.order.result.error
     return f"{meaning}\n{error}" if error else meaning
 
@@ -98,19 +150,58 @@ def executed(row: OrderRow) -> datetime | None:
     return result.executed_at or result.updated_at
 
 
-def natural(row: OrderRow) -> str:
-    return f"{row.order.source}/{row.order.destination}"
+def ends(row: OrderRow) -> datetime | None:
+    return row.order.end_at
 
 
-def inverse(row: OrderRow) -> str:
-    return f"{row.order.destination}/{row.order.source}"
+def pair_name(row: OrderRow) -> str:
+    return str(row.terms.pair_side.pair)
 
 
-def total_cell(row: OrderRow, precision: Precision) -> Cell:
-    total = row.order.result.total
-    if total is None:
-        return number_cell(None, precision.asset(row.order.destination))
-    return number_cell(total.value, precision.asset(total.asset))
+def base_cell(row: OrderRow, precision: Precision) -> Cell:
+    return amount_cell(row.terms.base, row.terms.pair_side.pair.base, precision)
+
+
+def notional_cell(row: OrderRow, precision: Precision) -> Cell:
+    return amount_cell(row.terms.quote, row.terms.pair_side.pair.quote, precision)
+
+
+def price_cell(row: OrderRow, precision: Precision) -> Cell:
+    return pair_price_cell(row.terms.price, pair_name(row), precision)
+
+
+def limit_cell(row: OrderRow, precision: Precision) -> Cell:
+    return pair_price_cell(row.terms.limit, pair_name(row), precision)
+
+
+def unit_tip(
+    value: Callable[[OrderRow], Decimal | None], what: str
+) -> Callable[[OrderRow, Precision], str | None]:
+    """A cell's tooltip naming its unit: ``90,893.91 USD per BTC``, ``0.11 BTC``."""
+
+    def tip(row: OrderRow, precision: Precision) -> str | None:
+        number = value(row)
+        if number is None:
+            return None
+        pair = row.terms.pair_side.pair
+        if what == "price":
+            return f"{precision.price_text(number, str(pair))} {pair.quote} per {pair.base}"
+        asset = pair.base if what == "base" else pair.quote
+        return f"{precision.exact(number, asset)} {asset}"
+
+    return tip
+
+
+def amount_tip(row: OrderRow, precision: Precision) -> str | None:
+    if row.terms.base is None:
+        return "Known once it fills: a buy is sent as the quote amount it spends"
+    return unit_tip(lambda r: r.terms.base, "base")(row, precision)
+
+
+def wire_cell(value: Amount | Price | None) -> Cell:
+    """A wire value exactly as sent: ``0.5 BTC``, ``0.0000110018 USD/BTC``."""
+    text = export_value(value)
+    return Cell(text or DASH, text or None, text)
 
 
 COLUMNS: tuple[Column[OrderRow], ...] = (
@@ -121,47 +212,61 @@ COLUMNS: tuple[Column[OrderRow], ...] = (
         "When the order was submitted (local time; exported as UTC)",
         tip=utc_tip(submitted),
     ),
-    Column("type", "Type", lambda r, _: text_cell(r.order.type)),
-    Column("source", "Source", lambda r, _: text_cell(r.order.source), "Asset sold"),
+    Column("pair", "Pair", lambda r, _: text_cell(pair_name(r)), "The pair, BASE/QUOTE"),
     Column(
-        "destination", "Destination", lambda r, _: text_cell(r.order.destination), "Asset bought"
+        "side",
+        "Side",
+        lambda r, _: text_cell(r.terms.pair_side.verb),
+        "Buy or Sell of the pair's base",
     ),
     Column(
-        "size",
-        "Size",
-        lambda r, p: number_cell(r.order.size.value, p.asset(r.order.size.asset)),
-        "Amount of the source asset sold",
+        "amount",
+        "Amount",
+        base_cell,
+        "Amount of the base bought or sold (a buy's is known once it fills)",
         numeric=True,
+        tip=amount_tip,
+    ),
+    Column(
+        "price",
+        "Price",
+        price_cell,
+        "Execution price in QUOTE per BASE, at the pair's price increment",
+        numeric=True,
+        tip=unit_tip(lambda r: r.terms.price, "price"),
+    ),
+    Column(
+        "notional",
+        "Notional",
+        notional_cell,
+        "Amount of the quote spent (buy) or received (sell)",
+        numeric=True,
+        tip=unit_tip(lambda r: r.terms.quote, "quote"),
     ),
     Column(
         "status",
         "Status",
-        lambda r, _: text_cell(r.order.result.status),
+        lambda r, _: status_cell(r),
+        "Filled, resting (with the time left before its end time), canceled, rejected",
         colour=lambda r, palette: status_colour(r.order.result.status, palette),
         tip=status_tip,
     ),
     Column(
         "limit",
         "Limit",
-        lambda r, p: price_cell(r.order.limit, p.price(natural(r))),
-        "Least destination per source accepted (SOURCE/DESTINATION)",
+        limit_cell,
+        "Limit price in QUOTE per BASE: the most paid (buy) or the least received (sell)",
         numeric=True,
+        tip=unit_tip(lambda r: r.terms.limit, "price"),
     ),
     Column(
-        "price",
-        "Price",
-        lambda r, p: price_cell(r.order.result.price, p.price(natural(r))),
-        "Execution price: destination received per source sold (SOURCE/DESTINATION)",
-        numeric=True,
+        "end",
+        "End",
+        lambda r, _: time_cell(ends(r)),
+        "When a resting order ends (the service offers no cancel); local time, exported as UTC",
+        tip=utc_tip(ends),
     ),
-    Column(
-        "inverse_price",
-        "Inverse price",
-        lambda r, p: price_cell(r.order.result.inverted_price, p.price(inverse(r))),
-        "The same price the other way: source per destination",
-        numeric=True,
-    ),
-    Column("total", "Total", total_cell, "Amount of the destination asset received", numeric=True),
+    Column("type", "Type", lambda r, _: text_cell(r.order.type)),
     Column(
         "executed",
         "Executed / updated",
@@ -176,6 +281,24 @@ COLUMNS: tuple[Column[OrderRow], ...] = (
         lambda r, _: text_cell(r.client_order_id),
         "The clientOrderId the order was sent with, when known",
     ),
+    # The wire's own fields, exactly as sent (hidden in the view; in the export and Copy row).
+    Column("size", "size", lambda r, _: wire_cell(r.order.size), fixed_pitch=True),
+    Column("source", "source", lambda r, _: text_cell(r.order.source)),
+    Column("destination", "destination", lambda r, _: text_cell(r.order.destination)),
+    Column("limit_wire", "limit", lambda r, _: wire_cell(r.order.limit), fixed_pitch=True),
+    Column(
+        "price_wire", "result.price", lambda r, _: wire_cell(r.order.result.price), fixed_pitch=True
+    ),
+    Column(
+        "inverted_price_wire",
+        "result.invertedPrice",
+        lambda r, _: wire_cell(r.order.result.inverted_price),
+        fixed_pitch=True,
+    ),
+    Column(
+        "total_wire", "result.total", lambda r, _: wire_cell(r.order.result.total), fixed_pitch=True
+    ),
+    Column("status_wire", "result.status", lambda r, _: text_cell(r.order.result.status)),
 )
 
 
@@ -188,10 +311,14 @@ class OrdersModel(KeyedTableModel[OrderRow]):
         parent: QObject | None = None,
         *,
         clock: Callable[[], float] = time.monotonic,
+        now: Callable[[], datetime] = utc_now,
     ) -> None:
+        """``clock``: monotonic seconds (highlights); ``now``: server time (time left)."""
         super().__init__(COLUMNS, precision, parent)
         self._clock = clock
+        self._now = now
         self._highlight_until: dict[Hashable, float] = {}
+        self._counting: tuple[str, ...] = ()  # resting orders with an end time, by id
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self._end_highlights)
@@ -211,6 +338,7 @@ class OrdersModel(KeyedTableModel[OrderRow]):
         if snapshot.reset:
             self._highlight_until.clear()
         self.apply([(row.order_id, row) for row in snapshot.rows], reset=snapshot.reset)
+        self._counting = tuple(row.order_id for row in snapshot.rows if self._counts_down(row))
         fresh = snapshot.new_ids | snapshot.filled_ids
         if fresh:
             until = self._clock() + HIGHLIGHT_SECONDS
@@ -218,6 +346,41 @@ class OrdersModel(KeyedTableModel[OrderRow]):
                 self._highlight_until[order_id] = until
             self._signal_highlights(fresh)
             self._arm()
+
+    def cells_of(self, record: OrderRow) -> tuple[Cell, ...]:
+        """Every cell; a resting order's status with its time left as of now."""
+        cells = super().cells_of(record)
+        if not self._counts_down(record):
+            return cells
+        column = self._status
+        return (*cells[:column], status_cell(record, self._now()), *cells[column + 1 :])
+
+    @staticmethod
+    def _counts_down(record: OrderRow) -> bool:
+        return record.resting and record.order.end_at is not None
+
+    def counting_down(self) -> bool:
+        """Whether a shown row is a resting order with an end time (its time left changes)."""
+        return bool(self._counting)
+
+    def refresh_time_left(self) -> int:
+        """Recompute the time left of resting orders (only theirs: a tick must stay cheap with
+        thousands of rows); repaint only the status cells whose text changed. Returns how
+        many changed."""
+        now = self._now()
+        column = self._status
+        changed = 0
+        for key in self._counting:
+            row = self.position(key)
+            if row is None:
+                continue
+            record = self.record(row)
+            cell = status_cell(record, now)
+            if cell != self.cell(row, column):
+                self.set_cell(row, column, cell)
+                self.signal_cells(row, [column])
+                changed += 1
+        return changed
 
     def reuse_cells(self, old: OrderRow, new: OrderRow) -> bool:
         """Cells of an unchanged order are not formatted again."""

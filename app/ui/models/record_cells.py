@@ -1,9 +1,12 @@
 """The cells of table rows (display text, sort key, exact export text), computed once per
 record, and the record tables' sort proxy with a free-text filter.
 
-Display shows numbers at least at the asset's precision but never rounds a digit away; the
-export text is exact (``app.ui.csv_export.export_value``); times show in local time and export
-as ISO 8601 UTC; times and numbers sort as numbers.
+Every number goes through ``app.domain.display`` (one formatting module for every view, the
+CSV texts and the command line): an amount shows at least its asset's decimals and never rounds
+a digit away (``Precision.exact``), its export text is exact (``app.ui.csv_export.export_value``);
+a price in pair terms shows at the pair's price increment and sorts and exports as shown (the
+wire's exact prices have their own columns). Times show in local time and export as ISO 8601
+UTC; times and numbers sort as numbers.
 """
 
 from __future__ import annotations
@@ -21,8 +24,7 @@ from PySide6.QtCore import (
     Qt,
 )
 
-from app.domain import Price
-from app.domain.display import DASH, digits_of, format_number
+from app.domain.display import DASH, Precision, digits_of, format_number
 from app.ui.csv_export import EXPORT_ROLE, export_value
 from app.ui.models.sorting import DecimalSortProxy
 
@@ -40,11 +42,6 @@ class Cell(NamedTuple):
     display: str
     sort: SortKey
     export: str | None
-
-
-def exact_number(value: Decimal, places: int) -> str:
-    """Grouped, with at least ``places`` decimals and every decimal the value has."""
-    return format_number(value, max(places, digits_of(value)))
 
 
 def local_time_text(moment: datetime) -> str:
@@ -70,18 +67,33 @@ def _time_cell(moment: datetime) -> Cell:
 
 
 def number_cell(value: Decimal | None, places: int, *, signed: bool = False) -> Cell:
+    """A number with at least ``places`` decimals and every decimal it has (for a table whose
+    numbers belong to no asset; amounts use ``amount_cell``)."""
     if value is None:
         return Cell(DASH, None, "")
     text = format_number(value, max(places, digits_of(value)), signed=signed)
     return Cell(text, value, export_value(value))
 
 
-def price_cell(price: Price | None, places: int) -> Cell:
-    """``90,000.50 BTC/USD`` on screen; the exact number alone in the export."""
-    if price is None:
+def amount_cell(
+    value: Decimal | None, asset: str, precision: Precision, *, signed: bool = False
+) -> Cell:
+    """An amount of ``asset``, exact (``Precision.exact``); ``signed`` puts + on a credit."""
+    if value is None:
         return Cell(DASH, None, "")
-    text = f"{exact_number(price.value, places)} {price.base}/{price.quote}"
-    return Cell(text, price.value, export_value(price.value))
+    text = precision.exact(value, asset)
+    if signed and value > 0:
+        text = f"+{text}"
+    return Cell(text, value, export_value(value))
+
+
+def pair_price_cell(value: Decimal | None, pair: str, precision: Precision) -> Cell:
+    """A price in QUOTE per BASE of ``pair`` at the pair's price increment: ``90,893.91``.
+    It sorts and exports as shown (a price turned round has no exact digits to keep)."""
+    if value is None:
+        return Cell(DASH, None, "")
+    shown = Decimal(format_number(value, precision.price(pair), grouping=False))
+    return Cell(precision.price_text(value, pair), shown, export_value(shown))
 
 
 def text_cell(text: str) -> Cell:

@@ -49,7 +49,7 @@ from app.ui.csv_export import EXPORT_ROLE, ask_and_export, export_csv, rows_as_t
 from app.ui.models.deposits_model import RECORD_ROLE, DepositsModel, DepositsSortProxy
 from app.ui.palette import TradePalette, follow_palette, level_css
 from app.ui.panels.base import PanelContext
-from app.ui.panels.record_parts import stop_with
+from app.ui.panels.record_parts import counted, stop_with
 from app.ui.widgets.copy_field import copy_text
 
 KINDS: tuple[tuple[str, TransferKind], ...] = (
@@ -60,8 +60,8 @@ HASH_WIDTH = 240
 
 
 def plural(kind: TransferKind, count: int) -> str:
-    word = "deposit" if kind == "deposit" else "withdrawal"
-    return f"{count} {word}{'' if count == 1 else 's'}"
+    """``1 deposit``, ``1,234 withdrawals``."""
+    return counted(count, "deposit" if kind == "deposit" else "withdrawal")
 
 
 class DepositsPanel(QWidget):
@@ -288,7 +288,7 @@ class DepositsPanel(QWidget):
     def _copy_rows(self) -> None:
         rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()})
         if rows:
-            self._copy(rows_as_tsv(self.proxy, rows), f"{len(rows)} row(s)")
+            self._copy(rows_as_tsv(self.proxy, rows), counted(len(rows), "row"))
 
     def _copy(self, text: str, what: str) -> None:
         copy_text(text)
@@ -315,7 +315,7 @@ class DepositsPanel(QWidget):
             if value:
                 action = menu.addAction(text)
                 action.triggered.connect(lambda _=False, v=value, w=what: self._copy(v, w))
-        menu.addAction("Copy row(s)").triggered.connect(self._copy_rows)
+        menu.addAction("Copy selected rows").triggered.connect(self._copy_rows)
         menu.popup(self.table.viewport().mapToGlobal(point))
 
     # -- export -----------------------------------------------------------------------------
@@ -337,7 +337,7 @@ class DepositsPanel(QWidget):
         return rows
 
     def _exported(self, path: Path, rows: int) -> None:
-        message = f"Exported {rows} row(s) to {path}"
+        message = f"Exported {counted(rows, 'row')} to {path}"
         self._say(message)
         self._context.notify(LogLevel.INFO, message)
 

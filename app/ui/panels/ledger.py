@@ -37,7 +37,13 @@ from app.services.log_events import LogLevel
 from app.services.order_feed import ReadFailed
 from app.ui.models.ledger_model import LedgerModel, LedgerSortProxy
 from app.ui.panels.base import PanelContext
-from app.ui.panels.record_parts import OptionalDateTime, RecordPanel, fill_choices, known_assets
+from app.ui.panels.record_parts import (
+    OptionalDateTime,
+    RecordPanel,
+    counted,
+    fill_choices,
+    known_assets,
+)
 from app.ui.record_details import RecordDetailsDialog, ledger_details
 from app.ui.tasks import TaskOwner
 
@@ -47,7 +53,7 @@ FILL_REFRESH_MS = 300
 
 class LedgerPanel(RecordPanel):
     export_name = "ledger.csv"
-    records_word = "entries"
+    record_words = ("entry", "entries")
 
     def __init__(self, context: PanelContext, parent: QWidget | None = None) -> None:
         super().__init__(context, parent)
@@ -244,8 +250,10 @@ class LedgerPanel(RecordPanel):
             return
         transactions = len({row.group for row in snapshot.rows})
         shown, loaded = self.proxy.rowCount(), self.model.rowCount()
-        entries = f"{loaded} entries" if shown == loaded else f"{shown} of {loaded} entries"
-        text = f"{entries} in {transactions} transactions"
+        entries = self.count_text(loaded)
+        if shown != loaded:
+            entries = f"{shown:,} of {entries}"
+        text = f"{entries} in {counted(transactions, 'transaction')}"
         if snapshot.more:
             text += " · older ones: Load more"
         self._say(text)

@@ -5,9 +5,16 @@ load more, details, copy and CSV export.
 Filter changes apply 300 ms after the last edit (a new query from the newest order); status,
 type, pair, asset and time range go to the server (see ``app.services.order_feed``), the
 search box filters what is shown. "Load more" reads the page before the oldest order shown.
+
+The table is in the trader's terms (``app.ui.models.orders_model``); the wire's columns are
+hidden here and exported. The service offers no cancel, so a resting order's end time matters:
+while resting orders with an end time are shown, a timer (once a second) refreshes their time
+left in server time, without polling.
 """
 
 from __future__ import annotations
+
+from datetime import datetime
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QAction, QHideEvent, QShowEvent
@@ -20,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.domain import utc_now
 from app.services.journal import OrderJournal
 from app.services.log_events import LogLevel
 from app.services.order_feed import (
@@ -31,7 +39,7 @@ from app.services.order_feed import (
 )
 from app.services.poller import FeedStatus
 from app.ui.bridge import QtTopic
-from app.ui.models.orders_model import OrdersModel, OrdersProxy
+from app.ui.models.orders_model import WIRE_COLUMNS, OrdersModel, OrdersProxy
 from app.ui.panels.base import PanelContext
 from app.ui.panels.record_parts import (
     OptionalDateTime,
@@ -46,6 +54,8 @@ from app.ui.tasks import TaskOwner
 
 #: Filter edits apply this long after the last change (ms).
 APPLY_MS = 300
+#: The time left of resting orders is refreshed this often (ms): at most once a second.
+TIME_LEFT_MS = 1000
 STATUS_CHOICES = (
     ("Any status", ""),
     ("filled", "filled"),
@@ -57,7 +67,7 @@ STATUS_CHOICES = (
 
 class OrdersPanel(RecordPanel):
     export_name = "orders.csv"
-    records_word = "orders"
+    record_words = ("order", "orders")
 
     def __init__(
         self,
@@ -79,10 +89,16 @@ class OrdersPanel(RecordPanel):
         self.snapshot: OrdersSnapshot | None = None
         self._loading_more = False
 
-        self.model = OrdersModel(context.precision, self)
+        self.model = OrdersModel(context.precision, self, now=self.server_now)
         self.proxy = OrdersProxy(self)
         self.proxy.setSourceModel(self.model)
         self.table = self._record_table("orders", "Orders")
+        for key in WIRE_COLUMNS:  # exported and copied, read in the details: not on screen
+            self.table.setColumnHidden(self.model.column(key), True)
+        self.time_left_timer = QTimer(self)
+        self.time_left_timer.setObjectName("ordersTimeLeft")
+        self.time_left_timer.setInterval(TIME_LEFT_MS)
+        self.time_left_timer.timeout.connect(self.model.refresh_time_left)
 
         # -- filters --------------------------------------------------------------------------
         self.status_filter = QComboBox(self)
@@ -171,10 +187,27 @@ class OrdersPanel(RecordPanel):
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         self.feed.set_active(True)
+        self._arm_time_left()
 
     def hideEvent(self, event: QHideEvent) -> None:
         super().hideEvent(event)
         self.feed.set_active(False)
+        self.time_left_timer.stop()
+
+    # -- time left ------------------------------------------------------------------------------
+
+    def server_now(self) -> datetime:
+        """The service's time: resting orders end by its clock, not this machine's."""
+        return utc_now() + self._context.bridge.clock_offset
+
+    def _arm_time_left(self) -> None:
+        """Tick only while resting orders with an end time are shown and the list is seen."""
+        if self.isVisible() and self.model.counting_down():
+            if not self.time_left_timer.isActive():
+                self.model.refresh_time_left()
+                self.time_left_timer.start()
+        else:
+            self.time_left_timer.stop()
 
     # -- filters --------------------------------------------------------------------------------
 
@@ -216,6 +249,7 @@ class OrdersPanel(RecordPanel):
         self.snapshot = snapshot
         self.model.set_snapshot(snapshot)
         self.load_more_button.setEnabled(snapshot.more and not self._loading_more)
+        self._arm_time_left()
         self._show_count()
 
     def _on_feed_status(self, status: FeedStatus) -> None:
@@ -230,7 +264,11 @@ class OrdersPanel(RecordPanel):
             self._say("Loading orders…")
             return
         shown, loaded = self.proxy.rowCount(), self.model.rowCount()
-        text = f"{loaded} orders" if shown == loaded else f"{shown} of {loaded} orders"
+        text = (
+            self.count_text(loaded)
+            if shown == loaded
+            else f"{shown:,} of {self.count_text(loaded)}"
+        )
         if snapshot.more:
             text += " · older ones: Load more"
         self._say(text)

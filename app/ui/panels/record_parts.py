@@ -152,6 +152,13 @@ def fill_choices(box: QComboBox, anything: str, values: list[str]) -> None:
     box.blockSignals(False)
 
 
+def counted(count: int, one: str, many: str | None = None) -> str:
+    """``1 order``, ``2 orders``, ``1,234 entries``: the number grouped like every number the
+    trader reads, the noun agreeing with it."""
+    noun = one if count == 1 else (many or f"{one}s")
+    return f"{count:,} {noun}"
+
+
 def known_assets(pairs: Sequence[str]) -> list[str]:
     """Every asset of ``pairs`` (e.g. the session's available pairs), sorted."""
     assets = set()
@@ -187,9 +194,10 @@ class RecordPanel(QWidget):
     order wants them, places them with ``_lay_out``, and says in ``details_of`` how one of its
     rows opens."""
 
-    #: The file name the export dialog offers, and what the rows are called in its notice.
+    #: The file name the export dialog offers, and what one row and many rows are called in
+    #: its notice and on the status line.
     export_name = "records.csv"
-    records_word = "records"
+    record_words = ("record", "records")
 
     proxy: RecordSortProxy
     table: RecordTable
@@ -273,19 +281,22 @@ class RecordPanel(QWidget):
         return export_csv(self.proxy, path)
 
     def ask_export(self) -> QFileDialog:
-        words = self.records_word
         self.export_dialog = ask_and_export(
             self,
             self.proxy,
             self.export_name,
             lambda path, rows: self._context.notify(
-                LogLevel.INFO, f"Exported {rows} {words} to {path}"
+                LogLevel.INFO, f"Exported {self.count_text(rows)} to {path}"
             ),
             lambda path, exc: self._context.notify(
                 LogLevel.ERROR, f"Cannot write {path}: {exc.strerror or exc}"
             ),
         )
         return self.export_dialog
+
+    def count_text(self, count: int) -> str:
+        """``1 order``, ``1,234 orders``."""
+        return counted(count, *self.record_words)
 
     def sort_by(self, column: int, order: Qt.SortOrder) -> None:
         self.table.sortByColumn(int(column), order)
