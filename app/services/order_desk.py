@@ -270,7 +270,8 @@ class OrderDesk:
         self.session.log(
             LogLevel.ERROR,
             f"order {sought.client_order_id} ({what}) is still unknown after "
-            f"{len(self.settle_delays)} lookups; check the order list before sending again",
+            f"{_count(len(self.settle_delays), 'lookup')}; check the order list before sending "
+            "again",
         )
 
     def _settled(
@@ -306,6 +307,11 @@ def _order_message(order: Order, pairs: Iterable[str], precision: Precision) -> 
     if result.status == "submitted":
         return resting_sentence(order, pairs, precision)
     return result.error or f"order {result.status}"
+
+
+def _count(number: int, noun: str) -> str:
+    """``1 lookup``, ``4 lookups``."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def _log_line(result: SubmitResult, what: str) -> str:

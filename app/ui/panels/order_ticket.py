@@ -144,6 +144,8 @@ class OrderTicketPanel(QWidget):
         self._last_sent: str | None = None  # clientOrderId of the last send (its outcome shown)
         self._resting_hours = float(Preferences.load(context.settings).resting_hours)
         self._end_touched = False  # the trader set the end time: no default replaces it
+        #: An estimate older than this (seconds) is not presented as the current price.
+        self.stale_after = STALE_AFTER
         self._build()
         self.estimates: QtTopic[EstimateResult] = QtTopic(self._estimates.results, self)
         self.results: QtTopic[SubmitResult] = QtTopic(desk.results, self)
@@ -530,7 +532,7 @@ class OrderTicketPanel(QWidget):
         age = estimate.age()
         text = estimate_text(estimate, self._bridge.pair_info, self._context.precision, age)
         level = "info" if estimate.ok else "warning"
-        if estimate.ok and age > STALE_AFTER:
+        if estimate.ok and age > self.stale_after:
             level = "warning"
             text += " (stale: waiting for a fresh price)"
         _styled(self.estimate_label, level, text)
@@ -699,7 +701,7 @@ class OrderTicketPanel(QWidget):
         estimate = self._current_estimate()
         fills = self._rests(ticket)
         if fills is not False:  # a resting order does not fill at the market's price
-            if estimate is not None and estimate.ok and estimate.age() <= STALE_AFTER:
+            if estimate is not None and estimate.ok and estimate.age() <= self.stale_after:
                 details.append(estimate_text(estimate, pairs, precision, estimate.age()))
             elif estimate is not None and estimate.ok:
                 details.append(
