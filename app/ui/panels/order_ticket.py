@@ -245,7 +245,7 @@ class OrderTicketPanel(QWidget):
         self.client_id_label.setFont(mono)
         self.client_id_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
-        form = QFormLayout()
+        form = self._form = QFormLayout()
         form.addRow("Pair", sides)
         form.addRow(self._buddy("Amount (&z)", self.size_edit), size_row)
         form.addRow("T&ype", self.type_box)
@@ -266,7 +266,7 @@ class OrderTicketPanel(QWidget):
         self.what_if_grid = QGridLayout()
         self.what_if_cells: list[list[QLabel]] = []
         self.what_if_headers: list[QLabel] = []
-        for column, title in enumerate(("After the trade", "free", "credit")):
+        for column, title in enumerate(("After", "free", "credit")):
             header = QLabel(f"<b>{title}</b>", self)
             self.what_if_grid.addWidget(header, 0, column)
             self.what_if_headers.append(header)
@@ -484,6 +484,7 @@ class OrderTicketPanel(QWidget):
             blank = not self.size_edit.text().strip() and exc.field == "size"
             _styled(self.input_error, "error", "" if blank else exc.message)
             self.wire_label.clear()
+            self._form.setRowVisible(self.wire_label, False)
             self.estimate_label.clear()
             self.rest_label.clear()
             self._age_timer.stop()
@@ -493,6 +494,7 @@ class OrderTicketPanel(QWidget):
         _styled(self.input_error, "info", "")
         wire = wire_text(ticket, self._bridge.pair_info)
         self.wire_label.setText(f"details: {wire}" if wire else "")
+        self._form.setRowVisible(self.wire_label, bool(wire))
         if ticket != self._ticket:
             self._ticket = ticket
             self.estimate_label.setText("≈ …")

@@ -55,8 +55,9 @@ def estimate_text(
     precision: Precision,
     age: float | None = None,
 ) -> str:
-    """``Buy BTC · spend 10,000.00 USD → ≈ 0.1100 BTC at ≈ 90,900.00 USD · 3 s ago`` (prices
-    QUOTE per BASE; the wire's view is in the details line)."""
+    """``Buy BTC · spend 10,000.00 USD → ≈ 0.1100 BTC at ≈ 90,900.00 USD · 3 s ago`` or
+    ``Sell 0.25 BTC → ≈ 22,700.00 USD at ≈ 90,800.00 USD · just now`` (prices QUOTE per BASE;
+    the wire's view is in the details line)."""
     if not result.ok or result.received is None or result.price is None:
         return result.error or "no indicative price"
     ticket = result.ticket
@@ -69,11 +70,7 @@ def estimate_text(
     except (ValueError, ArithmeticError):
         return "no indicative price"
     shown = f"{precision.price_text(price, str(pair))} {pair.quote}"
-    head = (
-        f"Buy {pair.base} · spend {sold}"
-        if pair_side.side == "buy"
-        else f"Sell {pair.base} · sell {sold}"
-    )
+    head = f"Buy {pair.base} · spend {sold}" if pair_side.side == "buy" else f"Sell {sold}"
     text = f"{head} → ≈ {received} {result.received.asset} at ≈ {shown}"
     if age is not None:
         text += f" · {age_text(age)}"
