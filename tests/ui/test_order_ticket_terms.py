@@ -73,12 +73,19 @@ def test_alt_b_in_the_ticket_does_not_reach_the_rfq_ticket(qtbot: QtBot, live: L
     qtbot.waitUntil(window.isActiveWindow)
     live.bridge.select_pair("BTC/USD")
     qtbot.waitUntil(lambda: order.pair_box.currentText() == "BTC/USD")
+    qtbot.waitUntil(lambda: rfq.pair_box.currentText() == "BTC/USD")
+    rfq.size_edit.setText("0.01")
+    QTest.keyClick(rfq.size_edit, Qt.Key.Key_Return)  # a live quote: its Alt+S / Alt+B armed
+    qtbot.waitUntil(rfq.sides["sell"].accept.isEnabled, timeout=10_000)
     order.size_edit.setFocus()
     QTest.keyClick(order.size_edit, Qt.Key.Key_S, Qt.KeyboardModifier.AltModifier)
     assert side(order) == "sell"
     QTest.keyClick(order.size_edit, Qt.Key.Key_B, Qt.KeyboardModifier.AltModifier)
     assert side(order) == "buy"
-    assert server_orders(qtbot, live) == []
+    assert rfq.sides["sell"].accept.isEnabled() and rfq.sides["buy"].accept.isEnabled()
+    assert rfq.last_result is None
+    assert server_orders(qtbot, live) == []  # no quote accepted, no order placed
+    assert rfq.last_result is None
 
 
 def test_a_buy_says_what_it_spends_and_about_what_it_gets(qtbot: QtBot, live: Live) -> None:
