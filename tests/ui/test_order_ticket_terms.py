@@ -162,6 +162,8 @@ def test_a_passive_limit_says_it_rests_what_it_locks_and_until_when(
     assert rest.startswith("Rests: the ask is ")
     assert f"Locks 1,000.00 USD until {until}" in rest
     assert rest.endswith("it cannot be cancelled before then.")
+    qtbot.waitUntil(lambda: panel.what_if_cells[0][1].text() == "100,000.00 → 99,000.00")
+    assert panel.what_if_cells[1][1].text() == "2.00000000 → on fill"  # locked now, BTC later
     estimate = panel.estimate_label.text()
     assert estimate.startswith("If filled at the limit: ≥ 0.")  # not a market fill
     assert "≈" not in estimate

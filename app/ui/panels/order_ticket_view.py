@@ -1,5 +1,7 @@
-"""What the order ticket says about a ticket, as text: the wire limit beside the trader's,
-the live estimate, the what-if balances and the pre-trade checks. No widgets here, so each
+"""What the order ticket says about a ticket, as text, in the trader's terms (Buy/Sell of a
+pair's base, prices QUOTE per BASE): the live estimate with its age, whether a limit fills now
+or rests (what it locks, until when), the what-if balances or the refusal they predict, the
+pre-trade checks, and the wire limit for the details line. No widgets here, so each
 line can be read (and tested) on its own."""
 
 from __future__ import annotations
@@ -20,13 +22,6 @@ from app.services.ticket import TicketInput
 
 #: An estimate older than this is not presented as the current price (seconds).
 STALE_AFTER = 5.0
-
-
-def limit_unit(source: str, destination: str, known_pairs: Iterable[str]) -> str:
-    """The units a bare limit number is read in: the pair's QUOTE per BASE."""
-    base = pair_base(source, destination, known_pairs)
-    quote = destination if base == source else source
-    return f"{quote} per {base}"
 
 
 def wire_text(ticket: TicketInput, known_pairs: Iterable[str]) -> str:
@@ -137,7 +132,8 @@ def _after(value: Decimal | None, asset: str, precision: Precision) -> str:
 
 
 def what_if_rows(what: WhatIf, precision: Precision) -> list[tuple[str, str, str]]:
-    """(asset, free now → after, credit now → after) for source and destination."""
+    """(asset, free now → after, credit now → after) for source and destination; a refused
+    trade has no "after", a resting order receives "on fill"."""
 
     def row(side: AssetAfter) -> tuple[str, str, str]:
         asset = side.asset
@@ -154,6 +150,9 @@ def what_if_rows(what: WhatIf, precision: Precision) -> list[tuple[str, str, str
             f"{precision.amount(side.credit, asset)} → "
             f"{_after(side.credit_after, asset, precision)}"
         )
+        if what.rests and side is what.destination:  # nothing received until it fills
+            funds = f"{precision.amount(side.funds, asset)} → on fill"
+            credit = f"{precision.amount(side.credit, asset)} → on fill"
         return asset, funds, credit
 
     return [row(what.source), row(what.destination)]
