@@ -1,11 +1,14 @@
 """The ticket's live indicative price: an order estimate as the trader types, debounced, each
-request superseding the one before (even in flight)."""
+request superseding the one before (even in flight); refreshed as the market moves
+(``refresh``: one request at a time, never starved by ticks faster than the round trip), each
+answer stamped with when it arrived so its age can be shown and a stale one refused."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 
 from app.api import ServiceClient, ServiceError
 from app.domain import Amount, Price
@@ -25,10 +28,16 @@ class EstimateResult:
     inverted: Price | None = None
     error: str = ""
     estimate: Estimate | None = None
+    #: ``time.monotonic()`` when the answer arrived (0: not stamped).
+    at: float = 0.0
 
     @property
     def ok(self) -> bool:
         return not self.error
+
+    def age(self, now: float | None = None) -> float:
+        """Seconds since the answer arrived."""
+        return max(0.0, (time.monotonic() if now is None else now) - self.at)
 
 
 class EstimateFeed:
@@ -42,11 +51,29 @@ class EstimateFeed:
         self._task: asyncio.Task[None] | None = None
         self.results: Topic[EstimateResult] = Topic("estimate")
         self.latest: EstimateResult | None = None
+        self._asking: TicketInput | None = None
+        self._again = False
 
     def request(self, ticket: TicketInput) -> None:
         """Ask for an estimate of ``ticket``; supersedes any earlier request."""
         self.cancel()
-        self._task = asyncio.get_running_loop().create_task(self._run(ticket), name="estimate")
+        self._start(ticket, self.debounce)
+
+    def refresh(self, ticket: TicketInput) -> None:
+        """The market moved: a new estimate of ``ticket`` now. A request for the same ticket
+        already under way is not cancelled (ticks faster than the round trip would starve it):
+        one more follows as soon as it is answered."""
+        if self.pending and self._asking == ticket:
+            self._again = True
+            return
+        self.cancel()
+        self._start(ticket, 0.0)
+
+    def _start(self, ticket: TicketInput, delay: float) -> None:
+        self._asking, self._again = ticket, False
+        self._task = asyncio.get_running_loop().create_task(
+            self._run(ticket, delay), name="estimate"
+        )
 
     @property
     def pending(self) -> bool:
@@ -65,9 +92,15 @@ class EstimateFeed:
         if task is not None and not task.done():
             task.cancel()
 
-    async def _run(self, ticket: TicketInput) -> None:
-        await asyncio.sleep(self.debounce)
-        self._publish(await fetch_estimate(self._client, ticket))
+    async def _run(self, ticket: TicketInput, delay: float) -> None:
+        if delay > 0:
+            await asyncio.sleep(delay)
+        while True:
+            self._again = False
+            result = await fetch_estimate(self._client, ticket)
+            self._publish(replace(result, at=time.monotonic()))
+            if not self._again:
+                return
 
     def _publish(self, result: EstimateResult) -> None:
         self.latest = result

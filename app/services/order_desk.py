@@ -7,7 +7,7 @@ live price (``estimates``) and the pre-trade predictions (``pretrade``) live in 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -21,14 +21,13 @@ from app.api import (
     ServiceError,
     new_client_order_id,
 )
-from app.domain.money import format_trimmed
+from app.domain.display import Precision
 from app.domain.order_request import OrderRequest
-from app.domain.pair_terms import pair_base
 from app.domain.records import Estimate, Order, TopOfBook
 from app.services.events import Topic
 from app.services.journal import OrderJournal
-from app.services.limit_prices import describe_limit
 from app.services.log_events import EventKind, LogLevel
+from app.services.order_words import action, fill_sentence, resting_sentence
 from app.services.pretrade import Check, CheckLimits, WhatIf, checks, what_if
 from app.services.session import Balances, TerminalSession
 from app.services.settling import SETTLE_DELAYS, OrderSettler, Sought, Verdict, patience_for
@@ -133,16 +132,17 @@ class OrderDesk:
     def what_if(self, ticket: TicketInput, estimate: Estimate | None = None) -> WhatIf | None:
         return None if self.balances is None else what_if(ticket, self.balances, estimate)
 
+    @property
+    def precision(self) -> Precision:
+        """Display precision as the service lists its pairs."""
+        precision = Precision()
+        precision.learn(self.session.pair_info)
+        return precision
+
     def describe(self, ticket: TicketInput) -> str:
-        """The ticket in words, for the confirmation line and the log."""
-        base = pair_base(ticket.source, ticket.destination, self.session.pair_info)
-        size = f"{format_trimmed(ticket.size)} {ticket.source}"
-        wire = ticket.wire_limit()
-        if wire is None:
-            return f"market: sell {size} for {ticket.destination}"
-        return f"limit: sell {size} for {ticket.destination}; " + describe_limit(
-            ticket.source, ticket.destination, wire, base
-        )
+        """The ticket in the trader's words (``Buy BTC for 10,000 USD at ≤ 90,000.00 USD``),
+        for the confirmation line and the log."""
+        return action(ticket, self.session.pair_info, self.precision)
 
     async def submit(self, ticket: TicketInput, *, override: bool = False) -> SubmitResult:
         """Validate, check, journal, send; the outcome as the server (or the lookup) says.
@@ -202,7 +202,8 @@ class OrderDesk:
         status = _order_status(order)
         if status in ("filled", "submitted"):
             self.session.after_fill()  # balances changed (filled) or funds got locked (resting)
-        return SubmitResult(status, client_order_id, _order_message(order), order, tuple(found))
+        message = _order_message(order, self.session.pair_info, self.precision)
+        return SubmitResult(status, client_order_id, message, order, tuple(found))
 
     def _finish(
         self,
@@ -224,7 +225,7 @@ class OrderDesk:
         kind = {"filled": EventKind.FILL, "rejected": EventKind.REFUSAL}.get(
             result.status, EventKind.NONE
         )
-        self.session.log(level, f"order {result.status}: {what} — {result.message}", kind)
+        self.session.log(level, _log_line(result, what), kind)
         self.results.publish(result)
         return result
 
@@ -269,7 +270,8 @@ class OrderDesk:
         self.session.log(
             LogLevel.ERROR,
             f"order {sought.client_order_id} ({what}) is still unknown after "
-            f"{len(self.settle_delays)} lookups; check the order list before sending again",
+            f"{_count(len(self.settle_delays), 'lookup')}; check the order list before sending "
+            "again",
         )
 
     def _settled(
@@ -293,13 +295,29 @@ def _order_status(order: Order) -> SubmitStatus:
     return "unknown"
 
 
-def _order_message(order: Order) -> str:
+def _order_message(order: Order, pairs: Iterable[str], precision: Precision) -> str:
+    """A fill as ``Trade.sentence``, a resting order with its limit and end; else the
+    service's words."""
     result = order.result
     if result.status == "filled":
-        total = f" for {result.total}" if result.total is not None else ""
-        price = f" at {result.price}" if result.price is not None else ""
-        return f"filled: sold {order.size}{total}{price}"
+        sentence = fill_sentence(order, pairs, precision)
+        if sentence is not None:
+            return sentence
+        return f"Filled · order {order.order_id}"
     if result.status == "submitted":
-        limit = f" with limit {order.limit}" if order.limit is not None else ""
-        return f"resting: {order.size}{limit}"
+        return resting_sentence(order, pairs, precision)
     return result.error or f"order {result.status}"
+
+
+def _count(number: int, noun: str) -> str:
+    """``1 lookup``, ``4 lookups``."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def _log_line(result: SubmitResult, what: str) -> str:
+    """One line per outcome, each word once: a fill or a resting order says it all itself;
+    the others say what was asked and what came back."""
+    if result.status in ("filled", "submitted"):
+        return result.message
+    heading = {"rejected": "refused", "failed": "failed", "unknown": "outcome unknown"}
+    return f"{what}: {heading.get(result.status, result.status)} — {result.message}"

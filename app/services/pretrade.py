@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from typing import Literal
 
+from app.domain.display import Precision
 from app.domain.money import MONEY_CONTEXT, format_trimmed
 from app.domain.records import Estimate, PortfolioBalance, TopOfBook
 from app.domain.valuation import value_in
@@ -35,13 +36,30 @@ class AssetAfter:
 
 
 @dataclass(frozen=True)
+class Shortfall:
+    """Why the service would refuse, as numbers: ``needed`` of ``asset`` where only
+    ``available`` can be spent now (``reason`` is the refusal's first words)."""
+
+    reason: str
+    asset: str
+    needed: Decimal
+    available: Decimal
+
+
+@dataclass(frozen=True)
 class WhatIf:
+    """Both assets after the trade. When a refusal is predicted the after-values are None:
+    the trade would not happen, so there is no "after" to show (never a negative credit)."""
+
     source: AssetAfter
     destination: AssetAfter
     needs_credit: bool
     #: The refusal the server is expected to send (its first words: ``Insufficient Funds`` or
     #: ``Credit Not Available``), or None. A prediction: the server's answer rules.
     refusal: str | None
+    shortfall: Shortfall | None = None
+    #: A limit order that does not fill now: its size is locked, nothing is received yet.
+    rests: bool = False
 
 
 def _portfolio_balance(balances: Balances, asset: str) -> PortfolioBalance:
@@ -50,13 +68,19 @@ def _portfolio_balance(balances: Balances, asset: str) -> PortfolioBalance:
     return found or PortfolioBalance(asset, zero, zero, zero, zero, zero, zero, zero)
 
 
-def what_if(ticket: TicketInput, balances: Balances, estimate: Estimate | None) -> WhatIf:
+def what_if(
+    ticket: TicketInput,
+    balances: Balances,
+    estimate: Estimate | None,
+    *,
+    rests: bool = False,
+) -> WhatIf:
     """Balances of both assets after the trade and the refusal the server would likely send.
 
     Spending uses free funds first, then credit; a receipt repays used credit first. The
     received amount comes from ``estimate`` (indicative); without one the destination's
-    after-values are None. A limit order that rests locks its source at once but receives
-    nothing until it fills: the destination values then describe the fill. The refusal
+    after-values are None. A limit order that rests (``rests``) locks its source at once and
+    receives nothing until it fills: the destination's after-values are then None. The refusal
     follows the service's rules as the portfolio shows them:
     within free funds, fine; no credit line, Insufficient Funds; beyond what can be traded now,
     Credit Not Available when credit exists but is not counted (outside credit hours), else
@@ -77,7 +101,7 @@ def what_if(ticket: TicketInput, balances: Balances, estimate: Estimate | None) 
         received = None
         if estimate is not None and estimate.destination.asset == ticket.destination:
             received = estimate.destination.value
-        if received is None:
+        if received is None or rests:
             destination = AssetAfter(
                 ticket.destination, dst.available_funds, dst.available_credit, None, None
             )
@@ -90,7 +114,47 @@ def what_if(ticket: TicketInput, balances: Balances, estimate: Estimate | None) 
                 dst.available_funds + received - repaid,
                 dst.available_credit + repaid,
             )
-    return WhatIf(source, destination, borrowed > 0, predict_refusal(size, src))
+    refusal = predict_refusal(size, src)
+    if refusal is not None:  # refused: nothing changes, and no impossible "after" is shown
+        source = AssetAfter(source.asset, source.funds, source.credit, None, None)
+        destination = AssetAfter(
+            destination.asset, destination.funds, destination.credit, None, None
+        )
+    return WhatIf(
+        source, destination, borrowed > 0, refusal, shortfall(size, src) if refusal else None, rests
+    )
+
+
+def shortfall(size: Decimal, balance: PortfolioBalance) -> Shortfall | None:
+    """The refusal expected for spending ``size`` as numbers (None: it fits)."""
+    words = predict_refusal(size, balance)
+    if words is None:
+        return None
+    reason = words.split(":", 1)[0]
+    available = balance.available_funds
+    if reason == "Insufficient Funds" and balance.total_credit > 0:
+        available = balance.available_to_trade
+    return Shortfall(reason, balance.asset, size, available)
+
+
+def fills_now(ticket: TicketInput, top_of_book: dict[str, TopOfBook]) -> bool | None:
+    """Whether a limit order would fill at once against the touch (the bid when selling the
+    pair's base, the ask when buying it), compared in wire terms as the service compares.
+    None for a market order or without a book for the pair."""
+    if ticket.limit is None:
+        return None
+    try:
+        wire = wire_limit(ticket.source, ticket.destination, ticket.limit).value
+    except (ValueError, ArithmeticError):
+        return None
+    with localcontext(MONEY_CONTEXT):
+        selling = top_of_book.get(f"{ticket.source}/{ticket.destination}")
+        if selling is not None and selling.bid > 0:
+            return selling.bid >= wire  # destination per source the book pays now
+        buying = top_of_book.get(f"{ticket.destination}/{ticket.source}")
+        if buying is not None and buying.ask > 0:
+            return 1 / buying.ask >= wire
+    return None
 
 
 def predict_refusal(size: Decimal, balance: PortfolioBalance) -> str | None:
@@ -144,10 +208,13 @@ def checks(
     limits: CheckLimits | None = None,
     *,
     override: bool = False,
+    precision: Precision | None = None,
 ) -> list[Check]:
     """Warnings and blocks for ``ticket``. A fat-finger notional blocks unless ``override``
-    (then it is reported as a warning). Missing data skips the check it needs."""
+    (then it is reported as a warning). Missing data skips the check it needs. Amounts are
+    written with ``precision`` (grouped, the asset's decimals)."""
     limits = limits or CheckLimits()
+    shown_as = precision or Precision()
     found: list[Check] = []
     if balances is not None:
         src = _portfolio_balance(balances, ticket.source)
@@ -157,8 +224,9 @@ def checks(
                 Check(
                     "funds",
                     "warn",
-                    f"size {format_trimmed(ticket.size)} {ticket.source} is above the available "
-                    f"funds plus credit ({format_trimmed(can_spend)} {ticket.source})",
+                    f"size {shown_as.exact(ticket.size, ticket.source)} {ticket.source} is above "
+                    f"the available funds plus credit "
+                    f"({shown_as.exact(can_spend, ticket.source)} {ticket.source})",
                 )
             )
     notional = value_in(ticket.size, ticket.source, limits.valuation, top_of_book)

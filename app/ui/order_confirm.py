@@ -17,6 +17,17 @@ from app.ui.palette import current_palette
 SETTINGS_KEY = "orders/confirm"  # on by default; Edit > Settings switches it
 
 
+def update_confirmation(
+    box: QMessageBox, summary: str, details: list[str], warnings: list[str]
+) -> None:
+    """The box's text, again: the ticket refreshes it while it is up (a fresher estimate)."""
+    lines = [f"<b>{html.escape(summary)}</b>"]
+    lines += [html.escape(line) for line in details if line]
+    colour = current_palette().warning.name()
+    lines += [f"<span style='color:{colour}'>⚠ {html.escape(w)}</span>" for w in warnings]
+    box.setText("<br>".join(lines))
+
+
 def confirm_order(
     parent: QWidget,
     summary: str,
@@ -31,11 +42,7 @@ def confirm_order(
     box.setWindowTitle("Send this order?")
     box.setIcon(QMessageBox.Icon.Question)
     box.setTextFormat(Qt.TextFormat.RichText)
-    lines = [f"<b>{html.escape(summary)}</b>"]
-    lines += [html.escape(line) for line in details if line]
-    colour = current_palette().warning.name()
-    lines += [f"<span style='color:{colour}'>⚠ {html.escape(w)}</span>" for w in warnings]
-    box.setText("<br>".join(lines))
+    update_confirmation(box, summary, details, warnings)
     send = box.addButton("&Send", QMessageBox.ButtonRole.AcceptRole)
     box.addButton(QMessageBox.StandardButton.Cancel)
     box.setDefaultButton(send)

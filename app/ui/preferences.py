@@ -34,6 +34,10 @@ INTERVAL_RANGES = {
 }
 
 
+#: The longest default life of a resting limit order (30 days).
+MAX_RESTING_HOURS = Decimal(720)
+
+
 class PreferenceError(ValueError):
     """A value the dialog refuses; ``field`` names it, the message says why."""
 
@@ -54,6 +58,9 @@ class Preferences:
     confirm_orders: bool = True
     max_notional: Decimal = Decimal(1_000_000)
     max_distance_percent: Decimal = Decimal(5)
+    #: Default end time of a limit order, hours from when the ticket is filled: the service
+    #: cannot cancel an order, so one without an end would rest for ever.
+    resting_hours: Decimal = Decimal(1)
     auto_requote: bool = False
     theme: str = "dark"
     notify: tuple[str, ...] = NOTIFY_EVENTS  # events that notify
@@ -101,6 +108,12 @@ class Preferences:
         if not Decimal(0) < self.max_distance_percent <= Decimal(100):
             raise PreferenceError(
                 "max_distance_percent", "the price-distance warning is between 0 and 100 %"
+            )
+        if not Decimal(0) < self.resting_hours <= MAX_RESTING_HOURS:
+            raise PreferenceError(
+                "resting_hours",
+                f"limit orders rest between 0 and {MAX_RESTING_HOURS} hours, "
+                f"not {self.resting_hours}",
             )
         if self.theme not in THEMES:
             raise PreferenceError("theme", f"theme is one of {', '.join(THEMES)}")
@@ -162,6 +175,7 @@ KEYS = {
     "confirm_orders": "orders/confirm",
     "max_notional": "orders/maxNotional",
     "max_distance_percent": "orders/maxDistancePercent",
+    "resting_hours": "orders/restingHours",
     "auto_requote": "rfq/autoRequote",
     "theme": "appearance/theme",  # app/ui/theme.py THEME_KEY
     "notify_tray": "notify/tray",

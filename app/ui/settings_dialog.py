@@ -94,6 +94,12 @@ class SettingsDialog(QDialog):
         self.max_notional.setObjectName("maxNotional")
         self.max_distance = QLineEdit(format(prefs.max_distance_percent, "f"), self)
         self.max_distance.setObjectName("maxDistance")
+        self.resting_hours = QLineEdit(format(prefs.resting_hours, "f"), self)
+        self.resting_hours.setObjectName("restingHours")
+        self.resting_hours.setToolTip(
+            "A limit order that does not fill at once rests until this end time; the service "
+            "cannot cancel it before"
+        )
         self.auto_requote = QCheckBox("Ask for a new quote when one expires", self)
         self.auto_requote.setObjectName("autoRequote")
         self.auto_requote.setChecked(prefs.auto_requote)
@@ -103,6 +109,7 @@ class SettingsDialog(QDialog):
         trading.addRow("", self.confirm)
         trading.addRow("Block orders worth more than", self.max_notional)
         trading.addRow("Warn when a limit is this far from the book (%)", self.max_distance)
+        trading.addRow("Limit orders rest for (hours)", self.resting_hours)
         trading.addRow("RFQ", self.auto_requote)
 
         self.theme = QComboBox(self)
@@ -180,6 +187,7 @@ class SettingsDialog(QDialog):
             "default_watchlist": self.watchlist,
             "max_notional": self.max_notional,
             "max_distance_percent": self.max_distance,
+            "resting_hours": self.resting_hours,
             "theme": self.theme,
             "log_level": self.log_level,
         }
@@ -190,6 +198,7 @@ class SettingsDialog(QDialog):
         texts = {name: edit.text() for name, edit in self.intervals.items()}
         texts["max_notional"] = self.max_notional.text()
         texts["max_distance_percent"] = self.max_distance.text()
+        texts["resting_hours"] = self.resting_hours.text()
         for name, text in texts.items():
             try:
                 numbers[name] = parse_decimal(text.replace(",", "").strip(), name)

@@ -287,7 +287,15 @@ async def test_what_if_predictions_match_the_server(sandbox: SandboxProcess) -> 
         beyond = TicketInput("USD", "BTC", Decimal(500000))
         guess = what_if(beyond, d.desk.balances, None)
         assert guess.refusal is not None and guess.refusal.startswith("Insufficient Funds")
-        assert guess.source.credit_after is not None and guess.source.credit_after < 0
+        # refused: no "after" at all (issue 12: never a negative available credit) ...
+        assert guess.source.credit_after is None and guess.source.funds_after is None
+        # ... but the refusal as numbers: needs 500,000 where funds + credit can be spent
+        assert guess.shortfall is not None
+        assert (guess.shortfall.reason, guess.shortfall.needed) == (
+            "Insufficient Funds",
+            beyond.size,
+        )
+        assert guess.shortfall.available == guess.source.funds + guess.source.credit
         result = await d.desk.submit(beyond)
         assert result.status == "rejected"
         assert result.message == guess.refusal  # the same words, named amount included

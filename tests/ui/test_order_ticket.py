@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QLineEdit, QMainWindow
 from pytestqt.qtbot import QtBot
 
 from app.domain import AssetPair, Price
+from app.domain.pair_terms import Trade
 from app.domain.records import Order, TopOfBook
 from app.services.pretrade import CheckLimits
 from app.ui.bridge import SessionBridge
@@ -38,7 +39,7 @@ def open_ticket(qtbot: QtBot, live: Live, *, confirm: bool = False) -> OrderTick
         ),
         timeout=10_000,
     )
-    qtbot.waitUntil(lambda: panel.source_box.currentText() == "USD", timeout=5_000)
+    qtbot.waitUntil(lambda: panel.pair_box.currentText() == "BTC/USD", timeout=5_000)
     return panel
 
 
@@ -51,6 +52,11 @@ def type_into(qtbot: QtBot, edit: QLineEdit, text: str) -> None:
     QTest.keyClicks(edit, text)
 
 
+def side(panel: OrderTicketPanel) -> str:
+    """The side on screen (a plain str: mypy would narrow the property between clicks)."""
+    return str(panel.side)
+
+
 def order_path(live: Live) -> str:
     return f"/account/{live.session.environment.account}/order(/limit)?$"
 
@@ -58,18 +64,19 @@ def order_path(live: Live) -> str:
 # -- the ticket as typed ---------------------------------------------------------------------------
 
 
-def test_assets_preset_from_the_selected_pair_and_only_tradable(qtbot: QtBot, live: Live) -> None:
+def test_pair_preset_from_the_selection_then_buy_or_sell(qtbot: QtBot, live: Live) -> None:
     panel = open_ticket(qtbot, live)
-    assert (panel.source_box.currentText(), panel.destination_box.currentText()) == ("USD", "BTC")
-    assert panel.size_unit.text() == "USD"
-    destinations = [panel.destination_box.itemText(i) for i in range(panel.destination_box.count())]
-    pairs = live.session.available_pairs
-    assert all(f"USD/{d}" in pairs or f"{d}/USD" in pairs for d in destinations)
-    panel.swap()
-    assert (panel.source_box.currentText(), panel.destination_box.currentText()) == ("BTC", "USD")
-    live.bridge.select_pair("ETH/USD")  # the direction (selling the base) is kept
-    qtbot.waitUntil(lambda: panel.source_box.currentText() == "ETH")
-    assert panel.destination_box.currentText() == "USD"
+    assert side(panel) == "buy" and panel.buy_button.isChecked()  # a new ticket buys
+    assert panel.size_unit.text() == "USD to spend"  # a buy spends the quote (the wire's size)
+    choices = [panel.pair_box.itemText(i) for i in range(panel.pair_box.count())]
+    assert sorted(choices) == sorted(live.session.available_pairs)
+    QTest.mouseClick(panel.sell_button, Qt.MouseButton.LeftButton)
+    assert side(panel) == "sell" and panel.size_unit.text() == "BTC to sell"
+    live.bridge.select_pair("ETH/USD")  # the side is kept
+    qtbot.waitUntil(lambda: panel.pair_box.currentText() == "ETH/USD")
+    assert side(panel) == "sell" and panel.size_unit.text() == "ETH to sell"
+    type_into(qtbot, panel.size_edit, "2")
+    assert panel.send_button.text() == "Sell 2 ETH"
 
 
 def test_limit_typed_the_traders_way_shows_the_wire_value(qtbot: QtBot, live: Live) -> None:
@@ -79,16 +86,16 @@ def test_limit_typed_the_traders_way_shows_the_wire_value(qtbot: QtBot, live: Li
     type_into(qtbot, panel.limit_edit, "90,000")
     assert panel.limit_unit.text() == "USD per BTC"
     assert panel.wire_label.text() == (
-        "wire 0.0000111111111111112 USD/BTC · buy BTC paying at most 90,000 USD per BTC"
+        "details: wire 0.0000111111111111112 USD/BTC · buy BTC paying at most 90,000 USD per BTC"
     )
     # the other way round: the wire value typed with its units reads back as 90,000
     type_into(qtbot, panel.limit_edit, "0.0000111111111111112 USD/BTC")
     assert panel.wire_label.text().endswith("buy BTC paying at most 90,000 USD per BTC")
-    panel.swap()  # selling BTC: the limit is the least USD per BTC, sent as typed
+    panel.set_side("sell")  # selling BTC: the limit is the least USD per BTC, sent as typed
     type_into(qtbot, panel.size_edit, "0.01")
     type_into(qtbot, panel.limit_edit, "59000")
     assert panel.wire_label.text() == (
-        "wire 59000 BTC/USD · sell BTC receiving at least 59,000 USD per BTC"
+        "details: wire 59000 BTC/USD · sell BTC receiving at least 59,000 USD per BTC"
     )
 
 
@@ -132,15 +139,18 @@ def test_bad_input_is_explained_and_nothing_is_sent(qtbot: QtBot, live: Live) ->
 def test_estimate_and_what_if_follow_the_typing(qtbot: QtBot, live: Live) -> None:
     panel = open_ticket(qtbot, live)
     type_into(qtbot, panel.size_edit, "1000")
-    qtbot.waitUntil(lambda: panel.estimate_label.text().startswith("≈ receive"), timeout=5_000)
+    qtbot.waitUntil(
+        lambda: panel.estimate_label.text().startswith("Buy BTC · spend 1,000.00 USD → ≈ "),
+        timeout=5_000,
+    )
     text = panel.estimate_label.text()
-    assert " BTC · " in text and "BTC per USD" in text and "USD per BTC" in text
+    assert " BTC at ≈ " in text and "USD/BTC" not in text and "BTC/USD" not in text
     # USD 100000 free: spending 1000 leaves 99,000.00
     qtbot.waitUntil(lambda: panel.what_if_cells[0][1].text() == "100,000.00 → 99,000.00")
     assert panel.what_if_cells[0][0].text() == "USD"
     assert panel.verdict_label.text() == "within free funds"
     type_into(qtbot, panel.size_edit, "120000")  # beyond funds, within the 50,000 credit
-    qtbot.waitUntil(lambda: panel.verdict_label.text().startswith("uses 20,000 USD of credit"))
+    qtbot.waitUntil(lambda: panel.verdict_label.text().startswith("uses 20,000.00 USD of credit"))
     type_into(qtbot, panel.size_edit, "200000")
     qtbot.waitUntil(lambda: "Insufficient Funds" in panel.verdict_label.text())
     assert "above the available funds plus credit" in panel.checks_label.text()
@@ -148,7 +158,7 @@ def test_estimate_and_what_if_follow_the_typing(qtbot: QtBot, live: Live) -> Non
 
 def test_fat_finger_blocks_until_overridden(qtbot: QtBot, live: Live) -> None:
     panel = open_ticket(qtbot, live)
-    panel.swap()  # sell BTC: 2 BTC are far above a 1,000 USD cap
+    panel.set_side("sell")  # sell BTC: 0.5 BTC are far above a 1,000 USD cap
     live.desks.orders.limits = type(live.desks.orders.limits)(max_notional=Decimal(1000))
     type_into(qtbot, panel.size_edit, "0.5")
     QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)
@@ -157,7 +167,7 @@ def test_fat_finger_blocks_until_overridden(qtbot: QtBot, live: Live) -> None:
     assert server_orders(qtbot, live) == []
     panel.override_check.setChecked(True)
     QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: panel.outcome_label.text().startswith("Filled"), timeout=10_000)
+    qtbot.waitUntil(lambda: panel.outcome_label.text().startswith("Sold"), timeout=10_000)
     assert len(server_orders(qtbot, live)) == 1
 
 
@@ -176,11 +186,11 @@ def test_a_limit_order_fills_end_to_end(qtbot: QtBot, live: Live) -> None:
     before = live.desks.orders.balances
     assert before is not None
     QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: panel.outcome_label.text().startswith("Filled"), timeout=10_000)
+    qtbot.waitUntil(lambda: panel.outcome_label.text().startswith("Bought"), timeout=10_000)
     [order] = server_orders(qtbot, live)
     assert order.client_order_id == client_id
     assert order.order_id in panel.outcome_label.text()
-    assert order.result.total is not None and str(order.result.total) in panel.outcome_label.text()
+    assert panel.outcome_label.text().endswith("(spent 1,000.00 USD) · order " + order.order_id)
     assert fills  # the record views were told at once
     qtbot.waitUntil(  # balances refreshed at once (the poll interval here is 1 s)
         lambda: (
@@ -196,14 +206,20 @@ def test_a_limit_order_fills_end_to_end(qtbot: QtBot, live: Live) -> None:
 
 def test_a_market_order_fills(qtbot: QtBot, live: Live) -> None:
     panel = open_ticket(qtbot, live)
-    panel.swap()
+    QTest.keyClick(panel.size_edit, Qt.Key.Key_S, Qt.KeyboardModifier.AltModifier)  # Sell
+    assert side(panel) == "sell" and panel.sell_button.isChecked()
     type_into(qtbot, panel.size_edit, "0.25")
+    assert panel.send_button.text() == "Sell 0.25 BTC"
     QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: panel.outcome_label.text().startswith("Filled"), timeout=10_000)
+    qtbot.waitUntil(lambda: panel.outcome_label.text().startswith("Sold"), timeout=10_000)
     [order] = server_orders(qtbot, live)
     assert (order.source, order.destination, order.size.value) == ("BTC", "USD", Decimal("0.25"))
     assert order.type == "market"
-    assert f"at {order.result.price}" in panel.outcome_label.text()
+    trade = Trade.of(order, live.session.pair_info)
+    assert trade is not None
+    sentence = trade.sentence(live.context.precision)  # "Sold 0.25 BTC at 90,… USD (received …)"
+    assert panel.outcome_label.text() == f"{sentence} · order {order.order_id}"
+    assert "/" not in panel.outcome_label.text()  # no wire price (USD/BTC) in the main text
 
 
 def test_insufficient_funds_shows_the_servers_words(
@@ -249,7 +265,7 @@ def test_double_enter_sends_one_order(qtbot: QtBot, live: Live, faults: Faults) 
     QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)  # while the first is in flight
     assert not panel.send_button.isEnabled()
     QTest.mouseClick(panel.send_button, Qt.MouseButton.LeftButton)  # disabled: nothing
-    qtbot.waitUntil(lambda: panel.outcome_label.text().startswith("Filled"), timeout=10_000)
+    qtbot.waitUntil(lambda: panel.outcome_label.text().startswith("Bought"), timeout=10_000)
     assert len(server_orders(qtbot, live)) == 1
 
 
@@ -264,15 +280,15 @@ def test_double_enter_with_confirmation_sends_one_order(
     window.show()
     window.activateWindow()
     live.bridge.select_pair("BTC/USD")
-    qtbot.waitUntil(lambda: panel.source_box.currentText() == "USD")
+    qtbot.waitUntil(lambda: panel.pair_box.currentText() == "BTC/USD")
     faults({"kind": "latency", "seconds": 0.5, "path": order_path(live)})
     type_into(qtbot, panel.size_edit, "100")
     QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)  # opens the confirmation
     qtbot.waitUntil(lambda: panel.confirmation.isVisible())
-    assert "market: sell 100 USD for BTC" in panel.confirmation.text()
+    assert "Buy BTC for 100 USD" in panel.confirmation.text()
     QTest.keyClick(panel.confirmation, Qt.Key.Key_Return)  # Send is the default button
     QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)  # a third Enter while in flight
-    qtbot.waitUntil(lambda: panel.outcome_label.text().startswith("Filled"), timeout=10_000)
+    qtbot.waitUntil(lambda: panel.outcome_label.text().startswith("Bought"), timeout=10_000)
     assert len(server_orders(qtbot, live)) == 1
 
 
@@ -304,7 +320,7 @@ def test_an_unknown_outcome_says_so_and_settles_itself(
         lambda: panel.outcome_label.text().startswith("Outcome unknown"), timeout=20_000
     )
     faults.clear()
-    qtbot.waitUntil(lambda: panel.outcome_label.text().startswith("Filled"), timeout=10_000)
+    qtbot.waitUntil(lambda: panel.outcome_label.text().startswith("Bought"), timeout=10_000)
     assert len(server_orders(qtbot, live)) == 1
 
 
@@ -361,7 +377,8 @@ def test_the_checks_use_the_tick_the_ticket_was_woken_by(
     qtbot.addWidget(panel)
     live.session.set_watchlist(["BTC/USD"])
     live.session.top_of_book.data.publish(_tick("49999", "50001"))
-    panel.set_assets("BTC", "USD")
+    panel.preset_pair("BTC/USD")
+    panel.set_side("sell")
     qtbot.waitUntil(lambda: bridge.balances.latest is not None, timeout=10_000)
     type_into(qtbot, panel.size_edit, "1")
     assert "fat" not in panel.checks_label.text().lower()

@@ -1,14 +1,24 @@
-"""Order ticket: sell a size of one asset for another, market or limit, with the live
-indicative price, what-if balances and pre-trade checks; Enter sends (after a confirmation
-unless switched off), F2 jumps to the size.
+"""Order ticket in the trader's terms: pick a pair, then **Buy** or **Sell** its base, with the
+live indicative price (refreshed as the book moves, with its age), what-if balances, whether a
+limit fills now or rests, and pre-trade checks; Enter sends (after a confirmation unless
+switched off), F2 jumps to the amount.
 
-Choices where the issue is silent (README "Order ticket"):
-- the assets follow the pair selected elsewhere (top of book, depth), keeping the ticket's
-  direction (buying or selling the pair's base); a new ticket buys the base;
-- the size is in the asset sold (the order's ``source``), as the service takes it;
-- a bare limit number is read in the pair's QUOTE per BASE ("90,000" = 90,000 USD per BTC);
-  a number with units (``0.0000111 USD/BTC``) is taken as typed, either direction;
-- the end time is entered and shown in UTC;
+Choices where the issue is silent (README "Trading: the order ticket (F2)"):
+- the pair follows the pair selected elsewhere (top of book, depth), keeping the side; a new
+  ticket buys;
+- Buy and Sell are two buttons in the bid and ask colours of the palette in force; Alt+B and
+  Alt+S pick them while the focus is in the ticket (the ticket claims the keys there, so the
+  RFQ ticket's Alt+B / Alt+S accepts keep working when its own fields have the focus);
+- the amount is in the asset the order sells, because the service takes the size in the
+  ``source`` only: a buy spends QUOTE ("Buy BTC for 10,000 USD", then ≈ the BTC it gets), a
+  sell sells BASE ("Sell 2 ETH"). No conversion through an estimate, so what is sent is
+  exactly what was typed;
+- a limit is typed and shown as QUOTE per BASE; the wire value is in a details line;
+- a limit order gets an end time by default, ``resting_hours`` (Settings) after the moment the
+  trader last edited the ticket; the service cannot cancel an order, so the ticket says until
+  when it rests and that it cannot be cancelled before;
+- offline (every feed failing) or with the login expired, Send is disabled and says why: a
+  send that probably cannot reach the service is not offered;
 - the clientOrderId shown is the one the next send carries; it changes only after a settled
   answer or an edit, so sending an unsettled ticket again cannot place a second order.
 
@@ -19,11 +29,13 @@ switch restyles every message on screen.
 from __future__ import annotations
 
 import html
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 
-from PySide6.QtCore import QDateTime, Qt, QTimeZone
+from PySide6.QtCore import QDateTime, QEvent, QObject, Qt, QTimer, QTimeZone
 from PySide6.QtGui import QFontDatabase, QKeyEvent
 from PySide6.QtWidgets import (
+    QButtonGroup,
     QCheckBox,
     QComboBox,
     QDateTimeEdit,
@@ -37,23 +49,30 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.domain.pair_terms import pair_base
+from app.domain import utc_now
+from app.domain.money import AssetPair
+from app.domain.pair_terms import PairSide, Side
 from app.domain.records import TopOfBook
 from app.services.estimates import EstimateResult
+from app.services.health import Health, HealthState
 from app.services.log_events import LogLevel
 from app.services.order_desk import AlreadySending, OrderDesk, SubmitResult
-from app.services.pretrade import Check, checks, what_if
+from app.services.order_words import action
+from app.services.pretrade import Check, checks, fills_now, what_if
 from app.services.session import Balances
 from app.services.ticket import OrderType, TicketError, TicketForm, TicketInput
 from app.ui.bridge import QtTopic
 from app.ui.order_confirm import SETTINGS_KEY as CONFIRM_KEY
-from app.ui.order_confirm import confirm_order
-from app.ui.palette import TradePalette, follow_palette, level_colour, level_css
+from app.ui.order_confirm import confirm_order, update_confirmation
+from app.ui.palette import TradePalette, current_palette, follow_palette, level_colour, level_css
 from app.ui.panels.base import PanelContext
 from app.ui.panels.order_ticket_view import (
+    STALE_AFTER,
+    age_text,
     checks_text,
     estimate_text,
-    limit_unit,
+    limit_fill_text,
+    rest_text,
     what_if_rows,
     what_if_verdict,
     wire_text,
@@ -68,6 +87,10 @@ OUTCOME_LEVEL = {
     "failed": "error",
     "unknown": "warning",
 }
+#: Alt+letter picks a side while the focus is in the ticket.
+SIDE_KEYS: dict[int, Side] = {Qt.Key.Key_B: "buy", Qt.Key.Key_S: "sell"}
+#: Health in which Send is not offered.
+CANNOT_SEND = {Health.OFFLINE: "Offline", Health.AUTH_EXPIRED: "Login expired"}
 
 
 def _styled(label: QLabel, level: str, text: str) -> None:
@@ -85,6 +108,16 @@ def _check_line(level: str, text: str) -> str:
     return line if colour is None else f"<span style='color:{colour.name()}'>{line}</span>"
 
 
+def side_css(side: Side, palette: TradePalette) -> str:
+    """A side button: its colour as text, filled with it when picked."""
+    colour = (palette.bid if side == "buy" else palette.ask).name()
+    return (
+        f"QPushButton {{ color: {colour}; font-weight: bold; }}"
+        f"QPushButton:checked {{ background-color: {colour}; "
+        f"color: {palette.background.name()}; }}"
+    )
+
+
 class OrderTicketPanel(QWidget):
     def __init__(
         self, context: PanelContext, desk: OrderDesk, parent: QWidget | None = None
@@ -100,12 +133,19 @@ class OrderTicketPanel(QWidget):
         # service's cache, so which subscriber heard a tick first cannot matter.
         self._balances: Balances | None = context.bridge.balances.latest
         self._tops: dict[str, TopOfBook] = dict(context.bridge.topOfBook.latest or {})
+        self._health: HealthState = context.bridge.health_now
         self._desk_sending = desk.sending
+        self._side: Side = "buy"
         self._ticket: TicketInput | None = None
         self._estimate: EstimateResult | None = None
         self._in_flight = False
         self._confirming = False
+        self._confirm_ticket: TicketInput | None = None
         self._last_sent: str | None = None  # clientOrderId of the last send (its outcome shown)
+        self._resting_hours = float(Preferences.load(context.settings).resting_hours)
+        self._end_touched = False  # the trader set the end time: no default replaces it
+        #: An estimate older than this (seconds) is not presented as the current price.
+        self.stale_after = STALE_AFTER
         self._build()
         self.estimates: QtTopic[EstimateResult] = QtTopic(self._estimates.results, self)
         self.results: QtTopic[SubmitResult] = QtTopic(desk.results, self)
@@ -119,36 +159,43 @@ class OrderTicketPanel(QWidget):
         # bound methods, not lambdas: Qt drops them with the panel
         context.bridge.balances.connect(self._on_balances)
         context.bridge.topOfBook.connect(self._on_top_of_book)
+        context.bridge.health.connect(self._on_health)
         follow_palette(self.set_palette)
-        self._fill_assets()
+        self._age_timer = QTimer(self)
+        self._age_timer.setInterval(1000)
+        self._age_timer.timeout.connect(self._show_estimate)
+        self._fill_pairs()
         if self._bridge.selected_pair:
             self.preset_pair(self._bridge.selected_pair)
+        self._default_end()
         self._update()
 
     # -- building ---------------------------------------------------------------------------
 
     def _build(self) -> None:
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-        self.source_box = QComboBox(self)
-        self.source_box.setObjectName("orderSource")
-        self.source_box.setToolTip("Asset you sell (the order's source)")
-        self.destination_box = QComboBox(self)
-        self.destination_box.setObjectName("orderDestination")
-        self.destination_box.setToolTip("Asset you receive (the order's destination)")
-        self.swap_button = QPushButton("⇄", self)
-        self.swap_button.setObjectName("orderSwap")
-        self.swap_button.setToolTip("Swap: sell what you would receive")
-        self.swap_button.setFixedWidth(36)
-        assets = QHBoxLayout()
-        assets.addWidget(QLabel("Sell", self))
-        assets.addWidget(self.source_box, 1)
-        assets.addWidget(self.swap_button)
-        assets.addWidget(QLabel("for", self))
-        assets.addWidget(self.destination_box, 1)
+        self.pair_box = QComboBox(self)
+        self.pair_box.setObjectName("orderPair")
+        self.pair_box.setToolTip("The pair traded: Buy or Sell its base asset")
+        self.buy_button = QPushButton("Buy  Alt+B", self)
+        self.buy_button.setObjectName("orderBuy")
+        self.sell_button = QPushButton("Sell  Alt+S", self)
+        self.sell_button.setObjectName("orderSell")
+        self.side_group = QButtonGroup(self)
+        self.side_group.setExclusive(True)
+        for button in (self.buy_button, self.sell_button):
+            button.setCheckable(True)
+            button.setAutoDefault(False)
+            self.side_group.addButton(button)
+        self.buy_button.setChecked(True)
+        sides = QHBoxLayout()
+        sides.addWidget(self.pair_box, 1)
+        sides.addWidget(self.buy_button)
+        sides.addWidget(self.sell_button)
 
         self.size_edit = QLineEdit(self)
         self.size_edit.setObjectName("orderSize")
-        self.size_edit.setPlaceholderText("size")
+        self.size_edit.setPlaceholderText("amount")
         self.size_edit.setFont(mono)
         self.size_unit = QLabel(self)
         self.size_unit.setObjectName("orderSizeUnit")
@@ -170,19 +217,25 @@ class OrderTicketPanel(QWidget):
         limit_row = QHBoxLayout()
         limit_row.addWidget(self.limit_edit, 1)
         limit_row.addWidget(self.limit_unit)
-        self.wire_label = QLabel(self)
+        self.wire_label = QLabel(self)  # the details line: the wire's own view of the limit
         self.wire_label.setObjectName("orderWireLimit")
         self.wire_label.setWordWrap(True)
         self.wire_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.wire_label.setToolTip("What is sent: the limit as the service reads it")
+        self.wire_label.setStyleSheet("font-size: small;")
 
         self.end_check = QCheckBox("Good until (UTC)", self)
         self.end_check.setObjectName("orderEndEnabled")
+        self.end_check.setChecked(True)
+        self.end_check.setToolTip(
+            "The service cannot cancel an order: without an end time a limit order rests "
+            "until it fills"
+        )
         self.end_edit = QDateTimeEdit(self)
         self.end_edit.setObjectName("orderEndAt")
         self.end_edit.setTimeZone(QTimeZone.utc())
-        self.end_edit.setDisplayFormat("yyyy-MM-dd HH:mm:ss 'UTC'")
+        self.end_edit.setDisplayFormat("yyyy-MM-dd HH:mm 'UTC'")
         self.end_edit.setCalendarPopup(True)
-        self.end_edit.setDateTime(QDateTime.currentDateTimeUtc().addSecs(24 * 3600))
         end_row = QHBoxLayout()
         end_row.addWidget(self.end_check)
         end_row.addWidget(self.end_edit, 1)
@@ -192,9 +245,9 @@ class OrderTicketPanel(QWidget):
         self.client_id_label.setFont(mono)
         self.client_id_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
-        form = QFormLayout()
-        form.addRow("Assets", assets)
-        form.addRow(self._buddy("Si&ze", self.size_edit), size_row)
+        form = self._form = QFormLayout()
+        form.addRow("Pair", sides)
+        form.addRow(self._buddy("Amount (&z)", self.size_edit), size_row)
         form.addRow("T&ype", self.type_box)
         form.addRow(self._buddy("Li&mit", self.limit_edit), limit_row)
         form.addRow("", self.wire_label)
@@ -207,10 +260,13 @@ class OrderTicketPanel(QWidget):
         self.estimate_label = QLabel(self)
         self.estimate_label.setObjectName("orderEstimate")
         self.estimate_label.setWordWrap(True)
+        self.rest_label = QLabel(self)
+        self.rest_label.setObjectName("orderRests")
+        self.rest_label.setWordWrap(True)
         self.what_if_grid = QGridLayout()
         self.what_if_cells: list[list[QLabel]] = []
         self.what_if_headers: list[QLabel] = []
-        for column, title in enumerate(("After the trade", "free", "credit")):
+        for column, title in enumerate(("After", "free", "credit")):
             header = QLabel(f"<b>{title}</b>", self)
             self.what_if_grid.addWidget(header, 0, column)
             self.what_if_headers.append(header)
@@ -230,9 +286,10 @@ class OrderTicketPanel(QWidget):
         self.override_check.setObjectName("orderOverride")
         self.override_check.setVisible(False)
 
-        self.send_button = QPushButton("Send order  (Enter)", self)
+        self.send_button = QPushButton(self)
         self.send_button.setObjectName("orderSend")
         self.send_button.setDefault(True)
+        self.send_button.setToolTip("Enter sends (after the confirmation, if switched on)")
         self.outcome_label = QLabel(self)
         self.outcome_label.setObjectName("orderOutcome")
         self.outcome_label.setWordWrap(True)
@@ -242,6 +299,7 @@ class OrderTicketPanel(QWidget):
         layout.addLayout(form)
         layout.addWidget(self.input_error)
         layout.addWidget(self.estimate_label)
+        layout.addWidget(self.rest_label)
         layout.addLayout(self.what_if_grid)
         layout.addWidget(self.verdict_label)
         layout.addWidget(self.checks_label)
@@ -250,25 +308,33 @@ class OrderTicketPanel(QWidget):
         layout.addWidget(self.outcome_label)
         layout.addStretch(1)
 
-        self.source_box.currentTextChanged.connect(self._source_changed)
-        self.destination_box.currentTextChanged.connect(lambda _: self._update())
-        self.swap_button.clicked.connect(self.swap)
-        self.size_edit.textChanged.connect(lambda _: self._update())
-        self.limit_edit.textChanged.connect(lambda _: self._update())
-        self.type_box.currentIndexChanged.connect(lambda _: self._update())
+        self.pair_box.currentTextChanged.connect(lambda _: self._edited())
+        self.buy_button.clicked.connect(lambda: self.set_side("buy"))
+        self.sell_button.clicked.connect(lambda: self.set_side("sell"))
+        self.size_edit.textChanged.connect(lambda _: self._edited())
+        self.limit_edit.textChanged.connect(lambda _: self._edited())
+        self.type_box.currentIndexChanged.connect(lambda _: self._edited())
         self.end_check.toggled.connect(lambda _: self._update())
-        self.end_edit.dateTimeChanged.connect(lambda _: self._update())
+        self.end_edit.dateTimeChanged.connect(lambda _: self._end_edited())
         self.override_check.toggled.connect(lambda _: self._refresh_predictions())
         self.send_button.clicked.connect(self.submit)
-        QWidget.setTabOrder(self.source_box, self.swap_button)
-        QWidget.setTabOrder(self.swap_button, self.destination_box)
-        QWidget.setTabOrder(self.destination_box, self.size_edit)
-        QWidget.setTabOrder(self.size_edit, self.type_box)
-        QWidget.setTabOrder(self.type_box, self.limit_edit)
-        QWidget.setTabOrder(self.limit_edit, self.end_check)
-        QWidget.setTabOrder(self.end_check, self.end_edit)
-        QWidget.setTabOrder(self.end_edit, self.override_check)
-        QWidget.setTabOrder(self.override_check, self.send_button)
+        order = [
+            self.pair_box,
+            self.buy_button,
+            self.sell_button,
+            self.size_edit,
+            self.type_box,
+            self.limit_edit,
+            self.end_check,
+            self.end_edit,
+            self.override_check,
+            self.send_button,
+        ]
+        for first, second in pairwise(order):
+            QWidget.setTabOrder(first, second)
+        for child in self.findChildren(QWidget):
+            child.installEventFilter(self)
+        self.set_palette(current_palette())
 
     def _buddy(self, text: str, field: QWidget) -> QLabel:
         """A row label whose Alt+letter jumps to ``field`` (rows holding a layout need one)."""
@@ -283,84 +349,101 @@ class OrderTicketPanel(QWidget):
             return
         super().keyPressEvent(event)
 
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Alt+B / Alt+S anywhere in the ticket pick the side. The ticket claims the keys
+        (ShortcutOverride) so no other panel's Alt+B / Alt+S fires while the focus is here."""
+        if event.type() in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress) and isinstance(
+            event, QKeyEvent
+        ):
+            side = SIDE_KEYS.get(event.key())
+            if side is not None and event.modifiers() == Qt.KeyboardModifier.AltModifier:
+                event.accept()
+                if event.type() == QEvent.Type.KeyPress:
+                    self.set_side(side)
+                return True
+        return super().eventFilter(watched, event)
+
     def set_palette(self, palette: TradePalette) -> None:
-        """A theme switch: every message label restyled for its level, the checks redrawn."""
+        """A theme switch: the side buttons and every message label restyled for its level,
+        the checks redrawn."""
+        self.buy_button.setStyleSheet(side_css("buy", palette))
+        self.sell_button.setStyleSheet(side_css("sell", palette))
         for label in self.findChildren(QLabel):
             level = label.property("level")
             if isinstance(level, str):
                 label.setStyleSheet(level_css(level, palette))
-        self._refresh_predictions()
+        if hasattr(self, "estimates"):
+            self._refresh_predictions()
 
-    # -- assets ------------------------------------------------------------------------------
+    # -- pair and side -------------------------------------------------------------------------
 
-    def _pairs(self) -> list[tuple[str, str]]:
+    def _fill_pairs(self) -> None:
         names = self._bridge.available_pairs or list(self._bridge.pair_info)
-        return [(n.split("/")[0], n.split("/")[1]) for n in names if n.count("/") == 1]
+        pairs = sorted(n for n in names if n.count("/") == 1)
+        current = self.pair_box.currentText()
+        self.pair_box.blockSignals(True)
+        self.pair_box.clear()
+        self.pair_box.addItems(pairs)
+        if current in pairs:
+            self.pair_box.setCurrentText(current)
+        self.pair_box.blockSignals(False)
 
-    def _fill_assets(self) -> None:
-        assets = sorted({asset for pair in self._pairs() for asset in pair})
-        current = self.source_box.currentText()
-        self.source_box.blockSignals(True)
-        self.source_box.clear()
-        self.source_box.addItems(assets)
-        if current in assets:
-            self.source_box.setCurrentText(current)
-        self.source_box.blockSignals(False)
-        self._fill_destinations()
+    @property
+    def side(self) -> Side:
+        return self._side
 
-    def _fill_destinations(self, wanted: str | None = None) -> None:
-        """Only assets that trade against the source (one pair, either direction)."""
-        source = self.source_box.currentText()
-        choices = sorted(
-            {b if a == source else a for a, b in self._pairs() if source in (a, b)} - {source}
-        )
-        keep = wanted or self.destination_box.currentText()
-        self.destination_box.blockSignals(True)
-        self.destination_box.clear()
-        self.destination_box.addItems(choices)
-        if keep in choices:
-            self.destination_box.setCurrentText(keep)
-        self.destination_box.blockSignals(False)
-
-    def _source_changed(self, _: str) -> None:
-        self._fill_destinations()
-        self._update()
+    @property
+    def pair_side(self) -> PairSide | None:
+        """The pair and side on screen (None before the pairs are known)."""
+        text = self.pair_box.currentText()
+        if text.count("/") != 1:
+            return None
+        return PairSide(AssetPair.parse(text), self._side)
 
     def preset_pair(self, pair: str) -> None:
-        """Follow the pair selected elsewhere, keeping the ticket's direction."""
+        """Follow the pair selected elsewhere, keeping the side."""
         if pair.count("/") != 1:
             return
-        if not self._pairs():
-            self._fill_assets()
-        base, quote = pair.split("/")
-        selling_base = (
-            self.source_box.currentText() != ""
-            and self.source_box.currentText()
-            == pair_base(
-                self.source_box.currentText(),
-                self.destination_box.currentText(),
-                self._bridge.pair_info,
-            )
-        )
-        source, destination = (base, quote) if selling_base else (quote, base)
-        self.set_assets(source, destination)
+        if self.pair_box.findText(pair) < 0:
+            self._fill_pairs()
+        if self.pair_box.findText(pair) >= 0:
+            self.pair_box.setCurrentText(pair)
 
-    def set_assets(self, source: str, destination: str) -> None:
-        if self.source_box.findText(source) < 0:
-            self._fill_assets()
-        self.source_box.blockSignals(True)
-        self.source_box.setCurrentText(source)
-        self.source_box.blockSignals(False)
-        self._fill_destinations(destination)
-        self._update()
-
-    def swap(self) -> None:
-        self.set_assets(self.destination_box.currentText(), self.source_box.currentText())
+    def set_side(self, side: Side) -> None:
+        """Buy or Sell the pair's base (the buttons, Alt+B / Alt+S)."""
+        (self.buy_button if side == "buy" else self.sell_button).setChecked(True)
+        if side != self._side:
+            self._side = side
+            self._edited()
 
     def focus_entry(self) -> None:
-        """F2 (Trade menu): the cursor in the size, selected."""
+        """F2 (Trade menu): the cursor in the amount, selected."""
         self.size_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.size_edit.selectAll()
+
+    # -- end time ------------------------------------------------------------------------------
+
+    def _default_end(self) -> None:
+        """The end time from the setting, counted from now (the moment the ticket is used),
+        to the next whole minute; kept once the trader sets one."""
+        if self._end_touched:
+            return
+        end = utc_now() + timedelta(hours=self._resting_hours)
+        end = end.replace(second=0, microsecond=0) + timedelta(minutes=1)
+        self.end_edit.blockSignals(True)
+        self.end_edit.setDateTime(
+            QDateTime.fromSecsSinceEpoch(int(end.timestamp()), QTimeZone.utc())
+        )
+        self.end_edit.blockSignals(False)
+
+    def _end_edited(self) -> None:
+        self._end_touched = True
+        self._update()
+
+    def _edited(self) -> None:
+        """The trader changed the ticket: a fresh default end time, then re-read it."""
+        self._default_end()
+        self._update()
 
     # -- the ticket as typed ------------------------------------------------------------------
 
@@ -370,28 +453,30 @@ class OrderTicketPanel(QWidget):
         if order_type == "limit" and self.end_check.isChecked():
             seconds = self.end_edit.dateTime().toSecsSinceEpoch()
             end_at = datetime.fromtimestamp(seconds, UTC)
-        source, destination = self.source_box.currentText(), self.destination_box.currentText()
+        pair_side = self.pair_side
+        if pair_side is None:
+            return TicketForm("", "", self.size_edit.text(), order_type, self.limit_edit.text())
         return TicketForm(
-            source,
-            destination,
+            pair_side.source,
+            pair_side.destination,
             self.size_edit.text(),
             order_type,
             self.limit_edit.text(),
             end_at,
-            pair_base(source, destination, self._bridge.pair_info) if source else "",
+            pair_side.pair.base,
         )
 
     def _update(self) -> None:
         """Inputs changed: enable what applies, read the ticket, ask for a fresh estimate."""
-        source, destination = self.source_box.currentText(), self.destination_box.currentText()
         limit = self.type_box.currentData() == "limit"
         self.limit_edit.setEnabled(limit)
         self.end_check.setEnabled(limit)
         self.end_edit.setEnabled(limit and self.end_check.isChecked())
-        self.size_unit.setText(source)
-        self.limit_unit.setText(
-            limit_unit(source, destination, self._bridge.pair_info) if source else ""
-        )
+        pair_side = self.pair_side
+        if pair_side is not None:
+            spend = "to spend" if pair_side.side == "buy" else "to sell"
+            self.size_unit.setText(f"{pair_side.source} {spend}")
+            self.limit_unit.setText(f"{pair_side.pair.quote} per {pair_side.pair.base}")
         try:
             ticket = self.form().build()
         except TicketError as exc:
@@ -399,12 +484,17 @@ class OrderTicketPanel(QWidget):
             blank = not self.size_edit.text().strip() and exc.field == "size"
             _styled(self.input_error, "error", "" if blank else exc.message)
             self.wire_label.clear()
+            self._form.setRowVisible(self.wire_label, False)
             self.estimate_label.clear()
+            self.rest_label.clear()
+            self._age_timer.stop()
             self.client_id_label.setText("—")
             self._refresh_predictions()
             return
         _styled(self.input_error, "info", "")
-        self.wire_label.setText(wire_text(ticket, self._bridge.pair_info))
+        wire = wire_text(ticket, self._bridge.pair_info)
+        self.wire_label.setText(f"details: {wire}" if wire else "")
+        self._form.setRowVisible(self.wire_label, bool(wire))
         if ticket != self._ticket:
             self._ticket = ticket
             self.estimate_label.setText("≈ …")
@@ -416,17 +506,56 @@ class OrderTicketPanel(QWidget):
         if self._ticket is None or result.ticket != self._ticket:
             return  # an answer for a ticket the trader has since changed
         self._estimate = result
-        level = "info" if result.ok else "warning"
-        _styled(self.estimate_label, level, estimate_text(result, self._context.precision))
+        self._age_timer.start()
+        self._show_estimate()
         self._refresh_predictions()
+        if self._confirming and self._confirm_ticket == result.ticket:
+            self._reconfirm()
+
+    def _current_estimate(self) -> EstimateResult | None:
+        """The latest estimate of the ticket on screen, however old."""
+        estimate = self._estimate
+        if estimate is None or self._ticket is None or estimate.ticket != self._ticket:
+            return None
+        return estimate
+
+    def _show_estimate(self) -> None:
+        """The estimate with its age; past ``STALE_AFTER`` it says it is stale. A limit order
+        that rests does not fill at the market's price: it shows what it gets at its limit."""
+        ticket = self._ticket
+        if ticket is not None and self._rests(ticket) is False:
+            text = limit_fill_text(ticket, self._bridge.pair_info, self._context.precision)
+            _styled(self.estimate_label, "info", text)
+            return
+        estimate = self._current_estimate()
+        if estimate is None:
+            self._age_timer.stop()
+            return
+        age = estimate.age()
+        text = estimate_text(estimate, self._bridge.pair_info, self._context.precision, age)
+        level = "info" if estimate.ok else "warning"
+        if estimate.ok and age > self.stale_after:
+            level = "warning"
+            text += " (stale: waiting for a fresh price)"
+        _styled(self.estimate_label, level, text)
 
     def _on_balances(self, balances: Balances) -> None:
         self._balances = balances
         self._refresh_predictions()
 
     def _on_top_of_book(self, books: dict[str, TopOfBook]) -> None:
+        pair_side = self.pair_side
+        moved = pair_side is not None and books.get(str(pair_side.pair)) != self._tops.get(
+            str(pair_side.pair)
+        )
         self._tops = books
+        if moved and self._ticket is not None:
+            self._estimates.refresh(self._ticket)  # the book moved: a fresh indicative price
         self._refresh_predictions()
+
+    def _on_health(self, state: HealthState) -> None:
+        self._health = state
+        self._sync_send()
 
     def _on_sending(self, sending: bool) -> None:
         self._desk_sending = sending
@@ -434,25 +563,43 @@ class OrderTicketPanel(QWidget):
 
     def _checks(self, ticket: TicketInput, override: bool) -> list[Check]:
         """The pre-trade checks on the market this panel was last told about."""
-        return checks(ticket, self._balances, self._tops, self._desk.limits, override=override)
+        return checks(
+            ticket,
+            self._balances,
+            self._tops,
+            self._desk.limits,
+            override=override,
+            precision=self._context.precision,
+        )
 
     def apply_preferences(self, prefs: Preferences) -> None:
-        """Settings > checks: the pre-trade limits, at once."""
+        """Settings > trading: the pre-trade limits and the resting time, at once."""
         self._desk.limits = prefs.check_limits()
-        self._refresh_predictions()
+        self._resting_hours = float(prefs.resting_hours)
+        self._default_end()
+        self._update()
+
+    def _rests(self, ticket: TicketInput) -> bool | None:
+        return fills_now(ticket, self._tops) if ticket.order_type == "limit" else None
 
     def _refresh_predictions(self) -> None:
         ticket = self._ticket
-        estimate = None
-        if ticket is not None and self._estimate is not None and self._estimate.ticket == ticket:
-            estimate = self._estimate.estimate
+        estimate = self._current_estimate()
+        fills = None if ticket is None else self._rests(ticket)
+        rests = fills is False
         balances = self._balances
         what = None
         if ticket is not None and balances is not None:
-            what = what_if(ticket, balances, estimate)
+            what = what_if(
+                ticket,
+                balances,
+                None if estimate is None else estimate.estimate,
+                rests=rests,
+            )
+        precision = self._context.precision
         for cells, row in zip(
             self.what_if_cells,
-            what_if_rows(what, self._context.precision) if what is not None else [],
+            what_if_rows(what, precision) if what is not None else [],
             strict=False,
         ):
             for cell, text in zip(cells, row, strict=True):
@@ -465,7 +612,12 @@ class OrderTicketPanel(QWidget):
                     cell.clear()
             self.verdict_label.clear()
         else:
-            _styled(self.verdict_label, *what_if_verdict(what))
+            _styled(self.verdict_label, *what_if_verdict(what, precision))
+        if ticket is None:
+            self.rest_label.clear()
+        else:
+            text = rest_text(ticket, fills, self._bridge.pair_info, self._tops, precision)
+            _styled(self.rest_label, "warning" if rests else "info", text)
         found = self._checks(ticket, self.override_check.isChecked()) if ticket is not None else []
         blocked = any(check.code == "fat_finger" for check in found)
         self.override_check.setVisible(blocked)
@@ -473,21 +625,43 @@ class OrderTicketPanel(QWidget):
             self.override_check.setChecked(False)
         lines = checks_text(found)
         self.checks_label.setText("<br>".join(_check_line(level, text) for level, text in lines))
+        if ticket is not None and fills is False:
+            self._show_estimate()
         self._sync_send()
+
+    def _cannot_send(self) -> str | None:
+        """Why no order can be sent now (offline, login expired), or None."""
+        return CANNOT_SEND.get(self._health.health)
 
     def _sync_send(self) -> None:
         busy = self._in_flight or self._confirming or self._desk_sending
-        self.send_button.setEnabled(not busy)
-        self.send_button.setText(
-            "Sending…" if busy and not self._confirming else "Send order  (Enter)"
-        )
+        blocked = self._cannot_send()
+        self.send_button.setEnabled(not busy and blocked is None)
+        if busy and not self._confirming:
+            text = "Sending…"
+        elif blocked is not None:
+            text = f"{blocked} — cannot send"
+        elif self._ticket is not None:
+            text = action(self._ticket, self._bridge.pair_info, self._context.precision)
+        else:
+            pair_side = self.pair_side
+            text = "Send" if pair_side is None else f"{pair_side.verb} {pair_side.pair.base}"
+        self.send_button.setText(text)
 
     # -- sending ------------------------------------------------------------------------------
 
     def submit(self) -> None:
         """Enter or the button: check, confirm (setting), send. Does nothing while an order
-        is in flight or being confirmed."""
+        is in flight or being confirmed; offline it says why nothing is sent."""
         if self._in_flight or self._confirming or self._desk_sending:
+            return
+        blocked = self._cannot_send()
+        if blocked is not None:
+            _styled(
+                self.outcome_label,
+                "error",
+                f"Not sent: {blocked.lower()} ({self._health.reason}).",
+            )
             return
         try:
             ticket = self.form().build()
@@ -504,20 +678,68 @@ class OrderTicketPanel(QWidget):
             return
         if self._confirm_wanted():
             self._confirming = True
+            self._confirm_ticket = ticket
             self._sync_send()
-            details = []
-            if self._estimate is not None and self._estimate.ticket == ticket:
-                details.append(estimate_text(self._estimate, self._context.precision))
-            details.append(f"client id {self._desk.client_order_id_for(ticket)}")
+            summary, details, warnings = self._confirmation(ticket, found)
             self.confirmation = confirm_order(
                 self,
-                self._desk.describe(ticket),
+                summary,
                 details,
-                [check.message for check in found],
+                warnings,
                 lambda send: self._confirmed(send, ticket, override),
             )
             return
         self._send(ticket, override)
+
+    def _confirmation(
+        self, ticket: TicketInput, found: list[Check]
+    ) -> tuple[str, list[str], list[str]]:
+        """What the confirmation says: the action, the latest estimate (a stale one is not
+        shown as current: a fresh one is asked for and replaces it when it comes), whether a
+        limit rests and until when, the predicted funds, the wire details, the client id."""
+        precision = self._context.precision
+        pairs = self._bridge.pair_info
+        details: list[str] = []
+        estimate = self._current_estimate()
+        fills = self._rests(ticket)
+        if fills is not False:  # a resting order does not fill at the market's price
+            if estimate is not None and estimate.ok and estimate.age() <= self.stale_after:
+                details.append(estimate_text(estimate, pairs, precision, estimate.age()))
+            elif estimate is not None and estimate.ok:
+                details.append(
+                    f"The indicative price is {age_text(estimate.age())} — stale; "
+                    "asking for a fresh one…"
+                )
+                self._estimates.refresh(ticket)
+            else:
+                details.append("No indicative price yet; asking for one…")
+                self._estimates.refresh(ticket)
+        details.append(rest_text(ticket, fills, pairs, self._tops, precision))
+        if self._balances is not None:
+            rests = fills is False
+            what = what_if(
+                ticket,
+                self._balances,
+                None if estimate is None else estimate.estimate,
+                rests=rests,
+            )
+            level, verdict = what_if_verdict(what, precision)
+            if level != "info":
+                details.append(verdict)
+        wire = wire_text(ticket, pairs)
+        if wire:
+            details.append(f"details: {wire}")
+        details.append(f"client id {self._desk.client_order_id_for(ticket)}")
+        summary = action(ticket, pairs, precision)
+        return summary, details, [check.message for check in found]
+
+    def _reconfirm(self) -> None:
+        """A fresher estimate while the confirmation is up: it shows the new one."""
+        ticket = self._confirm_ticket
+        if ticket is None:
+            return
+        found = self._checks(ticket, self.override_check.isChecked())
+        update_confirmation(self.confirmation, *self._confirmation(ticket, found))
 
     def _confirm_wanted(self) -> bool:
         value = self._context.settings.value(CONFIRM_KEY, True)
@@ -525,7 +747,11 @@ class OrderTicketPanel(QWidget):
 
     def _confirmed(self, send: bool, ticket: TicketInput, override: bool) -> None:
         self._confirming = False
+        self._confirm_ticket = None
         if send:
+            if self._cannot_send() is not None:
+                self.submit()  # went offline while confirming: say so, send nothing
+                return
             self._send(ticket, override)
         else:
             self._sync_send()
@@ -536,7 +762,7 @@ class OrderTicketPanel(QWidget):
         self._in_flight = True
         self._last_sent = self._desk.client_order_id_for(ticket)
         self._sync_send()
-        _styled(self.outcome_label, "info", f"Sending {self._desk.describe(ticket)} …")
+        _styled(self.outcome_label, "info", f"Sending: {self._desk.describe(ticket)} …")
         self.tasks.spawn(self._submit(ticket, override), "sending the order")
 
     async def _submit(self, ticket: TicketInput, override: bool) -> None:
@@ -562,18 +788,8 @@ class OrderTicketPanel(QWidget):
 
     def _show_result(self, result: SubmitResult) -> None:
         level = OUTCOME_LEVEL.get(result.status, "warning")
-        order = result.order
-        if result.status == "filled" and order is not None:
-            price = order.result.price
-            total = order.result.total
-            text = (
-                f"Filled: sold {order.size}"
-                + (f" for {total}" if total is not None else "")
-                + (f" at {price}" if price is not None else "")
-                + f" · order {order.order_id}"
-            )
-        elif result.status == "submitted" and order is not None:
-            text = f"Resting: {result.message} · order {order.order_id}"
+        if result.status in ("filled", "submitted"):
+            text = result.message  # "Bought … · order …" / "Resting: … · order …"
         elif result.status == "unknown":
             text = f"Outcome unknown: {result.message}. Looking the order up…"
         elif result.status == "failed":
@@ -588,8 +804,8 @@ class OrderTicketPanel(QWidget):
             "size": self.size_edit,
             "limit": self.limit_edit,
             "end_at": self.end_edit,
-            "destination": self.destination_box,
-            "source": self.source_box,
+            "destination": self.pair_box,
+            "source": self.pair_box,
         }.get(exc.field, self.size_edit)
         target.setFocus()
 

@@ -1,25 +1,27 @@
-"""What the order ticket says about a ticket, as text: the wire limit beside the trader's,
-the live estimate, the what-if balances and the pre-trade checks. No widgets here, so each
+"""What the order ticket says about a ticket, as text, in the trader's terms (Buy/Sell of a
+pair's base, prices QUOTE per BASE): the live estimate with its age, whether a limit fills now
+or rests (what it locks, until when), the what-if balances or the refusal they predict, the
+pre-trade checks, and the wire limit for the details line. No widgets here, so each
 line can be read (and tested) on its own."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from decimal import Decimal
+from datetime import datetime
+from decimal import Decimal, localcontext
 
 from app.domain.display import DASH, Precision
-from app.domain.pair_terms import pair_base
+from app.domain.money import MONEY_CONTEXT
+from app.domain.pair_terms import PairSide, pair_base
+from app.domain.records import TopOfBook
 from app.services.estimates import EstimateResult
-from app.services.limit_prices import describe_limit, display_number
+from app.services.limit_prices import describe_limit
+from app.services.order_words import at_least, limit_phrase, limit_price, side_of, until_text
 from app.services.pretrade import AssetAfter, Check, WhatIf
 from app.services.ticket import TicketInput
 
-
-def limit_unit(source: str, destination: str, known_pairs: Iterable[str]) -> str:
-    """The units a bare limit number is read in: the pair's QUOTE per BASE."""
-    base = pair_base(source, destination, known_pairs)
-    quote = destination if base == source else source
-    return f"{quote} per {base}"
+#: An estimate older than this is not presented as the current price (seconds).
+STALE_AFTER = 5.0
 
 
 def wire_text(ticket: TicketInput, known_pairs: Iterable[str]) -> str:
@@ -32,19 +34,97 @@ def wire_text(ticket: TicketInput, known_pairs: Iterable[str]) -> str:
     return f"wire {wire} · {words}"
 
 
-def estimate_text(result: EstimateResult, precision: Precision) -> str:
-    """``≈ receive 0.00109906 BTC · 90,986.4 USD per BTC · 0.0000109906 BTC per USD``."""
+def age_text(seconds: float) -> str:
+    """``just now``, ``1 s ago``, ``12 s ago``, ``3 min ago``."""
+    whole = int(seconds)
+    if whole < 1:
+        return "just now"
+    if whole < 120:
+        return f"{whole} s ago"
+    return f"{whole // 60} min ago"
+
+
+def estimate_text(
+    result: EstimateResult,
+    known_pairs: Iterable[str],
+    precision: Precision,
+    age: float | None = None,
+) -> str:
+    """``Buy BTC · spend 10,000.00 USD → ≈ 0.1100 BTC at ≈ 90,900.00 USD · 3 s ago`` or
+    ``Sell 0.25 BTC → ≈ 22,700.00 USD at ≈ 90,800.00 USD · just now`` (prices QUOTE per BASE;
+    the wire's view is in the details line)."""
     if not result.ok or result.received is None or result.price is None:
         return result.error or "no indicative price"
     ticket = result.ticket
+    pair_side = side_of(ticket, known_pairs)
+    pair = pair_side.pair
     received = precision.amount(result.received.value, result.received.asset)
-    parts = [f"≈ receive {received} {result.received.asset}"]
-    parts.append(f"{display_number(result.price.value)} {ticket.destination} per {ticket.source}")
-    if result.inverted is not None:
-        parts.append(
-            f"{display_number(result.inverted.value)} {ticket.source} per {ticket.destination}"
-        )
-    return " · ".join(parts)
+    sold = f"{precision.exact(ticket.size, ticket.source)} {ticket.source}"
+    try:
+        price = pair_side.price(result.price).value
+    except (ValueError, ArithmeticError):
+        return "no indicative price"
+    shown = f"{precision.price_text(price, str(pair))} {pair.quote}"
+    head = f"Buy {pair.base} · spend {sold}" if pair_side.side == "buy" else f"Sell {sold}"
+    text = f"{head} → ≈ {received} {result.received.asset} at ≈ {shown}"
+    if age is not None:
+        text += f" · {age_text(age)}"
+    return text
+
+
+def rest_text(
+    ticket: TicketInput,
+    fills: bool | None,
+    known_pairs: Iterable[str],
+    tops: dict[str, TopOfBook],
+    precision: Precision,
+    now: datetime | None = None,
+) -> str:
+    """For a limit order: whether it fills now or rests, what it locks and until when."""
+    wire = ticket.wire_limit()
+    if wire is None or fills is None:
+        return ""
+    pairs = list(known_pairs)
+    pair_side = side_of(ticket, pairs)
+    pair = pair_side.pair
+    top = tops.get(str(pair))
+    touch_name = "ask" if pair_side.side == "buy" else "bid"
+    touch = None if top is None else (top.ask if pair_side.side == "buy" else top.bid)
+    touch_text = "" if touch is None else f"{precision.price_text(touch, str(pair))} {pair.quote}"
+    if fills:
+        return f"Fills now: your limit reaches the {touch_name} ({touch_text})."
+    natural = limit_price(ticket.source, ticket.destination, wire, pairs)
+    locked = f"{precision.exact(ticket.size, ticket.source)} {ticket.source}"
+    text = (
+        f"Rests: the {touch_name} is {touch_text}, your limit "
+        f"{limit_phrase(pair_side, natural, precision)[3:]}. Locks {locked}"
+    )
+    if ticket.end_at is None:
+        return text + " until it fills — with no end time it cannot be cancelled, ever."
+    return text + f" until {until_text(ticket.end_at, now)}; it cannot be cancelled before then."
+
+
+def limit_fill_text(ticket: TicketInput, known_pairs: Iterable[str], precision: Precision) -> str:
+    """A resting limit order at its limit: ``If filled at the limit: ≥ 0.2000 BTC for
+    18,000.00 USD`` (at a better price it gets more)."""
+    wire = ticket.wire_limit()
+    if wire is None:
+        return ""
+    pairs = list(known_pairs)
+    pair_side = side_of(ticket, pairs)
+    natural = limit_price(ticket.source, ticket.destination, wire, pairs)
+    if natural <= 0:
+        return ""
+    gets = receive_at_limit(ticket, pair_side, natural)
+    received = f"{at_least(gets, ticket.destination, precision)} {ticket.destination}"
+    paid = f"{precision.exact(ticket.size, ticket.source)} {ticket.source}"
+    return f"If filled at the limit: ≥ {received} for {paid}"
+
+
+def receive_at_limit(ticket: TicketInput, pair_side: PairSide, natural: Decimal) -> Decimal:
+    """What a resting order receives if it fills at its limit (at least that much)."""
+    with localcontext(MONEY_CONTEXT):
+        return ticket.size / natural if pair_side.side == "buy" else ticket.size * natural
 
 
 def _after(value: Decimal | None, asset: str, precision: Precision) -> str:
@@ -52,10 +132,17 @@ def _after(value: Decimal | None, asset: str, precision: Precision) -> str:
 
 
 def what_if_rows(what: WhatIf, precision: Precision) -> list[tuple[str, str, str]]:
-    """(asset, free now → after, credit now → after) for source and destination."""
+    """(asset, free now → after, credit now → after) for source and destination; a refused
+    trade has no "after", a resting order receives "on fill"."""
 
     def row(side: AssetAfter) -> tuple[str, str, str]:
         asset = side.asset
+        if what.shortfall is not None or what.refusal is not None:
+            return (
+                asset,
+                f"{precision.amount(side.funds, asset)} (refused)",
+                f"{precision.amount(side.credit, asset)} (refused)",
+            )
         funds = (
             f"{precision.amount(side.funds, asset)} → {_after(side.funds_after, asset, precision)}"
         )
@@ -63,21 +150,37 @@ def what_if_rows(what: WhatIf, precision: Precision) -> list[tuple[str, str, str
             f"{precision.amount(side.credit, asset)} → "
             f"{_after(side.credit_after, asset, precision)}"
         )
+        if what.rests and side is what.destination:  # nothing received until it fills
+            funds = f"{precision.amount(side.funds, asset)} → on fill"
+            credit = f"{precision.amount(side.credit, asset)} → on fill"
         return asset, funds, credit
 
     return [row(what.source), row(what.destination)]
 
 
-def what_if_verdict(what: WhatIf) -> tuple[str, str]:
-    """(level, text): what the server is expected to say about the funds, in words."""
+def what_if_verdict(what: WhatIf, precision: Precision) -> tuple[str, str]:
+    """(level, text): what the server is expected to say about the funds, in words; a refusal
+    is shown as the refusal it predicts, never as a negative balance."""
+    short = what.shortfall
+    if short is not None:
+        asset = short.asset
+        text = (
+            f"refused: {short.reason} — needs {precision.exact(short.needed, asset)} {asset}, "
+            f"{precision.exact(short.available, asset)} available"
+        )
+        if short.reason.startswith("Credit Not Available"):
+            text += " (credit is closed now)"
+        return "error", text
     if what.refusal is not None:
-        return "error", f"expected refusal — {what.refusal}"
+        return "error", f"refused: {what.refusal}"
     if what.needs_credit:
         borrowed = what.source.credit - (what.source.credit_after or Decimal(0))
+        asset = what.source.asset
         return "warning", (
-            f"uses {display_number(borrowed)} {what.source.asset} of credit; "
-            "credit is available now"
+            f"uses {precision.exact(borrowed, asset)} {asset} of credit; credit is available now"
         )
+    if what.rests:
+        return "info", "within free funds; the amount is locked while the order rests"
     return "info", "within free funds"
 
 
