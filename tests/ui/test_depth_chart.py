@@ -3,6 +3,7 @@ the model or the buffer is the code under test."""
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Iterator
 from decimal import Decimal
@@ -529,5 +530,14 @@ def test_crosshair_follows_the_mouse_with_a_price_readout(
 
     # Over the spread plot the readout names the spread.
     spread_centre = panel.spread_plot.vb.sceneBoundingRect().center()
-    QTest.mouseMove(panel.plots.viewport(), panel.plots.mapFromScene(spread_centre))
-    qtbot.waitUntil(lambda: "spread" in panel.readout.text())
+    spread_point = panel.plots.mapFromScene(spread_centre)
+    nudges = itertools.count()
+
+    def hover_spread() -> bool:
+        # pyqtgraph drops a move that comes within 10 ms of the last (its mouse rate limit) and
+        # Qt a move to the same point: move again, a pixel apart, until one is taken.
+        nudge = next(nudges) % 2
+        QTest.mouseMove(panel.plots.viewport(), spread_point + QPoint(nudge, 0))
+        return "spread" in panel.readout.text()
+
+    qtbot.waitUntil(hover_spread)

@@ -549,12 +549,15 @@ def test_invalid_saved_watchlist_is_not_applied(qtbot: QtBot, live: Live) -> Non
     live.context.settings.setValue(SETTINGS_KEY, ["NOPE/XYZ", "not a pair"])
     make_panel(qtbot, live.context)
     assert live.session.watchlist == before
-    assert any(level == "warning" and "NOPE/XYZ" in msg for level, msg in live.notices)
+    assert ("warning", "Watchlist: ignored 2 unknown pairs: 'NOPE/XYZ', 'not a pair'") in (
+        live.notices
+    )
 
     live.context.settings.setValue(SETTINGS_KEY, ["ETH/BTC", "NOPE/XYZ"])
     panel = make_panel(qtbot, live.context)
     assert live.session.watchlist == ["ETH/BTC"]
     assert panel.model.pairs == ["ETH/BTC"]
+    assert live.notices[-1] == ("warning", "Watchlist: ignored an unknown pair: 'NOPE/XYZ'")
     settle(qtbot, live)
 
 

@@ -201,9 +201,10 @@ class TopOfBookPanel(QWidget):
         valid = [name for name in dict.fromkeys(saved) if self._valid_pair(name)]
         dropped = [name for name in saved if name not in valid]
         if dropped:
+            what = "an unknown pair" if len(dropped) == 1 else f"{len(dropped)} unknown pairs"
             self._context.notify(
                 LogLevel.WARNING,
-                f"Watchlist: ignored unknown pairs {', '.join(map(repr, dropped))}",
+                f"Watchlist: ignored {what}: {', '.join(map(repr, dropped))}",
             )
         if valid and valid != self._bridge.watchlist:
             self._bridge.set_watchlist(valid)
