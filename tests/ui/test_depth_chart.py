@@ -541,3 +541,14 @@ def test_crosshair_follows_the_mouse_with_a_price_readout(
         return "spread" in panel.readout.text()
 
     qtbot.waitUntil(hover_spread)
+
+
+def test_the_price_axis_groups_thousands(qtbot: QtBot, offline: PanelContext) -> None:
+    """Our numbers have thousands separators, the chart's ticks too (issue 12)."""
+    panel = ChartPanel(offline)
+    qtbot.addWidget(panel)
+    axis = panel.price_plot.getAxis("left")
+    assert axis.tickStrings([90995.0, 91000.0], 1.0, 5.0) == ["90,995", "91,000"]
+    assert axis.tickStrings([12345.5], 1.0, 0.5) == ["12,345.5"]
+    spread = panel.spread_plot.getAxis("left")
+    assert spread.tickStrings([0.0001, 0.0002], 1.0, 0.0001) == ["0.0001", "0.0002"]

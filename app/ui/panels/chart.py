@@ -25,7 +25,9 @@ become floats, because pixels are not money.
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Sequence
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 
@@ -81,6 +83,17 @@ def _pen(colour: QColor) -> QPen:
     return pen
 
 
+class GroupedAxis(pg.AxisItem):  # type: ignore[misc]  # pyqtgraph is untyped
+    """Ticks written as the terminal writes numbers: ``90,995`` (pyqtgraph's own: ``90995``,
+    and ``9.1e+04`` from 10,000 up)."""
+
+    def tickStrings(self, values: Sequence[float], scale: float, spacing: float) -> list[str]:
+        if self.logMode or spacing * scale <= 0:
+            return list(super().tickStrings(values, scale, spacing))
+        places = max(0, math.ceil(-math.log10(spacing * scale)))
+        return [f"{value * scale:,.{places}f}" for value in values]
+
+
 class ChartPanel(QWidget):
     def __init__(
         self,
@@ -113,10 +126,20 @@ class ChartPanel(QWidget):
         self.plots.setObjectName("chartPlots")
         self.plots.setAntialiasing(False)
         self.price_plot = self.plots.addPlot(
-            row=0, col=0, axisItems={"bottom": pg.DateAxisItem(orientation="bottom")}
+            row=0,
+            col=0,
+            axisItems={
+                "bottom": pg.DateAxisItem(orientation="bottom"),
+                "left": GroupedAxis(orientation="left"),
+            },
         )
         self.spread_plot = self.plots.addPlot(
-            row=1, col=0, axisItems={"bottom": pg.DateAxisItem(orientation="bottom")}
+            row=1,
+            col=0,
+            axisItems={
+                "bottom": pg.DateAxisItem(orientation="bottom"),
+                "left": GroupedAxis(orientation="left"),
+            },
         )
         self.plots.ci.layout.setRowStretchFactor(0, 3)
         self.plots.ci.layout.setRowStretchFactor(1, 1)
