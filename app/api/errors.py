@@ -1,7 +1,10 @@
 """Typed failures of the service client: every way a call can go wrong, in words a trader reads.
 
 The caller never sees a KeyError, a JSONDecodeError or an httpx exception: each is mapped to one
-of these. ``str(error)`` is a one-line message fit for a status bar or ``error:`` on stderr.
+of these. ``str(error)`` is a one-line message fit for the log or ``error:`` on stderr; it may
+name the full URL of the request. On screen a trader is shown it through
+``app.domain.words.in_words``: no URL (the log keeps it), "the service at <host>" instead, and
+no word said twice in a row.
 """
 
 from __future__ import annotations

@@ -2,10 +2,11 @@
 
 Opened with ``open()`` (never ``exec()``); ``ask_login`` awaits it. "Log in" runs
 ``app.services.connect.connect`` as a task owned by the dialog, which stays open while it runs
-and after a failure (with every value kept). User, service URL and account are remembered in the
-settings; the password only in the OS keyring, and only when the trader asks for it. The error
-box takes the colours of the theme in force each time it is shown (the dialog is modal: no theme
-switch happens while it is open).
+and after a failure (with every value kept). Enter logs in from any field, at any time, and
+"Log in" is always the default button; Escape cancels. User, service URL and account are
+remembered in the settings; the password only in the OS keyring, and only when the trader asks
+for it. The error box takes the colours of the theme in force each time it is shown (the dialog
+is modal: no theme switch happens while it is open).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -148,10 +150,15 @@ class LoginDialog(QDialog):
         self.busy_row.hide()
 
         self.login_button = QPushButton("Log in")
-        self.login_button.setDefault(True)
         self.buttons = QDialogButtonBox()
         self.buttons.addButton(self.login_button, QDialogButtonBox.ButtonRole.AcceptRole)
-        self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        cancel = self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        assert cancel is not None
+        self.cancel_button: QPushButton = cancel
+        # No button takes "default" from focus: a focused (or focus-inheriting) Cancel became
+        # the default, and Enter closed the dialog (issue 12). Enter is ours: keyPressEvent.
+        for button in (self.login_button, self.cancel_button):
+            button.setAutoDefault(False)
         self.buttons.accepted.connect(self.start_login)
         self.buttons.rejected.connect(self.reject)
 
@@ -168,6 +175,7 @@ class LoginDialog(QDialog):
         layout.addWidget(self.busy_row)
         layout.addWidget(self.buttons)
 
+        self.login_button.setDefault(True)  # now that it is in the dialog (it draws as such)
         self._prefill()
         self.environment_combo.currentIndexChanged.connect(self._environment_changed)
 
@@ -377,6 +385,16 @@ class LoginDialog(QDialog):
             self.remember_box.setEnabled(False)
         else:
             self._update_remember_box()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Enter logs in from any field, whatever had focus before or failed: Qt's own
+        default-button rule let a button that once had focus take Enter (issue 12). Escape
+        cancels (QDialog's). An open combo box popup takes its own Enter first."""
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            event.accept()
+            self.start_login()
+            return
+        super().keyPressEvent(event)
 
     def reject(self) -> None:
         """Cancel (Escape, close): stop a running login and close."""

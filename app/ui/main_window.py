@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import logs
+from app.domain.words import in_words
 from app.services.log_events import LogEvent, LogLevel
 from app.ui.icon import app_icon
 from app.ui.notices import NoticeArea
@@ -60,7 +61,8 @@ PANEL_KEYS = [
     ("Enter", "RFQ ticket: request a quote"),
     ("Alt+B / Alt+S", "RFQ ticket: accept the buy / sell side"),
     ("Ctrl+C", "Tables: copy the selected rows"),
-    ("Delete", "Top of book: remove the selected pairs from the watchlist"),
+    ("Click / ↑ / ↓", "Top of book: trade the highlighted pair (tickets, chart, depth)"),
+    ("Delete", "Top of book: remove the selected pair from the watchlist"),
     ("Tab / Shift+Tab", "Move between fields; Ctrl+Tab between docked tabs"),
 ]
 
@@ -326,11 +328,13 @@ class MainWindow(QMainWindow):
         self.notices.show_notice(level, message)
 
     def _on_log(self, event: LogEvent) -> None:
+        """The log panel keeps the whole message (URLs too); the notice and the desktop alert
+        say it in words (``in_words``: no URL, no word twice)."""
         self.log_panel.add(event)
         if event.level != LogLevel.INFO:
             self.notices.show_notice(event.level, event.message)
         if event.kind:  # fills, refusals, expiring quotes, connection
-            self.notifier.alert(event.kind, event.message)
+            self.notifier.alert(event.kind, in_words(event.message))
 
     def show_about(self) -> None:
         box = QMessageBox(self)

@@ -2,7 +2,8 @@
 
 A notice is the theme's text on its table background tinted with the level's colour (error,
 warning, success; info in the neutral grey), framed in that colour: all from the palette in
-force, and restyled when the theme switches while notices are showing.
+force, and restyled when the theme switches while notices are showing. A notice is in words
+(``app.api.errors.in_words``): no raw URL (the log keeps the full message), no word twice.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from app.domain.words import in_words
 from app.ui.palette import TradePalette, current_palette, follow_palette, level_colour
 
 SHOW_MS = {"info": 3000, "success": 5000, "warning": 5000, "error": 7000}
@@ -65,7 +67,9 @@ class NoticeArea(QWidget):
             label.setStyleSheet(notice_css(str(label.property("level")), palette))
 
     def show_notice(self, level: str, message: str) -> QLabel:
-        label = QLabel(message, self)
+        """Show ``message`` in words (see the module); it is plain text, never rich text."""
+        label = QLabel(in_words(message), self)
+        label.setTextFormat(Qt.TextFormat.PlainText)
         label.setWordWrap(True)
         label.setMaximumWidth(420)
         label.setStyleSheet(notice_css(level, current_palette()))

@@ -2,9 +2,10 @@
 
 Connection state with colour and a word (not colour alone), last request latency, age of the
 freshest top-of-book data, server clock offset, token expiry countdown, a SANDBOX badge, and
-the version. Ages and countdowns tick once a second from one timer. The state's colour
-(success, warning, error) and the badge (the theme's background on its warning colour) come
-from the palette in force and follow a theme switch.
+the version. Ages and countdowns tick once a second from one timer. Numbers are grouped
+(1,234 ms); the state's tooltip gives the reason in words (no URL: the log has it). The state's
+colour (success, warning, error) and the badge (the theme's background on its warning colour)
+come from the palette in force and follow a theme switch.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import time
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 
+from app.domain.words import in_words
 from app.services.health import Health, HealthState
 from app.services.poller import FeedStatus
 from app.ui.bridge import SessionBridge
@@ -87,7 +89,7 @@ class StatusBar(QStatusBar):
         self.state.setText(text)
         self.state.setProperty("level", level)
         self.state.setStyleSheet(state_css(level, current_palette()))
-        self.state.setToolTip(f"Connection {state.health}: {state.reason}")
+        self.state.setToolTip(f"Connection {state.health}: {in_words(state.reason)}")
 
     def set_palette(self, palette: TradePalette) -> None:
         """A theme switch: the state and the badge in its colours."""
@@ -97,16 +99,16 @@ class StatusBar(QStatusBar):
 
     def _feed(self, status: FeedStatus) -> None:
         if status.last_latency is not None and status.failures == 0:
-            self.latency.setText(f"{status.last_latency * 1000:.0f} ms")
+            self.latency.setText(f"{status.last_latency * 1000:,.0f} ms")
         if status.name == "top of book":
             self._top = status
             self.tick()
 
     def tick(self) -> None:
         age = self._top.age(time.monotonic()) if self._top else None
-        self.age.setText("data —" if age is None else f"data {age:.1f} s")
+        self.age.setText("data —" if age is None else f"data {age:,.1f} s")
         offset_ms = self._bridge.clock_offset.total_seconds() * 1000
-        self.offset.setText(f"clock {offset_ms:+.0f} ms")
+        self.offset.setText(f"clock {offset_ms:+,.0f} ms")
         left = self._bridge.token_seconds_left
         if left is None:
             self.token.setText("token —")

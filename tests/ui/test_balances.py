@@ -203,6 +203,10 @@ def test_total_in_usd_is_the_sum_at_the_books_used(qtbot: QtBot, panel: Balances
     assert panel.total_label.text() == f"Total: {expected.quantize(D('0.01')):,} USD"
     assert model.unvalued() == []
     assert not panel.note_label.isVisible()
+    # The value's tooltip gives the rate with thousands separators, like every price we write.
+    tip = model.data(index_of(model, "BTC", COL["value"]), Qt.ItemDataRole.ToolTipRole)
+    rate = books["BTC/USD"].mid.quantize(D("0.01"))
+    assert tip == f"2.00000000 BTC at {rate:,} BTC/USD"
 
 
 def test_valuation_in_btc_changes_the_total_and_persists(

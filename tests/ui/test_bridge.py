@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
+from PySide6.QtCore import QObject
 from pytestqt.qtbot import QtBot
 
-from tests.ui.conftest import Live
+from app.api import NetworkError
+from app.services.health import Health
+from app.services.poller import FeedStatus
+from app.ui.bridge import assess_feed
+from tests.ui.conftest import Live, run
 
 
 def test_signals_carry_live_data(qtbot: QtBot, live: Live) -> None:
@@ -18,3 +25,50 @@ def test_signals_carry_live_data(qtbot: QtBot, live: Live) -> None:
     with qtbot.waitSignal(live.bridge.balances, timeout=5000) as balances:
         live.session.after_fill()
     assert balances.args[0].account.account_id == live.account.account
+
+
+# -- freshness: is the data a panel shows still true? (issue 12) ----------------------------------
+
+
+def status(failures: int = 0, age: float | None = 1.0, interval: float = 1.0) -> FeedStatus:
+    last_ok = None if age is None else NOW - age
+    error = NetworkError("cannot reach the service") if failures else None
+    return FeedStatus("balances", interval, last_ok, 0.01, failures, error)
+
+
+NOW = 10_000.0
+
+
+def test_a_feed_is_stale_when_offline_failing_or_too_old() -> None:
+    assert not assess_feed(status(), Health.LIVE, NOW).stale
+    assert not assess_feed(status(age=None), Health.CONNECTING, NOW).stale  # connecting
+    assert not assess_feed(None, Health.DEGRADED, NOW).stale
+    failing = assess_feed(status(failures=1, age=2.0), Health.DEGRADED, NOW)
+    assert failing.stale and "failing" in failing.reason
+    old = assess_feed(status(age=3.5), Health.DEGRADED, NOW)
+    assert old.stale and old.since is not None
+    assert old.mark() == f"stale since {old.since:%H:%M:%S}"
+    assert abs((datetime.now() - old.since).total_seconds() - 3.5) < 1
+    offline = assess_feed(status(), Health.OFFLINE, NOW)
+    assert offline.stale and offline.reason == "The connection is offline."
+    assert assess_feed(status(age=None, failures=2), Health.OFFLINE, NOW).mark() == (
+        "no data from the service"
+    )
+    assert assess_feed(status(), Health.LIVE, NOW).mark() == ""
+
+
+def test_freshness_follows_the_live_feeds(qtbot: QtBot, live: Live) -> None:
+    """A panel's freshness turns stale when its feed stops and fresh when it runs again."""
+    owner = QObject()
+    freshness = live.bridge.freshness(live.bridge.balances_feed, owner)
+    qtbot.waitUntil(lambda: live.session.balances.snapshot().last_ok is not None, timeout=5000)
+    assert freshness.current.mark() == ""  # fresh
+    run(qtbot, live.session.balances.stop())
+    with qtbot.waitSignal(freshness.changed, timeout=6000) as stale:
+        pass
+    assert stale.args[0].stale and freshness.stale
+    live.session.balances.start()
+    with qtbot.waitSignal(freshness.changed, timeout=6000) as fresh:
+        pass
+    assert not fresh.args[0].stale
+    owner.deleteLater()

@@ -3,6 +3,7 @@ the model or the buffer is the code under test."""
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Iterator
 from decimal import Decimal
@@ -530,5 +531,25 @@ def test_crosshair_follows_the_mouse_with_a_price_readout(
 
     # Over the spread plot the readout names the spread.
     spread_centre = panel.spread_plot.vb.sceneBoundingRect().center()
-    QTest.mouseMove(panel.plots.viewport(), panel.plots.mapFromScene(spread_centre))
-    qtbot.waitUntil(lambda: "spread" in panel.readout.text())
+    spread_point = panel.plots.mapFromScene(spread_centre)
+    nudges = itertools.count()
+
+    def hover_spread() -> bool:
+        # pyqtgraph drops a move that comes within 10 ms of the last (its mouse rate limit) and
+        # Qt a move to the same point: move again, a pixel apart, until one is taken.
+        nudge = next(nudges) % 2
+        QTest.mouseMove(panel.plots.viewport(), spread_point + QPoint(nudge, 0))
+        return "spread" in panel.readout.text()
+
+    qtbot.waitUntil(hover_spread)
+
+
+def test_the_price_axis_groups_thousands(qtbot: QtBot, offline: PanelContext) -> None:
+    """Our numbers have thousands separators, the chart's ticks too (issue 12)."""
+    panel = ChartPanel(offline)
+    qtbot.addWidget(panel)
+    axis = panel.price_plot.getAxis("left")
+    assert axis.tickStrings([90995.0, 91000.0], 1.0, 5.0) == ["90,995", "91,000"]
+    assert axis.tickStrings([12345.5], 1.0, 0.5) == ["12,345.5"]
+    spread = panel.spread_plot.getAxis("left")
+    assert spread.tickStrings([0.0001, 0.0002], 1.0, 0.0001) == ["0.0001", "0.0002"]

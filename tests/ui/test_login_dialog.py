@@ -18,7 +18,7 @@ import pytest
 from PySide6.QtCore import SIGNAL, QSettings, Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QDialog, QLineEdit
+from PySide6.QtWidgets import QApplication, QDialog, QDialogButtonBox, QLineEdit, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.services.session import TerminalSession
@@ -475,3 +475,111 @@ def test_cancel_during_login_stops_it(
     assert dialog.result() == QDialog.DialogCode.Rejected
     qtbot.waitUntil(lambda: "log in" not in [t.get_name() for t in asyncio.all_tasks()])
     assert emitted == []
+
+
+# -- Enter logs in, from anywhere (issue 12) ------------------------------------------------------
+
+
+def focused() -> QWidget:
+    widget = QApplication.focusWidget()
+    assert widget is not None
+    return widget
+
+
+def press_enter(qtbot: QtBot, dialog: LoginDialog) -> None:
+    """Enter, delivered as Qt delivers a typed key: to the widget that has the focus."""
+    assert focused().window() is dialog
+    QTest.keyClick(focused(), Qt.Key.Key_Return)
+
+
+def activate(qtbot: QtBot, dialog: LoginDialog) -> None:
+    qtbot.waitExposed(dialog)
+    dialog.activateWindow()
+    qtbot.waitUntil(dialog.isActiveWindow)
+
+
+def assert_log_in_is_default(dialog: LoginDialog) -> None:
+    assert dialog.login_button.isDefault()
+    assert not dialog.buttons.button(QDialogButtonBox.StandardButton.Cancel).isDefault()
+
+
+def test_enter_after_clicking_a_field_logs_in_not_cancel(
+    qtbot: QtBot, make_dialog: Callable[..., LoginDialog], sandbox: SandboxProcess
+) -> None:
+    """The trader's report: the sandbox dialog opens with Log in focused; a click into Password
+    and Enter closed the dialog (Cancel had become the default) without logging in."""
+    dialog = make_dialog(sandbox_url=sandbox.url, keyring=MemoryKeyring())
+    activate(qtbot, dialog)
+    assert QApplication.focusWidget() is dialog.login_button
+    QTest.mouseClick(dialog.password_edit, Qt.MouseButton.LeftButton)
+    assert QApplication.focusWidget() is dialog.password_edit
+    assert_log_in_is_default(dialog)
+    before = logins(sandbox, "demo")
+    with qtbot.waitSignal(dialog.loggedIn, timeout=LOGIN_TIMEOUT_MS) as signal:
+        press_enter(qtbot, dialog)
+        assert dialog.login_in_flight
+    assert dialog.result() == QDialog.DialogCode.Accepted
+    assert logins(sandbox, "demo") == before + 1
+    run(qtbot, signal.args[0].client.aclose())
+
+
+FIELDS = ("url", "user", "password", "account", "environment", "alt+p")
+
+
+def focus_field(dialog: LoginDialog, field: str) -> QWidget:
+    """Put the cursor in ``field`` as a trader does: a click, or the label's Alt shortcut
+    (the environment choice by Alt+E: a click would open its list)."""
+    if field == "environment":
+        QTest.keyClick(focused(), Qt.Key.Key_E, Qt.KeyboardModifier.AltModifier)
+        return dialog.environment_combo
+    if field == "alt+p":
+        QTest.keyClick(focused(), Qt.Key.Key_P, Qt.KeyboardModifier.AltModifier)
+        return dialog.password_edit
+    edit: QLineEdit = getattr(dialog, f"{field}_edit")
+    QTest.mouseClick(edit, Qt.MouseButton.LeftButton)
+    return edit
+
+
+@pytest.mark.parametrize("field", FIELDS)
+def test_enter_in_any_field_after_a_failed_login_logs_in(
+    qtbot: QtBot,
+    make_dialog: Callable[..., LoginDialog],
+    sandbox: SandboxProcess,
+    trader: Trader,
+    field: str,
+) -> None:
+    dialog = make_dialog(keyring=MemoryKeyring())
+    activate(qtbot, dialog)
+    fill(dialog, sandbox.url, trader.user, "not-the-password", trader.account)
+    # One failed login by Enter (focus, the busy state and the failure all move things).
+    QTest.mouseClick(dialog.password_edit, Qt.MouseButton.LeftButton)
+    press_enter(qtbot, dialog)
+    assert dialog.login_in_flight
+    qtbot.waitUntil(lambda: not dialog.login_in_flight, timeout=LOGIN_TIMEOUT_MS)
+    assert dialog.isVisible() and "Wrong user or password" in dialog.error_label.text()
+    assert_log_in_is_default(dialog)
+
+    dialog.password_edit.setText(trader.password)
+    widget = focus_field(dialog, field)
+    assert QApplication.focusWidget() is widget
+    assert_log_in_is_default(dialog)
+    before = logins(sandbox, trader.user)
+    with qtbot.waitSignal(dialog.loggedIn, timeout=LOGIN_TIMEOUT_MS) as signal:
+        press_enter(qtbot, dialog)
+    assert dialog.result() == QDialog.DialogCode.Accepted
+    assert logins(sandbox, trader.user) == before + 1
+    run(qtbot, signal.args[0].client.aclose())
+
+
+def test_escape_cancels_from_a_field(
+    qtbot: QtBot, make_dialog: Callable[..., LoginDialog], sandbox: SandboxProcess
+) -> None:
+    dialog = make_dialog(sandbox_url=sandbox.url, keyring=MemoryKeyring())
+    activate(qtbot, dialog)
+    QTest.mouseClick(dialog.user_edit, Qt.MouseButton.LeftButton)
+    before = logins(sandbox, "demo")
+    QTest.keyClick(focused(), Qt.Key.Key_Escape)
+    assert not dialog.isVisible()
+    assert dialog.result() == QDialog.DialogCode.Rejected
+    assert not dialog.login_in_flight
+    assert logins(sandbox, "demo") == before

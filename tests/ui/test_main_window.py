@@ -18,7 +18,7 @@ from pytestqt.qtbot import QtBot
 from app.domain import Amount
 from app.services.health import Health
 from app.services.log_events import LogLevel
-from app.services.poller import Poller
+from app.services.poller import FeedStatus, Poller
 from app.services.ticket import TicketInput
 from app.ui import errors
 from app.ui.launch import default_panels
@@ -121,6 +121,29 @@ def test_warnings_reach_the_log_and_a_notice(qtbot: QtBot, live: Live) -> None:
     live.session.log(LogLevel.INFO, "routine event")
     qtbot.waitUntil(lambda: any("routine event" in line for line in window.log_panel.lines))
     assert "routine event" not in window.notices.visible_messages()
+
+
+def test_notices_are_in_words_and_the_log_keeps_the_url(qtbot: QtBot, live: Live) -> None:
+    """A client message names the request's URL; the notice names the service's host only and
+    says no word twice; the log panel keeps the message whole (issue 12)."""
+    window = make_window(qtbot, live)
+    url = f"{live.account.base_url}/api/v1/routing/account/{live.account.account}/topofbook"
+    message = f"order refused: refused: cannot reach {url}?page=2: connection refused"
+    live.session.log(LogLevel.ERROR, message)
+    host = live.account.base_url.split("://")[1]
+    shown = f"order refused: cannot reach the service at {host}: connection refused"
+    qtbot.waitUntil(lambda: shown in window.notices.visible_messages(), timeout=2000)
+    assert not any("http" in text for text in window.notices.visible_messages())
+    assert any(url in line for line in window.log_panel.lines)
+
+
+def test_the_status_bar_groups_thousands(qtbot: QtBot, live: Live) -> None:
+    window = make_window(qtbot, live)
+    run(qtbot, live.session.stop())  # no poll overwrites the status fed below
+    status = FeedStatus("top of book", 0.25, time.monotonic() - 1234.5, 1.2345, 0, None)
+    live.bridge.feedStatus.emit(status)
+    assert window.status.latency.text() == "1,234 ms"
+    assert window.status.age.text().startswith("data 1,23")
 
 
 def test_an_exception_in_a_slot_is_shown_and_the_app_keeps_running(

@@ -33,6 +33,8 @@ from app.ui.models.top_of_book_model import (
 )
 from app.ui.palette import DEFAULT_PALETTE
 from app.ui.panels.base import PanelContext
+from app.ui.panels.chart import ChartPanel
+from app.ui.panels.depth import DepthPanel
 from app.ui.panels.top_of_book import SETTINGS_KEY, TopOfBookPanel
 from app.ui.theme import trade_palette
 from tests.ui.conftest import Live, run
@@ -551,41 +553,140 @@ def test_invalid_saved_watchlist_is_not_applied(qtbot: QtBot, live: Live) -> Non
     live.context.settings.setValue(SETTINGS_KEY, ["NOPE/XYZ", "not a pair"])
     make_panel(qtbot, live.context)
     assert live.session.watchlist == before
-    assert any(level == "warning" and "NOPE/XYZ" in msg for level, msg in live.notices)
+    assert ("warning", "Watchlist: ignored 2 unknown pairs: 'NOPE/XYZ', 'not a pair'") in (
+        live.notices
+    )
 
     live.context.settings.setValue(SETTINGS_KEY, ["ETH/BTC", "NOPE/XYZ"])
     panel = make_panel(qtbot, live.context)
     assert live.session.watchlist == ["ETH/BTC"]
     assert panel.model.pairs == ["ETH/BTC"]
+    assert live.notices[-1] == ("warning", "Watchlist: ignored an unknown pair: 'NOPE/XYZ'")
     settle(qtbot, live)
 
 
-def test_double_click_selects_the_pair_everywhere(qtbot: QtBot, live: Live) -> None:
+# -- the highlighted row is the traded pair (issue 12) ------------------------------------------
+
+
+FONT = Qt.ItemDataRole.FontRole
+
+
+class Screen:
+    """The watchlist with the chart and depth panels that follow the traded pair."""
+
+    def __init__(self, panel: TopOfBookPanel, depth: DepthPanel, chart: ChartPanel, live: Live):
+        self.panel, self.depth, self.chart, self.live = panel, depth, chart, live
+
+    def shown_pairs(self) -> list[str]:
+        proxy = self.panel.proxy
+        return [proxy.index(row, COL["pair"]).data() for row in range(proxy.rowCount())]
+
+    def click_row(self, row: int, *, double: bool = False) -> None:
+        """A real click on the table's viewport at the centre of the row's Ask cell."""
+        table = self.panel.table
+        centre = table.visualRect(self.panel.proxy.index(row, COL["ask"])).center()
+        QTest.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=centre)
+        if double:  # Qt 6's mouseDClick sends only the second press: a click comes first
+            QTest.mouseDClick(table.viewport(), Qt.MouseButton.LeftButton, pos=centre)
+
+    def bold_pairs(self) -> list[str]:
+        model = self.panel.model
+        return [
+            pair
+            for row, pair in enumerate(model.pairs)
+            if isinstance(font := model.data(model.index(row, COL["pair"]), FONT), QFont)
+            and font.bold()
+        ]
+
+    def traded(self) -> str:
+        """The one pair highlighted, bold, traded, charted and in depth (asserts they agree)."""
+        pair = self.live.session.selected_pair
+        assert pair is not None
+        assert self.panel.selected_pairs() == [pair]  # the highlight
+        current = self.panel.table.currentIndex()
+        assert self.shown_pairs()[current.row()] == pair  # where the arrow keys start
+        assert self.bold_pairs() == [pair]
+        assert self.live.bridge.selected_pair == pair  # what the tickets are handed
+        assert self.depth.pair == pair
+        assert self.chart.pair == pair
+        return pair
+
+
+@pytest.fixture
+def screen(qtbot: QtBot, live: Live) -> Iterator[Screen]:
+    """The watchlist with the chart and depth panels that follow the traded pair."""
     panel = make_panel(qtbot, live.context)
     panel.resize(900, 400)
     panel.show()
     qtbot.waitExposed(panel)
+    depth = DepthPanel(live.context)
+    chart = ChartPanel(live.context)
+    qtbot.addWidget(depth)
+    qtbot.addWidget(chart)
     qtbot.waitUntil(lambda: filled(panel.model), timeout=5000)
-    target = next(pair for pair in panel.model.pairs if pair != live.session.selected_pair)
-    row = panel.model.row_of(target)
-    assert row is not None
-    index = panel.proxy.mapFromSource(panel.model.index(row, COL["ask"]))
-    centre = panel.table.visualRect(index).center()
-    with qtbot.waitSignal(live.bridge.selectionChanged, timeout=2000) as selected:
-        # Qt 6's mouseDClick sends only the second press (as a double click): click first,
-        # as a hand does
-        QTest.mouseClick(panel.table.viewport(), Qt.MouseButton.LeftButton, pos=centre)
-        assert live.session.selected_pair != target  # a single click selects nothing
-        QTest.mouseDClick(panel.table.viewport(), Qt.MouseButton.LeftButton, pos=centre)
-    assert selected.args == [target]
-    assert live.session.selected_pair == target
-    font = panel.model.data(panel.model.index(row, COL["pair"]), Qt.ItemDataRole.FontRole)
-    assert isinstance(font, QFont) and font.bold()  # the selected pair stands out
-
-    other = next(pair for pair in panel.model.pairs if pair != target)  # keyboard: Enter
-    other_row = panel.model.row_of(other)
-    assert other_row is not None
-    panel.table.setCurrentIndex(panel.proxy.mapFromSource(panel.model.index(other_row, 0)))
-    QTest.keyClick(panel.table, Qt.Key.Key_Return)
-    assert live.session.selected_pair == other
+    yield Screen(panel, depth, chart, live)
     settle(qtbot, live)
+
+
+def test_a_click_or_an_arrow_key_selects_the_pair_everywhere(qtbot: QtBot, screen: Screen) -> None:
+    shown = screen.shown_pairs()
+    assert screen.traded() == shown[0]  # the session's first pair, highlighted from the start
+    screen.click_row(2)
+    assert screen.traded() == shown[2]
+    QTest.keyClick(screen.panel.table, Qt.Key.Key_Down)
+    assert screen.traded() == shown[3]
+    QTest.keyClick(screen.panel.table, Qt.Key.Key_Up)
+    QTest.keyClick(screen.panel.table, Qt.Key.Key_Up)
+    assert screen.traded() == shown[1]
+    # Double-click and Enter do what the click did: the pair stays the traded one.
+    screen.click_row(4, double=True)
+    assert screen.traded() == shown[4]
+    QTest.keyClick(screen.panel.table, Qt.Key.Key_Return)
+    assert screen.traded() == shown[4]
+    # A Ctrl+click that would clear the highlight leaves the traded pair highlighted.
+    table = screen.panel.table
+    centre = table.visualRect(screen.panel.proxy.index(4, COL["ask"])).center()
+    QTest.mouseClick(
+        table.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier, centre
+    )
+    assert screen.traded() == shown[4]
+
+
+def test_remove_trades_the_row_that_takes_its_place(qtbot: QtBot, screen: Screen) -> None:
+    shown = screen.shown_pairs()
+    screen.click_row(1)
+    assert screen.traded() == shown[1]
+    screen.panel.table.setFocus()
+    QTest.keyClick(screen.panel.table, Qt.Key.Key_Delete)
+    assert shown[1] not in screen.live.session.watchlist
+    assert screen.traded() == shown[2]  # the row that took its place
+    button = screen.panel.toolbar.widgetForAction(screen.panel.remove_action)
+    assert button is not None
+    QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert screen.traded() == shown[3]
+    last = len(screen.shown_pairs()) - 1
+    screen.click_row(last)
+    QTest.keyClick(screen.panel.table, Qt.Key.Key_Delete)
+    assert screen.traded() == screen.shown_pairs()[last - 1]  # the last row went: the one above
+
+
+def test_the_highlight_follows_the_traded_pair_through_sorts_and_changes(
+    qtbot: QtBot, screen: Screen
+) -> None:
+    live, panel = screen.live, screen.panel
+    screen.click_row(2)
+    pair = screen.traded()
+    header = panel.table.horizontalHeader()
+    x = header.sectionViewportPosition(COL["bid"]) + header.sectionSize(COL["bid"]) // 2
+    for _ in range(3):  # ascending, descending, watchlist order
+        QTest.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, 5))
+        assert screen.traded() == pair
+    live.bridge.set_watchlist(list(reversed(live.session.watchlist)))  # e.g. Settings
+    assert screen.traded() == pair
+    live.bridge.select_pair(live.session.watchlist[0])  # selected elsewhere
+    assert screen.traded() == live.session.watchlist[0]
+    watched = live.session.watchlist
+    live.bridge.set_watchlist(watched[1:])  # the traded pair dropped elsewhere
+    assert screen.traded() == watched[1]
+    live.bridge.set_watchlist([*live.session.watchlist, watched[0]])  # added back at the end
+    assert screen.traded() == watched[1]

@@ -9,7 +9,8 @@ the inverse pair, or one hop through USD or USDT. Everything is Decimal; the mod
 which cells changed (one ``dataChanged`` per run of changed cells in a row) and resets only when
 the set of assets changes. Negative amounts are in the theme's error colour, a value that cannot
 be computed in its stale grey (``app.ui.palette``); a theme switch repaints the text colours of
-the whole table in one ``dataChanged``.
+the whole table in one ``dataChanged``. While the balances feed is stale (``set_stale``: offline,
+failing, or too old) every cell is in the stale grey, so no number looks current that is not.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from app.domain.records import Balance, PortfolioBalance, TopOfBook
 from app.domain.valuation import valuation_rate
 from app.services.session import Balances
 from app.ui.models.columns import Column
-from app.ui.models.keyed_table import KeyedTableModel
+from app.ui.models.keyed_table import Index, KeyedTableModel
 from app.ui.models.record_cells import Cell
 from app.ui.models.sorting import SORT_ROLE as SORT_ROLE
 from app.ui.models.sorting import DecimalSortProxy
@@ -166,7 +167,8 @@ def value_tip(row: AssetRow, precision: Precision) -> str:
     if row.value is None:
         return f"No price to value {row.asset} in {row.currency}"
     pair = f"{row.asset}/{row.currency}"
-    return f"{precision.amount(row.holding, row.asset)} {row.asset} at {row.rate} {pair}"
+    rate = precision.price_text(row.rate, pair)  # grouped: 91,234.50, not 91234.5
+    return f"{precision.amount(row.holding, row.asset)} {row.asset} at {rate} {pair}"
 
 
 COLUMNS: tuple[Column[AssetRow], ...] = (
@@ -225,6 +227,7 @@ class BalancesModel(KeyedTableModel[AssetRow]):
         self._books: dict[str, TopOfBook] = {}
         self._value = self.column("value")
         self._utilisation = self.column("utilisation")
+        self._stale = False
 
     # -- feeding ----------------------------------------------------------------------------
 
@@ -243,7 +246,23 @@ class BalancesModel(KeyedTableModel[AssetRow]):
         self.headerDataChanged.emit(Qt.Orientation.Horizontal, self._value, self._value)
         self._revalue(force_values=True)
 
+    def set_stale(self, stale: bool) -> None:
+        """Grey every cell (stale) or give them their own colours back (fresh)."""
+        if stale == self._stale:
+            return
+        self._stale = stale
+        if self._records:
+            self.dataChanged.emit(
+                self.index(0, 0),
+                self.index(len(self._records) - 1, self.columnCount() - 1),
+                [Qt.ItemDataRole.ForegroundRole],
+            )
+
     # -- reading ----------------------------------------------------------------------------
+
+    @property
+    def stale(self) -> bool:
+        return self._stale
 
     @property
     def valuation_currency(self) -> str:
@@ -305,6 +324,11 @@ class BalancesModel(KeyedTableModel[AssetRow]):
         return replace(row, value=value, currency=self._currency, rate=rate)
 
     # -- more roles -------------------------------------------------------------------------
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if self._stale and role == Qt.ItemDataRole.ForegroundRole and index.isValid():
+            return self._palette.stale
+        return super().data(index, role)
 
     def extra_data(self, row: int, column: int, role: int) -> Any:
         if role == VALUE_ROLE:

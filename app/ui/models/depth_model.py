@@ -12,7 +12,8 @@ the model.
 
 Side colours (the price text, and ``DepthRole.SIDE_COLOUR`` for the size bars the panel
 paints) come from the palette in force; a theme switch signals every cell once, for those two
-roles only.
+roles only. While the order book feed is stale (``set_stale``) prices and bars are in the stale
+grey instead of their side's colour.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from PySide6.QtGui import QColor
 from app.domain.display import Precision
 from app.domain.records import OrderBook
 from app.ui.models.columns import Column
-from app.ui.models.keyed_table import KeyedTableModel
+from app.ui.models.keyed_table import Index, KeyedTableModel
 from app.ui.models.record_cells import Cell
 from app.ui.palette import TradePalette
 
@@ -139,6 +140,7 @@ class DepthModel(KeyedTableModel[DepthRow]):
         self._book: OrderBook | None = None
         self._ask_count = 0
         self._largest: dict[int, Decimal] = {_SIZE: Decimal(0), _CUMULATIVE: Decimal(0)}
+        self._stale = False
 
     # -- what the panel asks --------------------------------------------------------------------
 
@@ -209,7 +211,28 @@ class DepthModel(KeyedTableModel[DepthRow]):
                     self.index(0, column), self.index(last, column), [DepthRole.BAR_FRACTION]
                 )
 
+    @property
+    def stale(self) -> bool:
+        return self._stale
+
+    def set_stale(self, stale: bool) -> None:
+        """Grey the ladder (stale) or give it its side colours back (fresh)."""
+        if stale == self._stale:
+            return
+        self._stale = stale
+        if self._records:
+            self.dataChanged.emit(
+                self.index(0, 0),
+                self.index(len(self._records) - 1, self.columnCount() - 1),
+                list(self.colour_roles),
+            )
+
     # -- more roles -----------------------------------------------------------------------------
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if self._stale and role in self.colour_roles and index.isValid():
+            return self._palette.stale
+        return super().data(index, role)
 
     def extra_data(self, row: int, column: int, role: int) -> Any:
         record = self._records[row]

@@ -5,6 +5,10 @@ the settings (``valuation_currency``, USD by default). The sort proxy does not r
 tick: changes are collected and the current sort is re-applied at most every ``RESORT_MS``.
 The note about unvalued assets is in the palette's warning colour and the utilisation bars
 paint from the palette: both follow a theme switch.
+
+Offline honesty (issue 12): while the balances feed is stale (offline, failing, or its data too
+old; ``bridge.freshness``) the table and the total are greyed and the total says "stale since
+HH:MM:SS" (the time of the last good balances); both come back when fresh data arrives.
 """
 
 from __future__ import annotations
@@ -26,13 +30,14 @@ from PySide6.QtWidgets import (
 from app.domain.display import Precision
 from app.domain.records import TopOfBook
 from app.services.session import Balances
+from app.ui.bridge import Freshness
 from app.ui.delegates import UtilisationBarDelegate
 from app.ui.models.balances_model import (
     UTILISATION_ROLE,
     BalancesModel,
     BalancesSortProxy,
 )
-from app.ui.palette import TradePalette, follow_palette, level_css
+from app.ui.palette import TradePalette, current_palette, follow_palette, level_css
 from app.ui.panels.base import PanelContext
 from app.ui.preferences import Preferences
 
@@ -95,6 +100,8 @@ class BalancesPanel(QWidget):
         self.note_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         self.note_label.setStyleSheet(level_css("warning"))
         self.note_label.setVisible(False)
+        self.freshness = context.bridge.freshness(context.bridge.balances_feed, self)
+        self.freshness.changed.connect(self._freshness_changed)
         follow_palette(self.set_palette)
 
         top = QHBoxLayout()
@@ -126,7 +133,22 @@ class BalancesPanel(QWidget):
     def set_palette(self, palette: TradePalette) -> None:
         """A theme switch: the note's colour, and the bars repainted in the new colours."""
         self.note_label.setStyleSheet(level_css("warning", palette))
+        self._style_total(palette)
         self.table.viewport().update()
+
+    def _style_total(self, palette: TradePalette | None = None) -> None:
+        """The total in the stale grey while stale, else in the theme's text colour."""
+        if self.freshness.stale:
+            colour = (palette or current_palette()).stale.name()
+            self.total_label.setStyleSheet(f"QLabel {{ color:{colour}; }}")
+        else:
+            self.total_label.setStyleSheet("")
+
+    def _freshness_changed(self, freshness: Freshness) -> None:
+        self.model.set_stale(freshness.stale)
+        self.table.setToolTip(freshness.reason if freshness.stale else "")
+        self._style_total()
+        self._show_total()
 
     # -- feeds ------------------------------------------------------------------------------
 
@@ -176,9 +198,14 @@ class BalancesPanel(QWidget):
     def _show_total(self) -> None:
         model, precision = self.model, self._context.precision
         if model.rowCount() == 0:
-            self.total_label.setText(f"Total: {precision.amount(None, model.valuation_currency)}")
+            text = f"Total: {precision.amount(None, model.valuation_currency)}"
         else:
-            self.total_label.setText(total_text(model.total(), model.valuation_currency, precision))
+            text = total_text(model.total(), model.valuation_currency, precision)
+        freshness = self.freshness.current
+        if freshness.stale:
+            text = f"{text} — {freshness.mark()}"
+        self.total_label.setText(text)
+        self.total_label.setToolTip(freshness.reason if freshness.stale else "")
         note = unvalued_text(model.unvalued())
         self.note_label.setText(note)
         self.note_label.setVisible(bool(note))

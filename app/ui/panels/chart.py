@@ -15,13 +15,19 @@ Colours: bid and ask in the palette's bid (blue) and ask (orange), the mid and t
 its neutral grey, the spread in its own hue, on the theme's plot background with its text
 colour on the axes and legend — all from the palette in force, re-applied on a theme switch.
 
+While the top-of-book feed is stale (offline, failing, too old: ``bridge.freshness``) the
+title is greyed and says "stale since HH:MM:SS", and the curves are drawn in the stale grey
+(issue 12); both come back with fresh data.
+
 Prices are Decimal everywhere else in the terminal; here, and only in ``plot_sample``, they
 become floats, because pixels are not money.
 """
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Sequence
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 
@@ -33,6 +39,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from app.domain.display import DASH
 from app.domain.records import TopOfBook
+from app.ui.bridge import Freshness
 from app.ui.palette import TradePalette, current_palette, follow_palette
 from app.ui.panels.base import PanelContext
 from app.ui.ring_buffer import RingBuffer
@@ -76,6 +83,17 @@ def _pen(colour: QColor) -> QPen:
     return pen
 
 
+class GroupedAxis(pg.AxisItem):  # type: ignore[misc]  # pyqtgraph is untyped
+    """Ticks written as the terminal writes numbers: ``90,995`` (pyqtgraph's own: ``90995``,
+    and ``9.1e+04`` from 10,000 up)."""
+
+    def tickStrings(self, values: Sequence[float], scale: float, spacing: float) -> list[str]:
+        if self.logMode or spacing * scale <= 0:
+            return list(super().tickStrings(values, scale, spacing))
+        places = max(0, math.ceil(-math.log10(spacing * scale)))
+        return [f"{value * scale:,.{places}f}" for value in values]
+
+
 class ChartPanel(QWidget):
     def __init__(
         self,
@@ -108,10 +126,20 @@ class ChartPanel(QWidget):
         self.plots.setObjectName("chartPlots")
         self.plots.setAntialiasing(False)
         self.price_plot = self.plots.addPlot(
-            row=0, col=0, axisItems={"bottom": pg.DateAxisItem(orientation="bottom")}
+            row=0,
+            col=0,
+            axisItems={
+                "bottom": pg.DateAxisItem(orientation="bottom"),
+                "left": GroupedAxis(orientation="left"),
+            },
         )
         self.spread_plot = self.plots.addPlot(
-            row=1, col=0, axisItems={"bottom": pg.DateAxisItem(orientation="bottom")}
+            row=1,
+            col=0,
+            axisItems={
+                "bottom": pg.DateAxisItem(orientation="bottom"),
+                "left": GroupedAxis(orientation="left"),
+            },
         )
         self.plots.ci.layout.setRowStretchFactor(0, 3)
         self.plots.ci.layout.setRowStretchFactor(1, 1)
@@ -145,6 +173,8 @@ class ChartPanel(QWidget):
                 line.hide()
                 plot.addItem(line, ignoreBounds=True)
         self.plots.scene().sigMouseMoved.connect(self._mouse_moved)
+        self.freshness = context.bridge.freshness(context.bridge.top_of_book_feed, self)
+        self.freshness.changed.connect(self._freshness_changed)
         self._palette = current_palette()
         self._paint_colours(self._palette)
         follow_palette(self.set_palette)
@@ -184,8 +214,10 @@ class ChartPanel(QWidget):
     def _paint_colours(self, palette: TradePalette) -> None:
         """Pens (1 px, cosmetic), background, axes, grid and legend from ``palette``."""
         self.plots.setBackground(palette.background)
+        stale = self.freshness.stale
         for name, colour in series_colours(palette).items():
-            self.curves[name].setPen(_pen(colour))
+            self.curves[name].setPen(_pen(palette.stale if stale else colour))
+        self.title.setStyleSheet(f"QLabel {{ color:{palette.stale.name()}; }}" if stale else "")
         for plot in (self.price_plot, self.spread_plot):
             for side in ("left", "bottom"):
                 axis = plot.getAxis(side)
@@ -199,6 +231,11 @@ class ChartPanel(QWidget):
         for _, label in self.legend.items:
             label.setText(label.text)  # a label renders its colour only when its text is set
         self.legend.update()
+
+    def _freshness_changed(self, freshness: Freshness) -> None:
+        self.title.setToolTip(freshness.reason if freshness.stale else "")
+        self._paint_colours(self._palette)
+        self._update_title()
 
     # -- data -----------------------------------------------------------------------------------
 
@@ -270,6 +307,9 @@ class ChartPanel(QWidget):
                     f"   ask {price(top.ask, self._pair)}"
                     f"   spread {price(top.spread, self._pair)}"
                 )
+        mark = self.freshness.current.mark()
+        if mark:
+            text = f"{text}   — {mark}"
         if self.title.text() != text:
             self.title.setText(text)
 

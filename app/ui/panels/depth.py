@@ -3,6 +3,9 @@
 Fed by ``bridge.orderBook``; a book of another pair than the selected one (a poll that was in
 flight when the trader switched) is ignored. Double-clicking a level emits ``levelActivated``
 (pair, side, Decimal price), e.g. for the order ticket to take the price.
+
+While the order book feed is stale (offline, failing, too old: ``bridge.freshness``) the
+ladder is greyed and the header says "stale since HH:MM:SS" (issue 12).
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ from PySide6.QtWidgets import (
 
 from app.domain.display import DASH, format_number
 from app.domain.records import OrderBook
+from app.ui.bridge import Freshness
 from app.ui.models.depth_model import DepthModel, DepthRole
+from app.ui.palette import TradePalette, current_palette, follow_palette
 from app.ui.panels.base import PanelContext
 
 BAR_ALPHA = 60
@@ -95,8 +100,28 @@ class DepthPanel(QWidget):
         layout.addWidget(self.header)
         layout.addWidget(self.view)
 
+        self.freshness = context.bridge.freshness(context.bridge.order_book_feed, self)
+        self.freshness.changed.connect(self._freshness_changed)
         context.bridge.orderBook.connect(self.set_book)
         context.bridge.selectionChanged.connect(self.set_pair)
+        self._update_header()
+        follow_palette(self.set_palette)
+
+    def set_palette(self, palette: TradePalette) -> None:
+        """A theme switch: the header's stale grey (the model follows by itself)."""
+        self._style_header(palette)
+
+    def _style_header(self, palette: TradePalette | None = None) -> None:
+        if self.freshness.stale:
+            colour = (palette or current_palette()).stale.name()
+            self.header.setStyleSheet(f"QLabel {{ color:{colour}; }}")
+        else:
+            self.header.setStyleSheet("")
+
+    def _freshness_changed(self, freshness: Freshness) -> None:
+        self.model.set_stale(freshness.stale)
+        self.header.setToolTip(freshness.reason if freshness.stale else "")
+        self._style_header()
         self._update_header()
 
     @property
@@ -121,6 +146,11 @@ class DepthPanel(QWidget):
         self._update_header()
 
     def header_text(self) -> str:
+        text = self._book_text()
+        mark = self.freshness.current.mark()
+        return f"{text}   — {mark}" if mark else text
+
+    def _book_text(self) -> str:
         if self._pair is None:
             return "No pair selected"
         spread = self.model.spread()

@@ -7,16 +7,31 @@ tick: while a sort column is set and data changed, the table is re-sorted at mos
 (with a flush when one is due, so both share a repaint; else by a timer).
 
 The watchlist is the session's: adding (pair box + Add) and removing (Remove or the Delete key
-on the selected rows) go through ``bridge.set_watchlist``; every change is saved in the settings
-under ``watchlist`` and restored when a panel is built. Double-click (or Enter) on a row selects
-that pair for the whole terminal.
+on the highlighted row) go through ``bridge.set_watchlist``; every change is saved in the
+settings under ``watchlist`` and restored when a panel is built.
+
+The highlighted row *is* the traded pair (issue 12: a highlight that differed from the bold,
+traded row let a trader trade a pair they were not looking at). One row at a time is
+highlighted; a click or the arrow keys select its pair for the whole terminal
+(``bridge.select_pair``: tickets, chart, depth), and the highlight follows the session's
+selection whatever moved it (another panel, a sort, a watchlist change). Removing the selected
+pair selects the row that takes its place. Double-click and Enter do what a click does (the
+pair is already selected by the first click); they change nothing else.
 """
 
 from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import (
+    QItemSelectionModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSettings,
+    Qt,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import QAction, QFont, QFontMetrics, QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -94,6 +109,8 @@ class TopOfBookPanel(QWidget):
         self._sorted_at = 0.0
         self._sized = False
         self._choices_from: tuple[str, ...] | None = None
+        #: True while the panel itself moves the highlight: that is not the trader choosing.
+        self._syncing = False
 
         self.model = TopOfBookModel(context.precision, self)
         self.proxy = TopOfBookSortProxy(self)
@@ -103,7 +120,7 @@ class TopOfBookPanel(QWidget):
         self.table.setAccessibleName("Watchlist")
         self.table.setModel(self.proxy)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
@@ -125,7 +142,7 @@ class TopOfBookPanel(QWidget):
         self.add_action = QAction("Add", self)
         self.add_action.setToolTip("Add the chosen pair to the watchlist")
         self.remove_action = QAction("Remove", self)
-        self.remove_action.setToolTip("Remove the selected pairs from the watchlist (Delete)")
+        self.remove_action.setToolTip("Remove the selected pair from the watchlist (Delete)")
         self.remove_action.setEnabled(False)
         self.toolbar = QToolBar(self)
         self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
@@ -154,15 +171,16 @@ class TopOfBookPanel(QWidget):
         self.model.set_selected(self._bridge.selected_pair)
         self.model.stale_after = STALE_FACTOR * self._bridge.top_of_book_interval
         self._refresh_choices()
+        self._show_selection()
 
         self._bridge.topOfBook.connect(self._on_top_of_book)
         self._bridge.watchlistChanged.connect(self._on_watchlist_changed)
-        self._bridge.selectionChanged.connect(self.model.set_selected)
+        self._bridge.selectionChanged.connect(self._on_selection_changed)
         self._bridge.feedStatus.connect(self._on_feed_status)
         self.table.doubleClicked.connect(self._choose)
         self.table.chooseRequested.connect(self._choose)
         self.table.removeRequested.connect(self.remove_selected)
-        self.table.selectionModel().selectionChanged.connect(self._update_actions)
+        self.table.selectionModel().selectionChanged.connect(self._highlight_moved)
         self.add_action.triggered.connect(self.add_chosen)
         self.remove_action.triggered.connect(self.remove_selected)
 
@@ -183,17 +201,28 @@ class TopOfBookPanel(QWidget):
         valid = [name for name in dict.fromkeys(saved) if self._valid_pair(name)]
         dropped = [name for name in saved if name not in valid]
         if dropped:
+            what = "an unknown pair" if len(dropped) == 1 else f"{len(dropped)} unknown pairs"
             self._context.notify(
                 LogLevel.WARNING,
-                f"Watchlist: ignored unknown pairs {', '.join(map(repr, dropped))}",
+                f"Watchlist: ignored {what}: {', '.join(map(repr, dropped))}",
             )
         if valid and valid != self._bridge.watchlist:
             self._bridge.set_watchlist(valid)
 
     def _on_watchlist_changed(self, pairs: list[str]) -> None:
-        self.model.set_pairs(pairs)
+        """New rows; if the traded pair went, the row that takes its place is traded instead."""
+        selected = self._bridge.selected_pair
+        old_row = self._shown_row(selected)
+        self._syncing = True  # the view moves its highlight as rows go: not the trader's doing
+        try:
+            self.model.set_pairs(pairs)
+        finally:
+            self._syncing = False
         self._context.settings.setValue(SETTINGS_KEY, list(pairs))
         self._refresh_choices(force=True)
+        if old_row is not None and selected not in pairs and self.proxy.rowCount():
+            self._choose(self.proxy.index(min(old_row, self.proxy.rowCount() - 1), 0))
+        self._show_selection()
 
     def _refresh_choices(self, force: bool = False) -> None:
         """The pair box lists the available pairs that are not watched yet."""
@@ -220,27 +249,65 @@ class TopOfBookPanel(QWidget):
             self._bridge.set_watchlist([*watchlist, pair])
 
     def selected_pairs(self) -> list[str]:
+        """The highlighted pair (one at most: it is the traded pair)."""
         rows = self.table.selectionModel().selectedRows()
         return [self.model.pair_at(self.proxy.mapToSource(index).row()) for index in rows]
 
     def remove_selected(self) -> None:
+        """Remove the highlighted pair; the row that takes its place becomes the traded pair
+        (``_on_watchlist_changed``), so Delete can be pressed again."""
         doomed = set(self.selected_pairs())
-        if not doomed:
-            return
-        rows = [index.row() for index in self.table.selectionModel().selectedRows()]
-        self._bridge.set_watchlist([p for p in self._bridge.watchlist if p not in doomed])
-        if self.proxy.rowCount():  # keep a row selected so Delete can be pressed again
-            row = min(min(rows), self.proxy.rowCount() - 1)
-            self.table.selectRow(row)
-
-    def _update_actions(self) -> None:
-        self.remove_action.setEnabled(self.table.selectionModel().hasSelection())
+        if doomed:
+            self._bridge.set_watchlist([p for p in self._bridge.watchlist if p not in doomed])
 
     # -- selection --------------------------------------------------------------------------------
 
     def _choose(self, index: Index) -> None:
         if index.isValid():
             self._bridge.select_pair(self.model.pair_at(self.proxy.mapToSource(index).row()))
+
+    def _highlight_moved(self) -> None:
+        """The trader moved the highlight (click, arrow keys): that pair is now traded."""
+        selection = self.table.selectionModel()
+        self.remove_action.setEnabled(selection.hasSelection())
+        if self._syncing:
+            return
+        rows = selection.selectedRows()
+        if len(rows) == 1:
+            self._choose(rows[0])
+        else:
+            self._show_selection()  # nothing highlighted (e.g. Ctrl+click): back to the pair
+
+    def _on_selection_changed(self, pair: str) -> None:
+        self.model.set_selected(pair)
+        self._show_selection()
+
+    def _shown_row(self, pair: str | None) -> int | None:
+        """The table row (after sorting) of ``pair``, None when it is not watched."""
+        row = None if pair is None else self.model.row_of(pair)
+        return None if row is None else self.proxy.mapFromSource(self.model.index(row, 0)).row()
+
+    def _show_selection(self) -> None:
+        """Highlight exactly the session's selected pair (none when it is not watched)."""
+        pair = self._bridge.selected_pair
+        self.model.set_selected(pair)
+        row = self._shown_row(pair)
+        selection = self.table.selectionModel()
+        self._syncing = True
+        try:
+            if row is None:
+                selection.clearSelection()
+            elif self.selected_pairs() != [pair] or self.table.currentIndex().row() != row:
+                flags = (
+                    QItemSelectionModel.SelectionFlag.ClearAndSelect
+                    | QItemSelectionModel.SelectionFlag.Rows
+                )
+                current = self.table.currentIndex()
+                column = current.column() if current.isValid() else 0
+                selection.setCurrentIndex(self.proxy.index(row, column), flags)
+        finally:
+            self._syncing = False
+        self.remove_action.setEnabled(selection.hasSelection())
 
     # -- feed -------------------------------------------------------------------------------------
 
@@ -286,6 +353,7 @@ class TopOfBookPanel(QWidget):
             self._sort_dirty = False
             self._sorted_at = time.monotonic()
             self.proxy.resort()
+            self._show_selection()
 
     def _on_feed_status(self, status: FeedStatus) -> None:
         if status.name == self._bridge.top_of_book_feed:
