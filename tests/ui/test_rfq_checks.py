@@ -303,3 +303,60 @@ def test_sides_fills_notice_log_and_history_read_in_pair_terms(
     name = "Buy BTC" if side == "buy" else "Sell BTC"
     quoted_price = f"{quoted.price.value:,.2f}"  # the row keeps the price the quote gave
     assert row == {"side": name, "price": quoted_price, "size": "0.01000000 BTC"}
+
+
+def test_a_lost_answer_notifies_in_the_traders_words_only(
+    qtbot: QtBot, live: Live, faults: Faults
+) -> None:
+    """The notice (a popup) says what the trader needs to know; the wire's detail stays in the
+    ticket's tooltip."""
+    ticket = open_ticket(qtbot, live)
+    panel = ticket.panel
+    quote = request(qtbot, panel)
+    qtbot.waitUntil(panel.sides["buy"].accept.isEnabled)
+    path = f"/account/{live.account.account}/order/rfq/.*/accept$"
+    faults({"kind": "drop", "path": path, "count": 1})
+    panel.size_edit.setFocus()
+    alt_key("buy")
+    qtbot.waitUntil(lambda: panel.last_result is not None, timeout=10000)
+    result = panel.last_result
+    assert result is not None and result.status == "unknown"
+    expected = (
+        f"Buy BTC on quote {quote.order_id[:8]}: the answer was lost and the order was not "
+        "found yet, so it is not known whether it filled. Check the orders before trading again."
+    )
+    assert (LogLevel.WARNING, expected) in live.notices
+    assert panel.message.text() == expected
+    assert panel.message.toolTip() == result.message and result.message
+    assert panel.sides["buy"].countdown.text == "unknown"
+
+
+def test_funds_short_of_a_request_warn_before_it_is_sent_and_on_each_side(
+    qtbot: QtBot, live: Live
+) -> None:
+    """3 BTC: the buy side would spend about 270,000 USD (150,000 USD with credit), the sell
+    side 3 BTC (2 held): warnings, as on the order ticket, and the request goes out."""
+    ticket = open_ticket(qtbot, live)
+    panel = ticket.panel
+    wait_for_book(qtbot, live)
+    wait_for_balances(qtbot, live)
+    press_enter_in_size(qtbot, panel, "3")
+    lines = panel.message.text().splitlines()
+    assert lines[0] == f"Requesting a quote for {PAIR} 3 BTC…"
+    assert lines[1].startswith("Buy BTC spends about ")
+    assert lines[1].endswith(" USD, more than the 150,000.00 USD available with credit")
+    assert (
+        lines[2]
+        == "Sell BTC spends 3.00000000 BTC, more than the 2.00000000 BTC available with credit"
+    )
+    assert panel.message.property("level") == "warning"
+    qtbot.waitUntil(lambda: panel.live_quote is not None)
+    quote = shown(panel)
+    assert quote is not None
+    spend = quote.quote.buy.source.value
+    assert panel.sides["buy"].checks.text() == (
+        f"Buy BTC spends {spend:,.2f} USD, more than the 150,000.00 USD available with credit"
+    )
+    assert panel.sides["sell"].checks.text() == lines[2]
+    for side in SIDES:  # a warning leaves the accept on: the service has the last word
+        qtbot.waitUntil(panel.sides[side].accept.isEnabled)
