@@ -17,6 +17,17 @@ does not change the countdown.
 Accept is allowed while more than ``max(0.5, typical_round_trip + 0.25)`` seconds are left (the
 accept has to reach the server in time), no accept is in flight and the quote was not accepted
 or refused. While an accept is in flight both sides are disabled.
+
+Pre-trade checks: the order ticket's checks (``app.services.pretrade.checks``: funds plus credit,
+the fat-finger size limit in the valuation currency) run on each side's equivalent order — the
+buy side sells QUOTE for BASE, the sell side sells BASE for QUOTE — before a quote is requested
+(the size converted through the top of book when it is in the other asset) and again before an
+accept (the quoted amounts). A size-limit block stops the request or the side unless the trader
+overrides it for that request; a funds shortfall is a warning, as on the order ticket (the
+service's refusal rules). While the connection is offline (every feed failing) the desk sends
+neither requests nor accepts. The checks read a ``Market`` snapshot; the desk keeps its own from
+the session's topics, and the panel computes the same pure functions on the snapshots the bridge
+hands it, so neither reads the other's cache.
 """
 
 from __future__ import annotations
@@ -26,10 +37,10 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from typing import Literal
 
 from app.api import (
@@ -40,13 +51,20 @@ from app.api import (
     ServerClock,
     ServiceError,
 )
-from app.domain import Amount, utc_now
+from app.domain import Amount, AssetPair, utc_now
+from app.domain.display import Precision, format_number
+from app.domain.money import MONEY_CONTEXT, divide, format_trimmed
+from app.domain.pair_terms import PairSide, Trade
 from app.domain.records import Order, Quote, TopOfBook
+from app.domain.valuation import value_in
 from app.services.events import Topic
+from app.services.health import Health, HealthState
 from app.services.journal import OrderJournal
 from app.services.log_events import EventKind, LogLevel
-from app.services.session import TerminalSession
+from app.services.pretrade import Check, CheckLimits, Severity, checks
+from app.services.session import Balances, TerminalSession
 from app.services.settling import OrderSettler, Sought, Verdict
+from app.services.ticket import TicketInput
 
 log = logging.getLogger("tradeterm.services")
 
@@ -70,6 +88,263 @@ class AcceptClosed(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class ChecksBlock(AcceptClosed):
+    """A request or accept stopped by a pre-trade check (nothing sent); ``checks`` are all the
+    checks found, blocks and warnings."""
+
+    def __init__(self, reason: str, found: RfqChecks) -> None:
+        super().__init__(reason)
+        self.checks = found
+
+
+# -- the trader's words ------------------------------------------------------------------------
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 quote``, ``2 quotes`` (count grouped)."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def size_text(size: Amount) -> str:
+    """A size as the trader typed it: thousands grouped, never rounded (``100,000 BTC``)."""
+    places = len(format_trimmed(size.value).partition(".")[2])
+    return f"{format_number(size.value, places)} {size.asset}"
+
+
+def side_name(pair: str | AssetPair, side: Side) -> str:
+    """``Buy BTC`` / ``Sell BTC``: a side of a quote on ``pair`` as the trader says it."""
+    base = pair.base if isinstance(pair, AssetPair) else pair.split("/")[0]
+    return f"{'Buy' if side == 'buy' else 'Sell'} {base}"
+
+
+def pair_price(live: LiveQuote, side: Side) -> Decimal:
+    """The side's price as QUOTE per BASE (the wire may write either direction)."""
+    pair_side = PairSide(AssetPair.parse(live.pair, "pair"), side)
+    return pair_side.price(live.quote.side(side).price).value
+
+
+def side_terms(live: LiveQuote, side: Side, precision: Precision) -> str:
+    """``Buy BTC · pay 9,090.50 USD · get 0.10000000 BTC at 90,905.00``: amounts exact, the
+    price QUOTE per BASE with the pair's increment."""
+    quoted = live.quote.side(side)
+    pay = f"{precision.exact(quoted.source.value, quoted.source.asset)} {quoted.source.asset}"
+    get = (
+        f"{precision.exact(quoted.destination.value, quoted.destination.asset)} "
+        f"{quoted.destination.asset}"
+    )
+    price = precision.price_text(pair_price(live, side), live.pair)
+    return f"{side_name(live.pair, side)} · pay {pay} · get {get} at {price}"
+
+
+def trade_of(live: LiveQuote, side: Side, order: Order | None) -> Trade:
+    """What an accepted side did, from the order the service returned (else as quoted)."""
+    if order is not None:
+        trade = Trade.of(order, [live.pair])
+        if trade is not None:
+            return trade
+    pair_side = PairSide(AssetPair.parse(live.pair, "pair"), side)
+    quoted = live.quote.side(side)
+    if side == "buy":
+        return Trade(pair_side, quoted.destination.value, quoted.source.value)
+    return Trade(pair_side, quoted.source.value, quoted.destination.value)
+
+
+# -- pre-trade checks --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Market:
+    """What the checks read: the last balances, tops of book and health, and the limits."""
+
+    balances: Balances | None = None
+    top_of_book: Mapping[str, TopOfBook] = field(default_factory=dict)
+    health: HealthState | None = None
+    limits: CheckLimits = field(default_factory=CheckLimits)
+
+    @property
+    def offline(self) -> bool:
+        return self.health is not None and self.health.health == Health.OFFLINE
+
+    def offline_reason(self) -> str | None:
+        """Why nothing may be sent now (None: the connection is not known to be down)."""
+        if not self.offline or self.health is None:
+            return None
+        return f"the connection is offline ({self.health.reason})"
+
+
+@dataclass(frozen=True)
+class SideCheck:
+    """One check on one side, in the trader's words."""
+
+    side: Side
+    code: str  # pretrade's: "funds", "fat_finger", "unvalued"; or "no_price"
+    severity: Severity
+    text: str
+    notional: Decimal | None = None  # valued size (fat_finger), in the valuation currency
+
+
+@dataclass(frozen=True)
+class RfqChecks:
+    """The checks of both sides of a request or a quote."""
+
+    found: tuple[SideCheck, ...] = ()
+
+    def of(self, side: Side) -> list[SideCheck]:
+        return [check for check in self.found if check.side == side]
+
+    def blocks(self, side: Side | None = None) -> list[SideCheck]:
+        return [c for c in self.found if c.severity == "block" and side in (None, c.side)]
+
+    def warnings(self, side: Side | None = None) -> list[SideCheck]:
+        return [c for c in self.found if c.severity == "warn" and side in (None, c.side)]
+
+    @property
+    def size_limited(self) -> bool:
+        """A size-limit finding (blocked, or overridden): the override control applies."""
+        return any(check.code == "fat_finger" for check in self.found)
+
+    def reason(self, side: Side) -> str | None:
+        """Why ``side`` may not be accepted (None: no check blocks it)."""
+        blocks = self.blocks(side)
+        return "; ".join(check.text for check in blocks) if blocks else None
+
+
+def request_ticket(
+    pair: AssetPair, side: Side, size: Amount, tops: Mapping[str, TopOfBook]
+) -> tuple[TicketInput, bool] | None:
+    """The order-ticket equivalent of one side of a request, and whether its size is an
+    estimate (converted through the top of book: the buy side spends QUOTE, the sell side
+    BASE). None when the size is in the other asset and there is no book to convert it."""
+    pair_side = PairSide(pair, side)
+    spend = pair_side.source
+    if size.asset == spend:
+        return TicketInput(spend, pair_side.destination, size.value), False
+    top = tops.get(str(pair))
+    with localcontext(MONEY_CONTEXT):
+        if top is None:
+            return None
+        if side == "buy" and top.ask > 0:  # size in BASE: pay about size x ask
+            return TicketInput(spend, pair_side.destination, size.value * top.ask), True
+        if side == "sell" and top.bid > 0:  # size in QUOTE: give about size / bid
+            return TicketInput(spend, pair_side.destination, divide(size.value, top.bid)), True
+    return None
+
+
+def quote_ticket(live: LiveQuote, side: Side) -> TicketInput:
+    """The order-ticket equivalent of accepting ``side``: sell exactly what the side pays."""
+    quoted = live.quote.side(side)
+    return TicketInput(quoted.source.asset, quoted.destination.asset, quoted.source.value)
+
+
+def _can_spend(balances: Balances | None, asset: str) -> Decimal:
+    found = balances.portfolio.balances.get(asset) if balances is not None else None
+    return Decimal(0) if found is None else found.available_funds + found.available_credit
+
+
+def _in_trader_terms(
+    check: Check,
+    side: Side,
+    ticket: TicketInput,
+    estimated: bool,
+    pair: str,
+    market: Market,
+    precision: Precision,
+) -> SideCheck:
+    """Pretrade's finding for ``ticket`` said for the side of the quote it stands for."""
+    name = side_name(pair, side)
+    asset, valuation = ticket.source, market.limits.valuation
+    about = "about " if estimated else ""
+    if check.code == "funds":
+        spend = (
+            precision.amount(ticket.size, asset)
+            if estimated
+            else precision.exact(ticket.size, asset)
+        )
+        can = precision.exact(_can_spend(market.balances, asset), asset)
+        text = (
+            f"{name} spends {about}{spend} {asset}, more than the {can} {asset} "
+            "available with credit"
+        )
+        return SideCheck(side, check.code, check.severity, text)
+    if check.code == "fat_finger":
+        notional = value_in(ticket.size, asset, valuation, market.top_of_book)
+        worth = precision.amount(notional, valuation)
+        cap = precision.exact(market.limits.max_notional, valuation)
+        text = f"{name} is worth about {worth} {valuation}, above the {cap} {valuation} size limit"
+        if check.severity == "warn":
+            text += " (overridden)"
+        return SideCheck(side, check.code, check.severity, text, notional)
+    if check.code == "unvalued":
+        text = f"{name}: no price values {asset} in {valuation}, so the size limit is not checked"
+        return SideCheck(side, check.code, check.severity, text)
+    return SideCheck(side, check.code, check.severity, check.message)
+
+
+def _side_checks(
+    side: Side,
+    ticket: TicketInput,
+    estimated: bool,
+    pair: str,
+    market: Market,
+    override: bool,
+    precision: Precision,
+) -> list[SideCheck]:
+    found = checks(
+        ticket, market.balances, dict(market.top_of_book), market.limits, override=override
+    )
+    return [
+        _in_trader_terms(check, side, ticket, estimated, pair, market, precision) for check in found
+    ]
+
+
+def request_checks(
+    pair: str, size: Amount, market: Market, *, override: bool = False, precision: Precision
+) -> RfqChecks:
+    """The order ticket's checks on both sides of a request for ``size`` on ``pair``."""
+    parsed = AssetPair.parse(pair, "pair")
+    found: list[SideCheck] = []
+    for side in SIDES:
+        made = request_ticket(parsed, side, size, market.top_of_book)
+        if made is None:
+            text = (
+                f"{side_name(parsed, side)}: no top of book for {pair} yet, so funds and the "
+                "size limit are not checked"
+            )
+            found.append(SideCheck(side, "no_price", "warn", text))
+            continue
+        ticket, estimated = made
+        found.extend(_side_checks(side, ticket, estimated, pair, market, override, precision))
+    return RfqChecks(tuple(found))
+
+
+def quote_checks(
+    live: LiveQuote, market: Market, *, override: bool = False, precision: Precision
+) -> RfqChecks:
+    """The order ticket's checks on each side of ``live`` as quoted (again before accept)."""
+    found: list[SideCheck] = []
+    for side in SIDES:
+        ticket = quote_ticket(live, side)
+        found.extend(_side_checks(side, ticket, False, live.pair, market, override, precision))
+    return RfqChecks(tuple(found))
+
+
+def request_block_text(size: Amount, found: RfqChecks, market: Market, precision: Precision) -> str:
+    """Why a request was stopped, said once for the request (not once per side): what the
+    size is worth (the size itself when it is in the valuation currency)."""
+    limited = [check.notional for check in found.blocks() if check.notional is not None]
+    if not limited:
+        return "; ".join(check.text for check in found.blocks())
+    valuation = market.limits.valuation
+    cap = f"{precision.exact(market.limits.max_notional, valuation)} {valuation}"
+    if size.asset == valuation:
+        return f"{size_text(size)} is above the {cap} size limit"
+    worth = value_in(size.value, size.asset, valuation, market.top_of_book) or max(limited)
+    return (
+        f"{size_text(size)} is worth about {precision.amount(worth, valuation)} {valuation}, "
+        f"above the {cap} size limit"
+    )
 
 
 class LiveQuote:
@@ -101,6 +376,8 @@ class LiveQuote:
             for side in SIDES
         }
         self.in_flight: Side | None = None
+        #: The trader overrode the size limit for the request: its accepts carry it too.
+        self.override = False
         self.accepted_side: Side | None = None
         self.refused: dict[Side, str] = {}
         self.expired_reported: set[Side] = set()
@@ -209,6 +486,10 @@ class QuoteEvent:
     side: Side | None = None
     ms_left: int | None = None
     message: str = ""
+    #: Quoted prices, QUOTE per BASE: both sides when requested, the event's side otherwise.
+    prices: Mapping[Side, Decimal] = field(default_factory=dict)
+    #: The BASE amount the event's side buys or sells (None for a request).
+    base: Decimal | None = None
 
 
 class RfqDesk:
@@ -223,8 +504,11 @@ class RfqDesk:
         auto_requote: bool = False,
         max_unanswered_requotes: int = MAX_UNANSWERED_REQUOTES,
         requote_interval: float = REQUOTE_INTERVAL,
+        limits: CheckLimits | None = None,
     ) -> None:
         self.session = session
+        #: The desk's own snapshot of what the checks read, kept from the session's topics.
+        self.market = Market(health=session.health.current, limits=limits or CheckLimits())
         self.journal = journal
         self._monotonic = clock_monotonic
         self.auto_requote = auto_requote
@@ -238,24 +522,74 @@ class RfqDesk:
         self._last_request: float | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._closed = False
+        self._unsubscribe = [
+            session.balances.data.subscribe(self._on_balances),
+            session.top_of_book.data.subscribe(self._on_top),
+            session.health.changes.subscribe(self._on_health),
+        ]
+
+    # -- what the checks read -----------------------------------------------------------------
+
+    @property
+    def limits(self) -> CheckLimits:
+        return self.market.limits
+
+    @limits.setter
+    def limits(self, limits: CheckLimits) -> None:
+        self.market = replace(self.market, limits=limits)
+
+    def _on_balances(self, balances: Balances) -> None:
+        self.market = replace(self.market, balances=balances)
+
+    def _on_top(self, tops: dict[str, TopOfBook]) -> None:
+        self.market = replace(self.market, top_of_book={**self.market.top_of_book, **tops})
+
+    def _on_health(self, health: HealthState) -> None:
+        self.market = replace(self.market, health=health)
+
+    @property
+    def precision(self) -> Precision:
+        """Display precision from the service's pairs (for the desk's own log lines)."""
+        precision = Precision()
+        precision.learn(self.session.pair_info)
+        return precision
+
+    def request_checks(self, pair: str, size: Amount, *, override: bool = False) -> RfqChecks:
+        return request_checks(pair, size, self.market, override=override, precision=self.precision)
+
+    def quote_checks(self, live: LiveQuote, *, override: bool = False) -> RfqChecks:
+        return quote_checks(
+            live, self.market, override=override or live.override, precision=self.precision
+        )
 
     # -- requests -----------------------------------------------------------------------------
 
-    async def request(self, pair: str, size: Amount) -> LiveQuote:
-        """Ask for a quote (the trader's own request: resets the requote count)."""
+    async def request(self, pair: str, size: Amount, *, override: bool = False) -> LiveQuote:
+        """Ask for a quote (the trader's own request: resets the requote count). ChecksBlock
+        (nothing sent) when a check blocks it and ``override`` does not lift it; AcceptClosed
+        while offline."""
         self.unanswered_requotes = 0
-        return await self._request(pair, size)
+        return await self._request(pair, size, override)
 
     async def requote(self) -> LiveQuote:
-        """A fresh quote for the same pair and size as the current one."""
+        """A fresh quote for the same pair and size as the current one (and its override)."""
         if self.current is None:
             raise AcceptClosed("no quote to requote")
-        return await self.request(self.current.pair, self.current.size)
+        return await self.request(
+            self.current.pair, self.current.size, override=self.current.override
+        )
 
-    async def _request(self, pair: str, size: Amount) -> LiveQuote:
+    async def _request(self, pair: str, size: Amount, override: bool) -> LiveQuote:
         if self.accepting:
             # Replacing the quote now would hide the accept's outcome from the trader.
             raise AcceptClosed("an accept is in flight; wait for its answer")
+        offline = self.market.offline_reason()
+        if offline is not None:
+            raise AcceptClosed(f"{offline}; requests resume when it is back")
+        found = self.request_checks(pair, size, override=override)
+        if found.blocks():
+            reason = request_block_text(size, found, self.market, self.precision)
+            raise ChecksBlock(reason, found)
         client = self.session.client
         self._last_request = sent = self._monotonic()
         quote = await client.request_quote(pair, size)
@@ -269,8 +603,10 @@ class RfqDesk:
             clock=client.clock,
             clock_monotonic=self._monotonic,
         )
+        live.override = override
         self._replace(live)
-        self._record(QuoteEvent("requested", quote.order_id, pair, size))
+        prices = {side: pair_price(live, side) for side in SIDES}
+        self._record(QuoteEvent("requested", quote.order_id, pair, size, prices=prices))
         self.quotes.publish(live)
         return live
 
@@ -289,12 +625,21 @@ class RfqDesk:
     def accepting(self) -> bool:
         return self.current is not None and self.current.in_flight is not None
 
-    async def accept(self, side: Side) -> AcceptResult:
-        """Take ``side`` of the current quote; AcceptClosed (nothing sent) when not allowed."""
+    async def accept(self, side: Side, *, override: bool = False) -> AcceptResult:
+        """Take ``side`` of the current quote; AcceptClosed (nothing sent) when not allowed:
+        closed in time, offline, or blocked by a check (``override``, or the request's, lifts
+        the size limit)."""
         live = self._current()
         reason = live.closed_reason(side)
         if reason is not None:
             raise AcceptClosed(reason)
+        offline = self.market.offline_reason()
+        if offline is not None:
+            raise AcceptClosed(f"{offline}; accepting resumes when it is back")
+        found = self.quote_checks(live, override=override)
+        blocked = found.reason(side)
+        if blocked is not None:
+            raise ChecksBlock(blocked, found)
         return await self._send_accept(live, side)
 
     async def force_accept(self, side: Side) -> AcceptResult:
@@ -340,7 +685,10 @@ class RfqDesk:
                 self.journal.record_outcome(client_order_id, "rejected", detail=message)
                 self._record(self._event("refused", live, side, message))
                 self.session.log(
-                    LogLevel.WARNING, f"accept {side} refused: {message}", EventKind.REFUSAL
+                    LogLevel.WARNING,
+                    f"{side_name(live.pair, side)} on quote {live.order_id} refused by the "
+                    f"service: {message}",
+                    EventKind.REFUSAL,
                 )
                 return AcceptResult(
                     side, "refused", None, ms_left, message, exc.status, client_order_id
@@ -349,7 +697,9 @@ class RfqDesk:
                 # NotSent, 401 after re-login, ...: the accept did not reach the quote.
                 self.journal.record_outcome(client_order_id, "failed", detail=str(exc))
                 self.session.log(
-                    LogLevel.WARNING, f"accept {side} of {live.order_id} failed: {exc}"
+                    LogLevel.WARNING,
+                    f"{side_name(live.pair, side)} on quote {live.order_id} did not go "
+                    f"through: {exc}",
                 )
                 return AcceptResult(
                     side, "failed", None, ms_left, exc.message, exc.status, client_order_id
@@ -358,11 +708,10 @@ class RfqDesk:
             self.journal.record_order(client_order_id, order)
             self.unanswered_requotes = 0
             self._record(self._event("accepted", live, side, "", ms_left))
-            total = f" for {order.result.total}" if order.result.total is not None else ""
+            sentence = trade_of(live, side, order).sentence(self.precision)
             self.session.log(
                 LogLevel.SUCCESS,
-                f"accepted {side} {live.pair} {live.size}{total} — order {order.order_id}, "
-                f"{ms_left} ms left",
+                f"{sentence} — RFQ order {order.order_id}, {ms_left:,} ms left",
                 EventKind.FILL,
             )
             self.session.after_fill()
@@ -384,7 +733,10 @@ class RfqDesk:
         message = f"{lost.message} ({verdict.detail})"
         self.journal.record_outcome(client_order_id, "unknown", detail=message)
         self._record(self._event("unknown", live, side, message))
-        self.session.log(LogLevel.WARNING, f"accept {side} of {live.order_id}: {message}")
+        self.session.log(
+            LogLevel.WARNING,
+            f"{side_name(live.pair, side)} on quote {live.order_id}: outcome unknown ({message})",
+        )
         self.session.after_fill()
         return AcceptResult(side, "unknown", None, ms_left, message, lost.status, client_order_id)
 
@@ -435,8 +787,9 @@ class RfqDesk:
         if self.unanswered_requotes >= self.max_unanswered_requotes:
             self.session.log(
                 LogLevel.INFO,
-                f"auto-requote stopped after {self.unanswered_requotes} quotes on "
-                f"{live.pair} that were not acted on",
+                f"auto-requote stopped after "
+                f"{plural(self.unanswered_requotes, 'quote')} on {live.pair} that nobody "
+                "acted on",
             )
             return
         if self._last_request is not None:
@@ -447,13 +800,18 @@ class RfqDesk:
             return
         self.unanswered_requotes += 1
         try:
-            await self._request(live.pair, live.size)
+            await self._request(live.pair, live.size, live.override)
+        except AcceptClosed as exc:  # offline, or a check blocks it now
+            self.session.log(LogLevel.WARNING, f"auto-requote of {live.pair} stopped: {exc.reason}")
         except ServiceError as exc:
             self.session.log(LogLevel.WARNING, f"auto-requote of {live.pair} failed: {exc}")
 
     async def close(self) -> None:
-        """Stop the desk's task (the expiry watcher and auto-requote)."""
+        """Stop the desk's task (the expiry watcher and auto-requote) and its subscriptions."""
         self._closed = True
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
         watcher, self._watcher = self._watcher, None
         if watcher is not None and watcher is not asyncio.current_task():
             watcher.cancel()
@@ -470,8 +828,18 @@ class RfqDesk:
         message: str = "",
         ms_left: int | None = None,
     ) -> QuoteEvent:
+        quoted = live.quote.side(side)
+        base = quoted.destination.value if side == "buy" else quoted.source.value
         return QuoteEvent(
-            kind, live.order_id, live.pair, live.size, side=side, ms_left=ms_left, message=message
+            kind,
+            live.order_id,
+            live.pair,
+            live.size,
+            side=side,
+            ms_left=ms_left,
+            message=message,
+            prices={side: pair_price(live, side)},
+            base=base,
         )
 
     def _record(self, event: QuoteEvent) -> None:

@@ -7,7 +7,7 @@ import itertools
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -17,11 +17,24 @@ import pytest
 from app.api import ClientSettings, RetryPolicy, ServerClock, ServiceClient
 from app.api.clock import system_now
 from app.domain import Amount, parse_timestamp
+from app.domain.pair_terms import Trade
 from app.domain.records import TopOfBook
+from app.domain.valuation import value_in
 from app.services.journal import OrderJournal
-from app.services.log_events import LogEvent
-from app.services.rfq_desk import SIDES, AcceptClosed, LiveQuote, QuoteEvent, RfqDesk
-from app.services.session import Environment, TerminalSession
+from app.services.log_events import EventKind, LogEvent
+from app.services.pretrade import CheckLimits
+from app.services.rfq_desk import (
+    SIDES,
+    AcceptClosed,
+    ChecksBlock,
+    LiveQuote,
+    QuoteEvent,
+    RfqDesk,
+    plural,
+    quote_checks,
+    size_text,
+)
+from app.services.session import Environment, FeedIntervals, TerminalSession
 from tests.harness import ADMIN_TOKEN, SandboxProcess, Session, new_client, until
 
 pytestmark = pytest.mark.anyio
@@ -60,21 +73,38 @@ class Desk:
 
 @asynccontextmanager
 async def open_desk(
-    sandbox: SandboxProcess, *, clock: ServerClock | None = None, **desk_options: Any
+    sandbox: SandboxProcess,
+    *,
+    clock: ServerClock | None = None,
+    started: bool = False,
+    **desk_options: Any,
 ) -> AsyncIterator[Desk]:
+    """A desk on a fresh account (USD 100,000, BTC 2). ``started``: the session's feeds run
+    and the desk has a top of book and balances before the test begins (its checks need them)."""
     user = new_client(sandbox, {"USD": "100000", "BTC": "2"})
     api = ServiceClient(ClientSettings(sandbox.url), retry=RetryPolicy(attempts=1), clock=clock)
     await api.login(user.user, user.password, user.account)
     await api.service_time()
-    session = TerminalSession(api, Environment(sandbox.url, user.user, user.account, True))
+    session = TerminalSession(
+        api,
+        Environment(sandbox.url, user.user, user.account, True),
+        FeedIntervals(top_of_book=0.25, balances=1.0, order_book=0.5),
+    )
     logs: list[LogEvent] = []
     session.events.subscribe(logs.append)
     journal = OrderJournal(":memory:")
     desk = RfqDesk(session, journal, **desk_options)
     try:
+        if started:
+            await session.start()
+            await until(
+                lambda: PAIR in desk.market.top_of_book and desk.market.balances is not None
+            )
         yield Desk(desk, api, user, journal, logs, sandbox)
     finally:
         await desk.close()
+        if started:
+            await session.stop()
         await api.aclose()
         journal.close()
         user.close()
@@ -382,3 +412,131 @@ async def test_an_accept_dropped_before_the_server_saw_it_stays_unknown(
         entry = d.journal.entry(result.client_order_id)
         assert entry is not None and (entry.status, entry.detail) == ("unknown", result.message)
         assert [e.kind for e in d.desk.events] == ["requested", "unknown"]
+
+
+# -- checks, offline, the trader's words (issue 12) --------------------------------------------
+
+
+def current(desk: RfqDesk) -> LiveQuote | None:
+    """The desk's quote now (a call, so a type checker does not carry it over)."""
+    return desk.current
+
+
+async def test_a_request_above_the_size_limit_is_not_sent_unless_overridden(
+    rfq_sandbox: SandboxProcess,
+) -> None:
+    huge = Amount(Decimal(100_000), "BTC")
+    async with open_desk(rfq_sandbox, started=True) as d:
+        start_request_log(rfq_sandbox)
+        try:
+            with pytest.raises(ChecksBlock) as blocked:
+                await d.desk.request(PAIR, huge)
+            reason = blocked.value.reason
+            assert reason.startswith("100,000 BTC is worth about "), reason
+            assert reason.endswith(" USD, above the 1,000,000.00 USD size limit")
+            assert {c.side for c in blocked.value.checks.blocks()} == {"buy", "sell"}
+            quote_posts = [
+                r for r in logged_requests(rfq_sandbox) if r["path"].endswith("/order/rfq")
+            ]
+            assert quote_posts == [] and d.desk.events == [] and current(d.desk) is None
+            live = await d.desk.request(PAIR, huge, override=True)
+            assert live.override and current(d.desk) is live
+            # A requote asks with the same override.
+            again = await d.desk.requote()
+            assert again.override and again.size == huge
+        finally:
+            clear_faults(rfq_sandbox)
+
+
+async def test_limits_in_a_quote_currency_size_value_the_estimated_spend(
+    rfq_sandbox: SandboxProcess,
+) -> None:
+    """A size in USD is valued as it is on the buy side and through the bid on the sell side."""
+    async with open_desk(rfq_sandbox, started=True) as d:
+        d.desk.limits = CheckLimits(max_notional=Decimal(5000))
+        with pytest.raises(
+            ChecksBlock, match=r"^10,000 USD is above the 5,000\.00 USD size limit$"
+        ):
+            await d.desk.request(PAIR, Amount(Decimal(10_000), "USD"))
+        live = await d.desk.request(PAIR, Amount(Decimal(1_000), "USD"))
+        assert live.quote.buy.source == Amount(Decimal(1000), "USD")
+
+
+async def test_an_accept_a_check_blocks_is_refused_locally_per_side(
+    rfq_sandbox: SandboxProcess,
+) -> None:
+    """The buy side is valued by the USD it spends, the sell side by the BTC it spends: a
+    limit between the two blocks only the buy side; nothing is sent for a blocked side."""
+    async with open_desk(rfq_sandbox, started=True) as d:
+        start_request_log(rfq_sandbox)
+        try:
+            live = await d.desk.request(PAIR, SIZE)
+            market = d.desk.market  # one snapshot: the book cannot move under the test
+            buy_worth = live.quote.buy.source.value
+            sell_worth = value_in(SIZE.value, "BTC", "USD", market.top_of_book)
+            assert sell_worth is not None and sell_worth < buy_worth
+            limits = CheckLimits(max_notional=(buy_worth + sell_worth) / 2)
+            found = quote_checks(live, replace(market, limits=limits), precision=d.desk.precision)
+            assert found.reason("sell") is None
+            reason = found.reason("buy") or ""
+            assert reason.startswith(f"Buy BTC is worth about {buy_worth:,.2f} USD, above the ")
+            assert reason.endswith(" USD size limit")
+            # The desk applies its limits before sending.
+            d.desk.limits = CheckLimits(max_notional=Decimal(1))
+            for side in SIDES:
+                with pytest.raises(ChecksBlock, match="size limit"):
+                    await d.desk.accept(side)
+            assert accept_posts(rfq_sandbox, d.user.account) == []
+            result = await d.desk.accept("sell", override=True)
+            assert result.status == "filled", result
+            assert len(accept_posts(rfq_sandbox, d.user.account)) == 1
+        finally:
+            clear_faults(rfq_sandbox)
+
+
+async def test_offline_the_desk_sends_neither_requests_nor_accepts(
+    rfq_sandbox: SandboxProcess,
+) -> None:
+    async with open_desk(rfq_sandbox, started=True) as d:
+        await d.desk.request(PAIR, SIZE)
+        admin_faults(
+            rfq_sandbox, [{"kind": "status", "status": 503, "path": ".*", "method": "GET"}]
+        )
+        try:
+            await until(lambda: d.desk.market.offline, timeout=10)
+            with pytest.raises(
+                AcceptClosed, match=r"^the connection is offline .* resumes? when it is back$"
+            ):
+                await d.desk.accept("buy")
+            with pytest.raises(
+                AcceptClosed, match=r"^the connection is offline .* resumes? when it is back$"
+            ):
+                await d.desk.request(PAIR, SIZE)
+            assert accept_posts(rfq_sandbox, d.user.account) == []
+            assert [e.kind for e in d.desk.events] == ["requested"]
+        finally:
+            clear_faults(rfq_sandbox)
+
+
+async def test_the_fill_log_line_is_the_trade_sentence(rfq_sandbox: SandboxProcess) -> None:
+    async with open_desk(rfq_sandbox) as d:
+        live = await d.desk.request(PAIR, SIZE)
+        result = await d.desk.accept("buy")
+        assert result.status == "filled" and result.order is not None
+        trade = Trade.of(result.order, [PAIR])
+        assert trade is not None
+        fills = [e.message for e in d.logs if e.kind == EventKind.FILL]
+        sentence = trade.sentence(d.desk.precision)
+        assert sentence.startswith("Bought 0.01000000 BTC at ") and "(spent " in sentence
+        assert fills == [f"{sentence} — RFQ order {live.order_id}, {result.ms_left:,} ms left"]
+        accepted = d.desk.events[-1]
+        assert accepted.base == SIZE.value
+        assert accepted.prices == {"buy": live.quote.buy.price.value}
+
+
+def test_counts_and_sizes_read_well() -> None:
+    assert plural(1, "quote") == "1 quote" and plural(10, "quote") == "10 quotes"
+    assert plural(1200, "quote") == "1,200 quotes"
+    assert size_text(Amount(Decimal(100_000), "BTC")) == "100,000 BTC"
+    assert size_text(Amount(Decimal("0.01"), "BTC")) == "0.01 BTC"
+    assert size_text(Amount(Decimal("1234.5"), "USD")) == "1,234.5 USD"

@@ -22,6 +22,20 @@ session's reach them through the bridge; the panel takes its desk in its constru
 
 The message under the quote is coloured by its level (a fill in the palette's success colour,
 bold; warnings; errors) from the palette in force, and restyled on a theme switch.
+
+Checks (``app.services.rfq_desk``: the order ticket's checks on each side's equivalent order)
+run on the balances, top of book and health the bridge last handed the panel, with the limits
+from Settings (``apply_preferences``). A request the size limit blocks is not sent: the message
+says why and "Override the size limit for this request" appears; ticked, the request and its
+quote's accepts go ahead. A quote side a check blocks has its accept disabled with the reason
+under the side. Offline (every feed failing, ``Health.OFFLINE``): Request and both accepts are
+disabled and say "offline"; a quote on screen is marked offline. (Disabled rather than an
+"accept anyway" confirmation: a modal question under a countdown of a few seconds is a worse
+choice than waiting for the connection, and an accept that cannot reach the service would only
+leave an unknown outcome to settle.)
+
+Fills read as ``Trade.sentence`` (``Filled: bought 0.10000000 BTC at 90,905.00 USD (spent
+9,090.50 USD) — order …``); notices carry the trader's words only, details stay in the ticket.
 """
 
 from __future__ import annotations
@@ -30,6 +44,7 @@ import asyncio
 import itertools
 import logging
 from collections.abc import Coroutine
+from dataclasses import replace
 from typing import Any
 
 import shiboken6
@@ -53,23 +68,36 @@ from PySide6.QtWidgets import (
 from app.domain import Amount, AssetPair, ParseError, parse_decimal
 from app.domain.display import Precision
 from app.domain.records import TopOfBook
+from app.services.health import HealthState
 from app.services.log_events import LogLevel
 from app.services.rfq_desk import (
     SIDES,
     AcceptClosed,
     AcceptResult,
+    ChecksBlock,
     LiveQuote,
+    Market,
     QuoteEvent,
+    RfqChecks,
     RfqDesk,
     Side,
+    pair_price,
+    quote_checks,
+    request_block_text,
+    request_checks,
+    side_name,
+    side_terms,
+    size_text,
+    trade_of,
 )
+from app.services.session import Balances
 from app.ui.bridge import QtTopic
 from app.ui.palette import TradePalette, current_palette, follow_palette, level_css
 from app.ui.panels.base import PanelContext
 from app.ui.preferences import Preferences
 from app.ui.tasks import TaskOwner
 from app.ui.widgets.quote_history import QuoteHistoryModel, QuoteHistoryView
-from app.ui.widgets.quote_side import QuoteSideBox, exact_amount
+from app.ui.widgets.quote_side import QuoteSideBox
 
 log = logging.getLogger("tradeterm.ui")
 
@@ -79,6 +107,8 @@ FRAME_MS = 33
 FOCUS_KEY = "F3"
 #: Keys that accept a side with Alt held (the buttons' mnemonics).
 ACCEPT_KEYS: dict[int, Side] = {int(Qt.Key.Key_B): "buy", int(Qt.Key.Key_S): "sell"}
+#: The override control's words (the message that asks for it quotes them).
+OVERRIDE_TEXT = "Override the size limit for this request"
 
 
 def message_css(level: str, palette: TradePalette) -> str:
@@ -103,21 +133,22 @@ def describe(exc: BaseException) -> str:
 
 
 def fill_text(live: LiveQuote, result: AcceptResult, precision: Precision) -> str:
-    """The accept's result as a fill: what was paid and received, at what price, which order."""
-    quoted = live.quote.side(result.side)
-    order = result.order
-    paid = order.size if order is not None else quoted.source
-    total = order.result.total if order is not None and order.result.total else None
-    received = total or quoted.destination
-    verb, amount, other = (
-        ("bought", received, paid) if result.side == "buy" else ("sold", paid, received)
-    )
-    price = f"{precision.price_text(quoted.price.value, live.pair)} {live.pair}"
-    order_id = order.order_id if order is not None else live.order_id
+    """The accept's result as a fill: ``Trade.sentence`` after "Filled:", the order and the
+    milliseconds that were left."""
+    sentence = trade_of(live, result.side, result.order).sentence(precision)
+    order_id = result.order.order_id if result.order is not None else live.order_id
     return (
-        f"Filled: {verb} {exact_amount(amount, precision)} for "
-        f"{exact_amount(other, precision)} at {price} — order {order_id} "
+        f"Filled: {sentence[:1].lower()}{sentence[1:]} — order {order_id} "
         f"({result.ms_left:,} ms left)"
+    )
+
+
+def unknown_text(live: LiveQuote, side: Side) -> str:
+    """An accept whose answer was lost, in the trader's words (no wire detail)."""
+    return (
+        f"{side_name(live.pair, side)} on quote {live.order_id[:8]}: the answer was lost and "
+        "the order was not found yet, so it is not known whether it filled. Check the orders "
+        "before trading again."
     )
 
 
@@ -133,7 +164,16 @@ class RfqTicketPanel(QWidget):
         self._tasks = TaskOwner(self, lambda what, exc: self._say("error", f"{what}: {exc}"))
         self._live: LiveQuote | None = None
         self._totals: dict[Side, float] = {}
-        self._books: dict[str, TopOfBook] = {}
+        #: What the checks read: the bridge's last snapshots and the limits from Settings.
+        self._market = Market(
+            balances=self._bridge.balances.latest,
+            top_of_book=dict(self._bridge.topOfBook.latest or {}),
+            health=self._bridge.health.latest or self._bridge.health_now,
+            limits=Preferences.load(context.settings).check_limits(),
+        )
+        desk.limits = self._market.limits
+        self._quote_checks = RfqChecks()
+        self._entry_blocked = False
         self._pair_pinned = False
         self._choices_from: tuple[str, ...] | None = None
         self._request_task: asyncio.Task[None] | None = None
@@ -156,6 +196,8 @@ class RfqTicketPanel(QWidget):
         self.quotes.connect(self._on_quote)
         self.history.connect(self._on_history)
         self._bridge.topOfBook.connect(self._on_top_of_book)
+        self._bridge.balances.connect(self._on_balances)
+        self._bridge.health.connect(self._on_health)
         self._bridge.selectionChanged.connect(self._on_selection)
         self._bridge.watchlistChanged.connect(self._refresh_pairs)
 
@@ -169,6 +211,7 @@ class RfqTicketPanel(QWidget):
         if self._desk.current is not None:
             self._on_quote(self._desk.current)
         self._update_controls()
+        self._show_offline()
         self._attach_focus_shortcut()
         follow_palette(self.set_palette)
 
@@ -195,6 +238,7 @@ class RfqTicketPanel(QWidget):
         self.size_edit.setAccessibleName("Size")
         self.size_edit.setToolTip("How much to quote, in the asset on the button beside (F3)")
         self.size_edit.returnPressed.connect(self.request_quote)
+        self.size_edit.textEdited.connect(self._entry_changed)
         self.size_edit.installEventFilter(self)
 
         self.unit_button = QToolButton(self)
@@ -214,6 +258,15 @@ class RfqTicketPanel(QWidget):
         self.requote_button.setObjectName("rfqRequote")
         self.requote_button.setToolTip("A fresh quote for the same pair and size")
         self.requote_button.clicked.connect(self.requote)
+
+        # Shown when the size limit stops the request (or concerns the quote on screen).
+        self.override_check = QCheckBox(OVERRIDE_TEXT.replace("ride", "ri&de", 1), self)
+        self.override_check.setObjectName("rfqOverride")
+        self.override_check.setToolTip(
+            "Ask for this quote, and accept it, although it is above the size limit in Settings"
+        )
+        self.override_check.setVisible(False)
+        self.override_check.toggled.connect(self._override_toggled)
 
         self.auto_requote = QCheckBox("Auto-requote on e&xpiry", self)
         self.auto_requote.setObjectName("rfqAutoRequote")
@@ -236,7 +289,7 @@ class RfqTicketPanel(QWidget):
         self.message.setProperty("level", "")
 
     def _build_history(self) -> None:
-        self.history_model = QuoteHistoryModel(self)
+        self.history_model = QuoteHistoryModel(self, precision=self._context.precision)
         self.history_view = QuoteHistoryView(self.history_model, self)
         self.history_view.setObjectName("rfqHistory")
 
@@ -265,6 +318,7 @@ class RfqTicketPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(form)
+        layout.addWidget(self.override_check)
         layout.addLayout(header)
         layout.addLayout(quote)
         layout.addWidget(self.message)
@@ -278,6 +332,7 @@ class RfqTicketPanel(QWidget):
             self.size_edit,
             self.unit_button,
             self.request_button,
+            self.override_check,
             self.sides["sell"].accept,
             self.sides["buy"].accept,
             self.requote_button,
@@ -394,6 +449,16 @@ class RfqTicketPanel(QWidget):
 
     def _pair_picked(self, *_: object) -> None:
         self._pair_pinned = True
+        self._entry_changed()
+
+    def _entry_changed(self, *_: object) -> None:
+        """A new pair or size is a new request: an override given for the old one lapses (a
+        quote already received keeps its own)."""
+        self._entry_blocked = False
+        if self.override_check.isChecked():
+            self.override_check.setChecked(False)  # toggled: the checks run again
+        else:
+            self._refresh_checks()
 
     def _pair(self) -> AssetPair | None:
         try:
@@ -448,24 +513,48 @@ class RfqTicketPanel(QWidget):
         return self._request_task is not None
 
     def request_quote(self) -> None:
-        """Request a quote for the pair and size entered (Request, Enter in the size field)."""
+        """Request a quote for the pair and size entered (Request, Enter in the size field),
+        unless offline or the checks block it (then say why; nothing is sent)."""
         if self.requesting or self._accepting is not None:
             return
         entered = self._entered()
         if entered is None:
             return
         pair, size = entered
-        self._start_request(self._desk.request(pair, size), f"{pair} {size}")
+        offline = self._market.offline_reason()
+        if offline is not None:
+            self._say("warning", f"Not requested: {offline}. Requests resume when it is back.")
+            return
+        override = self.override_check.isChecked()
+        precision = self._context.precision
+        found = request_checks(pair, size, self._market, override=override, precision=precision)
+        if found.blocks():
+            self._entry_blocked = True
+            self._refresh_checks()
+            reason = request_block_text(size, found, self._market, precision)
+            self._say("error", f"Not requested: {reason}. Tick “{OVERRIDE_TEXT}” to ask anyway.")
+            return
+        notes = [check.text for check in found.warnings()]
+        self._start_request(
+            self._desk.request(pair, size, override=override), f"{pair} {size_text(size)}", notes
+        )
 
     def requote(self) -> None:
         """A fresh quote for the pair and size of the quote on screen."""
         live = self._live
         if self.requesting or self._accepting is not None or live is None:
             return
-        self._start_request(self._desk.requote(), f"{live.pair} {live.size}")
+        offline = self._market.offline_reason()
+        if offline is not None:
+            self._say("warning", f"Not requested: {offline}. Requests resume when it is back.")
+            return
+        self._start_request(self._desk.requote(), f"{live.pair} {size_text(live.size)}")
 
-    def _start_request(self, request: Coroutine[Any, Any, LiveQuote], what: str) -> None:
-        self._say("info", f"Requesting a quote for {what}…")
+    def _start_request(
+        self, request: Coroutine[Any, Any, LiveQuote], what: str, notes: list[str] | None = None
+    ) -> None:
+        extra = "".join(f"\n{note}" for note in notes or [])
+        self._say("warning" if notes else "info", f"Requesting a quote for {what}…{extra}")
         self._request_task = self._tasks.spawn(self._request(request, what), "RFQ request")
         self._update_controls()
         self._frame()
@@ -475,6 +564,12 @@ class RfqTicketPanel(QWidget):
         # tidying below is not in a ``finally``.
         try:
             await request
+        except ChecksBlock as exc:  # the desk's market moved past the limit since the panel's
+            self._entry_blocked = True
+            self._refresh_checks()
+            self._say(
+                "error", f"Not requested: {exc.reason}. Tick “{OVERRIDE_TEXT}” to ask anyway."
+            )
         except AcceptClosed as exc:
             self._say("warning", f"No quote requested: {exc.reason}")
         except ParseError as exc:
@@ -496,28 +591,96 @@ class RfqTicketPanel(QWidget):
     def _on_quote(self, live: LiveQuote) -> None:
         self._live = live
         self._unknown_quote = None
+        self._entry_blocked = False
         self._totals = {side: live.deadlines[side] - live.received_monotonic for side in SIDES}
         precision = self._context.precision
-        self.quote_label.setText(f"Quote {live.order_id[:8]} · {live.pair} · {live.size}")
         self.quote_label.setToolTip(f"Quote id {live.order_id}")
         for side, view in self.sides.items():
-            view.show_quote(live.quote.side(side), live.pair, precision)
+            view.show_quote(
+                live.quote.side(side),
+                live.pair,
+                precision,
+                pair_price(live, side),
+                side_terms(live, side, precision),
+            )
         self._show_markups()
+        self._show_offline()
         self._say("", "")
-        self._frame()
+        self._refresh_checks()
         if not self._frame_timer.isActive():
             self._frame_timer.start()
 
     def _on_top_of_book(self, books: dict[str, TopOfBook]) -> None:
-        self._books.update(books)
+        tops = {**self._market.top_of_book, **books}
+        self._market = replace(self._market, top_of_book=tops)
         if self._live is not None and self._live.pair in books:
             self._show_markups()
+            self._refresh_checks()
+
+    def _on_balances(self, balances: Balances) -> None:
+        self._market = replace(self._market, balances=balances)
+        self._refresh_checks()
+
+    def _on_health(self, health: HealthState) -> None:
+        was = self._market.offline
+        self._market = replace(self._market, health=health)
+        if self._market.offline != was:
+            self._show_offline()
+            self._update_controls()
+            self._frame()
+
+    def _show_offline(self) -> None:
+        """Offline: Request and the accepts say so, and a quote on screen is marked."""
+        offline = self._market.offline_reason()
+        self.request_button.setText("Request (offline)" if offline else "Request")
+        self.request_button.setToolTip(
+            f"Not now: {offline}; requests resume when it is back"
+            if offline
+            else "Ask for a two-way quote (Enter in the size field)"
+        )
+        for view in self.sides.values():
+            view.set_offline(offline is not None)
+        live = self._live
+        if live is not None:
+            text = f"Quote {live.order_id[:8]} · {live.pair} · {size_text(live.size)}"
+            if offline is not None:
+                text += " · OFFLINE: shown as received, accepting is off"
+            self.quote_label.setText(text)
+
+    def _override(self) -> bool:
+        return self.override_check.isChecked() or (self._live is not None and self._live.override)
+
+    def _override_toggled(self, _: bool) -> None:
+        self._refresh_checks()
+
+    def _refresh_checks(self) -> None:
+        """The quote's checks again (new balances, book, limits or override): each side shows
+        its findings, a blocked side's accept goes off; the override control shows while the
+        size limit concerns the request or the quote."""
+        live = self._live
+        if live is not None and live.accepted_side is None:
+            self._quote_checks = quote_checks(
+                live, self._market, override=self._override(), precision=self._context.precision
+            )
+        else:
+            self._quote_checks = RfqChecks()
+        for side, view in self.sides.items():
+            found = self._quote_checks.of(side)
+            blocked = any(check.severity == "block" for check in found)
+            view.show_checks([check.text for check in found], "error" if blocked else "warning")
+        wanted = self._entry_blocked or self._quote_checks.size_limited
+        self.override_check.setVisible(wanted)
+        if not wanted and self.override_check.isChecked():
+            blocked_signals = self.override_check.blockSignals(True)
+            self.override_check.setChecked(False)
+            self.override_check.blockSignals(blocked_signals)
+        self._frame()
 
     def _show_markups(self) -> None:
         live = self._live
         if live is None:
             return
-        top = self._books.get(live.pair)
+        top = self._market.top_of_book.get(live.pair)
         usable = top is not None and top.ask > 0 and top.bid > 0
         for side, view in self.sides.items():
             view.show_markup(live.markup_bps(side, top) if top is not None and usable else None)
@@ -532,7 +695,7 @@ class RfqTicketPanel(QWidget):
                 view.accept.setEnabled(False)
             return
         now = live.deadlines["buy"] - live.remaining("buy")  # the desk's clock, read once
-        busy = self._accepting is not None or self.requesting
+        busy = self._accepting is not None or self.requesting or self._market.offline
         counting = False
         for side, view in self.sides.items():
             over = self._side_over(live, side, now)
@@ -543,7 +706,8 @@ class RfqTicketPanel(QWidget):
                 counting = counting or state != "expired"
             else:
                 view.countdown.show_word(over)
-            view.accept.setEnabled(not busy and live.accept_allowed(side, now))
+            allowed = live.accept_allowed(side, now) and self._quote_checks.reason(side) is None
+            view.accept.setEnabled(not busy and allowed)
         if not counting:
             self._frame_timer.stop()
 
@@ -580,6 +744,15 @@ class RfqTicketPanel(QWidget):
         if self._live is None or self._desk.current is not self._live:
             self._say("warning", "No quote to accept: request one first")
             return
+        offline = self._market.offline_reason()
+        if offline is not None:
+            self._say("warning", f"Not sent: {offline}. Accepting resumes when it is back.")
+            return
+        self._refresh_checks()
+        blocked = self._quote_checks.reason(side)
+        if blocked is not None:
+            self._say("warning", f"Not sent: {blocked}")
+            return
         self._accepting = side
         self._frame()
         self._update_controls()
@@ -589,7 +762,7 @@ class RfqTicketPanel(QWidget):
         live = self._live
         result: AcceptResult | None = None
         try:
-            result = await self._desk.accept(side)
+            result = await self._desk.accept(side, override=self._override())
         except AcceptClosed as exc:
             self._say("warning", f"Not sent: {exc.reason}")
         except Exception as exc:
@@ -612,15 +785,14 @@ class RfqTicketPanel(QWidget):
             self._say("error", f"Refused by the service: {result.message}")
         elif result.status == "unknown":
             self._unknown_quote = live.order_id
-            text = (
-                f"The {result.side} accept's outcome is unknown: {result.message}. "
-                "Check the orders before trading again."
-            )
+            text = unknown_text(live, result.side)
             self._say("error", text)
+            self.message.setToolTip(result.message)  # the details, for whoever looks into it
             self._context.notify(LogLevel.WARNING, text)
         else:
-            self._say("error", f"The {result.side} accept did not go through: {result.message}")
-        self._frame()
+            name = side_name(live.pair, result.side)
+            self._say("error", f"{name} did not go through: {result.message}")
+        self._refresh_checks()
 
     # -- history and settings -------------------------------------------------------------------
 
@@ -635,8 +807,12 @@ class RfqTicketPanel(QWidget):
         self._frame()
 
     def apply_preferences(self, prefs: Preferences) -> None:
-        """Settings > RFQ: auto-requote (the box, the desk and the setting agree)."""
+        """Settings: auto-requote (the box, the desk and the setting agree) and the pre-trade
+        limits, for the panel's checks and the desk's alike, at once."""
         self.auto_requote.setChecked(prefs.auto_requote)
+        self._market = replace(self._market, limits=prefs.check_limits())
+        self._desk.limits = self._market.limits
+        self._refresh_checks()
 
     def _auto_requote_toggled(self, on: bool) -> None:
         self._desk.auto_requote = on
@@ -647,12 +823,14 @@ class RfqTicketPanel(QWidget):
 
     def _update_controls(self) -> None:
         idle = not self.requesting and self._accepting is None
-        self.request_button.setEnabled(idle)
-        self.requote_button.setEnabled(idle and self._live is not None)
+        online = not self._market.offline
+        self.request_button.setEnabled(idle and online)
+        self.requote_button.setEnabled(idle and online and self._live is not None)
 
     def _say(self, level: str, text: str) -> None:
         """A message in the ticket itself: errors keep the entered values where they are."""
         self.message.setText(text)
+        self.message.setToolTip("")
         self.message.setProperty("level", level)
         self.message.setStyleSheet(message_css(level, current_palette()))
 

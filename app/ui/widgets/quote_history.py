@@ -1,6 +1,10 @@
 """The session's quote history as a table: requested, accepted (with the milliseconds that were
 left), expired, refused and unknown quotes, newest first (the desk's order, not sortable).
 
+In pair terms (design.md §8): the side as ``Buy BTC`` / ``Sell BTC``, prices QUOTE per BASE with
+the pair's increment (a request shows its sell / buy prices, a side's row that side's price),
+the size of a side's row as the BASE amount it buys or sells (exact), a request's as typed.
+
 Declared as a column spec on the generic keyed table: rows only ever arrive (one insert at the
 top per event) and a row's texts are computed once when it arrives, not on every paint. The
 event column's colour comes from the palette in force (accepted in its up blue, refused and
@@ -16,8 +20,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from app.domain.display import DASH, Precision
-from app.domain.money import format_trimmed
-from app.services.rfq_desk import QuoteEvent
+from app.services.rfq_desk import QuoteEvent, side_name, size_text
 from app.ui.models.columns import ALIGN_NUMBER, Column
 from app.ui.models.keyed_table import KeyedTableModel
 from app.ui.models.record_cells import Cell, text_cell
@@ -47,6 +50,25 @@ def _text(text: Callable[[QuoteEvent], str]) -> Callable[[QuoteEvent, Precision]
     return lambda event, _: text_cell(text(event))
 
 
+def _price_text(event: QuoteEvent, precision: Precision) -> str:
+    """QUOTE per BASE: ``sell / buy`` for a request, the side's price for a side's event."""
+    if event.side is not None:
+        price = event.prices.get(event.side)
+        return DASH if price is None else precision.price_text(price, event.pair)
+    if "sell" in event.prices and "buy" in event.prices:
+        sell = precision.price_text(event.prices["sell"], event.pair)
+        return f"{sell} / {precision.price_text(event.prices['buy'], event.pair)}"
+    return DASH
+
+
+def _size_text(event: QuoteEvent, precision: Precision) -> str:
+    """A side's BASE amount (exact), or the size requested as typed."""
+    if event.side is not None and event.base is not None:
+        base = event.pair.split("/")[0]
+        return f"{precision.exact(event.base, base)} {base}"
+    return size_text(event.size)
+
+
 #: The table, declared as data (app.ui.models.columns).
 COLUMNS: list[Column[QuoteEvent]] = [
     Column("time", "Time", _text(_time_text)),
@@ -56,12 +78,23 @@ COLUMNS: list[Column[QuoteEvent]] = [
         _text(lambda event: KIND_TEXT.get(event.kind, event.kind)),
         colour=lambda event, palette: kind_colour(event.kind, palette),
     ),
-    Column("side", "Side", _text(lambda event: event.side or DASH)),
+    Column(
+        "side",
+        "Side",
+        _text(lambda event: DASH if event.side is None else side_name(event.pair, event.side)),
+    ),
     Column("pair", "Pair", _text(lambda event: event.pair)),
+    Column(
+        "price",
+        "Price",
+        lambda event, precision: text_cell(_price_text(event, precision)),
+        tip=lambda event, _: f"{event.pair.split('/')[1]} per {event.pair.split('/')[0]}",
+        alignment=ALIGN_NUMBER,
+    ),
     Column(
         "size",
         "Size",
-        _text(lambda event: f"{format_trimmed(event.size.value)} {event.size.asset}"),
+        lambda event, precision: text_cell(_size_text(event, precision)),
         alignment=ALIGN_NUMBER,
     ),
     Column(
@@ -87,8 +120,9 @@ COLUMNS: list[Column[QuoteEvent]] = [
 SAMPLES = {
     "time": "00:00:00.000",
     "event": "outcome unknown",
-    "side": "sell",
+    "side": "Sell USDT",
     "pair": "USDT/USD",
+    "price": "00,000.00 / 00,000.00",
     "size": "0.00000000 BTC",
     "ms_left": "00,000",
     "quote": "00000000",
@@ -109,8 +143,10 @@ class QuoteHistoryModel(KeyedTableModel[QuoteEvent]):
     """Newest first; each event is a row keyed by its place in the session, so a new one is
     one insert at the top and the rows below keep their cells."""
 
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(COLUMNS, Precision(), parent)
+    def __init__(
+        self, parent: QObject | None = None, *, precision: Precision | None = None
+    ) -> None:
+        super().__init__(COLUMNS, precision or Precision(), parent)
         self._events: list[QuoteEvent] = []  # oldest first, as the desk records them
 
     def add(self, event: QuoteEvent) -> None:
