@@ -70,14 +70,19 @@ class Precision:
     prices: dict[str, int] = field(default_factory=dict)
 
     def learn(self, infos: dict[str, PairInfo]) -> None:
-        """The service's word replaces the defaults (it knows its assets' real decimals)."""
+        """The service's word replaces the defaults (it knows its assets' real decimals); where
+        two pairs disagree on an asset, the finer one wins (nothing held is ever hidden)."""
+        learned: dict[str, int] = {}
         for name, info in infos.items():
             if info.price_increment is not None:
                 self.prices[name] = decimals_of(info.price_increment)
-            if info.base_decimals is not None:
-                self.assets[info.pair.base] = info.base_decimals
-            if info.quote_decimals is not None:
-                self.assets[info.pair.quote] = info.quote_decimals
+            for asset, places in (
+                (info.pair.base, info.base_decimals),
+                (info.pair.quote, info.quote_decimals),
+            ):
+                if places is not None:
+                    learned[asset] = max(places, learned.get(asset, 0))
+        self.assets.update(learned)
 
     def asset(self, code: str) -> int:
         return self.assets.get(code, DEFAULT_DECIMALS)

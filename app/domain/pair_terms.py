@@ -98,7 +98,9 @@ class Trade:
     def of(cls, order: Order, known_pairs: Iterable[str] = ()) -> Trade | None:
         """The fill of ``order`` (None unless it filled with a known total)."""
         total = order.result.total
-        if order.result.status != "filled" or total is None or not order.size.value:
+        if order.result.status != "filled" or total is None:
+            return None
+        if not order.size.value or not total.value:  # nothing traded: no price to speak of
             return None
         pair_side = PairSide.of(order.source, order.destination, known_pairs)
         sold, received = order.size.value, total.value

@@ -7,6 +7,7 @@ live price (``estimates``) and the pre-trade predictions (``pretrade``) live in 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -34,6 +35,8 @@ from app.services.settling import SETTLE_DELAYS, OrderSettler, Sought, Verdict, 
 from app.services.ticket import TicketError, TicketInput
 
 SubmitStatus = Literal["filled", "submitted", "rejected", "failed", "unknown"]
+
+log = logging.getLogger("tradeterm.services")
 
 
 class AlreadySending(RuntimeError):
@@ -249,8 +252,14 @@ class OrderDesk:
             name=f"settle {sought.client_order_id}",
         )
         self._settlers.add(task)
-        task.add_done_callback(self._settlers.discard)
+        task.add_done_callback(self._settled_task_done)
         return result
+
+    def _settled_task_done(self, task: asyncio.Task[None]) -> None:
+        """A settler that failed is reported at once, not when the task is collected."""
+        self._settlers.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("settling %s failed", task.get_name(), exc_info=task.exception())
 
     async def _settle(self, sought: Sought, patience: float, what: str) -> None:
         """Look again after each of ``settle_delays`` until the server says what happened."""

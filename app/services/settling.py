@@ -158,10 +158,19 @@ def match(orders: Sequence[Order], sought: Sought, since: datetime) -> Order | N
     return candidates[0] if len(candidates) == 1 else None
 
 
+#: Seconds after a lost answer (not a timeout) before absence from the list may be believed: an
+#: order committed just before the connection broke may take a moment to be listed. (The client
+#: used to look for 1 s itself, then the desk 1 s later; this keeps that margin.)
+LIST_DELAY_SECONDS = 2.0
+
+
 def patience_for(lost: OutcomeUnknown, client: ServiceClient) -> float:
     """Seconds after the loss before absence may be believed: a timed-out request may still be
-    executing on a slow server, so as long as the client waits for an answer; else none."""
-    return client.settings.read_timeout if isinstance(lost.__cause__, RequestTimeout) else 0.0
+    executing on a slow server, so as long as the client waits for an answer; else
+    ``LIST_DELAY_SECONDS``."""
+    if isinstance(lost.__cause__, RequestTimeout):
+        return max(client.settings.read_timeout, LIST_DELAY_SECONDS)
+    return LIST_DELAY_SECONDS
 
 
 class OrderSettler:

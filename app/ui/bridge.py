@@ -49,16 +49,19 @@ class _Relay(QObject):
 class QtTopic(Generic[T]):
     """A service topic as a typed Qt signal, subscribed for as long as ``owner`` lives.
 
-    ``connect`` a slot (a bound method of a QObject is dropped by Qt with its object), or
-    ``emit`` a value as the service would (tests feed views this way). ``signal`` is the Qt
-    signal itself. ``latest`` is the last value this topic carried
-    (None before the first): a widget built later starts from it, not from a service's cache.
+    ``connect`` a slot: a bound method of another QObject is dropped by Qt with its object; a
+    method of the owner itself is held weakly (it goes with the owner). ``emit`` a value as the
+    service would (tests feed views this way); ``qt_signal`` is the Qt signal itself. ``latest``
+    is the last value this topic carried (None before the first): a widget built later starts
+    from it, not from a service's cache.
     """
 
     def __init__(self, topic: Topic[T] | None, owner: QObject) -> None:
         self.latest: T | None = None
         self._owner = weakref.ref(owner)  # not a strong reference: the owner may go
         self._relay = _Relay(owner)
+        #: The owner's methods (by function: no reference to the owner) -> their wrappers.
+        self._wrappers: dict[object, Callable[[T], None]] = {}
         if topic is not None:
             unsubscribe = topic.subscribe(self.emit)
             # On the owner's ``destroyed`` (emitted before its children go), with a closure:
@@ -75,15 +78,25 @@ class QtTopic(Generic[T]):
 
     def connect(self, slot: Callable[[T], Any]) -> None:
         if getattr(slot, "__self__", None) is self._owner():
-            # The owner's own method: the relay dies with the owner, so a plain function is
-            # safe and needs no receiver. (A bound method of the owner, connected to its own
-            # child relay, crashed PySide 6.11.3 when the owner later deleted a file dialog.)
-            self._relay.fired.connect(lambda value: slot(value))
+            # The owner's own method, through a weak reference: the relay dies with the owner
+            # and must not keep it alive. (A bound method of the owner, connected directly to
+            # its own child relay, crashed PySide 6.11.3 when the owner later deleted a file
+            # dialog.)
+            method = weakref.WeakMethod(slot)
+
+            def call(value: T) -> None:
+                alive = method()
+                if alive is not None:
+                    alive(value)
+
+            self._wrappers[getattr(slot, "__func__", slot)] = call
+            self._relay.fired.connect(call)
         else:
             self._relay.fired.connect(slot)  # Qt drops it with the receiver
 
     def disconnect(self, slot: Callable[[T], Any]) -> None:
-        self._relay.fired.disconnect(slot)
+        wrapper = self._wrappers.pop(getattr(slot, "__func__", slot), None)
+        self._relay.fired.disconnect(wrapper or slot)
 
     def emit(self, value: T) -> None:
         self.latest = value

@@ -218,6 +218,7 @@ async def _main(options: LaunchOptions) -> int:
         if window is not None:
             window.save_layout()
             window.hide()
+            await window.tasks.aclose()  # e.g. the start-up reconcile, before the journal closes
             await window.stop_panel_feeds()
         if session is not None:
             await session.stop()

@@ -53,3 +53,11 @@ class TaskOwner:
     def cancel_all(self, *_: object) -> None:
         for task in list(self._tasks):
             task.cancel()
+
+    async def aclose(self) -> None:
+        """Cancel every task and wait until each has ended (at quit, before the connection
+        and the journal close under them)."""
+        tasks = list(self._tasks)
+        self.cancel_all()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)

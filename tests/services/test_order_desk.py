@@ -27,7 +27,7 @@ from app.services.limit_prices import describe_limit, display_number, trader_vie
 from app.services.order_desk import AlreadySending, OrderDesk
 from app.services.pretrade import CheckLimits, checks, what_if
 from app.services.session import Environment, TerminalSession
-from app.services.settling import OrderSettler, Sought
+from app.services.settling import LIST_DELAY_SECONDS, OrderSettler, Sought
 from app.services.ticket import TicketError, TicketInput
 from tests.harness import ADMIN_TOKEN, SandboxProcess, new_client, until
 
@@ -488,7 +488,7 @@ async def test_an_unknown_order_the_server_never_saw_settles_as_failed(
 ) -> None:
     async with open_desk(sandbox) as d:
         await d.faults({"kind": "drop", "path": d.order_path(), "count": 1})
-        d.desk.settle_delays = (0.2,)
+        d.desk.settle_delays = (LIST_DELAY_SECONDS + 0.1,)  # absence believed only after it
         published: list[str] = []
         d.desk.results.subscribe(lambda r: published.append(r.status))
         lost = await d.desk.submit(TicketInput("USD", "BTC", Decimal(100)))

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
 from datetime import datetime
 
+import shiboken6
 from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
 from app.api import NetworkError
+from app.services.events import Topic
 from app.services.health import Health
 from app.services.poller import FeedStatus
-from app.ui.bridge import assess_feed
+from app.ui.bridge import QtTopic, assess_feed
 from tests.ui.conftest import Live, run
 
 
@@ -72,3 +77,54 @@ def test_freshness_follows_the_live_feeds(qtbot: QtBot, live: Live) -> None:
         pass
     assert not fresh.args[0].stale
     owner.deleteLater()
+
+
+# -- QtTopic: one topic, one owner, its lifetime ---------------------------------------------------
+
+
+class Listener(QWidget):
+    def __init__(self, topic: Topic[int]) -> None:
+        super().__init__()
+        self.heard: list[int] = []
+        self.values = QtTopic(topic, self)
+        self.values.connect(self.hear)
+
+    def hear(self, value: int) -> None:
+        self.heard.append(value)
+
+
+def latest(topic: QtTopic[int]) -> int | None:
+    return topic.latest
+
+
+def test_a_topic_reaches_its_owner_while_it_lives_and_keeps_the_latest(qtbot: QtBot) -> None:
+    topic: Topic[int] = Topic("numbers")
+    listener = Listener(topic)
+    qtbot.addWidget(listener)
+    assert latest(listener.values) is None
+    topic.publish(1)
+    topic.publish(2)
+    assert listener.heard == [1, 2] and latest(listener.values) == 2
+    listener.values.disconnect(listener.hear)
+    topic.publish(3)
+    assert listener.heard == [1, 2] and latest(listener.values) == 3
+
+
+def test_an_owner_that_goes_is_unsubscribed_and_never_kept_alive(qtbot: QtBot) -> None:
+    """The service's topic must neither call a deleted widget nor keep a forgotten one alive
+    (the owner's own methods are held weakly)."""
+    topic: Topic[int] = Topic("numbers")
+    deleted = Listener(topic)
+    heard = deleted.heard
+    deleted.deleteLater()
+    qtbot.waitUntil(lambda: not shiboken6.isValid(deleted))
+    topic.publish(1)  # no "Internal C++ object already deleted", nothing heard
+    assert heard == []
+
+    forgotten = Listener(topic)
+    gone = weakref.ref(forgotten)
+    del forgotten
+    gc.collect()
+    assert gone() is None
+    topic.publish(2)  # the subscription went with it
+    assert topic._subscribers == []

@@ -4,6 +4,7 @@ panels have tests of their own."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from decimal import Decimal
@@ -226,6 +227,9 @@ def test_every_panel_of_the_terminal_is_reachable_from_the_keyboard(
     assert isinstance(orders, OrdersPanel) and isinstance(deposits, DepositsPanel)
     pollers: list[Poller[Any]] = [orders.feed.poller, deposits.feed.poller]
     assert all(poller.running for poller in pollers)
+    waiting = window.tasks.spawn(asyncio.Event().wait(), "a task the quit must end")
+    run(qtbot, window.tasks.aclose())  # the window's own tasks end first (launch does this)
+    assert waiting.cancelled()
     run(qtbot, window.stop_panel_feeds())
     assert not any(poller.running for poller in pollers)
     window.close()

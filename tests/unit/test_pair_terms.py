@@ -86,3 +86,18 @@ def test_the_services_precision_replaces_the_defaults_and_nothing_is_rounded() -
     assert precision.exact(D("175.03234278"), "ETH") == "175.03234278"
     assert precision.exact(D("175.5"), "ETH") == "175.50000000"
     assert precision.exact(D("0.123456789"), "USD") == "0.123456789"  # more than held: never
+
+
+def test_pairs_that_disagree_on_an_asset_show_its_finer_decimals() -> None:
+    precision = Precision()
+    precision.learn(
+        {
+            "ETH/USD": PairInfo(AssetPair("ETH", "USD"), D("0.01"), 8, 2),
+            "USDT/USD": PairInfo(AssetPair("USDT", "USD"), D("0.0001"), 6, 4),
+        }
+    )
+    assert precision.asset("USD") == 4
+
+
+def test_a_fill_with_nothing_received_has_no_price() -> None:
+    assert Trade.of(order("USD", "BTC", "10", "0"), PAIRS) is None

@@ -572,6 +572,10 @@ class OrderTicketPanel(QWidget):
             precision=self._context.precision,
         )
 
+    async def stop_feed(self) -> None:
+        """The estimate feed stops before the connection closes (no request cut off at quit)."""
+        await self._estimates.close()
+
     def apply_preferences(self, prefs: Preferences) -> None:
         """Settings > trading: the pre-trade limits and the resting time, at once."""
         self._desk.limits = prefs.check_limits()
