@@ -11,7 +11,6 @@ from typing import Any
 
 from app.api import (
     OutcomeUnknown,
-    RequestTimeout,
     ServiceClient,
     ServiceError,
     new_client_order_id,
@@ -22,10 +21,7 @@ from app.cli.output import fields
 from app.domain import AssetPair, Price
 from app.domain.order_request import OrderRequest
 from app.domain.records import Order
-from app.services.settling import OrderSettler, Sought, Verdict
-
-#: Seconds a lost order's answer is looked for before the outcome is reported unknown.
-LOOK_FOR = 1.0
+from app.services.settling import OrderSettler, Sought, Verdict, patience_for
 
 log = logging.getLogger("tradeterm.cli")
 
@@ -198,14 +194,13 @@ async def _place(client: ServiceClient, request: OrderRequest) -> Order:
 
 
 async def _settle(client: ServiceClient, sought: Sought, lost: OutcomeUnknown) -> Order:
-    """A lost answer: look the order up at once, then for ``LOOK_FOR`` seconds (the read
+    """A lost answer: look the order up at once, then for ``patience_for`` seconds (the read
     timeout after a timeout: a slow server may still be executing it); not found, the outcome
     is unknown (exit 3) — a script is never told an order was not placed."""
     settler = OrderSettler(client)
     verdict: Verdict | None = await settler.now(sought)
     if verdict is not None and not verdict.final:
-        timed_out = isinstance(lost.__cause__, RequestTimeout)
-        look_for = client.settings.read_timeout if timed_out else LOOK_FOR
+        look_for = patience_for(lost, client)  # the desk's own margin: one rule for both
         verdict = await settler.follow(sought, patience=None, delays=_delays(look_for))
     if verdict is None or verdict.order is None:
         detail = "" if verdict is None else f" ({verdict.detail})"
