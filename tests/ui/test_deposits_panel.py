@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import shiboken6
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QFileDialog
@@ -151,6 +152,8 @@ def test_export_writes_the_table_as_shown_with_exact_values(
     with qtbot.waitSignal(dialog.fileSelected, timeout=WAIT_MS):
         dialog.selectFile(str(target))
         dialog.accept()
+    # The dialog deletes itself on close: let it go while the panel that parents it lives.
+    qtbot.waitUntil(lambda: not shiboken6.isValid(dialog), timeout=WAIT_MS)
     with target.open(newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
     header = rows[0]
