@@ -15,6 +15,7 @@ import tempfile
 from decimal import Decimal
 from pathlib import Path
 
+from PySide6.QtCore import QCoreApplication, QEvent
 from PySide6.QtWidgets import QApplication, QLabel, QWidget
 
 from app.api import ClientSettings, ServiceClient
@@ -35,6 +36,8 @@ ORDERS_SIZE = (1100, 320)
 
 
 def _save(widget: QWidget, path: Path) -> None:
+    # Pending relayouts first (a label's new text re-flows on the next LayoutRequest).
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
     widget.repaint()
     if not widget.grab().save(str(path), "PNG"):
         raise SystemExit(f"cannot write {path}")

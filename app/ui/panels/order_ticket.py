@@ -40,11 +40,13 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDateTimeEdit,
     QFormLayout,
+    QFrame,
     QGridLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -295,7 +297,20 @@ class OrderTicketPanel(QWidget):
         self.outcome_label.setWordWrap(True)
         self.outcome_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
-        layout = QVBoxLayout(self)
+        # The ticket scrolls inside its dock rather than squeezing wrapped lines into each other
+        # when the dock is shorter than the ticket (a resting limit says the most).
+        content = QWidget(self)
+        content.setObjectName("orderTicketContent")
+        scroll = QScrollArea(self)
+        scroll.setObjectName("orderTicketScroll")
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(content)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
+        layout = QVBoxLayout(content)
         layout.addLayout(form)
         layout.addWidget(self.input_error)
         layout.addWidget(self.estimate_label)
