@@ -81,7 +81,7 @@ class TicketForm:
 
     def build(self) -> TicketInput:
         if not self.source or not self.destination:
-            raise TicketError("source", "choose the asset to sell and the asset to receive")
+            raise TicketError("source", "choose a pair to trade")
         size = _number(self.size, "size", "a size")
         limit: Price | None = None
         if self.order_type == "limit":

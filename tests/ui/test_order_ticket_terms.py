@@ -18,8 +18,11 @@ from pytestqt.qtbot import QtBot
 from app.domain import utc_now
 from app.domain.pair_terms import Trade
 from app.services.log_events import LogEvent
+from app.services.session import TerminalSession
+from app.ui.bridge import SessionBridge
 from app.ui.order_confirm import SETTINGS_KEY as CONFIRM_KEY
 from app.ui.palette import current_palette
+from app.ui.panels.base import PanelContext
 from app.ui.panels.order_ticket import OrderTicketPanel
 from app.ui.panels.rfq_ticket import RfqTicketPanel
 from app.ui.preferences import Preferences
@@ -281,3 +284,25 @@ def test_a_refusal_in_the_log_says_each_word_once(
         "Buy BTC for 1,000 USD: refused — Insufficient Funds: Requested 1000 USD but only 100 "
         "USD is available"  # the service's words kept as they are
     )
+
+
+def test_a_ticket_built_before_the_pairs_are_known_is_ready_once_they_are(
+    qtbot: QtBot, live: Live
+) -> None:
+    """As at launch: the window (and the ticket) is built before the session reads the pairs.
+    The fresh ticket shows no error and trades the selected pair as soon as it is known."""
+    session = TerminalSession(live.session.client, live.session.environment)
+    bridge = SessionBridge(session)
+    context = PanelContext(bridge, live.context.precision, live.context.settings, lambda *_: None)
+    panel = OrderTicketPanel(context, live.desks.orders)
+    qtbot.addWidget(panel)
+    assert panel.input_error.text() == ""
+    run(qtbot, session.start())
+    try:
+        qtbot.waitUntil(lambda: panel.pair_box.currentText() == session.selected_pair)
+        assert panel.input_error.text() == ""
+        assert panel.size_unit.text().endswith("to spend")
+        type_into(qtbot, panel.size_edit, "100")
+        assert panel.input_error.text() == "" and panel.client_id_label.text() != "—"
+    finally:
+        run(qtbot, session.stop())

@@ -420,9 +420,10 @@ class OrderTicketPanel(QWidget):
         if pair.count("/") != 1:
             return
         if self.pair_box.findText(pair) < 0:
-            self._fill_pairs()
+            self._fill_pairs()  # quietly: the pair box may land on ``pair`` without a signal
         if self.pair_box.findText(pair) >= 0:
             self.pair_box.setCurrentText(pair)
+            self._update()
 
     def set_side(self, side: Side) -> None:
         """Buy or Sell the pair's base (the buttons, Alt+B / Alt+S)."""
@@ -496,7 +497,7 @@ class OrderTicketPanel(QWidget):
             ticket = self.form().build()
         except TicketError as exc:
             self._ticket = None
-            blank = not self.size_edit.text().strip() and exc.field == "size"
+            blank = not self.size_edit.text().strip()  # nothing typed yet: nothing to fault
             _styled(self.input_error, "error", "" if blank else exc.message)
             self.wire_label.clear()
             self._form.setRowVisible(self.wire_label, False)
