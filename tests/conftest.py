@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
 
+from app.services.settling import OrderSettler, Sought
 from tests.harness import AppSandbox, Faults, SandboxProcess, Session, new_client
 
 
@@ -88,3 +89,17 @@ async def app_sandbox(anyio_backend: str) -> AsyncIterator[AppSandbox]:
 def anyio_backend() -> str:
     """Async tests (``@pytest.mark.anyio``) run on asyncio, like the app."""
     return "asyncio"
+
+
+@pytest.fixture
+def look_ups(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The clientOrderIds ``OrderSettler.look_up`` (the one look-up) was asked about."""
+    asked: list[str] = []
+    original = OrderSettler.look_up
+
+    async def spy(self: OrderSettler, sought: Sought) -> object:
+        asked.append(sought.client_order_id)
+        return await original(self, sought)
+
+    monkeypatch.setattr(OrderSettler, "look_up", spy)
+    return asked

@@ -373,3 +373,25 @@ class AppAccount:
     async def post(self, path: str, body: Any = None) -> httpx.Response:
         async with self.sandbox.http(self.headers) as http:
             return await http.post(path.format(account=self.account), json=body)
+
+
+class Recorder(httpx.AsyncBaseTransport):
+    """httpx's own transport, writing down every request (bytes included) before it leaves."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.requests: list[httpx.Request] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        await request.aread()
+        self.requests.append(request)
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def sent(self, method: str, fragment: str) -> list[httpx.Request]:
+        return [r for r in self.requests if r.method == method and fragment in r.url.path]
+
+    def posted(self, fragment: str) -> list[bytes]:
+        return [r.content for r in self.sent("POST", fragment)]

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 
-import httpx
 import pytest
 
 from app.api import ClientSettings, OutcomeUnknown, ServiceClient, new_client_order_id
@@ -17,43 +16,10 @@ from app.domain.order_request import OrderRequest
 from app.services.journal import OrderJournal
 from app.services.log_events import LogEvent
 from app.services.session import Environment, TerminalSession
-from app.services.settling import OrderSettler, Sought, reconcile_on_start
-from tests.harness import SandboxProcess, Session
+from app.services.settling import OrderSettler, reconcile_on_start
+from tests.harness import Recorder, SandboxProcess, Session
 
 pytestmark = pytest.mark.anyio
-
-
-class Recorder(httpx.AsyncBaseTransport):
-    """httpx's own transport, writing down every request (bytes included) before it leaves."""
-
-    def __init__(self) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
-        self.requests: list[httpx.Request] = []
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        await request.aread()
-        self.requests.append(request)
-        return await self.inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-    def posted(self, fragment: str) -> list[bytes]:
-        return [r.content for r in self.requests if r.method == "POST" and fragment in r.url.path]
-
-
-@pytest.fixture
-def look_ups(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The clientOrderIds ``OrderSettler.look_up`` (the one look-up) was asked about."""
-    asked: list[str] = []
-    original = OrderSettler.look_up
-
-    async def spy(self: OrderSettler, sought: Sought) -> object:
-        asked.append(sought.client_order_id)
-        return await original(self, sought)
-
-    monkeypatch.setattr(OrderSettler, "look_up", spy)
-    return asked
 
 
 async def test_a_crash_between_send_and_answer_is_reconciled_on_restart(

@@ -27,33 +27,14 @@ from app.services.limit_prices import describe_limit, display_number, trader_vie
 from app.services.order_desk import AlreadySending, OrderDesk
 from app.services.pretrade import CheckLimits, checks, what_if
 from app.services.session import Environment, TerminalSession
-from app.services.settling import LIST_DELAY_SECONDS, OrderSettler, Sought
+from app.services.settling import LIST_DELAY_SECONDS
 from app.services.ticket import TicketError, TicketInput
-from tests.harness import ADMIN_TOKEN, SandboxProcess, new_client, until
+from tests.harness import ADMIN_TOKEN, Recorder, SandboxProcess, new_client, until
 
 pytestmark = pytest.mark.anyio
 
 USD_CREDIT = {"USD": "100000"}
 CREDIT_LINE = {"USD": "-50000"}
-
-
-class Recorder(httpx.AsyncBaseTransport):
-    """httpx's own transport, writing down every request (bytes included) before it leaves."""
-
-    def __init__(self) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
-        self.requests: list[httpx.Request] = []
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        await request.aread()
-        self.requests.append(request)
-        return await self.inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-    def sent(self, method: str, fragment: str) -> list[httpx.Request]:
-        return [r for r in self.requests if r.method == method and fragment in r.url.path]
 
 
 @dataclass
@@ -523,20 +504,6 @@ async def test_the_journal_holds_exactly_the_body_that_was_sent(sandbox: Sandbox
         resting = d.journal.entries()[-1].request  # the oldest: the limit order
         assert resting["limit"] == format_decimal(wire_limit("USD", "BTC", far).value)
         assert parse_timestamp(resting["endAt"]) == end_at
-
-
-@pytest.fixture
-def look_ups(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The clientOrderIds ``OrderSettler.look_up`` (the one look-up) was asked about."""
-    asked: list[str] = []
-    original = OrderSettler.look_up
-
-    async def spy(self: OrderSettler, sought: Sought) -> object:
-        asked.append(sought.client_order_id)
-        return await original(self, sought)
-
-    monkeypatch.setattr(OrderSettler, "look_up", spy)
-    return asked
 
 
 async def test_a_lost_answer_is_settled_live_by_the_one_look_up(

@@ -227,7 +227,6 @@ class BalancesModel(KeyedTableModel[AssetRow]):
         self._books: dict[str, TopOfBook] = {}
         self._value = self.column("value")
         self._utilisation = self.column("utilisation")
-        self._stale = False
 
     # -- feeding ----------------------------------------------------------------------------
 
@@ -246,23 +245,7 @@ class BalancesModel(KeyedTableModel[AssetRow]):
         self.headerDataChanged.emit(Qt.Orientation.Horizontal, self._value, self._value)
         self._revalue(force_values=True)
 
-    def set_stale(self, stale: bool) -> None:
-        """Grey every cell (stale) or give them their own colours back (fresh)."""
-        if stale == self._stale:
-            return
-        self._stale = stale
-        if self._records:
-            self.dataChanged.emit(
-                self.index(0, 0),
-                self.index(len(self._records) - 1, self.columnCount() - 1),
-                [Qt.ItemDataRole.ForegroundRole],
-            )
-
     # -- reading ----------------------------------------------------------------------------
-
-    @property
-    def stale(self) -> bool:
-        return self._stale
 
     @property
     def valuation_currency(self) -> str:

@@ -140,7 +140,6 @@ class DepthModel(KeyedTableModel[DepthRow]):
         self._book: OrderBook | None = None
         self._ask_count = 0
         self._largest: dict[int, Decimal] = {_SIZE: Decimal(0), _CUMULATIVE: Decimal(0)}
-        self._stale = False
 
     # -- what the panel asks --------------------------------------------------------------------
 
@@ -210,22 +209,6 @@ class DepthModel(KeyedTableModel[DepthRow]):
                 self.dataChanged.emit(
                     self.index(0, column), self.index(last, column), [DepthRole.BAR_FRACTION]
                 )
-
-    @property
-    def stale(self) -> bool:
-        return self._stale
-
-    def set_stale(self, stale: bool) -> None:
-        """Grey the ladder (stale) or give it its side colours back (fresh)."""
-        if stale == self._stale:
-            return
-        self._stale = stale
-        if self._records:
-            self.dataChanged.emit(
-                self.index(0, 0),
-                self.index(len(self._records) - 1, self.columnCount() - 1),
-                list(self.colour_roles),
-            )
 
     # -- more roles -----------------------------------------------------------------------------
 

@@ -102,6 +102,7 @@ class KeyedTableModel(QAbstractTableModel, Generic[R]):
         self._cells: list[Cells] = []
         self.number_font: QFont = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self._palette = current_palette() if palette is None else palette
+        self._stale = False
         if palette is None:
             follow_palette(self.set_palette)
 
@@ -131,6 +132,21 @@ class KeyedTableModel(QAbstractTableModel, Generic[R]):
         if palette == self._palette:
             return
         self._palette = palette
+        self._repaint_colours()
+
+    @property
+    def stale(self) -> bool:
+        return self._stale
+
+    def set_stale(self, stale: bool) -> None:
+        """Grey the table (its feed is stale) or give the cells their own colours back: one
+        repaint of ``colour_roles``. Subclasses answer the grey in their colour roles."""
+        if stale == self._stale:
+            return
+        self._stale = stale
+        self._repaint_colours()
+
+    def _repaint_colours(self) -> None:
         rows = len(self._keys)
         if rows and self.colour_roles:
             self.dataChanged.emit(
