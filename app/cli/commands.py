@@ -201,7 +201,7 @@ async def _settle(client: ServiceClient, sought: Sought, lost: OutcomeUnknown) -
     verdict: Verdict | None = await settler.now(sought)
     if verdict is not None and not verdict.final:
         look_for = patience_for(lost, client)  # the desk's own margin: one rule for both
-        verdict = await settler.follow(sought, patience=None, delays=_delays(look_for))
+        verdict = await settler.follow(sought, delays=_delays(look_for))
     if verdict is None or verdict.order is None:
         detail = "" if verdict is None else f" ({verdict.detail})"
         raise OutcomeUnknown(

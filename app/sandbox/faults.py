@@ -163,8 +163,11 @@ class FaultMiddleware:
         if rule is None:
             await self.app(scope, receive, send)
         elif rule.kind == "latency":
+            # A slow link in front of the server: the request arrives late but whole, and runs
+            # even if the client has given up waiting (as behind a proxy that holds it).
+            held = await _read_body(receive)
             await asyncio.sleep(rule.seconds)
-            await self.app(scope, receive, send)
+            await self.app(scope, _replay(held), send)
         elif rule.kind == "drop":
             await _cut(send)
         elif rule.kind == "drop_after_commit":
@@ -204,6 +207,33 @@ async def _respond(
     raw += [(k.encode(), v.encode()) for k, v in headers.items()]
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": body})
+
+
+async def _read_body(receive: Receive) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replay(body: bytes) -> Receive:
+    """The body once, then nothing more: the app never hears that the client left."""
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await asyncio.Event().wait()  # as a connection that stays open
+        return {"type": "http.disconnect"}
+
+    return receive
 
 
 async def _cut(send: Send) -> None:

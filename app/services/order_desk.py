@@ -7,6 +7,7 @@ live price (``estimates``) and the pre-trade predictions (``pretrade``) live in 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -31,7 +32,13 @@ from app.services.log_events import EventKind, LogLevel
 from app.services.order_words import action, fill_sentence, resting_sentence
 from app.services.pretrade import Check, CheckLimits, WhatIf, checks, what_if
 from app.services.session import Balances, TerminalSession
-from app.services.settling import SETTLE_DELAYS, OrderSettler, Sought, Verdict, patience_for
+from app.services.settling import (
+    SESSION_DELAY_SECONDS,
+    SETTLE_DELAYS,
+    OrderSettler,
+    Sought,
+    Verdict,
+)
 from app.services.ticket import TicketError, TicketInput
 
 SubmitStatus = Literal["filled", "submitted", "rejected", "failed", "unknown"]
@@ -60,8 +67,9 @@ class OrderDesk:
     again cannot place a second order: the service replays the first. Any settled answer, or
     a change to the ticket, gives the next send a new id. A lost answer is looked up at once
     (``OrderSettler``); still unknown, it settles itself in the background, looking again
-    after each of ``settle_delays``, and the settled result is published on ``results`` like
-    any other.
+    after each of ``settle_delays`` and then every ``session_delay`` seconds for the whole
+    session (absence from the list is never proof it was not placed), and the settled result
+    is published on ``results`` like any other.
     """
 
     def __init__(
@@ -71,9 +79,11 @@ class OrderDesk:
         limits: CheckLimits | None = None,
         *,
         settle_delays: Sequence[float] = SETTLE_DELAYS,
+        session_delay: float = SESSION_DELAY_SECONDS,
     ) -> None:
         self.session = session
         self.settle_delays = tuple(settle_delays)
+        self.session_delay = session_delay
         self._proposed: tuple[TicketInput, str] | None = None
         self._settlers: set[asyncio.Task[None]] = set()
         self.journal = journal
@@ -248,7 +258,7 @@ class OrderDesk:
         message = f"{lost.message} ({verdict.detail})"
         result = self._finish(sought.client_order_id, "unknown", message, found, what)
         task = asyncio.get_running_loop().create_task(
-            self._settle(sought, patience_for(lost, self.session.client), what),
+            self._settle(sought, what),
             name=f"settle {sought.client_order_id}",
         )
         self._settlers.add(task)
@@ -261,27 +271,34 @@ class OrderDesk:
         if not task.cancelled() and task.exception() is not None:
             log.error("settling %s failed", task.get_name(), exc_info=task.exception())
 
-    async def _settle(self, sought: Sought, patience: float, what: str) -> None:
-        """Look again after each of ``settle_delays`` until the server says what happened."""
+    async def _settle(self, sought: Sought, what: str) -> None:
+        """Look again after each of ``settle_delays``, then every ``SESSION_DELAY_SECONDS`` for
+        the whole session, until the server shows the order (absence is never proof)."""
 
         def still_unknown() -> bool:  # not settled meanwhile (sent again and answered)
             entry = self.journal.entry(sought.client_order_id)
             return entry is not None and entry.status == "unknown"
 
         verdict = await self.settler.follow(
-            sought, patience=patience, delays=self.settle_delays, still_open=still_unknown
+            sought, delays=self.settle_delays, still_open=still_unknown
         )
         if verdict is None:
             return
-        if verdict.final:
+        if not verdict.final:
+            self.session.log(
+                LogLevel.WARNING,
+                f"order {sought.client_order_id} ({what}) is still unknown after "
+                f"{_count(len(self.settle_delays), 'lookup')}: it may yet appear, so it is not "
+                "called failed; still looking every minute (the order list shows it if it "
+                "executed)",
+            )
+            verdict = await self.settler.follow(
+                sought,
+                delays=itertools.repeat(self.session_delay),
+                still_open=still_unknown,
+            )
+        if verdict is not None and verdict.final:
             self._settled(sought.client_order_id, verdict, f"{what} (settled by looking it up)")
-            return
-        self.session.log(
-            LogLevel.ERROR,
-            f"order {sought.client_order_id} ({what}) is still unknown after "
-            f"{_count(len(self.settle_delays), 'lookup')}; check the order list before sending "
-            "again",
-        )
 
     def _settled(
         self, client_order_id: str, verdict: Verdict, what: str, found: Sequence[Check] = ()
@@ -289,9 +306,8 @@ class OrderDesk:
         if verdict.order is not None:
             return self._done(self._answered(client_order_id, verdict.order, found), what)
         self.journal.record_outcome(client_order_id, verdict.status, detail=verdict.detail)
-        status: SubmitStatus = "failed" if verdict.status == "failed" else "unknown"
         return self._done(
-            SubmitResult(status, client_order_id, verdict.detail, None, tuple(found)), what
+            SubmitResult("unknown", client_order_id, verdict.detail, None, tuple(found)), what
         )
 
 

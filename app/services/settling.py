@@ -8,21 +8,19 @@ It only reports what the server shows: ``Found`` (the order), ``Absent`` (not on
 ``Unreadable`` (the server could not be asked). ``match`` is the one rule that picks our order
 from a list.
 
-What a look-up means to the trader is decided in one place, ``verdict``. Today it keeps the
-terminal's behaviour from before this module: absence, once believed (never at the look-up made
-the instant the answer was lost, nor before a timed-out request's patience ran out, nor on the
-command line), is taken as "never placed" (``failed``). Absence from a list is not proof
-(design.md §7): to keep such an order visibly ``unknown`` until it is found, change only the
-``Absent`` branch of ``verdict`` (not final). Callers already treat a verdict that is not final
-as unknown: the order desk keeps looking and then tells the trader it is still unknown, and
-start-up leaves the entry open for the next start.
+What a look-up means to the trader is decided in one place, ``verdict``: the order found is its
+outcome; absence from a list, or a server that cannot be asked, is never proof (design.md §7),
+so such an order stays visibly ``unknown`` and is looked for again — by the order desk with
+back-off for the whole session, and at every start until it is found (or the trader, told the
+facts, dismisses it). Only a request that provably never left is "not sent", and that is the
+client's ``NotSent``, not a look-up.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
@@ -45,7 +43,12 @@ SETTLE_DELAYS: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
 #: The order list is read from this long before the request left (server time).
 LOOKUP_WINDOW = timedelta(minutes=2)
 LOOKUP_MAX = 200
-NEVER_PLACED = "not on the server's order list: never placed"
+#: After the scheduled look-ups, the desk keeps looking at this pace for the whole session.
+SESSION_DELAY_SECONDS = 60.0
+NOT_LISTED = (
+    "not on the server's order list yet — absence is not proof, so it stays unknown and is "
+    "looked for again"
+)
 
 
 @dataclass(frozen=True)
@@ -126,16 +129,15 @@ class Verdict:
     order: Order | None = None
 
 
-def verdict(look: LookUp, *, absence_believed: bool) -> Verdict:
-    """The one place that turns what the server shows into what the trader is told."""
+def verdict(look: LookUp) -> Verdict:
+    """The one place that turns what the server shows into what the trader is told: only the
+    order itself settles it."""
     if isinstance(look, Found):
         order = look.order
         return Verdict(order.result.status or "unknown", order.result.error, True, order)
     if isinstance(look, Unreadable):
         return Verdict("unknown", f"could not check with the server: {look.error}", False)
-    if absence_believed:
-        return Verdict("failed", NEVER_PLACED, True)
-    return Verdict("unknown", "not on the server's order list yet", False)
+    return Verdict("unknown", NOT_LISTED, False)
 
 
 def match(orders: Sequence[Order], sought: Sought, since: datetime) -> Order | None:
@@ -158,15 +160,15 @@ def match(orders: Sequence[Order], sought: Sought, since: datetime) -> Order | N
     return candidates[0] if len(candidates) == 1 else None
 
 
-#: Seconds after a lost answer (not a timeout) before absence from the list may be believed: an
-#: order committed just before the connection broke may take a moment to be listed. (The client
-#: used to look for 1 s itself, then the desk 1 s later; this keeps that margin.)
+#: Seconds the command line looks for a lost answer (not a timeout) before it reports the
+#: outcome unknown (exit 3): an order committed as the connection broke may take a moment to be
+#: listed.
 LIST_DELAY_SECONDS = 2.0
 
 
 def patience_for(lost: OutcomeUnknown, client: ServiceClient) -> float:
-    """Seconds after the loss before absence may be believed: a timed-out request may still be
-    executing on a slow server, so as long as the client waits for an answer; else
+    """How long to keep looking before saying "unknown" to a script: a timed-out request may
+    still be executing on a slow server, so as long as the client waits for an answer; else
     ``LIST_DELAY_SECONDS``."""
     if isinstance(lost.__cause__, RequestTimeout):
         return max(client.settings.read_timeout, LIST_DELAY_SECONDS)
@@ -201,44 +203,38 @@ class OrderSettler:
         return Absent() if found is None else Found(found)
 
     async def now(self, sought: Sought) -> Verdict:
-        """The look-up made the instant the answer was lost: absence is not believed yet."""
-        return verdict(await self.look_up(sought), absence_believed=False)
+        """The look-up made the instant the answer was lost."""
+        return verdict(await self.look_up(sought))
 
     async def follow(
         self,
         sought: Sought,
         *,
-        patience: float | None = 0.0,
-        delays: Sequence[float] | None = None,
+        delays: Iterable[float] | None = None,
         still_open: Callable[[], bool] = lambda: True,
     ) -> Verdict | None:
-        """Look again after each of ``delays`` (default: the settler's) until a final verdict;
-        the last one when the delays run out. Absence is believed ``patience`` seconds (server
-        time) from now, never when None. None when ``still_open`` says it was settled meanwhile
-        (e.g. sent again and answered)."""
-        start = self.client.clock.server_now()
-        believe_at = None if patience is None else start + timedelta(seconds=patience)
+        """Look again after each of ``delays`` (default: the settler's; may be endless) until
+        the order is found; the last verdict when the delays run out. None when ``still_open``
+        says it was settled meanwhile (e.g. sent again and answered)."""
         last: Verdict | None = None
         for delay in self.delays if delays is None else delays:
             await asyncio.sleep(delay)
             if not still_open():
                 return None
-            believed = believe_at is not None and self.client.clock.server_now() >= believe_at
-            last = verdict(await self.look_up(sought), absence_believed=believed)
+            last = verdict(await self.look_up(sought))
             if last.final:
                 return last
             log.info("%s still unknown: %s", sought.client_order_id, last.detail)
         return last
 
     async def reconcile(self, journal: OrderJournal, account: str) -> list[JournalEntry]:
-        """Settle this account's ``sending``/``unknown`` entries (at start: absence believed);
-        an entry that cannot be settled stays open for the next start. Returns the entries
-        that changed."""
+        """Settle this account's ``sending``/``unknown`` entries: each found is settled; one not
+        found stays ``unknown`` (open for the next start). Returns every entry looked at."""
         changed = []
         offset = self.client.clock.offset
         for entry in journal.unsettled(account):
             look = await self.look_up(Sought.from_entry(entry, offset))
-            outcome = verdict(look, absence_believed=True)
+            outcome = verdict(look)
             if outcome.order is not None:
                 journal.record_order(entry.client_order_id, outcome.order)
             else:
