@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from app.private import harden_process
+
+    harden_process()  # private files from here on, no core dumps
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["api"]:
         from app.cli import main as api_main

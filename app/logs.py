@@ -10,6 +10,8 @@ from pathlib import Path
 
 import platformdirs
 
+from app.private import FILE_MODE, keep_private, private_folder
+
 FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
 
 
@@ -24,9 +26,11 @@ def log_dir() -> Path:
 
 def configure(level: int = logging.INFO) -> Path:
     """Send every log record to ``tradeterm.log`` (5 × 2 MB, rotated); returns its path."""
-    folder = log_dir()
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = private_folder(log_dir())
     path = folder / "tradeterm.log"
+    if not path.exists():
+        path.touch(mode=FILE_MODE)
+    keep_private(path, *folder.glob("tradeterm.log.*"))
     handler = RotatingFileHandler(path, maxBytes=2_000_000, backupCount=5, encoding="utf-8")
     handler.setFormatter(logging.Formatter(FORMAT))
     root = logging.getLogger()

@@ -67,11 +67,15 @@ class JournalEntry:
 class OrderJournal:
     def __init__(self, path: Path | str | None = None) -> None:
         target = Path(path) if path is not None else default_path()
-        if str(target) != ":memory:":
-            target.parent.mkdir(parents=True, exist_ok=True)
+        on_disk = str(target) != ":memory:"
+        if on_disk:
+            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if not target.exists():
+                target.touch(mode=0o600)  # private before the first byte (issue 14)
+            target.chmod(0o600)
         self._db = sqlite3.connect(str(target), isolation_level=None)
         self._db.row_factory = sqlite3.Row
-        if str(target) != ":memory:":
+        if on_disk:
             self._db.execute("PRAGMA journal_mode = WAL")
         self._db.execute("PRAGMA synchronous = FULL")  # an entry must survive a crash
         self._db.executescript(SCHEMA)

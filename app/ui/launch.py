@@ -35,6 +35,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 import app as tradeterm
 from app import logs
 from app.domain.display import Precision
+from app.private import take_env_login
 from app.services.connect import LoginFailed, connect
 from app.services.desks import TradingDesks
 from app.services.sandbox_child import SandboxChild, SandboxStartFailed
@@ -51,7 +52,6 @@ from app.ui.settings import open_settings
 from app.ui.theme import apply_theme, saved_theme
 
 SMOKE_TIMEOUT = float(os.environ.get("TRADETERM_SMOKE_TIMEOUT", "30"))
-ENV_KEYS = ("TRADETERM_BASE_URL", "TRADETERM_USER", "TRADETERM_PASSWORD", "TRADETERM_ACCOUNT")
 
 
 @dataclass(frozen=True)
@@ -165,6 +165,7 @@ def default_panels(desks: TradingDesks | None) -> list[PanelSpec]:
 
 
 async def _main(options: LaunchOptions) -> int:
+    env_login = take_env_login()  # the password leaves the environment before anything starts
     quit_event = asyncio.Event()
     _on_quit_signals(quit_event.set)
     settings = open_settings()
@@ -188,8 +189,8 @@ async def _main(options: LaunchOptions) -> int:
             except SandboxStartFailed as exc:
                 raise Failed(str(exc)) from None
             session = await _login(url, "demo", "demo", "demo", sandbox=True)
-        elif all(os.environ.get(key) for key in ENV_KEYS):
-            session = await _login(*(os.environ[key] for key in ENV_KEYS), sandbox=False)
+        elif env_login is not None:
+            session = await _login(*env_login, sandbox=False)
         else:
             child = SandboxChild(options.sandbox_db)
             session = await _dialog_login(settings, child)

@@ -9,6 +9,8 @@ from pathlib import Path
 import platformdirs
 from PySide6.QtCore import QSettings
 
+from app.private import FILE_MODE, keep_private, private_folder
+
 
 def config_dir() -> Path:
     override = os.environ.get("TRADETERM_CONFIG_DIR")
@@ -18,6 +20,10 @@ def config_dir() -> Path:
 
 
 def open_settings(folder: Path | None = None) -> QSettings:
-    path = (folder or config_dir()) / "tradeterm.ini"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """The settings file, ``0600`` in a ``0700`` folder (Qt keeps a file's mode when it
+    rewrites it, so the file is made private before Qt first writes it)."""
+    path = private_folder(folder or config_dir()) / "tradeterm.ini"
+    if not path.exists():
+        path.touch(mode=FILE_MODE)
+    keep_private(path)
     return QSettings(str(path), QSettings.Format.IniFormat)

@@ -319,7 +319,8 @@ def test_rfq_then_accept(cli: Cli) -> None:
     table = cli("orders", "--type", "rfq", "--max", "5")
     assert table.code == 0 and data["orderId"] in table.out
     total = Decimal(order["result"]["total"].split()[0])
-    assert column_values(table.out, "NOTIONAL")[order["submittedAt"]] == f"{total:,}"
+    shown = column_values(table.out, "NOTIONAL")[order["submittedAt"]]
+    assert Decimal(shown.replace(",", "")) == total  # "910.50" at USD's decimals for "910.5"
     assert text_column(table.out, "SIDE")[order["submittedAt"]] == "Sell"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +37,7 @@ def clean_env(tmp_path: Path) -> dict[str, str]:
     env.update(
         QT_QPA_PLATFORM="offscreen",
         TRADETERM_CONFIG_DIR=str(tmp_path / "config"),
+        TRADETERM_LOG_DIR=str(tmp_path / "log"),
         XDG_DATA_HOME=str(tmp_path / "data"),
         HOME=str(tmp_path),
     )
@@ -56,6 +58,22 @@ def test_sandbox_smoke_test_writes_a_screenshot_and_stops_its_child(
     assert match, done.stdout
     with pytest.raises(httpx.ConnectError):  # the child sandbox stopped with the app
         httpx.get(f"{match.group(1)}/api/v1/routing/time", timeout=2)
+
+
+@pytest.mark.slow
+def test_every_file_the_terminal_and_its_sandbox_create_is_private(
+    clean_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Issue 14: settings, logs, the journal and the sandbox's database are 0600 in 0700
+    folders (they hold account names, order history and the sandbox's signing secret)."""
+    done = launch("--sandbox", "--smoke-test", env=clean_env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    created = [path for path in tmp_path.rglob("*") if "cache" not in path.parts]
+    names = {path.name for path in created}
+    assert {"tradeterm.ini", "tradeterm.log", "journal.db", "sandbox.db"} <= names, names
+    for path in created:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        assert mode == (0o700 if path.is_dir() else 0o600), f"{path}: {oct(mode)}"
 
 
 @pytest.mark.slow

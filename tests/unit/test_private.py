@@ -1,0 +1,51 @@
+"""Issue 14's secrets: the environment's password leaves the environment when read, and the
+terminal's process writes no core dump and creates private files."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.private import ENV_LOGIN, keep_private, take_env_login
+
+
+def test_the_environment_password_is_gone_once_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in zip(ENV_LOGIN, ("http://x", "alice", "s3cret", "acct"), strict=True):
+        monkeypatch.setenv(key, value)
+    assert take_env_login() == ("http://x", "alice", "s3cret", "acct")
+    assert "TRADETERM_PASSWORD" not in os.environ
+    assert take_env_login() is None  # nothing to log in with a second time
+
+
+def test_main_disables_core_dumps_and_makes_new_files_private(tmp_path: Path) -> None:
+    script = (
+        "import os, resource, sys\n"
+        "from app.__main__ import main\n"
+        "try:\n"
+        "    main(['--version'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(resource.getrlimit(resource.RLIMIT_CORE))\n"
+        f"open({str(tmp_path / 'new.txt')!r}, 'w').close()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "(0, 0)"
+    assert (tmp_path / "new.txt").stat().st_mode & 0o777 == 0o600
+
+
+def test_files_an_older_version_left_open_are_tightened(tmp_path: Path) -> None:
+    folder = tmp_path / "config"
+    folder.mkdir(mode=0o755)
+    loose = folder / "tradeterm.ini"
+    loose.write_text("x")
+    loose.chmod(0o644)
+    keep_private(folder, loose, tmp_path / "missing")
+    assert folder.stat().st_mode & 0o777 == 0o700
+    assert loose.stat().st_mode & 0o777 == 0o600
