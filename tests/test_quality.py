@@ -17,7 +17,8 @@ ALLOWED = {
     "domain": {"domain"},
     "api": {"api", "domain"},
     "services": {"services", "api", "domain"},
-    "ui": {"ui", "services", "domain"},
+    # and the process-wide helpers at the top of app/ (log file, private files and secrets)
+    "ui": {"ui", "services", "domain", "logs", "private"},
     "sandbox": {"sandbox", "domain"},
 }
 

@@ -170,8 +170,15 @@ def test_spending_credit_shows_used_credit_and_the_bar(
     assert response.status_code == 200, response.text
     live.session.after_fill()
     model = panel.model
-    qtbot.waitUntil(lambda: value(model, "USD", COL["used_credit"]) == D(20000), timeout=WAIT_MS)
-    assert value(model, "USD", COL["free"]) == D(-20000)
+    # Account and portfolio are two reads: a poll already in flight may pair a fresh one with
+    # an old one, so wait for a snapshot where both show the order.
+    qtbot.waitUntil(
+        lambda: (
+            value(model, "USD", COL["used_credit"]) == D(20000)
+            and value(model, "USD", COL["free"]) == D(-20000)
+        ),
+        timeout=WAIT_MS,
+    )
     assert text(model, "USD", COL["free"]) == "-20,000.00"
     free = index_of(model, "USD", COL["free"])
     assert model.data(free, Qt.ItemDataRole.ForegroundRole) == current_palette().error
