@@ -24,7 +24,8 @@ from app.domain.pair_terms import Side
 class TradeRequest:
     """A limit order to put in the ticket: ``side`` of ``pair``'s base at ``price`` (QUOTE
     per BASE); ``send``: go on to send it (checks and confirmation first); ``amount``: in the
-    asset the order sells, None for the ticket's default (the size presets)."""
+    asset the order sells; None: the ticket's amount if it is of that asset, else the
+    asset's default size (the first size preset)."""
 
     pair: str
     side: Side

@@ -169,9 +169,16 @@ def test_watchlist_bid_click_prefills_a_sell_at_that_bid_and_ask_click_a_buy(
     assert ticket.size_edit.text() == "0.01"  # the default size of BTC, the asset sold
     assert live.bridge.selected_pair == "BTC/USD"  # the clicked row is the traded pair
 
+    # The trader picks a size (a preset button), then clicks prices: the size is kept.
+    QTest.mouseClick(ticket.preset_buttons[1], Qt.MouseButton.LeftButton)
+    assert ticket.size_edit.text() == "0.1"
+    click(watchlist.table, watch_cell(watchlist, "BTC/USD", "bid"))
+    assert len(seen) == 2 and ticket.size_edit.text() == "0.1"
+    assert_prefilled(ticket, "BTC/USD", "sell", seen[1].price)
+
     click(watchlist.table, watch_cell(watchlist, "BTC/USD", "ask"))
-    assert len(seen) == 2 and seen[1].side == "buy"
-    assert_prefilled(ticket, "BTC/USD", "buy", seen[1].price)
+    assert len(seen) == 3 and seen[2].side == "buy"
+    assert_prefilled(ticket, "BTC/USD", "buy", seen[2].price)
     assert ticket.size_edit.text() == "100"  # a buy spends USD: USD's default size
     assert ticket.size_unit.text() == "USD to spend"
 
@@ -274,6 +281,14 @@ def test_hit_bid_and_lift_offer_keys_send_the_default_size_after_confirmation(
         ("BTC", Decimal("0.01")),
         ("USD", Decimal("100")),
     ]
+
+    # Without a default size for the asset sold: prefilled, nothing sent, the amount asked for.
+    ticket.apply_preferences(Preferences(size_presets="BTC: 0.01"))
+    QTest.keyClick(ladder.view, Qt.Key.Key_B, ctrl_shift)
+    assert not ticket.confirmation.isVisible()
+    assert ticket.size_edit.text() == "" and str(ticket.side) == "buy"
+    assert ticket.outcome_label.text().startswith("No default size for USD")
+    assert len(server_orders(qtbot, live)) == len(before) + 2
 
 
 def test_size_presets_from_settings_are_quick_buttons_and_the_default_size(

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 from PySide6.QtCore import QModelIndex, QPoint, QPointF, QSettings, Qt
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QWheelEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 from pytestqt.modeltest import ModelTester
@@ -325,6 +325,11 @@ def test_depth_panel_repaints_prices_and_bars_when_the_palette_switches(
     assert ask_bar() == dark_bar
 
 
+def is_following(panel: DepthPanel) -> bool:
+    """Whether the ladder follows the touch (a call: mypy would narrow the property)."""
+    return panel.following
+
+
 def ladder_book(asks: int, bids: int, mid: int = 1000) -> OrderBook:
     """A book of ``asks`` and ``bids`` levels one unit apart around ``mid``."""
     return book(
@@ -342,21 +347,40 @@ def test_depth_panel_keeps_the_touch_centred_when_the_levels_change(
     panel = DepthPanel(offline)
     qtbot.addWidget(panel)
     panel.resize(400, 300)
+    offline.bridge.orderBook.emit(ladder_book(30, 30))  # while hidden (a tab behind the chart)
     panel.show()
     qtbot.waitExposed(panel)
     view = panel.view
     middle = view.viewport().height() // 2
+    assert view.visualRect(panel.model.index(30, 0)).top() == middle  # centred once shown
     for asks, bids in ((30, 30), (45, 15), (12, 40), (45, 15)):
         offline.bridge.orderBook.emit(ladder_book(asks, bids))
         best_bid = view.visualRect(panel.model.index(asks, 0))
         assert best_bid.top() == middle, (asks, bids, best_bid.top(), middle)
         assert panel.model.row(asks).price == D(998) and panel.model.row(asks - 1).price == D(1001)
     view.setFocus()
-    QTest.keyClick(view, Qt.Key.Key_Home)
+    centre = QPointF(view.viewport().rect().center())
+    wheel = QWheelEvent(
+        centre,
+        QPointF(view.viewport().mapToGlobal(centre.toPoint())),
+        QPoint(),
+        QPoint(0, 120 * 3),  # three notches up
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
+    QApplication.sendEvent(view.viewport(), wheel)
+    scrolled = view.verticalScrollBar().value()
+    assert not is_following(panel) and scrolled < 45 * view.rowHeight(0) - middle
     offline.bridge.orderBook.emit(ladder_book(20, 20))
-    assert view.verticalScrollBar().value() == 0  # scrolled away: left where the trader put it
+    assert view.verticalScrollBar().value() == scrolled  # left where the trader put it
     QTest.keyClick(view, Qt.Key.Key_Space)
+    assert is_following(panel)
     assert view.visualRect(panel.model.index(20, 0)).top() == middle
+    QTest.keyClick(view, Qt.Key.Key_Home)  # the keys scroll away too
+    offline.bridge.orderBook.emit(ladder_book(25, 20))
+    assert view.verticalScrollBar().value() == 0
 
 
 # -- chart: the ring buffer ---------------------------------------------------------------------

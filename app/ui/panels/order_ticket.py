@@ -25,9 +25,10 @@ Choices where the issue is silent (README "Trading: the order ticket (F2)"):
 Click-to-trade (issue 13, README "Click-to-trade"): a click on a bid or an ask (watchlist,
 ladder) arrives as a ``TradeRequest`` (``app/ui/click_trade.py``) and ``prefill``s a limit at
 that price; a double-click, Hit bid (Ctrl+Shift+S) and Lift offer (Ctrl+Shift+B) then
-``send_now`` — the same checks and confirmation as Enter. The amount is the default size of
-the asset the order sells: the first of its size presets (Settings), which are also quick
-buttons under the amount.
+``send_now`` — the same checks and confirmation as Enter. A click keeps an amount already
+typed in the asset the order sells, else takes that asset's default size: the first of its
+size presets (Settings), which are also quick buttons under the amount; the keys always use
+the default size.
 
 Messages are coloured by level (error, warning, success) from the palette in force; a theme
 switch restyles every message on screen.
@@ -502,10 +503,11 @@ class OrderTicketPanel(QWidget):
         self, pair: str, side: Side, limit_price: Decimal, amount: Decimal | None = None
     ) -> bool:
         """A limit order to ``side`` ``pair``'s base at ``limit_price`` (QUOTE per BASE), for
-        ``amount`` of the asset it sells or else that asset's default size; with neither,
-        an amount typed for another asset is cleared rather than reused (10,000 USD to spend
-        must not become 10,000 BTC to sell). False (nothing changed) while a confirmation is
-        up or the pair is unknown."""
+        ``amount`` of the asset it sells; without one, the amount already in the ticket when
+        it is of that asset (typed or a preset button: the trader sets the size, then clicks
+        prices), else that asset's default size. An amount of another asset is never reused
+        (10,000 USD to spend must not become 10,000 BTC to sell): with no default it is
+        cleared. False (nothing changed) while a confirmation is up or the pair is unknown."""
         if self._confirming or pair.count("/") != 1:
             return False
         if self.pair_box.findText(pair) < 0:
@@ -514,7 +516,8 @@ class OrderTicketPanel(QWidget):
             return False
         before = self.pair_side
         target = PairSide(AssetPair.parse(pair), side)
-        if amount is None:
+        same_asset = before is not None and before.source == target.source
+        if amount is None and not (same_asset and self.size_edit.text().strip()):
             amount = self.default_size(target.source)
         self.pair_box.setCurrentText(pair)
         self.set_side(side)
@@ -522,14 +525,14 @@ class OrderTicketPanel(QWidget):
         self.limit_edit.setText(format(limit_price, "f"))
         if amount is not None:
             self.size_edit.setText(format(amount, "f"))
-        elif before is None or before.source != target.source:
+        elif not same_asset:
             self.size_edit.clear()
         self._raise_dock()
         precision = self._context.precision
         price = f"{precision.price_text(limit_price, pair)} {target.pair.quote}"
         text = f"From the book: {target.verb.lower()} {target.pair.base} at {price}"
-        if amount is None:
-            text += f"; no size preset for {target.source}: type the amount"
+        if not self.size_edit.text().strip():
+            text += f"; no size preset for {target.source} (Settings): type the amount"
         _styled(self.outcome_label, "info", text)
         return True
 
@@ -565,7 +568,8 @@ class OrderTicketPanel(QWidget):
 
     def hit_or_lift(self, side: Side) -> None:
         """Hit the bid (sell) or lift the offer (buy) of the ticket's pair at the touch of the
-        last top of book, with the default size, through the checks and confirmation."""
+        last top of book, with the default size, through the checks and confirmation. Without
+        a default size for the asset sold the order is prefilled and nothing is sent."""
         pair_side = self.pair_side
         if pair_side is None:
             _styled(self.outcome_label, "error", "Choose a pair to trade first.")
@@ -577,7 +581,20 @@ class OrderTicketPanel(QWidget):
             what = "bid" if side == "sell" else "ask"
             _styled(self.outcome_label, "error", f"No {what} for {pair} yet: nothing sent.")
             return
-        self._on_trade_request(TradeRequest(pair, side, price, send=True))
+        default = self.default_size(PairSide(pair_side.pair, side).source)
+        if default is None:
+            source = PairSide(pair_side.pair, side).source
+            if self.prefill(pair, side, price):
+                self.size_edit.clear()
+                self.size_edit.setFocus()
+                _styled(
+                    self.outcome_label,
+                    "warning",
+                    f"No default size for {source} (Settings › Size presets): nothing sent; "
+                    "type the amount, then Enter sends.",
+                )
+            return
+        self._on_trade_request(TradeRequest(pair, side, price, send=True, amount=default))
 
     def _raise_dock(self) -> None:
         """Bring the ticket's dock to the front (it may be tabbed behind the RFQ ticket)."""
