@@ -30,7 +30,13 @@ from app.services.log_events import LogEvent, LogLevel
 from app.ui.icon import app_icon
 from app.ui.notices import NoticeArea
 from app.ui.notifier import Notifier, add_notification_menu
-from app.ui.panels.base import FocusEntry, FollowsPreferences, OwnsFeed, PanelContext
+from app.ui.panels.base import (
+    FocusEntry,
+    FollowsPreferences,
+    OwnsFeed,
+    PanelContext,
+    TradeActions,
+)
 from app.ui.panels.log import LogPanel
 from app.ui.preferences import Preferences
 from app.ui.secrets import PasswordVault, system_keyring
@@ -63,6 +69,8 @@ PANEL_KEYS = [
     ("Ctrl+C", "Tables: copy the selected rows"),
     ("Click / ↑ / ↓", "Top of book: trade the highlighted pair (tickets, chart, depth)"),
     ("Delete", "Top of book: remove the selected pair from the watchlist"),
+    ("Click / double-click", "Bid or ask (top of book, depth): prefill / send a limit order"),
+    ("Space", "Depth: recentre the ladder on the best bid and ask"),
     ("Tab / Shift+Tab", "Move between fields; Ctrl+Tab between docked tabs"),
 ]
 
@@ -142,6 +150,8 @@ class MainWindow(QMainWindow):
             go.triggered.connect(lambda _=False, name=spec.name: self.go_to(name))
             (self._trade_menu if spec.menu == "Trade" else self._go_menu).addAction(go)
             self.go_actions[spec.name] = go
+        if isinstance(panel := dock.widget(), TradeActions):  # the ticket's Hit bid / Lift offer
+            self._trade_menu.addActions(panel.trade_actions())
 
     def go_to(self, name: str) -> None:
         """Show the panel's dock, bring it to front, and put the cursor in its entry field

@@ -36,6 +36,35 @@ INTERVAL_RANGES = {
 
 #: The longest default life of a resting limit order (30 days).
 MAX_RESTING_HOURS = Decimal(720)
+#: Size presets per asset, as Settings shows them: the amounts of one asset after its code,
+#: assets apart by ";". The first amount of an asset is its default size (click-to-trade, the
+#: hit-bid / lift-offer keys); all of them are quick buttons in the order ticket.
+DEFAULT_SIZE_PRESETS = "BTC: 0.01 0.1 1; ETH: 0.1 1 10; USD: 1000 10000; USDT: 1000 10000"
+
+
+def parse_size_presets(text: str) -> dict[str, tuple[Decimal, ...]]:
+    """``"BTC: 0.01 0.1 1; USD: 1,000 10,000"`` -> {"BTC": (0.01, 0.1, 1), "USD": (...)}.
+
+    Amounts are apart by spaces or "/", commas are thousands separators; each amount must be
+    greater than zero. ValueError says what is wrong, in words."""
+    presets: dict[str, tuple[Decimal, ...]] = {}
+    for entry in text.replace("\n", ";").split(";"):
+        if not entry.strip():
+            continue
+        asset, colon, amounts = entry.partition(":")
+        code = asset.strip().upper()
+        if not colon or not code.isalnum():
+            raise ValueError(f"{entry.strip()!r}: write an asset, a colon and its amounts")
+        values: list[Decimal] = []
+        for word in amounts.replace("/", " ").split():
+            value = parse_decimal(word.replace(",", ""), "preset")
+            if value <= 0:
+                raise ValueError(f"{code}: a size preset is greater than zero, not {word}")
+            values.append(value)
+        if not values:
+            raise ValueError(f"{code}: no amounts")
+        presets[code] = tuple(values)
+    return presets
 
 
 class PreferenceError(ValueError):
@@ -68,6 +97,7 @@ class Preferences:
     notify_sound: bool = False
     remember_password_allowed: bool = True
     log_level: str = "INFO"
+    size_presets: str = DEFAULT_SIZE_PRESETS
 
     # -- what the services take -------------------------------------------------------------
 
@@ -78,6 +108,14 @@ class Preferences:
         return CheckLimits(
             self.max_notional, self.max_distance_percent / 100, self.valuation_currency
         )
+
+    def presets(self) -> dict[str, tuple[Decimal, ...]]:
+        """Size presets by asset (none when the text cannot be read: ``validated`` refuses
+        such a text before it is stored)."""
+        try:
+            return parse_size_presets(self.size_presets)
+        except ValueError:
+            return {}
 
     def python_log_level(self) -> int:
         return int(logging.getLevelName(self.log_level))
@@ -119,6 +157,10 @@ class Preferences:
             raise PreferenceError("theme", f"theme is one of {', '.join(THEMES)}")
         if self.log_level not in LOG_LEVELS:
             raise PreferenceError("log_level", f"log level is one of {', '.join(LOG_LEVELS)}")
+        try:
+            parse_size_presets(self.size_presets)
+        except ValueError as exc:
+            raise PreferenceError("size_presets", f"size presets: {exc}") from None
         strange = set(self.notify) - set(NOTIFY_EVENTS)
         if strange:
             raise PreferenceError("notify", f"unknown events: {', '.join(sorted(strange))}")
@@ -182,6 +224,7 @@ KEYS = {
     "notify_sound": "notify/sound",
     "remember_password_allowed": "login/rememberAllowed",
     "log_level": "log/level",
+    "size_presets": "orders/sizePresets",
 }
 
 

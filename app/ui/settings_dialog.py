@@ -103,6 +103,14 @@ class SettingsDialog(QDialog):
         self.auto_requote = QCheckBox("Ask for a new quote when one expires", self)
         self.auto_requote.setObjectName("autoRequote")
         self.auto_requote.setChecked(prefs.auto_requote)
+        self.size_presets = QLineEdit(prefs.size_presets, self)
+        self.size_presets.setObjectName("sizePresets")
+        self.size_presets.setPlaceholderText("e.g. BTC: 0.01 0.1 1; USD: 1,000 10,000")
+        self.size_presets.setToolTip(
+            "Amounts per asset, assets apart by ';'. They are quick buttons in the order "
+            "ticket; the first of an asset is the default size of click-to-trade and of "
+            "Hit bid / Lift offer (an order's amount is in the asset it sells)"
+        )
         trading = QFormLayout()
         trading.addRow("Valuation currency", self.currency)
         trading.addRow("Default watchlist", self.watchlist)
@@ -110,6 +118,7 @@ class SettingsDialog(QDialog):
         trading.addRow("Block orders worth more than", self.max_notional)
         trading.addRow("Warn when a limit is this far from the book (%)", self.max_distance)
         trading.addRow("Limit orders rest for (hours)", self.resting_hours)
+        trading.addRow("Size presets", self.size_presets)
         trading.addRow("RFQ", self.auto_requote)
 
         self.theme = QComboBox(self)
@@ -188,6 +197,7 @@ class SettingsDialog(QDialog):
             "max_notional": self.max_notional,
             "max_distance_percent": self.max_distance,
             "resting_hours": self.resting_hours,
+            "size_presets": self.size_presets,
             "theme": self.theme,
             "log_level": self.log_level,
         }
@@ -220,6 +230,7 @@ class SettingsDialog(QDialog):
             notify_sound=self.sound.isChecked(),
             remember_password_allowed=self.remember.isChecked(),
             log_level=self.log_level.currentText(),
+            size_presets=self.size_presets.text().strip(),
         )
         prefs.validated(self._pairs, self._assets)
         return prefs

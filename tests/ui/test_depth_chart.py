@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 from PySide6.QtCore import QModelIndex, QPoint, QPointF, QSettings, Qt
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QWheelEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 from pytestqt.modeltest import ModelTester
@@ -124,7 +124,7 @@ def test_model_ladder_layout_and_cumulative_sums() -> None:
     alignment = model.index(0, COL["size"]).data(Qt.ItemDataRole.TextAlignmentRole)
     assert alignment & int(Qt.AlignmentFlag.AlignRight)
     assert model.headerData(0, Qt.Orientation.Horizontal) == "Price (USD)"
-    assert model.headerData(2, Qt.Orientation.Horizontal) == "Total (BTC)"
+    assert model.headerData(2, Qt.Orientation.Horizontal) == "Cumulative (BTC)"
     # Bars: share of the largest size / cumulative size in the visible book, in Decimal.
     assert model.index(5, COL["size"]).data(DepthRole.BAR_FRACTION) == D(3) / D(5)
     assert model.index(0, COL["cumulative"]).data(DepthRole.BAR_FRACTION) == D(1)
@@ -323,6 +323,64 @@ def test_depth_panel_repaints_prices_and_bars_when_the_palette_switches(
     finally:
         palette.set_palette(DEFAULT_PALETTE)
     assert ask_bar() == dark_bar
+
+
+def is_following(panel: DepthPanel) -> bool:
+    """Whether the ladder follows the touch (a call: mypy would narrow the property)."""
+    return panel.following
+
+
+def ladder_book(asks: int, bids: int, mid: int = 1000) -> OrderBook:
+    """A book of ``asks`` and ``bids`` levels one unit apart around ``mid``."""
+    return book(
+        "BTC/USD",
+        [(str(mid - 2 - n), "1") for n in range(bids)],
+        [(str(mid + 1 + n), "1") for n in range(asks)],
+    )
+
+
+def test_depth_panel_keeps_the_touch_centred_when_the_levels_change(
+    qtbot: QtBot, offline: PanelContext
+) -> None:
+    """Books of a new shape (more asks, fewer bids) move the touch down the rows; the ladder
+    follows it without any resize, and Space brings it back after the trader scrolled."""
+    panel = DepthPanel(offline)
+    qtbot.addWidget(panel)
+    panel.resize(400, 300)
+    offline.bridge.orderBook.emit(ladder_book(30, 30))  # while hidden (a tab behind the chart)
+    panel.show()
+    qtbot.waitExposed(panel)
+    view = panel.view
+    middle = view.viewport().height() // 2
+    assert view.visualRect(panel.model.index(30, 0)).top() == middle  # centred once shown
+    for asks, bids in ((30, 30), (45, 15), (12, 40), (45, 15)):
+        offline.bridge.orderBook.emit(ladder_book(asks, bids))
+        best_bid = view.visualRect(panel.model.index(asks, 0))
+        assert best_bid.top() == middle, (asks, bids, best_bid.top(), middle)
+        assert panel.model.row(asks).price == D(998) and panel.model.row(asks - 1).price == D(1001)
+    view.setFocus()
+    centre = QPointF(view.viewport().rect().center())
+    wheel = QWheelEvent(
+        centre,
+        QPointF(view.viewport().mapToGlobal(centre.toPoint())),
+        QPoint(),
+        QPoint(0, 120 * 3),  # three notches up
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
+    QApplication.sendEvent(view.viewport(), wheel)
+    scrolled = view.verticalScrollBar().value()
+    assert not is_following(panel) and scrolled < 45 * view.rowHeight(0) - middle
+    offline.bridge.orderBook.emit(ladder_book(20, 20))
+    assert view.verticalScrollBar().value() == scrolled  # left where the trader put it
+    QTest.keyClick(view, Qt.Key.Key_Space)
+    assert is_following(panel)
+    assert view.visualRect(panel.model.index(20, 0)).top() == middle
+    QTest.keyClick(view, Qt.Key.Key_Home)  # the keys scroll away too
+    offline.bridge.orderBook.emit(ladder_book(25, 20))
+    assert view.verticalScrollBar().value() == 0
 
 
 # -- chart: the ring buffer ---------------------------------------------------------------------

@@ -113,9 +113,21 @@ COLUMNS: tuple[Column[DepthRow], ...] = (
         fixed_pitch=False,
         colour=lambda r, p: side_colour(r.side, p),
     ),
-    Column("size", "Size", base_cell(lambda r: r.size), numeric=True, fixed_pitch=False),
     Column(
-        "cumulative", "Total", base_cell(lambda r: r.cumulative), numeric=True, fixed_pitch=False
+        "size",
+        "Size",
+        base_cell(lambda r: r.size),
+        "Size at this price, in BASE",
+        numeric=True,
+        fixed_pitch=False,
+    ),
+    Column(
+        "cumulative",
+        "Cumulative",
+        base_cell(lambda r: r.cumulative),
+        "Size from the touch out to this price (the running sum of the sizes), in BASE",
+        numeric=True,
+        fixed_pitch=False,
     ),
 )
 _PRICE, _SIZE, _CUMULATIVE = 0, 1, 2

@@ -12,14 +12,16 @@ closes, and how to apply new preferences.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from PySide6.QtCore import QSettings
+from PySide6.QtGui import QAction
 
 from app.domain.display import Precision
 from app.services.log_events import LogLevel
 from app.ui.bridge import SessionBridge
+from app.ui.click_trade import TradeIntents
 from app.ui.preferences import Preferences
 
 Notify = Callable[[LogLevel, str], None]
@@ -31,6 +33,8 @@ class PanelContext:
     precision: Precision
     settings: QSettings
     notify: Notify
+    #: Click-to-trade requests from the price panels to the order ticket (one per window).
+    trade: TradeIntents = field(default_factory=TradeIntents)
 
 
 @runtime_checkable
@@ -49,3 +53,9 @@ class OwnsFeed(Protocol):
 class FollowsPreferences(Protocol):
     def apply_preferences(self, prefs: Preferences) -> None:
         """Settings were applied: take the panel's share of them now."""
+
+
+@runtime_checkable
+class TradeActions(Protocol):
+    def trade_actions(self) -> list[QAction]:
+        """Actions the main window lists in its Trade menu (e.g. hit bid / lift offer)."""

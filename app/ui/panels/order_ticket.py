@@ -22,6 +22,14 @@ Choices where the issue is silent (README "Trading: the order ticket (F2)"):
 - the clientOrderId shown is the one the next send carries; it changes only after a settled
   answer or an edit, so sending an unsettled ticket again cannot place a second order.
 
+Click-to-trade (issue 13, README "Click-to-trade"): a click on a bid or an ask (watchlist,
+ladder) arrives as a ``TradeRequest`` (``app/ui/click_trade.py``) and ``prefill``s a limit at
+that price; a double-click, Hit bid (Ctrl+Shift+S) and Lift offer (Ctrl+Shift+B) then
+``send_now`` — the same checks and confirmation as Enter. A click keeps an amount already
+typed in the asset the order sells, else takes that asset's default size: the first of its
+size presets (Settings), which are also quick buttons under the amount; the keys always use
+the default size.
+
 Messages are coloured by level (error, warning, success) from the palette in force; a theme
 switch restyles every message on screen.
 """
@@ -30,15 +38,17 @@ from __future__ import annotations
 
 import html
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from itertools import pairwise
 
 from PySide6.QtCore import QDateTime, QEvent, QObject, Qt, QTimer, QTimeZone
-from PySide6.QtGui import QFontDatabase, QKeyEvent
+from PySide6.QtGui import QAction, QFontDatabase, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
     QComboBox,
     QDateTimeEdit,
+    QDockWidget,
     QFormLayout,
     QFrame,
     QGridLayout,
@@ -52,6 +62,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.domain import utc_now
+from app.domain.display import digits_of, format_number
 from app.domain.money import AssetPair
 from app.domain.pair_terms import PairSide, Side
 from app.domain.records import TopOfBook
@@ -64,6 +75,7 @@ from app.services.pretrade import Check, checks, fills_now, what_if
 from app.services.session import Balances
 from app.services.ticket import OrderType, TicketError, TicketForm, TicketInput
 from app.ui.bridge import QtTopic
+from app.ui.click_trade import TradeRequest
 from app.ui.order_confirm import SETTINGS_KEY as CONFIRM_KEY
 from app.ui.order_confirm import confirm_order, update_confirmation
 from app.ui.palette import TradePalette, current_palette, follow_palette, level_colour, level_css
@@ -91,6 +103,10 @@ OUTCOME_LEVEL = {
 }
 #: Alt+letter picks a side while the focus is in the ticket.
 SIDE_KEYS: dict[int, Side] = {Qt.Key.Key_B: "buy", Qt.Key.Key_S: "sell"}
+#: Hit the bid / lift the offer of the ticket's pair (Trade menu; no clash with F1-F3,
+#: Ctrl+1..8, Ctrl+L, Ctrl+, or the tickets' Alt+B / Alt+S).
+HIT_BID_KEY = "Ctrl+Shift+S"
+LIFT_OFFER_KEY = "Ctrl+Shift+B"
 #: Health in which Send is not offered.
 CANNOT_SEND = {Health.OFFLINE: "Offline", Health.AUTH_EXPIRED: "Login expired"}
 
@@ -144,7 +160,10 @@ class OrderTicketPanel(QWidget):
         self._confirming = False
         self._confirm_ticket: TicketInput | None = None
         self._last_sent: str | None = None  # clientOrderId of the last send (its outcome shown)
-        self._resting_hours = float(Preferences.load(context.settings).resting_hours)
+        prefs = Preferences.load(context.settings)
+        self._resting_hours = float(prefs.resting_hours)
+        self._presets: dict[str, tuple[Decimal, ...]] = prefs.presets()
+        self._presets_for: str | None = None  # the asset the preset buttons are for
         self._end_touched = False  # the trader set the end time: no default replaces it
         #: An estimate older than this (seconds) is not presented as the current price.
         self.stale_after = STALE_AFTER
@@ -171,6 +190,9 @@ class OrderTicketPanel(QWidget):
             self.preset_pair(self._bridge.selected_pair)
         self._default_end()
         self._update()
+        context.trade.requested.connect(self._on_trade_request)
+        self.hit_bid_action = self._trade_action("&Hit bid", HIT_BID_KEY, "sell")
+        self.lift_offer_action = self._trade_action("&Lift offer", LIFT_OFFER_KEY, "buy")
 
     # -- building ---------------------------------------------------------------------------
 
@@ -204,6 +226,13 @@ class OrderTicketPanel(QWidget):
         size_row = QHBoxLayout()
         size_row.addWidget(self.size_edit, 1)
         size_row.addWidget(self.size_unit)
+        self.preset_row = QHBoxLayout()  # quick buttons: the size presets of the asset sold
+        self.preset_row.setContentsMargins(0, 0, 0, 0)
+        self.preset_row.addStretch(1)  # the buttons compact on the left
+        self.preset_box = QWidget(self)
+        self.preset_box.setObjectName("orderPresets")
+        self.preset_box.setLayout(self.preset_row)
+        self.preset_buttons: list[QPushButton] = []
 
         self.type_box = QComboBox(self)
         self.type_box.setObjectName("orderType")
@@ -250,6 +279,7 @@ class OrderTicketPanel(QWidget):
         form = self._form = QFormLayout()
         form.addRow("Pair", sides)
         form.addRow(self._buddy("Amount (&z)", self.size_edit), size_row)
+        form.addRow("", self.preset_box)
         form.addRow("T&ype", self.type_box)
         form.addRow(self._buddy("Li&mit", self.limit_edit), limit_row)
         form.addRow("", self.wire_label)
@@ -437,6 +467,144 @@ class OrderTicketPanel(QWidget):
         self.size_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.size_edit.selectAll()
 
+    # -- click-to-trade and size presets -------------------------------------------------------
+
+    def default_size(self, asset: str) -> Decimal | None:
+        """The default amount of ``asset`` (the first of its size presets), None without one."""
+        presets = self._presets.get(asset)
+        return presets[0] if presets else None
+
+    def _show_presets(self, asset: str | None) -> None:
+        """One quick button per size preset of the asset the order sells."""
+        if asset == self._presets_for:
+            return
+        self._presets_for = asset
+        for button in self.preset_buttons:
+            self.preset_row.removeWidget(button)
+            button.deleteLater()
+        self.preset_buttons = []
+        for amount in self._presets.get(asset or "", ()):
+            text = format_number(amount, digits_of(amount))  # as typed: 0.01, 10,000
+            button = QPushButton(text, self.preset_box)
+            button.setObjectName("orderPreset")
+            button.setAutoDefault(False)
+            button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the focus stays where Enter sends
+            button.setToolTip(f"Amount {text} {asset}")
+            button.clicked.connect(lambda _=False, value=amount: self._use_preset(value))
+            button.installEventFilter(self)  # Alt+B / Alt+S as everywhere in the ticket
+            self.preset_row.insertWidget(self.preset_row.count() - 1, button)
+            self.preset_buttons.append(button)
+        self._form.setRowVisible(self.preset_box, bool(self.preset_buttons))
+
+    def _use_preset(self, amount: Decimal) -> None:
+        self.size_edit.setText(format(amount, "f"))
+
+    def prefill(
+        self, pair: str, side: Side, limit_price: Decimal, amount: Decimal | None = None
+    ) -> bool:
+        """A limit order to ``side`` ``pair``'s base at ``limit_price`` (QUOTE per BASE), for
+        ``amount`` of the asset it sells; without one, the amount already in the ticket when
+        it is of that asset (typed or a preset button: the trader sets the size, then clicks
+        prices), else that asset's default size. An amount of another asset is never reused
+        (10,000 USD to spend must not become 10,000 BTC to sell): with no default it is
+        cleared. False (nothing changed) while a confirmation is up or the pair is unknown."""
+        if self._confirming or pair.count("/") != 1:
+            return False
+        if self.pair_box.findText(pair) < 0:
+            self._fill_pairs()
+        if self.pair_box.findText(pair) < 0:
+            return False
+        before = self.pair_side
+        target = PairSide(AssetPair.parse(pair), side)
+        same_asset = before is not None and before.source == target.source
+        if amount is None and not (same_asset and self.size_edit.text().strip()):
+            amount = self.default_size(target.source)
+        self.pair_box.setCurrentText(pair)
+        self.set_side(side)
+        self.type_box.setCurrentIndex(self.type_box.findData("limit"))
+        self.limit_edit.setText(format(limit_price, "f"))
+        if amount is not None:
+            self.size_edit.setText(format(amount, "f"))
+        elif not same_asset:
+            self.size_edit.clear()
+        self._raise_dock()
+        precision = self._context.precision
+        price = f"{precision.price_text(limit_price, pair)} {target.pair.quote}"
+        text = f"From the book: {target.verb.lower()} {target.pair.base} at {price}"
+        if not self.size_edit.text().strip():
+            text += f"; no size preset for {target.source} (Settings): type the amount"
+        _styled(self.outcome_label, "info", text)
+        return True
+
+    def send_now(self) -> None:
+        """Send what the ticket holds, exactly as Enter does: checks, confirmation (if on)."""
+        self.submit()
+
+    def _on_trade_request(self, request: TradeRequest) -> None:
+        """A click on a price (or a double-click, to send) in a panel sharing the context."""
+        filled = self.prefill(request.pair, request.side, request.price, request.amount)
+        if filled and request.send:
+            if not self.size_edit.text().strip():
+                self.size_edit.setFocus()  # nothing to send yet: the amount is missing
+                return
+            self.send_now()
+
+    def _trade_action(self, text: str, keys: str, side: Side) -> QAction:
+        action = QAction(text, self)
+        action.setObjectName("hitBid" if side == "sell" else "liftOffer")
+        action.setShortcut(QKeySequence(keys))
+        action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
+        action.setToolTip(
+            f"{'Sell at the best bid' if side == 'sell' else 'Buy at the best ask'} of the "
+            "ticket's pair, default size, after the checks and confirmation"
+        )
+        action.triggered.connect(lambda _=False: self.hit_or_lift(side))
+        self.addAction(action)  # the keys work while the ticket is shown, the menu or not
+        return action
+
+    def trade_actions(self) -> list[QAction]:
+        """For the main window's Trade menu."""
+        return [self.hit_bid_action, self.lift_offer_action]
+
+    def hit_or_lift(self, side: Side) -> None:
+        """Hit the bid (sell) or lift the offer (buy) of the ticket's pair at the touch of the
+        last top of book, with the default size, through the checks and confirmation. Without
+        a default size for the asset sold the order is prefilled and nothing is sent."""
+        pair_side = self.pair_side
+        if pair_side is None:
+            _styled(self.outcome_label, "error", "Choose a pair to trade first.")
+            return
+        pair = str(pair_side.pair)
+        top = self._tops.get(pair)
+        price = None if top is None else (top.bid if side == "sell" else top.ask)
+        if price is None:
+            what = "bid" if side == "sell" else "ask"
+            _styled(self.outcome_label, "error", f"No {what} for {pair} yet: nothing sent.")
+            return
+        default = self.default_size(PairSide(pair_side.pair, side).source)
+        if default is None:
+            source = PairSide(pair_side.pair, side).source
+            if self.prefill(pair, side, price):
+                self.size_edit.clear()
+                self.size_edit.setFocus()
+                _styled(
+                    self.outcome_label,
+                    "warning",
+                    f"No default size for {source} (Settings › Size presets): nothing sent; "
+                    "type the amount, then Enter sends.",
+                )
+            return
+        self._on_trade_request(TradeRequest(pair, side, price, send=True, amount=default))
+
+    def _raise_dock(self) -> None:
+        """Bring the ticket's dock to the front (it may be tabbed behind the RFQ ticket)."""
+        parent = self.parentWidget()
+        while parent is not None and not isinstance(parent, QDockWidget):
+            parent = parent.parentWidget()
+        if parent is not None:
+            parent.show()
+            parent.raise_()
+
     # -- end time ------------------------------------------------------------------------------
 
     def _default_end(self) -> None:
@@ -489,6 +657,7 @@ class OrderTicketPanel(QWidget):
         self.end_check.setEnabled(limit)
         self.end_edit.setEnabled(limit and self.end_check.isChecked())
         pair_side = self.pair_side
+        self._show_presets(None if pair_side is None else pair_side.source)
         if pair_side is not None:
             spend = "to spend" if pair_side.side == "buy" else "to sell"
             self.size_unit.setText(f"{pair_side.source} {spend}")
@@ -593,9 +762,12 @@ class OrderTicketPanel(QWidget):
         await self._estimates.close()
 
     def apply_preferences(self, prefs: Preferences) -> None:
-        """Settings > trading: the pre-trade limits and the resting time, at once."""
+        """Settings > trading: the pre-trade limits, the resting time and the size presets,
+        at once."""
         self._desk.limits = prefs.check_limits()
         self._resting_hours = float(prefs.resting_hours)
+        self._presets = prefs.presets()
+        self._presets_for = None  # rebuild the buttons
         self._default_end()
         self._update()
 

@@ -15,8 +15,12 @@ traded row let a trader trade a pair they were not looking at). One row at a tim
 highlighted; a click or the arrow keys select its pair for the whole terminal
 (``bridge.select_pair``: tickets, chart, depth), and the highlight follows the session's
 selection whatever moved it (another panel, a sort, a watchlist change). Removing the selected
-pair selects the row that takes its place. Double-click and Enter do what a click does (the
-pair is already selected by the first click); they change nothing else.
+pair selects the row that takes its place. Double-click and Enter on other cells do what a
+click does (the pair is already selected by the first click).
+
+Click-to-trade (``app/ui/click_trade.py``): a click on a Bid cell asks the order ticket for a
+sell limit at that bid, on an Ask cell for a buy limit at that ask; a double-click there sends
+it through the ticket's checks and confirmation.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from app.domain.money import AssetPair
 from app.domain.records import TopOfBook
 from app.services.log_events import LogLevel
 from app.services.poller import FeedStatus
+from app.ui.click_trade import TradeRequest, side_of_click
 from app.ui.models.top_of_book_model import (
     FLASH_KEYS,
     STALE_FACTOR,
@@ -178,6 +183,8 @@ class TopOfBookPanel(QWidget):
         self._bridge.selectionChanged.connect(self._on_selection_changed)
         self._bridge.feedStatus.connect(self._on_feed_status)
         self.table.doubleClicked.connect(self._choose)
+        self.table.clicked.connect(self._price_clicked)
+        self.table.doubleClicked.connect(self._price_double_clicked)
         self.table.chooseRequested.connect(self._choose)
         self.table.removeRequested.connect(self.remove_selected)
         self.table.selectionModel().selectionChanged.connect(self._highlight_moved)
@@ -308,6 +315,28 @@ class TopOfBookPanel(QWidget):
         finally:
             self._syncing = False
         self.remove_action.setEnabled(selection.hasSelection())
+
+    # -- click-to-trade (cell clicks) -------------------------------------------------------------
+
+    def _price_clicked(self, index: QModelIndex) -> None:
+        self._trade_price(index, send=False)
+
+    def _price_double_clicked(self, index: QModelIndex) -> None:
+        self._trade_price(index, send=True)
+
+    def _trade_price(self, index: Index, *, send: bool) -> None:
+        """A Bid or Ask cell clicked: that price, as the book has it (Decimal), to the ticket."""
+        if not index.isValid():
+            return
+        source = self.proxy.mapToSource(index)
+        key = self.model.columns[source.column()].key
+        if key not in ("bid", "ask"):
+            return
+        row = self.model.record(source.row())
+        price = row.bid if key == "bid" else row.ask
+        if price is not None:
+            request = TradeRequest(row.pair, side_of_click(key), price, send=send)
+            self._context.trade.request(request)
 
     # -- feed -------------------------------------------------------------------------------------
 

@@ -1,0 +1,184 @@
+"""The depth ladder against the live sandbox (issue 13): the touch centred after an update and
+after a pair change, Space recentring after the trader scrolled away, size bars inside their
+rows, cumulative sizes as running sums. Driven with real key events."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from PySide6.QtCore import QPoint, QRect, Qt
+from PySide6.QtGui import QColor, QImage
+from PySide6.QtTest import QTest
+from pytestqt.qtbot import QtBot
+
+from app.ui.models.depth_model import ASK, BID, DepthRole
+from app.ui.panels.depth import BAR_INSET, DepthPanel
+from tests.ui.conftest import Live
+
+#: Size of the ladder in the tests: far fewer rows than the sandbox's 2 x 25 levels.
+WIDTH, HEIGHT = 420, 300
+
+
+def open_ladder(qtbot: QtBot, live: Live, pair: str = "BTC/USD") -> DepthPanel:
+    live.bridge.select_pair(pair)
+    panel = DepthPanel(live.context)
+    qtbot.addWidget(panel)
+    panel.resize(WIDTH, HEIGHT)
+    panel.show()
+    qtbot.waitExposed(panel)
+    wait_for_book(qtbot, panel, pair)
+    return panel
+
+
+def wait_for_book(qtbot: QtBot, panel: DepthPanel, pair: str) -> None:
+    qtbot.waitUntil(
+        lambda: (
+            panel.model.pair == pair and panel.model.ask_count > 0 and panel.model.bid_count > 0
+        ),
+        timeout=10_000,
+    )
+
+
+def next_book(qtbot: QtBot, live: Live) -> None:
+    """One more poll of the order book delivered to the panels."""
+    with qtbot.waitSignal(live.bridge.orderBook.qt_signal, timeout=10_000):
+        pass
+
+
+def following(panel: DepthPanel) -> bool:
+    """Whether the ladder follows the touch (a call: mypy would narrow the property)."""
+    return panel.following
+
+
+def touch_rects(panel: DepthPanel) -> tuple[QRect, QRect]:
+    """The best ask's and the best bid's rows on screen (viewport coordinates)."""
+    model, view = panel.model, panel.view
+    best_ask = view.visualRect(model.index(model.ask_count - 1, 0))
+    best_bid = view.visualRect(model.index(model.ask_count, 0))
+    return best_ask, best_bid
+
+
+def assert_touch_centred(panel: DepthPanel) -> None:
+    """Best ask and best bid inside the viewport, meeting in its middle (within one row)."""
+    viewport = panel.view.viewport().rect()
+    best_ask, best_bid = touch_rects(panel)
+    assert viewport.contains(best_ask) and viewport.contains(best_bid), (viewport, best_ask)
+    assert panel.model.row(panel.model.ask_count - 1).side == ASK
+    assert panel.model.row(panel.model.ask_count).side == BID
+    middle = viewport.height() // 2
+    assert abs(best_bid.top() - middle) <= best_bid.height(), (best_bid.top(), middle)
+
+
+def test_touch_is_centred_on_open_after_an_update_and_after_a_pair_change(
+    qtbot: QtBot, live: Live
+) -> None:
+    panel = open_ladder(qtbot, live)
+    rows_shown = panel.view.viewport().height() // panel.view.rowHeight(0)
+    assert panel.model.rowCount() > rows_shown  # the ladder scrolls: centring is needed
+    assert_touch_centred(panel)
+    next_book(qtbot, live)
+    assert_touch_centred(panel)
+
+    live.bridge.select_pair("ETH/USD")
+    wait_for_book(qtbot, panel, "ETH/USD")
+    assert_touch_centred(panel)
+    next_book(qtbot, live)
+    assert_touch_centred(panel)
+
+    # Resized (e.g. the dock is dragged taller): still in the middle.
+    panel.resize(WIDTH, HEIGHT + 120)
+    qtbot.waitUntil(lambda: panel.view.viewport().height() > HEIGHT - 40)
+    assert_touch_centred(panel)
+
+
+def test_space_recentres_after_the_trader_scrolled_away(qtbot: QtBot, live: Live) -> None:
+    panel = open_ladder(qtbot, live)
+    view = panel.view
+    view.setFocus()
+    QTest.keyClick(view, Qt.Key.Key_End)  # to the deepest bid
+    viewport = view.viewport().rect()
+    assert not following(panel)
+    assert not viewport.intersects(touch_rects(panel)[0])  # the touch is off screen
+    next_book(qtbot, live)
+    next_book(qtbot, live)
+    assert not viewport.intersects(touch_rects(panel)[0])  # updates leave it where it was put
+
+    QTest.keyClick(view, Qt.Key.Key_Space)
+    assert following(panel)
+    assert_touch_centred(panel)
+    next_book(qtbot, live)
+    assert_touch_centred(panel)  # and follows the touch again
+
+    QTest.keyClick(view, Qt.Key.Key_Home)  # away to the deepest ask, then another pair
+    assert not following(panel)
+    live.bridge.select_pair("ETH/BTC")
+    wait_for_book(qtbot, panel, "ETH/BTC")
+    assert_touch_centred(panel)  # a pair change recentres
+
+
+def bar_rows(image: QImage, panel: DepthPanel, column: int) -> list[tuple[int, int, int]]:
+    """(row, first y, last y) of the bar pixels of each visible row of ``column``: the pixels
+    at the cell's right edge that differ from the price column's empty background."""
+    view, model = panel.view, panel.model
+    background = image.pixelColor(
+        QPoint(view.visualRect(model.index(0, 0)).left() + 2, view.viewport().height() // 2)
+    )
+    found: list[tuple[int, int, int]] = []
+    for row in range(model.rowCount()):
+        rect = view.visualRect(model.index(row, column))
+        if not view.viewport().rect().contains(rect):
+            continue
+        x = rect.right() - 1
+        ys = [
+            y
+            for y in range(rect.top(), rect.bottom() + 1)
+            if _differs(image.pixelColor(QPoint(x, y)), background)
+        ]
+        if ys:
+            found.append((row, min(ys), max(ys)))
+    return found
+
+
+def _differs(a: QColor, b: QColor) -> bool:
+    return abs(a.red() - b.red()) + abs(a.green() - b.green()) + abs(a.blue() - b.blue()) > 30
+
+
+def test_size_bars_fill_exactly_their_own_rows(qtbot: QtBot, live: Live) -> None:
+    panel = open_ladder(qtbot, live)
+    view, model = panel.view, panel.model
+    image = view.viewport().grab().toImage()
+    for key in ("size", "cumulative"):
+        column = model.column(key)
+        rows = bar_rows(image, panel, column)
+        assert len(rows) >= 4
+        for row, top, bottom in rows:
+            rect = view.visualRect(model.index(row, column))
+            # inside its own row, apart from its neighbours', centred on the row (its digits)
+            assert (top, bottom) == (rect.top() + BAR_INSET, rect.bottom() - BAR_INSET), (
+                key,
+                row,
+                top,
+                bottom,
+                rect,
+            )
+            assert abs((top + bottom) / 2 - (rect.top() + rect.bottom()) / 2) <= 0.5
+
+
+def test_cumulative_sizes_are_running_sums_from_the_touch(qtbot: QtBot, live: Live) -> None:
+    panel = open_ladder(qtbot, live)
+    model = panel.model
+    book = model.book
+    assert book is not None
+    size, cumulative = model.column("size"), model.column("cumulative")
+    asks = [model.row(r) for r in reversed(range(model.ask_count))]  # best ask first
+    bids = [model.row(r) for r in range(model.ask_count, model.rowCount())]  # best bid first
+    for side in (asks, bids):
+        total = Decimal(0)
+        for level in side:
+            total += level.size
+            row = model.rows.index(level)
+            assert model.index(row, cumulative).data(DepthRole.VALUE) == total
+            assert model.index(row, size).data(DepthRole.VALUE) == level.size
+    assert sum(size for _, size in book.asks) == asks[-1].cumulative
+    assert sum(size for _, size in book.bids) == bids[-1].cumulative
+    assert model.headerData(cumulative, Qt.Orientation.Horizontal) == "Cumulative (BTC)"
