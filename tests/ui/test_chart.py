@@ -76,8 +76,8 @@ def feed_at(panel: ChartPanel, mids: list[tuple[float, str]], spread: str = "0.4
 
 def drawn(qtbot: QtBot, panel: ChartPanel, count: int) -> None:
     def length() -> int:
-        x = panel.curves["spread"].xData
-        return 0 if x is None else len(x)
+        y = panel.curves["spread"].yData
+        return 0 if y is None else int(np.count_nonzero(np.isfinite(y)))  # not the gaps
 
     qtbot.waitUntil(lambda: length() == count)
 
@@ -342,9 +342,12 @@ def test_history_survives_a_panel_rebuild_in_private_files(
     assert x.tolist() == [T0 + i + 2 / 3 for i in range(60)]
     assert mid.tolist() == pytest.approx([3100 + 3 * i + 2 for i in range(60)])
     assert second.curves["spread"].yData == pytest.approx([0.48] * 60)
-    # New ticks follow the stored ones.
+    # New ticks follow the stored ones, the line broken over the time nothing was recorded.
     feed_at(second, [(T0 + 100, "3300")])
     drawn(qtbot, second, 61)
+    mid = second.curves["mid"].yData
+    assert len(mid) == 62 and np.isnan(mid[60]) and mid[61] == 3300
+    assert second.curves["mid"].opts["connect"] == "finite"
     # The other pair's history is read when it is first shown.
     offline.bridge.select_pair("BTC/USD")
     qtbot.waitUntil(

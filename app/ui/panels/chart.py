@@ -9,9 +9,10 @@ Memory is bounded: ``capacity`` × 2 × 5 float64 per watched pair (1.6 MB at 20
 History across restarts: every tick is also given to a ``MidHistory`` (app/services/
 mid_history.py: one append-only binary file per pair, one sample a second, the latest 24 h,
 0600 files in a 0700 folder), flushed to its writer thread every ``FLUSH_MS`` and at quit. A
-pair's stored history is read into its ring the first time the pair is shown. The folder is
-``chart-history/<environment>`` in the user data directory (beside the settings file when the
-settings live elsewhere, e.g. ``TRADETERM_CONFIG_DIR`` or a test's folder).
+pair's stored history is read into its ring the first time the pair is shown; the lines
+break over pauses in the ticks (``broken_at_gaps``). The folder is ``chart-history/
+<environment>`` in the user data directory (beside the settings file when the settings live
+elsewhere, e.g. ``TRADETERM_CONFIG_DIR`` or a test's folder).
 
 Views: "Line" draws every tick; "1 s" … "1 h" draw candles of the mid per bucket
 (``candles()``: open, high, low, close of the ticks in it), hollow when the close is at or above
@@ -90,6 +91,8 @@ CAPACITY = 20_000
 FRAME_MS = 33
 #: How often the ticks recorded for the history go to its writer thread.
 FLUSH_MS = 5_000
+#: The shortest pause in ticks that breaks the lines, in seconds.
+GAP_MIN = 5.0
 
 #: Ring buffer columns.
 TIME, BID, ASK, MID, SPREAD = range(5)
@@ -301,6 +304,20 @@ class ClockAxis(pg.AxisItem):  # type: ignore[misc]  # pyqtgraph is untyped
         return texts
 
 
+def broken_at_gaps(data: FloatArray, gap: float) -> tuple[FloatArray, FloatArray]:
+    """``data`` (ring columns) with a NaN sample in each gap longer than ``gap`` seconds, so a
+    line (``connect="finite"``) breaks there instead of drawing a price nobody quoted."""
+    x = data[TIME]
+    where = np.flatnonzero(np.diff(x) > gap) + 1
+    if len(where) == 0:
+        return x, data
+    filler = np.full((data.shape[0], len(where)), np.nan)
+    filler[TIME] = (x[where - 1] + x[where]) / 2  # x stays sorted for clipToView
+    out = np.insert(data, where, filler, axis=1)
+    times: FloatArray = out[TIME]
+    return times, out
+
+
 @dataclass(frozen=True)
 class Candles:
     """Open, high, low, close of the mid per bucket; ``start`` is each bucket's first second."""
@@ -484,8 +501,10 @@ class ChartPanel(QWidget):
 
         self.curves: dict[str, pg.PlotDataItem] = {}
         for name in SERIES:
-            self.curves[name] = self.price_plot.plot(antialias=False, name=name)
-        self.curves["spread"] = self.spread_plot.plot(antialias=False, name="spread")
+            self.curves[name] = self.price_plot.plot(antialias=False, name=name, connect="finite")
+        self.curves["spread"] = self.spread_plot.plot(
+            antialias=False, name="spread", connect="finite"
+        )
         # Only now that the curves belong to a plot (before, pyqtgraph ignores these).
         for curve in self.curves.values():
             curve.setClipToView(True)
@@ -712,20 +731,25 @@ class ChartPanel(QWidget):
             # A copy: pyqtgraph keeps the arrays it is given and re-reads them when the view
             # moves (clipToView), while the ring keeps writing into its own storage.
             data = np.array(buffer.window())
-            x = data[TIME]
+            x, lines = broken_at_gaps(data, self._gap())
             seconds = self.timeframe
             if seconds:
-                self._candles = candles(x, data[MID], seconds)
+                self._candles = candles(data[TIME], data[MID], seconds)
                 self.candle_item.set_candles(self._candles)
-                for name in SERIES:
+            for name, column in SERIES.items():
+                if seconds:
                     self.curves[name].setData([], [])
-            else:
-                for name, column in SERIES.items():
-                    self.curves[name].setData(x, data[column])
-            self.curves["spread"].setData(x, data[SPREAD])
+                else:
+                    self.curves[name].setData(x, lines[column])
+            self.curves["spread"].setData(x, lines[SPREAD])
             self._fit_spread(float(np.max(data[SPREAD])))
             self.stack.setCurrentWidget(self.plots)
         self._update_title()
+
+    def _gap(self) -> float:
+        """Seconds without a tick after which the lines break (the terminal was closed or the
+        feed was failing): ten polls, at least five seconds."""
+        return max(GAP_MIN, 10 * self._context.bridge.top_of_book_interval)
 
     def _fit_spread(self, widest: float) -> None:
         """The spread's axis from zero to a quarter above its widest: a steady spread reads
