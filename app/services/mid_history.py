@@ -61,6 +61,8 @@ class MidHistory:
 
     def record(self, pair: str, at: float, bid: float, ask: float) -> None:
         """One tick; the last of each second is kept (a few microseconds, no I/O)."""
+        if self._closed:
+            return
         second = float(int(at))
         samples = self._pending.setdefault(pair, [])
         if samples and samples[-1][0] == second:
