@@ -44,6 +44,20 @@ class RingBuffer:
         self._data[:, i + self.capacity] = sample
         self._count += 1
 
+    def extend(self, block: FloatArray) -> None:
+        """Append ``block`` (shape ``(columns, n)``, oldest first) in one write: what a stored
+        history of tens of thousands of samples needs (a loop of ``append`` took ~60 ms)."""
+        if block.ndim != 2 or block.shape[0] != self.columns:
+            raise ValueError(f"expected a block of {self.columns} rows, got {block.shape}")
+        count = block.shape[1]
+        if count > self.capacity:
+            block = block[:, -self.capacity :]
+            self._count += count - self.capacity
+        where = (self._count + np.arange(block.shape[1])) % self.capacity
+        self._data[:, where] = block
+        self._data[:, where + self.capacity] = block
+        self._count += block.shape[1]
+
     def clear(self) -> None:
         self._count = 0
 

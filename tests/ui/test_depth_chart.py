@@ -534,7 +534,8 @@ def test_chart_takes_its_colours_from_the_palette_and_follows_a_switch(
         for plot in (panel.price_plot, panel.spread_plot):
             assert plot.getAxis("left").pen().color() == expected.mid
             assert plot.getAxis("left").textPen().color() == expected.text
-        assert panel.legend.labelTextColor() == expected.text
+        assert dict(panel.legend_entries())["bid"] == expected.bid
+        assert f"color:{expected.ask.name()}" in panel.legend.text()
 
     check(DEFAULT_PALETTE)
     light = trade_palette("light")
@@ -576,10 +577,8 @@ def test_crosshair_follows_the_mouse_with_a_price_readout(
     qtbot.waitUntil(lambda: view_box.viewRange()[1][0] > 80_000)
 
     scene_point: QPointF = view_box.sceneBoundingRect().center()
-    target = panel.plots.mapFromScene(scene_point)
-    QTest.mouseMove(panel.plots.viewport(), target)
-    qtbot.waitUntil(lambda: "price" in panel.readout.text())
-    expected = view_box.mapSceneToView(QPointF(target))
+    taken = _hover(qtbot, panel, panel.plots.mapFromScene(scene_point), "price")
+    expected = view_box.mapSceneToView(panel.plots.mapToScene(taken))
     text = panel.readout.text()
     assert text == panel.readout_text(expected.x(), expected.y(), "price")
     price = D(text.split("price ")[1].replace(",", ""))
@@ -589,17 +588,26 @@ def test_crosshair_follows_the_mouse_with_a_price_readout(
 
     # Over the spread plot the readout names the spread.
     spread_centre = panel.spread_plot.vb.sceneBoundingRect().center()
-    spread_point = panel.plots.mapFromScene(spread_centre)
+    _hover(qtbot, panel, panel.plots.mapFromScene(spread_centre), "spread")
+
+
+def _hover(qtbot: QtBot, panel: ChartPanel, point: QPoint, word: str) -> QPoint:
+    """Move the mouse to ``point`` until the readout names ``word``; the point the move was
+    taken at. pyqtgraph drops a move that comes within 10 ms of the last (its mouse rate limit)
+    and Qt a move to the same point: move again, a pixel apart, until one is taken (the first
+    move alone was flaky)."""
     nudges = itertools.count()
+    last = [point]
 
-    def hover_spread() -> bool:
-        # pyqtgraph drops a move that comes within 10 ms of the last (its mouse rate limit) and
-        # Qt a move to the same point: move again, a pixel apart, until one is taken.
-        nudge = next(nudges) % 2
-        QTest.mouseMove(panel.plots.viewport(), spread_point + QPoint(nudge, 0))
-        return "spread" in panel.readout.text()
+    def taken() -> bool:
+        if word in panel.readout.text():
+            return True
+        last[0] = point + QPoint(next(nudges) % 2, 0)
+        QTest.mouseMove(panel.plots.viewport(), last[0])
+        return False
 
-    qtbot.waitUntil(hover_spread)
+    qtbot.waitUntil(taken)
+    return last[0]
 
 
 def test_the_price_axis_groups_thousands(qtbot: QtBot, offline: PanelContext) -> None:

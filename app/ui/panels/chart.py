@@ -1,15 +1,35 @@
-"""Live chart of the selected pair: bid, ask and mid over time, the spread below on a linked
-time axis, and a crosshair with a time/price readout.
+"""Live chart of the selected pair: bid, ask and mid over time (or candles of the mid), the
+spread below on a linked clock-time axis, and a crosshair with a time/price readout.
 
 Data: every ``topOfBook`` tick carries all watched pairs; each pair gets its own ring buffer
 (``RingBuffer``, ``capacity`` samples, timestamped with the wall-clock time the tick arrived),
 so switching the selected pair shows that pair's history at once instead of starting empty.
 Memory is bounded: ``capacity`` × 2 × 5 float64 per watched pair (1.6 MB at 20,000).
 
+History across restarts: every tick is also given to a ``MidHistory`` (app/services/
+mid_history.py: one append-only binary file per pair, one sample a second, the latest 24 h,
+0600 files in a 0700 folder), flushed to its writer thread every ``FLUSH_MS`` and at quit. A
+pair's stored history is read into its ring the first time the pair is shown; the lines
+break over pauses in the ticks (``broken_at_gaps``). The folder is ``chart-history/
+<environment>`` in the user data directory (beside the settings file when the settings live
+elsewhere, e.g. ``TRADETERM_CONFIG_DIR`` or a test's folder).
+
+Views: "Line" draws every tick; "1 s" … "1 h" draw candles of the mid per bucket
+(``candles()``: open, high, low, close of the ticks in it), hollow when the close is at or above
+the open, filled when below — in the neutral text colour, since blue and orange mean bid and ask.
+
+Axes readable at any dock size: the price and spread axes place at most one label per two text
+heights and never scale or SI-prefix a value (a 0.48 spread reads 0.48); the time axis reads
+clock time (HH:MM:SS, HH:MM from one-minute spacing) with at most one label per label width.
+Until the shown pair has data the plots are replaced by "Waiting for prices…" (no placeholder
+ticks). The legend is a row of its own above the plots, never over a line.
+
 Drawing: ticks only mark the chart dirty; a single-shot ``QTimer`` of ``frame_ms`` (33 ms,
 ~30 frames a second) started by the first new sample calls ``setData`` once for the whole
 burst, and nothing runs while no ticks arrive. 1 px cosmetic pens, no antialiasing, and
 ``clipToView`` + auto (peak) downsampling set after the curves are added (notes: pyqtgraph).
+Candles are recorded into a ``QPicture`` only when a finished bucket changes; the open bucket is
+painted on its own.
 
 Colours: bid and ask in the palette's bid (blue) and ask (orange), the mid and the crosshair in
 its neutral grey, the spread in its own hue, on the theme's plot background with its text
@@ -28,30 +48,70 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
+import platformdirs
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, QTimer
-from PySide6.QtGui import QColor, QFontDatabase, QPen
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QPointF, QRectF, QSettings, Qt, QTimer
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QFontDatabase,
+    QFontMetricsF,
+    QPainter,
+    QPen,
+    QPicture,
+)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.domain.display import DASH
 from app.domain.records import TopOfBook
+from app.services.mid_history import MidHistory
+from app.services.session import Environment
 from app.ui.bridge import Freshness
 from app.ui.palette import TradePalette, current_palette, follow_palette
 from app.ui.panels.base import PanelContext
-from app.ui.ring_buffer import RingBuffer
+from app.ui.ring_buffer import FloatArray, RingBuffer
 
 CAPACITY = 20_000
 FRAME_MS = 33
+#: How often the ticks recorded for the history go to its writer thread.
+FLUSH_MS = 5_000
+#: The shortest pause in ticks that breaks the lines, in seconds.
+GAP_MIN = 5.0
 
 #: Ring buffer columns.
 TIME, BID, ASK, MID, SPREAD = range(5)
 SERIES = {"bid": BID, "ask": ASK, "mid": MID}
 #: Opacity (0–1) of the grid lines, drawn in the axis colour.
 GRID_ALPHA = 0.15
+#: The view choices: label and candle length in seconds (0: a line of every tick).
+TIMEFRAMES: dict[str, int] = {
+    "Line": 0,
+    "1 s": 1,
+    "1 min": 60,
+    "5 min": 300,
+    "15 min": 900,
+    "1 h": 3600,
+}
+VIEW_KEY = "chart/view"
+WAITING = "Waiting for prices…"
+#: Nice tick spacings of the time axis, in seconds.
+CLOCK_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600)
 
 
 def series_colours(palette: TradePalette) -> dict[str, QColor]:
@@ -75,6 +135,21 @@ def cursor_value(y: float) -> Decimal | None:
     return value if value.is_finite() else None
 
 
+def history_folder(settings: QSettings, environment: Environment) -> Path:
+    """Where the chart history of ``environment`` lives: the user data directory, or beside
+    the settings file when the settings are not the user's own (an override, a test)."""
+    settings_dir = Path(settings.fileName()).parent
+    own = Path(platformdirs.user_config_dir("tradeterm", appauthor=False))
+    root = Path(platformdirs.user_data_dir("tradeterm", appauthor=False))
+    base = root if settings_dir == own else settings_dir
+    if environment.sandbox:
+        name = "sandbox"  # its port changes every start; its prices are its own
+    else:
+        where = urlsplit(environment.base_url)
+        name = "".join(c if c.isalnum() or c in ".-" else "_" for c in where.netloc) or "service"
+    return base / "chart-history" / name
+
+
 def _pen(colour: QColor) -> QPen:
     """1 px, cosmetic (same width at any zoom): wider pens draw 7–9× slower."""
     pen = QPen(colour)
@@ -83,15 +158,272 @@ def _pen(colour: QColor) -> QPen:
     return pen
 
 
+def _nice_step(raw: float) -> float:
+    """The smallest of 1, 2, 5 × 10^k at least ``raw``."""
+    power = 10.0 ** math.floor(math.log10(raw))
+    for factor in (1.0, 2.0, 5.0, 10.0):
+        if factor * power >= raw * (1 - 1e-9):
+            return factor * power
+    return 10.0 * power
+
+
+def _nice_floor(raw: float) -> float:
+    """The largest of 1, 2, 5 × 10^k at most ``raw``."""
+    power = 10.0 ** math.floor(math.log10(raw))
+    for factor in (5.0, 2.0, 1.0):
+        if factor * power <= raw * (1 + 1e-9):
+            return factor * power
+    return power
+
+
 class GroupedAxis(pg.AxisItem):  # type: ignore[misc]  # pyqtgraph is untyped
-    """Ticks written as the terminal writes numbers: ``90,995`` (pyqtgraph's own: ``90995``,
-    and ``9.1e+04`` from 10,000 up)."""
+    """A value axis written as the terminal writes numbers (``90,995``; pyqtgraph's own:
+    ``90995``, ``9.1e+04``, or ``480`` with a hidden ×0.001), with one tick level spaced two
+    text heights apart at least, so labels never stack however short the plot."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        #: Axes stacked with this one: all take the widest one's width, so the plots' time
+        #: axes line up.
+        self.partners: list[GroupedAxis] = []
+        super().__init__(*args, **kwargs)
+        self.enableAutoSIPrefix(False)
+
+    def _updateWidth(self) -> None:
+        """pyqtgraph's width, from the widest labels of this axis and its partners."""
+        if not self.isVisible() or not self.style["showValues"]:
+            super()._updateWidth()
+            return
+        widest = max([self.textWidth, *(p.textWidth for p in self.partners)])
+        width = widest + self.style["tickTextOffset"][0] + max(0, self.style["tickLength"])
+        if width != self.minimumWidth():
+            self.setMaximumWidth(width)
+            self.setMinimumWidth(width)
+            self.picture = None
+            for partner in self.partners:
+                partner._updateWidth()
+
+    def tickSpacing(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, float]]:
+        span = maxVal - minVal
+        if self.logMode or not math.isfinite(span) or span <= 0 or size <= 0:
+            return list(super().tickSpacing(minVal, maxVal, size))
+        slots = max(1, int(size // (2 * _text_height(self))))
+        step = _nice_step(span / slots)
+        if step > span:  # one slot: the largest nice step that still puts a tick in view
+            step = _nice_floor(span)
+        return [(step, 0.0)]
+
+    def tickValues(
+        self, minVal: float, maxVal: float, size: float
+    ) -> list[tuple[float, list[float]]]:
+        """pyqtgraph's values, thinned to labels at least 1.5 text heights apart."""
+        levels = list(super().tickValues(minVal, maxVal, size))
+        span = abs(maxVal - minVal)
+        if not levels or span <= 0 or size <= 0:
+            return levels
+        step, values = levels[0]
+        height = _text_height(self) * span / size  # value units per text height
+        low, high = min(minVal, maxVal) + 0.6 * height, max(minVal, maxVal) - 0.6 * height
+        kept: list[float] = []
+        for value in sorted(values):
+            if low <= value <= high and (not kept or value - kept[-1] >= 1.5 * height):
+                kept.append(value)
+        if not kept and low < high:
+            # A very short plot: one label, the roundest value that fits whole.
+            step = _nice_floor(span)
+            for _ in range(40):
+                value = round((low + high) / 2 / step) * step
+                if low <= value <= high:
+                    return [(step, [value])]
+                step = _nice_floor(step * 0.99)
+        return [(step, kept)]
+
+    def updateAutoSIPrefix(self) -> None:
+        """Never scale the values (pyqtgraph would show 480 and a ×0.001 for 0.48)."""
+        self.autoSIPrefixScale = 1.0
+        self.labelUnitPrefix = ""
+        self._updateLabel()
 
     def tickStrings(self, values: Sequence[float], scale: float, spacing: float) -> list[str]:
         if self.logMode or spacing * scale <= 0:
             return list(super().tickStrings(values, scale, spacing))
-        places = max(0, math.ceil(-math.log10(spacing * scale)))
+        places = max(0, math.ceil(-math.log10(spacing * scale) - 1e-9))
         return [f"{value * scale:,.{places}f}" for value in values]
+
+
+def _text_height(axis: pg.AxisItem) -> float:
+    """The height of one tick label of ``axis`` in pixels."""
+    return float(QFontMetricsF(axis.style.get("tickFont") or QFont()).height())
+
+
+def _text_width(axis: pg.AxisItem, text: str) -> float:
+    """The width of ``text`` as a tick label of ``axis`` in pixels."""
+    return float(QFontMetricsF(axis.style.get("tickFont") or QFont()).horizontalAdvance(text))
+
+
+class ClockAxis(pg.AxisItem):  # type: ignore[misc]  # pyqtgraph is untyped
+    """Epoch seconds as clock time: ``HH:MM:SS``, or ``HH:MM`` from one-minute spacing, one
+    tick level at least a label and a gap apart."""
+
+    def tickSpacing(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, float]]:
+        span = maxVal - minVal
+        if not math.isfinite(span) or span <= 0 or size <= 0:
+            return []
+        label = _text_width(self, "00:00:00") * 1.6
+        slots = max(1.0, size / label)
+        raw = span / slots
+        step = next((s for s in CLOCK_STEPS if s >= raw), None)
+        if step is None:
+            step = CLOCK_STEPS[-1] * math.ceil(raw / CLOCK_STEPS[-1])
+        # Ticks on local clock boundaries (whole minutes, hours): local = epoch + the zone's
+        # offset, so a tick sits where (value + offset) is a multiple of the step.
+        try:
+            zone = datetime.fromtimestamp(minVal).astimezone().utcoffset()
+        except (OverflowError, OSError, ValueError):
+            zone = None
+        shift = zone.total_seconds() if zone is not None else 0.0
+        return [(float(step), float(-shift % step))]
+
+    def tickValues(
+        self, minVal: float, maxVal: float, size: float
+    ) -> list[tuple[float, list[float]]]:
+        levels = []
+        for step, offset in self.tickSpacing(minVal, maxVal, size):
+            first = math.ceil((minVal - offset) / step) * step + offset
+            count = int((maxVal - first) // step) + 1
+            levels.append((step, [first + i * step for i in range(max(0, count))]))
+        return levels
+
+    def tickStrings(self, values: Sequence[float], scale: float, spacing: float) -> list[str]:
+        shape = "%H:%M" if spacing >= 60 else "%H:%M:%S"
+        texts = []
+        for value in values:
+            try:
+                texts.append(datetime.fromtimestamp(value).strftime(shape))
+            except (OverflowError, OSError, ValueError):
+                texts.append("")
+        return texts
+
+
+def broken_at_gaps(data: FloatArray, gap: float) -> tuple[FloatArray, FloatArray]:
+    """``data`` (ring columns) with a NaN sample in each gap longer than ``gap`` seconds, so a
+    line (``connect="finite"``) breaks there instead of drawing a price nobody quoted."""
+    x = data[TIME]
+    where = np.flatnonzero(np.diff(x) > gap) + 1
+    if len(where) == 0:
+        return x, data
+    filler = np.full((data.shape[0], len(where)), np.nan)
+    filler[TIME] = (x[where - 1] + x[where]) / 2  # x stays sorted for clipToView
+    out = np.insert(data, where, filler, axis=1)
+    times: FloatArray = out[TIME]
+    return times, out
+
+
+@dataclass(frozen=True)
+class Candles:
+    """Open, high, low, close of the mid per bucket; ``start`` is each bucket's first second."""
+
+    seconds: int
+    start: FloatArray
+    open: FloatArray
+    high: FloatArray
+    low: FloatArray
+    close: FloatArray
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+
+def candles(times: FloatArray, mids: FloatArray, seconds: int) -> Candles:
+    """The ticks (``times`` ascending, epoch seconds) grouped into ``seconds``-long buckets."""
+    empty = np.zeros(0)
+    if len(times) == 0:
+        return Candles(seconds, empty, empty, empty, empty, empty)
+    buckets = np.floor(times / seconds)
+    firsts = np.flatnonzero(np.diff(buckets)) + 1
+    starts = np.concatenate([[0], firsts]).astype(np.intp)
+    ends = np.concatenate([firsts, [len(times)]]).astype(np.intp) - 1
+    return Candles(
+        seconds,
+        buckets[starts] * seconds,
+        mids[starts],
+        np.maximum.reduceat(mids, starts),
+        np.minimum.reduceat(mids, starts),
+        mids[ends],
+    )
+
+
+class CandleItem(pg.GraphicsObject):  # type: ignore[misc]  # pyqtgraph is untyped
+    """Candles drawn from a ``QPicture`` of the finished buckets, re-recorded only when one of
+    them changes; the open (last) bucket is painted on its own each frame."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._candles: Candles | None = None
+        self._picture = QPicture()
+        self._pen = _pen(QColor("#d7dce2"))
+        self.pictures = 0  # how many times the finished candles were recorded
+
+    def set_colour(self, colour: QColor) -> None:
+        self._pen = _pen(colour)
+        self._record()
+        self.update()
+
+    def set_candles(self, new: Candles) -> None:
+        old = self._candles
+        self._candles = new
+        same_finished = (
+            old is not None
+            and old.seconds == new.seconds
+            and len(old) >= 1
+            and len(new) >= 1
+            and len(old) - 1 == len(new) - 1
+            and all(
+                np.array_equal(getattr(old, name)[:-1], getattr(new, name)[:-1])
+                for name in ("start", "open", "high", "low", "close")
+            )
+        )
+        if not same_finished:
+            self.prepareGeometryChange()
+            self._record()
+        self.update()
+
+    def _record(self) -> None:
+        self._picture = QPicture()
+        candles = self._candles
+        if candles is None or len(candles) < 2:
+            return
+        painter = QPainter(self._picture)
+        try:
+            for i in range(len(candles) - 1):
+                self._draw(painter, candles, i)
+        finally:
+            painter.end()
+        self.pictures += 1
+
+    def _draw(self, painter: QPainter, c: Candles, i: int) -> None:
+        width = c.seconds * 0.7
+        centre = float(c.start[i]) + c.seconds / 2
+        low, high = float(c.low[i]), float(c.high[i])
+        opened, closed = float(c.open[i]), float(c.close[i])
+        painter.setPen(self._pen)
+        painter.drawLine(QPointF(centre, low), QPointF(centre, high))
+        body = QRectF(centre - width / 2, min(opened, closed), width, abs(closed - opened))
+        painter.setBrush(QBrush(self._pen.color()) if closed < opened else Qt.BrushStyle.NoBrush)
+        painter.drawRect(body)
+
+    def paint(self, painter: QPainter, *_: Any) -> None:
+        painter.drawPicture(0, 0, self._picture)
+        if self._candles is not None and len(self._candles) > 0:
+            self._draw(painter, self._candles, len(self._candles) - 1)
+
+    def boundingRect(self) -> QRectF:
+        c = self._candles
+        if c is None or len(c) == 0:
+            return QRectF()
+        low, high = float(np.min(c.low)), float(np.max(c.high))
+        return QRectF(
+            float(c.start[0]), low, float(c.start[-1] + c.seconds - c.start[0]), high - low
+        )
 
 
 class ChartPanel(QWidget):
@@ -102,16 +434,25 @@ class ChartPanel(QWidget):
         *,
         capacity: int = CAPACITY,
         frame_ms: int = FRAME_MS,
+        history: MidHistory | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("chartPanel")
         self._context = context
         self._capacity = capacity
         self._buffers: dict[str, RingBuffer] = {}
+        self._loaded: set[str] = set()
         self._last: dict[str, TopOfBook] = {}
         self._pair: str | None = context.bridge.selected_pair
         self._dirty = False
         self.redraws = 0
+        self._candles: Candles | None = None
+        self._spread_top = 0.0
+        if history is None:
+            history = MidHistory(history_folder(context.settings, context.bridge.environment))
+        self.history = history
+        # Close the store with the panel (the lambda holds the store, not the panel).
+        self.destroyed.connect(lambda *_: history.close())
 
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.title = QLabel(self)
@@ -121,6 +462,13 @@ class ChartPanel(QWidget):
         self.readout.setObjectName("chartReadout")
         self.readout.setFont(mono)
         self.readout.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.view_choice = QComboBox(self)
+        self.view_choice.setObjectName("chartView")
+        self.view_choice.setToolTip("Line of every tick, or candles of the mid per timeframe")
+        for label, seconds in TIMEFRAMES.items():
+            self.view_choice.addItem(label, seconds)
+        saved = context.settings.value(VIEW_KEY, "Line")
+        self.view_choice.setCurrentIndex(max(0, self.view_choice.findText(str(saved))))
 
         self.plots = pg.GraphicsLayoutWidget(self)
         self.plots.setObjectName("chartPlots")
@@ -129,7 +477,7 @@ class ChartPanel(QWidget):
             row=0,
             col=0,
             axisItems={
-                "bottom": pg.DateAxisItem(orientation="bottom"),
+                "bottom": ClockAxis(orientation="bottom"),
                 "left": GroupedAxis(orientation="left"),
             },
         )
@@ -137,28 +485,33 @@ class ChartPanel(QWidget):
             row=1,
             col=0,
             axisItems={
-                "bottom": pg.DateAxisItem(orientation="bottom"),
+                "bottom": ClockAxis(orientation="bottom"),
                 "left": GroupedAxis(orientation="left"),
             },
         )
         self.plots.ci.layout.setRowStretchFactor(0, 3)
         self.plots.ci.layout.setRowStretchFactor(1, 1)
         self.spread_plot.setXLink(self.price_plot)
+        price_axis, spread_axis = (p.getAxis("left") for p in (self.price_plot, self.spread_plot))
+        price_axis.partners.append(spread_axis)
+        spread_axis.partners.append(price_axis)
         self.price_plot.getAxis("bottom").setStyle(showValues=False)
-        self.price_plot.setLabel("left", "price")
-        self.spread_plot.setLabel("left", "spread")
         self.price_plot.showGrid(x=True, y=True, alpha=GRID_ALPHA)
         self.spread_plot.showGrid(x=True, y=True, alpha=GRID_ALPHA)
-        self.legend = self.price_plot.addLegend(offset=(8, 8))
 
         self.curves: dict[str, pg.PlotDataItem] = {}
         for name in SERIES:
-            self.curves[name] = self.price_plot.plot(antialias=False, name=name)
-        self.curves["spread"] = self.spread_plot.plot(antialias=False, name="spread")
+            self.curves[name] = self.price_plot.plot(antialias=False, name=name, connect="finite")
+        self.curves["spread"] = self.spread_plot.plot(
+            antialias=False, name="spread", connect="finite"
+        )
         # Only now that the curves belong to a plot (before, pyqtgraph ignores these).
         for curve in self.curves.values():
             curve.setClipToView(True)
             curve.setDownsampling(auto=True, method="peak")
+        self.candle_item = CandleItem()
+        self.candle_item.hide()
+        self.price_plot.addItem(self.candle_item)
 
         self._vlines = {
             plot: pg.InfiniteLine(angle=90, movable=False)
@@ -173,6 +526,17 @@ class ChartPanel(QWidget):
                 line.hide()
                 plot.addItem(line, ignoreBounds=True)
         self.plots.scene().sigMouseMoved.connect(self._mouse_moved)
+
+        self.legend = QLabel(self)
+        self.legend.setObjectName("chartLegend")
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
+        self.waiting = QLabel(WAITING, self)
+        self.waiting.setObjectName("chartWaiting")
+        self.waiting.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.stack = QStackedWidget(self)
+        self.stack.addWidget(self.waiting)
+        self.stack.addWidget(self.plots)
+
         self.freshness = context.bridge.freshness(context.bridge.top_of_book_feed, self)
         self.freshness.changed.connect(self._freshness_changed)
         self._palette = current_palette()
@@ -183,20 +547,34 @@ class ChartPanel(QWidget):
         self._timer.setSingleShot(True)
         self._timer.setInterval(frame_ms)
         self._timer.timeout.connect(self._redraw)
+        self._flush_timer = QTimer(self)
+        self._flush_timer.setInterval(FLUSH_MS)
+        self._flush_timer.timeout.connect(self._flush)
+        self._flush_timer.start()
 
         top_row = QHBoxLayout()
         top_row.setContentsMargins(4, 0, 4, 0)
         top_row.addWidget(self.title, 1)
-        top_row.addWidget(self.readout)
+        top_row.addWidget(self.view_choice)
+        legend_row = QHBoxLayout()
+        legend_row.setContentsMargins(4, 0, 4, 0)
+        legend_row.addWidget(self.legend)
+        legend_row.addWidget(self.readout, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
         layout.addLayout(top_row)
-        layout.addWidget(self.plots, 1)
+        layout.addLayout(legend_row)
+        layout.addWidget(self.stack, 1)
 
         context.bridge.topOfBook.connect(self.add_ticks)
         context.bridge.selectionChanged.connect(self.set_pair)
+        self.view_choice.currentIndexChanged.connect(self._view_changed)
+        self.view_choice.activated.connect(self._remember_view)
+        if self._pair is not None:
+            self._load(self._pair)
         self._update_title()
+        self._view_changed()
 
     # -- colours --------------------------------------------------------------------------------
 
@@ -217,6 +595,7 @@ class ChartPanel(QWidget):
         stale = self.freshness.stale
         for name, colour in series_colours(palette).items():
             self.curves[name].setPen(_pen(palette.stale if stale else colour))
+        self.candle_item.set_colour(palette.stale if stale else palette.text)
         self.title.setStyleSheet(f"QLabel {{ color:{palette.stale.name()}; }}" if stale else "")
         for plot in (self.price_plot, self.spread_plot):
             for side in ("left", "bottom"):
@@ -227,10 +606,25 @@ class ChartPanel(QWidget):
         cross.setStyle(Qt.PenStyle.DashLine)
         for line in (*self._vlines.values(), *self._hlines.values()):
             line.setPen(cross)
-        self.legend.setLabelTextColor(palette.text)
-        for _, label in self.legend.items:
-            label.setText(label.text)  # a label renders its colour only when its text is set
-        self.legend.update()
+        self._update_legend()
+
+    def legend_entries(self) -> list[tuple[str, QColor]]:
+        """What the legend names, in the colour it draws each: the lines, or the candles."""
+        palette = self._palette
+        colours = series_colours(palette)
+        if self.timeframe:
+            label = f"mid, {self.view_choice.currentText()} candles"
+            return [(label, palette.text), ("spread", colours["spread"])]
+        return [(name, colours[name]) for name in ("bid", "ask", "mid", "spread")]
+
+    def _update_legend(self) -> None:
+        """A row of its own above the plots (pyqtgraph's legend sat on the lines)."""
+        text = "&nbsp;&nbsp;".join(
+            f'<span style="color:{colour.name()}">&#8212;&nbsp;{name}</span>'
+            for name, colour in self.legend_entries()
+        )
+        if self.legend.text() != text:
+            self.legend.setText(text)
 
     def _freshness_changed(self, freshness: Freshness) -> None:
         self.title.setToolTip(freshness.reason if freshness.stale else "")
@@ -243,6 +637,11 @@ class ChartPanel(QWidget):
     def pair(self) -> str | None:
         return self._pair
 
+    @property
+    def timeframe(self) -> int:
+        """Seconds per candle, 0 for the line of every tick."""
+        return int(self.view_choice.currentData())
+
     def buffer(self, pair: str) -> RingBuffer | None:
         return self._buffers.get(pair)
 
@@ -253,7 +652,9 @@ class ChartPanel(QWidget):
             buffer = self._buffers.get(pair)
             if buffer is None:
                 buffer = self._buffers[pair] = RingBuffer(self._capacity, 5)
-            buffer.append(plot_sample(now, top))
+            sample = plot_sample(now, top)
+            buffer.append(sample)
+            self.history.record(pair, now, sample[BID], sample[ASK])
             self._last[pair] = top
         if self._pair is not None and self._pair in tops:
             self._schedule()
@@ -263,7 +664,48 @@ class ChartPanel(QWidget):
         if pair == self._pair:
             return
         self._pair = pair
+        self._load(pair)
         self._schedule()
+
+    def _load(self, pair: str) -> None:
+        """Put ``pair``'s stored history before the ticks already received (once per pair)."""
+        if pair in self._loaded:
+            return
+        self._loaded.add(pair)
+        stored = self.history.read(pair)
+        live = self._buffers.get(pair)
+        recent = np.array(live.window()) if live is not None else np.zeros((5, 0))
+        if recent.shape[1]:
+            stored = stored[:, stored[0] < recent[TIME][0]]
+        if stored.shape[1] == 0:
+            return
+        bid, ask = stored[1], stored[2]
+        older = np.vstack([stored[0], bid, ask, (bid + ask) / 2, ask - bid])
+        ring = RingBuffer(self._capacity, 5)
+        ring.extend(np.concatenate([older, recent], axis=1))
+        self._buffers[pair] = ring
+        self._schedule()
+
+    def _flush(self) -> None:
+        self.history.flush()
+
+    async def stop_feed(self) -> None:
+        """At quit: the ticks recorded since the last flush go to disk (``OwnsFeed``)."""
+        self._flush_timer.stop()
+        self.history.close()
+
+    def _view_changed(self, *_: object) -> None:
+        seconds = self.timeframe
+        for name in SERIES:
+            self.curves[name].setVisible(seconds == 0)
+        self.candle_item.setVisible(seconds > 0)
+        self._candles = None
+        self._update_legend()
+        self._schedule()
+
+    def _remember_view(self, *_: object) -> None:
+        """The trader's choice, for the next start."""
+        self._context.settings.setValue(VIEW_KEY, self.view_choice.currentText())
 
     def _schedule(self) -> None:
         self._dirty = True
@@ -283,15 +725,39 @@ class ChartPanel(QWidget):
         if buffer is None or len(buffer) == 0:
             for curve in self.curves.values():
                 curve.setData([], [])
+            self.candle_item.set_candles(candles(np.zeros(0), np.zeros(0), 1))
+            self.stack.setCurrentWidget(self.waiting)
         else:
             # A copy: pyqtgraph keeps the arrays it is given and re-reads them when the view
             # moves (clipToView), while the ring keeps writing into its own storage.
             data = np.array(buffer.window())
-            x = data[TIME]
+            x, lines = broken_at_gaps(data, self._gap())
+            seconds = self.timeframe
+            if seconds:
+                self._candles = candles(data[TIME], data[MID], seconds)
+                self.candle_item.set_candles(self._candles)
             for name, column in SERIES.items():
-                self.curves[name].setData(x, data[column])
-            self.curves["spread"].setData(x, data[SPREAD])
+                if seconds:
+                    self.curves[name].setData([], [])
+                else:
+                    self.curves[name].setData(x, lines[column])
+            self.curves["spread"].setData(x, lines[SPREAD])
+            self._fit_spread(float(np.max(data[SPREAD])))
+            self.stack.setCurrentWidget(self.plots)
         self._update_title()
+
+    def _gap(self) -> float:
+        """Seconds without a tick after which the lines break (the terminal was closed or the
+        feed was failing): ten polls, at least five seconds."""
+        return max(GAP_MIN, 10 * self._context.bridge.top_of_book_interval)
+
+    def _fit_spread(self, widest: float) -> None:
+        """The spread's axis from zero to a quarter above its widest: a steady spread reads
+        as its size (0 … 0.6 around 0.48), not as noise magnified around it."""
+        top = widest * 1.25 if widest > 0 else 1.0
+        if top != self._spread_top:
+            self._spread_top = top
+            self.spread_plot.setYRange(0.0, top, padding=0)
 
     def _update_title(self) -> None:
         if self._pair is None:
@@ -337,14 +803,29 @@ class ChartPanel(QWidget):
         self.readout.setText(self.readout_text(x, y, what))
 
     def readout_text(self, x: float, y: float, what: str) -> str:
+        """``HH:MM:SS   price 91,020.50`` for the cursor, with the candle under it in a
+        candle view: ``O … H … L … C …``."""
         try:
             when = datetime.fromtimestamp(x).strftime("%Y-%m-%d %H:%M:%S")
         except (OverflowError, OSError, ValueError):
             when = DASH
         value = cursor_value(y)
-        shown = (
-            DASH
-            if value is None or self._pair is None
-            else (self._context.precision.price_text(value, self._pair))
-        )
-        return f"{when}   {what} {shown}"
+        pair = self._pair
+        shown = DASH if value is None or pair is None else self._price(value)
+        text = f"{when}   {what} {shown}"
+        c = self._candles
+        if c is not None and len(c) and pair is not None and self.timeframe:
+            i = int(np.searchsorted(c.start, x, side="right")) - 1
+            if 0 <= i < len(c) and x < c.start[i] + c.seconds:
+                ohlc = (c.open[i], c.high[i], c.low[i], c.close[i])
+                parts = [
+                    f"{k} {self._price(cursor_value(float(v)))}"
+                    for k, v in zip("OHLC", ohlc, strict=True)
+                ]
+                text = f"{text}   {'  '.join(parts)}"
+        return text
+
+    def _price(self, value: Decimal | None) -> str:
+        if value is None or self._pair is None:
+            return DASH
+        return self._context.precision.price_text(value, self._pair)
