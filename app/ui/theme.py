@@ -40,6 +40,7 @@ from app.ui.palette import (
     LIGHT_PALETTE,
     TradePalette,
     flash_mode,
+    flash_mode_changed,
     set_flash_mode,
     set_palette,
 )
@@ -297,4 +298,5 @@ def add_flash_menu(menu: QMenu, settings: QSettings) -> QActionGroup:
         action.triggered.connect(lambda _=False, m=mode: choose_flash_mode(settings, m))
         group.addAction(action)
         submenu.addAction(action)
+    flash_mode_changed.connect(group.tick)  # a mode chosen elsewhere (Settings) ticks here too
     return group

@@ -715,7 +715,7 @@ def test_numbers_are_neutral_and_the_sides_are_told_by_their_headers(
     model: TopOfBookModel,
 ) -> None:
     """No number is coloured by its side or its move: the Bid and Ask headers carry the side's
-    colour (title and swatch), and blue means the bid only — never a rise."""
+    colour (a swatch; the foreground too), and blue means the bid only — never a rise."""
     for row in range(model.rowCount()):
         for column in range(COLUMN_COUNT):
             assert model.data(model.index(row, column), FG) is None
@@ -830,6 +830,9 @@ def test_the_view_menu_sets_and_remembers_the_fade(
         model.update({"ETH/USD": book("ETH/USD", "101.00", "101.50")})
         assert model.data(model.index(0, COL["bid"]), BG) is None
 
+        palette.set_flash_mode("full")  # from elsewhere (Settings): the menu's tick follows
+        full = next(a for a in submenu.actions() if a.objectName() == "flash_full")
+        assert full.isChecked() and not off.isChecked()
         palette.set_flash_mode(DEFAULT_FLASH_MODE)
         again = QMenu()
         qtbot.addWidget(again)

@@ -5,12 +5,12 @@ computed once per update (not on every paint), and the model tells the view exac
 changed: one ``dataChanged`` per run of changed cells in a row, never a reset on a tick.
 
 Colours have one meaning each (``app.ui.palette``): every number is in the theme's neutral
-text colour; the Bid and Ask columns are told apart by their headers, which carry the side's
-colour (a swatch and the title's colour); a price that moves keeps a ▲/▼ sign of its last move
-and fades in the palette's up or down tint over ``FLASH_SECONDS`` — only the cells whose value
-changed, never a whole row on every tick. The fade's strength is the trader's setting
-(``palette.flash_mode``: off, subtle, full); one timer steps the fades (``FADE_STEPS``
-steps), signalling only the cells still fading.
+text colour; the Bid and Ask columns are told apart by their headers, which carry a swatch of
+the side's colour (the themes' style sheets colour header text themselves). A price that moves
+keeps a ▲/▼ sign of its last move and fades in the palette's up or down tint over
+``FLASH_SECONDS`` — only the cells whose value changed, never a whole row on every tick. The
+fade's strength is the trader's setting (``palette.flash_mode``: off, subtle, full); one timer
+steps the fades (``FADE_STEPS`` steps), signalling only the cells still fading.
 A row whose data is older than ``stale_after`` seconds greys out; the age column is refreshed
 by one timer each second. Colours come from the palette in force and follow a theme switch:
 one ``dataChanged`` over the whole table for the foreground and background roles only.
@@ -415,7 +415,8 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         self.headerDataChanged.emit(Qt.Orientation.Horizontal, _BID, _ASK)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = _DISPLAY) -> Any:
-        """The Bid and Ask headers carry their side's colour: a swatch and the title."""
+        """The Bid and Ask headers carry their side's colour: a swatch (drawn under any style
+        sheet) and the foreground (for views without one)."""
         if orientation == Qt.Orientation.Horizontal and section in (_BID, _ASK):
             if role == _DECORATION:
                 return self._swatches[section]
