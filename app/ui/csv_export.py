@@ -8,7 +8,9 @@ times as ISO 8601 UTC (``2026-01-02T03:04:05.123456Z``); a cell without it falls
 Pass the *proxy* the view shows to export the current view (its filter and sort order).
 
 ``ask_and_export`` asks for the path with a non-blocking ``QFileDialog.open()`` and then calls
-``export_csv``; tests call ``export_csv`` directly.
+``export_csv``; tests call ``export_csv`` directly. The dialog opens in the folder of the last
+export (kept in the settings under ``EXPORT_FOLDER_KEY``), else in the trader's Documents
+folder — never the working directory the terminal happened to be started from.
 """
 
 from __future__ import annotations
@@ -19,13 +21,38 @@ from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
-from PySide6.QtCore import QAbstractItemModel, Qt
+from PySide6.QtCore import QAbstractItemModel, QSettings, QStandardPaths, Qt
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from app.domain import format_decimal, format_timestamp
 
 #: The exact text of a cell for export and copying (a str); models may leave it out.
 EXPORT_ROLE = int(Qt.ItemDataRole.UserRole) + 20
+#: Settings key of the folder the last CSV was exported to.
+EXPORT_FOLDER_KEY = "export/lastFolder"
+
+
+def documents_folder() -> Path:
+    """The trader's Documents folder; the home folder when there is none (a fresh account, a
+    server without a desktop), never the working directory."""
+    location = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+    return Path(location) if location and Path(location).is_dir() else Path.home()
+
+
+def export_folder(settings: QSettings | None) -> Path:
+    """Where the export dialog opens: the last folder exported to while it still exists, else
+    Documents."""
+    saved = None if settings is None else settings.value(EXPORT_FOLDER_KEY)
+    if isinstance(saved, str) and saved and Path(saved).is_dir():
+        return Path(saved)
+    return documents_folder()
+
+
+def remember_folder(settings: QSettings | None, path: Path) -> None:
+    """Keep the folder of ``path`` for the next export."""
+    if settings is not None:
+        settings.setValue(EXPORT_FOLDER_KEY, str(Path(path).parent))
+        settings.sync()
 
 
 def export_value(value: object) -> str:
@@ -90,11 +117,14 @@ def ask_and_export(
     suggested_name: str,
     done: Done,
     failed: Failed,
+    settings: QSettings | None = None,
 ) -> QFileDialog:
     """Ask where to save (non-blocking ``open()``), then export ``model`` there.
 
     Returns the dialog (already open), so a caller or a test can drive it. ``done(path, rows)``
-    or ``failed(path, error)`` is called once the file is written or refused.
+    or ``failed(path, error)`` is called once the file is written or refused. With
+    ``settings``, the dialog opens in the last export's folder (``export_folder``) and a
+    written file's folder is remembered.
     """
     dialog = QFileDialog(parent, "Export to CSV")
     dialog.setObjectName("csvExportDialog")
@@ -102,7 +132,8 @@ def ask_and_export(
     dialog.setFileMode(QFileDialog.FileMode.AnyFile)
     dialog.setNameFilter("CSV files (*.csv)")
     dialog.setDefaultSuffix("csv")
-    dialog.selectFile(suggested_name)
+    dialog.setDirectory(str(export_folder(settings)))
+    dialog.selectFile(str(export_folder(settings) / suggested_name))
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
 
     def chosen(name: str) -> None:
@@ -112,6 +143,7 @@ def ask_and_export(
         except OSError as exc:
             failed(target, exc)
         else:
+            remember_folder(settings, target)
             done(target, rows)
 
     dialog.fileSelected.connect(chosen)

@@ -1,10 +1,19 @@
 """Trading colours shared by the tables and charts, one set per theme, switchable at run time.
 
-Rises and the bid (buyers') side are blue, falls and the ask (sellers') side are orange: the one
-pair of hues that stays apart for red-green colour blindness (deuteranopia, protanopia), which a
-green/red scheme does not. Each theme has its own shades, picked to read on that theme's table
-background (``tests/ui/test_theme.py`` checks the contrast and the colour-blind distance).
-Direction is never told by colour alone: the tables pair these with ▲/▼ signs.
+Each colour has one meaning. The bid (buyers') side is blue and the ask (sellers') side orange:
+the one pair of hues that stays apart for red-green colour blindness (deuteranopia,
+protanopia). They mark *identity* — the Bid and Ask column headers of the watchlist, the
+ladder's sides, the chart's lines, Buy and Sell — never a move. Rises are green-teal and falls
+magenta (also apart for every kind of colour blindness): they appear only as the brief fade
+behind a price that just changed, next to its ▲/▼ sign, so direction never rests on colour
+alone and never borrows a side's hue. The numbers themselves are in the theme's neutral text
+colour. Each theme has its own shades, picked to read on that theme's table background
+(``tests/ui/test_theme.py`` checks the contrast and the colour-blind distance).
+
+How strong the fade is, is the trader's choice (``FLASH_MODES``: off, subtle, full), module
+state like the palette: ``flash_mode()`` reads it, ``set_flash_mode()`` changes it and emits
+``flash_mode_changed``; ``app.ui.theme`` keeps it in the settings and offers it on the View
+menu.
 
 Besides the trading colours, the palette holds what the widgets paint themselves: message
 text for errors, warnings and successes (each readable on that theme's backgrounds, the error
@@ -28,8 +37,11 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import SIGNAL, QObject, Signal
 from PySide6.QtGui import QColor
 
-#: Opacity (0–255) of the short-lived flash behind a price that moved.
+#: Opacity (0–255) of the short-lived flash behind a price that moved, at its start ("full").
 FLASH_ALPHA = 80
+#: How strongly a changed price fades in: not at all, at half strength, or fully.
+FLASH_MODES = ("off", "subtle", "full")
+DEFAULT_FLASH_MODE = "subtle"
 
 
 def _colour(spec: str, alpha: int = 255) -> QColor:
@@ -42,13 +54,13 @@ def _colour(spec: str, alpha: int = 255) -> QColor:
 class TradePalette:
     """Defaults are the dark theme's (the default theme)."""
 
-    #: Text of a rising / falling value.
-    up: QColor = field(default_factory=lambda: _colour("#4ea1ff"))
-    down: QColor = field(default_factory=lambda: _colour("#ff9d3d"))
+    #: A rise / a fall (never a side): ▲/▼ marks and the fade behind a changed price.
+    up: QColor = field(default_factory=lambda: _colour("#57db99"))
+    down: QColor = field(default_factory=lambda: _colour("#ca47eb"))
     #: Short-lived cell background after a rise / fall (translucent: tints the base colour).
-    up_flash: QColor = field(default_factory=lambda: _colour("#4ea1ff", FLASH_ALPHA))
-    down_flash: QColor = field(default_factory=lambda: _colour("#ff9d3d", FLASH_ALPHA))
-    #: Bid (buyers) and ask (sellers) prices: the hues of up and down, one pair to learn.
+    up_flash: QColor = field(default_factory=lambda: _colour("#57db99", FLASH_ALPHA))
+    down_flash: QColor = field(default_factory=lambda: _colour("#ca47eb", FLASH_ALPHA))
+    #: Bid (buyers) and ask (sellers) identity: column headers, ladder sides, chart lines.
     bid: QColor = field(default_factory=lambda: _colour("#4ea1ff"))
     ask: QColor = field(default_factory=lambda: _colour("#ff9d3d"))
     #: Data older than its feed promises.
@@ -78,10 +90,10 @@ class TradePalette:
 
 DARK_PALETTE = TradePalette()
 LIGHT_PALETTE = TradePalette(
-    up=_colour("#0b62c4"),
-    down=_colour("#b54f00"),
-    up_flash=_colour("#0b62c4", FLASH_ALPHA // 2),
-    down_flash=_colour("#b54f00", FLASH_ALPHA // 2),
+    up=_colour("#146b3c"),
+    down=_colour("#9714b8"),
+    up_flash=_colour("#146b3c", FLASH_ALPHA // 2),
+    down_flash=_colour("#9714b8", FLASH_ALPHA // 2),
     bid=_colour("#0b62c4"),
     ask=_colour("#b54f00"),
     stale=_colour("#6b7280"),
@@ -104,13 +116,17 @@ DEFAULT_PALETTE = DARK_PALETTE
 
 class _PaletteHub(QObject):
     changed = Signal(object)  # TradePalette
+    flash_changed = Signal(str)  # one of FLASH_MODES
 
 
 _hub = _PaletteHub()
 _current: TradePalette = DEFAULT_PALETTE
+_flash_mode = DEFAULT_FLASH_MODE
 
 #: Emitted with the new ``TradePalette`` whenever ``set_palette`` changes it.
 palette_changed = _hub.changed
+#: Emitted with the new mode whenever ``set_flash_mode`` changes it.
+flash_mode_changed = _hub.flash_changed
 
 
 def current_palette() -> TradePalette:
@@ -124,6 +140,34 @@ def set_palette(palette: TradePalette) -> None:
         return
     _current = palette
     palette_changed.emit(palette)
+
+
+def flash_mode() -> str:
+    """How changed prices fade in: "off", "subtle" or "full"."""
+    return _flash_mode
+
+
+def set_flash_mode(mode: str) -> None:
+    """Make ``mode`` the one in force (ValueError for an unknown one); emits
+    ``flash_mode_changed`` only when it differs."""
+    global _flash_mode
+    if mode not in FLASH_MODES:
+        raise ValueError(f"unknown flash mode {mode!r}: choose one of {', '.join(FLASH_MODES)}")
+    if mode == _flash_mode:
+        return
+    _flash_mode = mode
+    flash_mode_changed.emit(mode)
+
+
+def flash_colour(colour: QColor, mode: str, fade: float = 1.0) -> QColor | None:
+    """The fade's colour for ``mode`` (None when off): the palette's flash at full strength,
+    half of it when subtle, times ``fade`` (1 at the change, falling towards 0)."""
+    if mode == "off" or fade <= 0:
+        return None
+    strength = (1.0 if mode == "full" else 0.5) * min(1.0, fade)
+    tinted = QColor(colour)
+    tinted.setAlpha(max(1, round(colour.alpha() * strength)))
+    return tinted
 
 
 def follow_palette(method: Callable[[TradePalette], object]) -> None:

@@ -17,7 +17,6 @@ from decimal import Decimal
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -37,6 +36,7 @@ from app.domain.records import LedgerEntry, Order
 from app.services.ledger_browser import LedgerRow
 from app.services.order_feed import OrderRow
 from app.ui.csv_export import export_value
+from app.ui.fonts import number_font
 from app.ui.widgets.copy_field import copy_text
 
 Field = tuple[str, str]  # (wire name, exact text)
@@ -199,7 +199,7 @@ class RecordDetailsDialog(QDialog):
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.fields = list(fields)
         self.raw_json = raw_json
-        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        mono = number_font()
 
         form_host = QWidget(self)
         form = QFormLayout(form_host)

@@ -26,8 +26,8 @@ STATE_STYLE = {
     Health.LIVE: ("● LIVE", "success"),
     Health.CONNECTING: ("● CONNECTING", "warning"),
     Health.DEGRADED: ("▲ DEGRADED", "warning"),
-    Health.OFFLINE: ("✖ OFFLINE", "error"),
-    Health.AUTH_EXPIRED: ("✖ LOGIN EXPIRED", "error"),
+    Health.OFFLINE: ("✗ OFFLINE", "error"),
+    Health.AUTH_EXPIRED: ("✗ LOGIN EXPIRED", "error"),
 }
 
 

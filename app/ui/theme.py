@@ -12,6 +12,13 @@ PyInstaller bundle (``packaging/tradeterm.spec`` copies it there), so one lookup
 three. Images in the sheets (combo and spin box arrows) are ``url(themes:<theme>/<file>.svg)``,
 resolved through a ``QDir`` search path set to that folder. The chosen theme is kept in the
 settings under ``THEME_KEY``.
+
+``apply_theme`` also loads the fonts the terminal ships (``app.ui.fonts``) and makes Inter the
+application font, so every start (and every test that applies a theme) draws with them.
+
+The View menu's Theme entries stay ticked on the theme in force however it was chosen — from
+the menu or from Settings (``theme_applied`` tells them). Beside them, "Price changes" offers
+how a changed price fades (off, subtle, full), kept under ``FLASH_KEY`` and applied at once.
 """
 
 from __future__ import annotations
@@ -21,11 +28,22 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from PySide6.QtCore import QDir, QSettings
+from PySide6.QtCore import QDir, QObject, QSettings, Signal
 from PySide6.QtGui import QAction, QActionGroup, QColor, QPalette
 from PySide6.QtWidgets import QApplication, QMenu
 
-from app.ui.palette import DARK_PALETTE, LIGHT_PALETTE, TradePalette, set_palette
+from app.ui.fonts import apply_ui_font
+from app.ui.palette import (
+    DARK_PALETTE,
+    DEFAULT_FLASH_MODE,
+    FLASH_MODES,
+    LIGHT_PALETTE,
+    TradePalette,
+    flash_mode,
+    flash_mode_changed,
+    set_flash_mode,
+    set_palette,
+)
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +51,9 @@ THEMES = ("dark", "light")
 DEFAULT_THEME = "dark"
 #: Settings key of the chosen theme ("dark" or "light").
 THEME_KEY = "appearance/theme"
+#: Settings key of how changed prices fade: "off", "subtle" or "full".
+FLASH_KEY = "appearance/priceFlash"
+FLASH_LABELS = {"off": "Off", "subtle": "Subtle", "full": "Full"}
 #: Application property holding the name of the theme in force (for custom painting).
 THEME_PROPERTY = "tradetermTheme"
 STYLE = "Fusion"
@@ -95,6 +116,15 @@ COLOURS: dict[str, ThemeColours] = {
     ),
 }
 _TRADE_PALETTES: dict[str, TradePalette] = {"dark": DARK_PALETTE, "light": LIGHT_PALETTE}
+
+
+class _ThemeHub(QObject):
+    applied = Signal(str)  # the theme's name
+
+
+_hub = _ThemeHub()
+#: Emitted with the theme's name after every ``apply_theme``.
+theme_applied = _hub.applied
 
 
 class UnknownTheme(ValueError):
@@ -172,6 +202,8 @@ def apply_theme(app: QApplication, name: str) -> None:
     call again at run time: every widget is repolished and the trading colours' listeners
     are told (``app.ui.palette.palette_changed``)."""
     _check(name)
+    if current_theme(app) is None:
+        apply_ui_font(app)  # once: the fonts stay across theme switches
     QDir.setSearchPaths(SEARCH_PREFIX, [str(themes_folder())])
     if app.style().name().lower() != STYLE.lower():
         app.setStyle(STYLE)
@@ -179,6 +211,7 @@ def apply_theme(app: QApplication, name: str) -> None:
     app.setStyleSheet(style_sheet(name))
     app.setProperty(THEME_PROPERTY, name)
     set_palette(trade_palette(name))
+    theme_applied.emit(name)
 
 
 def current_theme(app: QApplication) -> str | None:
@@ -200,13 +233,28 @@ def choose_theme(app: QApplication, settings: QSettings, name: str) -> None:
     settings.sync()
 
 
+class ChoiceGroup(QActionGroup):
+    """Exclusive checkable entries named ``<prefix>_<value>``; ``tick`` checks one without
+    triggering it (a bound method, so Qt drops the connection when the menu goes)."""
+
+    def __init__(self, parent: QObject, prefix: str) -> None:
+        super().__init__(parent)
+        self.setExclusive(True)
+        self._prefix = prefix
+
+    def tick(self, value: str) -> None:
+        for action in self.actions():
+            action.setChecked(action.objectName() == f"{self._prefix}_{value}")
+
+
 def add_theme_menu(menu: QMenu, app: QApplication, settings: QSettings) -> QActionGroup:
     """A "Theme" submenu of ``menu`` with one checkable entry per theme (object names
-    ``theme_dark``, ``theme_light``); picking one applies and remembers it."""
+    ``theme_dark``, ``theme_light``); picking one applies and remembers it, and the tick
+    follows a theme applied elsewhere (Settings). Then the "Price changes" submenu
+    (``add_flash_menu``), which also applies the saved fade mode."""
     submenu = menu.addMenu("&Theme")
     submenu.setObjectName("themeMenu")
-    group = QActionGroup(submenu)
-    group.setExclusive(True)
+    group = ChoiceGroup(submenu, "theme")
     active = current_theme(app) or saved_theme(settings)
     for name in THEMES:
         action = QAction(name.capitalize(), submenu)
@@ -216,4 +264,39 @@ def add_theme_menu(menu: QMenu, app: QApplication, settings: QSettings) -> QActi
         action.triggered.connect(lambda _=False, n=name: choose_theme(app, settings, n))
         group.addAction(action)
         submenu.addAction(action)
+    theme_applied.connect(group.tick)
+    add_flash_menu(menu, settings)
+    return group
+
+
+def saved_flash_mode(settings: QSettings) -> str:
+    """The fade mode chosen last time; the default for a missing or unknown value."""
+    value = settings.value(FLASH_KEY, DEFAULT_FLASH_MODE)
+    return value if isinstance(value, str) and value in FLASH_MODES else DEFAULT_FLASH_MODE
+
+
+def choose_flash_mode(settings: QSettings, mode: str) -> None:
+    """Apply fade ``mode`` to every price table now and remember it."""
+    set_flash_mode(mode)
+    settings.setValue(FLASH_KEY, mode)
+    settings.sync()
+
+
+def add_flash_menu(menu: QMenu, settings: QSettings) -> QActionGroup:
+    """A "Price changes" submenu: how a changed price fades behind its ▲/▼ (object names
+    ``flash_off``, ``flash_subtle``, ``flash_full``). Applies the saved mode first."""
+    set_flash_mode(saved_flash_mode(settings))
+    submenu = menu.addMenu("&Price changes")
+    submenu.setObjectName("flashMenu")
+    submenu.setToolTip("How a price that changed fades in behind its ▲/▼ sign")
+    group = ChoiceGroup(submenu, "flash")
+    for mode in FLASH_MODES:
+        action = QAction(f"{FLASH_LABELS[mode]} fade", submenu)
+        action.setObjectName(f"flash_{mode}")
+        action.setCheckable(True)
+        action.setChecked(mode == flash_mode())
+        action.triggered.connect(lambda _=False, m=mode: choose_flash_mode(settings, m))
+        group.addAction(action)
+        submenu.addAction(action)
+    flash_mode_changed.connect(group.tick)  # a mode chosen elsewhere (Settings) ticks here too
     return group

@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, Qt
-from PySide6.QtWidgets import QComboBox
+from PySide6.QtWidgets import QApplication, QComboBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.api import SentRequest
@@ -18,6 +18,7 @@ from app.domain import parse_timestamp
 from app.domain.records import LedgerEntry, Order
 from app.ui.csv_export import EXPORT_ROLE
 from app.ui.models.sorting import SORT_ROLE
+from app.ui.panels.record_parts import within
 from tests.harness import body
 from tests.ui.conftest import Live, run
 
@@ -92,3 +93,31 @@ def compare_csv(
                 stamp = parse_timestamp(text)
                 assert stamp.utcoffset() == timedelta(0)
                 assert D((stamp - EPOCH) // timedelta(microseconds=1)) == key, (r, c)
+
+
+#: Dock widths the record panels must fit: narrow, and the widths they were clipped at.
+DOCK_WIDTHS = (900, 1400, 1920)
+
+
+def controls_outside(panel: QWidget) -> list[str]:
+    """The panel's own visible controls (filters, buttons, labels, the table) that are not
+    wholly inside it: empty when nothing is clipped."""
+    return [
+        child.objectName() or type(child).__name__
+        for child in panel.findChildren(QWidget, options=Qt.FindChildOption.FindDirectChildrenOnly)
+        if child.isVisible() and not within(child, panel)
+    ]
+
+
+def fits_at_every_width(qtbot: QtBot, panel: QWidget, height: int = 420) -> None:
+    """At each of ``DOCK_WIDTHS`` every control lies inside the panel (the filter and action
+    rows wrap instead of running past the right edge)."""
+    for width in DOCK_WIDTHS:
+        panel.resize(width, height)
+
+        def resized(wanted: int = width) -> bool:
+            return panel.width() == wanted
+
+        qtbot.waitUntil(resized)
+        QApplication.processEvents()
+        assert controls_outside(panel) == [], width

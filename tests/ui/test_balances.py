@@ -13,7 +13,7 @@ from PySide6.QtCore import (
     QSettings,
     Qt,
 )
-from PySide6.QtGui import QColor, QFontDatabase, QImage, QPainter
+from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QStyle, QStyleOptionViewItem
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
@@ -24,6 +24,7 @@ from app.domain.records import Account, Balance, Portfolio, PortfolioBalance, To
 from app.domain.valuation import valuation_rate
 from app.services.session import Balances
 from app.ui.delegates import BAR_MARGIN, UtilisationBarDelegate, bar_width
+from app.ui.fonts import number_font
 from app.ui.models.balances_model import (
     COLUMNS,
     SORT_ROLE,
@@ -140,8 +141,7 @@ def test_panel_fills_with_the_server_balances(panel: BalancesPanel) -> None:
     # Numbers right-aligned in a fixed-pitch font; the asset code left-aligned.
     free = index_of(model, "USD", COL["free"])
     assert model.data(free, Qt.ItemDataRole.TextAlignmentRole) & Qt.AlignmentFlag.AlignRight
-    fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)  # whatever it maps to
-    assert model.data(free, Qt.ItemDataRole.FontRole) == fixed
+    assert model.data(free, Qt.ItemDataRole.FontRole) == number_font()  # the shipped mono
     asset = index_of(model, "USD", COL["asset"])
     assert model.data(asset, Qt.ItemDataRole.TextAlignmentRole) & Qt.AlignmentFlag.AlignLeft
     # The table shows it, through the proxy.

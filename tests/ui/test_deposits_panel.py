@@ -16,12 +16,13 @@ from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
 from app.domain.records import DepositRecord
-from app.ui.csv_export import EXPORT_ROLE
+from app.ui.csv_export import EXPORT_FOLDER_KEY, EXPORT_ROLE, documents_folder
 from app.ui.models.columns import column_numbers
 from app.ui.models.deposits_model import COLUMNS, SORT_ROLE, DepositsModel
 from app.ui.panels.deposits import DepositsPanel
 from tests.harness import Faults, Session, body
 from tests.ui.conftest import Live
+from tests.ui.records_helpers import fits_at_every_width
 
 #: Column numbers by key (the model's column spec list).
 COL = column_numbers(COLUMNS)
@@ -240,3 +241,28 @@ def test_model_contract(qtmodeltester: ModelTester, four: Live) -> None:
     model = DepositsModel(four.context.precision)
     model.set_records([DepositRecord.parse(r, "r") for r in server_records(four.account)])
     qtmodeltester.check(model)  # type: ignore[no-untyped-call]
+
+
+def test_the_deposits_dock_fits_at_every_width(qtbot: QtBot, four: Live) -> None:
+    """Issue 13: at 900, 1400 and 1920 px every control lies inside the panel."""
+    panel = make_panel(qtbot, four, 4)
+    fits_at_every_width(qtbot, panel)
+
+
+def test_export_opens_in_documents_not_the_working_directory(
+    qtbot: QtBot, four: Live, tmp_path: Path
+) -> None:
+    panel = make_panel(qtbot, four, 4)
+    four.context.settings.remove(EXPORT_FOLDER_KEY)
+    dialog = panel.ask_export()
+    assert Path(dialog.directory().absolutePath()) == documents_folder()
+    target = tmp_path / "kept" / "deposits.csv"
+    target.parent.mkdir()
+    with qtbot.waitSignal(dialog.fileSelected, timeout=WAIT_MS):
+        dialog.selectFile(str(target))
+        dialog.accept()
+    qtbot.waitUntil(lambda: not shiboken6.isValid(dialog), timeout=WAIT_MS)
+    again = panel.ask_export()
+    assert Path(again.directory().absolutePath()) == target.parent
+    again.reject()
+    qtbot.waitUntil(lambda: not shiboken6.isValid(again), timeout=WAIT_MS)

@@ -21,13 +21,21 @@ from app.domain import format_timestamp
 from app.domain.records import LedgerEntry
 from app.services.ledger_browser import LedgerQuery
 from app.services.ticket import TicketInput
-from app.ui.csv_export import EXPORT_ROLE
+from app.ui.csv_export import EXPORT_FOLDER_KEY, EXPORT_ROLE, documents_folder
 from app.ui.models.columns import column_numbers
 from app.ui.models.ledger_model import COLUMNS
 from app.ui.panels.ledger import LedgerPanel
+from app.ui.panels.record_parts import SEARCH_MIN_WIDTH, within
 from tests.harness import Faults
 from tests.ui.conftest import Live, run
-from tests.ui.records_helpers import Trader, choose, compare_csv, record_requests, sent_queries
+from tests.ui.records_helpers import (
+    Trader,
+    choose,
+    compare_csv,
+    fits_at_every_width,
+    record_requests,
+    sent_queries,
+)
 
 #: Column numbers by key (the model's column spec list).
 COL = column_numbers(COLUMNS)
@@ -380,3 +388,94 @@ def test_the_models_pass_the_model_tester(
     assert panel.browser.query == LedgerQuery()
     qtmodeltester.check(panel.model)  # type: ignore[no-untyped-call]
     qtmodeltester.check(panel.proxy)  # type: ignore[no-untyped-call]
+
+
+# -- records that fit and follow the filters (issue 13) ------------------------------------------
+
+
+def test_filters_apply_as_they_change_once_the_trader_pauses(qtbot: QtBot, trader: Trader) -> None:
+    """Typed with real key events, no Search click: one query when the typing stops (the
+    debounce), with the whole id; a filter chosen from the keyboard applies the same way."""
+    trade = trader.market("USD", "BTC", "1000")
+    panel = open_panel(qtbot, trader.live)
+    legs = [e for e in trader.ledger() if e.transaction_id == trade.order_id]
+    requests = record_requests(trader.live)
+    before = panel.snapshot
+    panel.transaction_filter.setFocus()
+    QTest.keyClicks(panel.transaction_filter, trade.order_id)
+    qtbot.waitUntil(lambda: panel.snapshot is not before and not panel.busy, timeout=WAIT_MS)
+    assert sent_queries(requests, LEDGER_PATH) == [{"max": "100", "transactionId": trade.order_id}]
+    assert shown(panel) == legs
+
+    requests.clear()
+    QTest.mouseClick(panel.transaction_filter, Qt.MouseButton.LeftButton)
+    QTest.keyClick(panel.transaction_filter, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    QTest.keyClick(panel.transaction_filter, Qt.Key.Key_Delete)
+    panel.type_filter.setFocus()
+    wanted = panel.type_filter.findData("trade")
+    while panel.type_filter.currentIndex() != wanted:
+        QTest.keyClick(panel.type_filter, Qt.Key.Key_Down)
+    qtbot.waitUntil(
+        lambda: {"max": "100", "type": "trade"} in sent_queries(requests, LEDGER_PATH),
+        timeout=WAIT_MS,
+    )
+    wait_idle(qtbot, panel)
+    assert {e.event_type for e in shown(panel)} == {"trade"}
+
+
+def test_refresh_reads_with_the_filters_as_they_are_now(qtbot: QtBot, trader: Trader) -> None:
+    trader.market("USD", "BTC", "1000")
+    panel = open_panel(qtbot, trader.live)
+    requests = record_requests(trader.live)
+    choose(panel.asset_filter, "BTC")
+    before = panel.snapshot
+    QTest.mouseClick(panel.refresh_button, Qt.MouseButton.LeftButton)  # before the debounce
+    qtbot.waitUntil(lambda: panel.snapshot is not before and not panel.busy, timeout=WAIT_MS)
+    assert sent_queries(requests, LEDGER_PATH)[0] == {"max": "100", "asset": "BTC"}
+    assert {e.asset for e in shown(panel)} == {"BTC"}
+    assert panel.browser.query.asset == "BTC"
+    # no second read of the same query follows
+    requests.clear()
+    assert not panel.apply_timer.isActive()  # the pending debounce was settled by Refresh
+    assert sent_queries(requests, LEDGER_PATH) == []
+
+
+def test_the_ledger_fits_its_dock_at_every_width(qtbot: QtBot, trader: Trader) -> None:
+    """At 900, 1400 and 1920 px every filter, the search box and every button lie inside the
+    panel: the rows wrap instead of cutting off "To", the search box and Export CSV."""
+    panel = open_panel(qtbot, trader.live)
+    fits_at_every_width(qtbot, panel)
+    panel.resize(900, 420)
+    qtbot.waitUntil(lambda: panel.width() == 900)
+    for widget in (
+        panel.end_filter,
+        panel.search_box,
+        panel.search_button,
+        panel.export_button,
+        panel.refresh_button,
+    ):
+        assert widget.isVisible() and within(widget, panel), widget.objectName()
+    assert panel.search_box.width() >= SEARCH_MIN_WIDTH
+
+
+def test_export_opens_in_documents_then_in_the_last_folder(
+    qtbot: QtBot, trader: Trader, tmp_path: Path
+) -> None:
+    """Not the working directory: the trader's Documents folder first, then wherever the last
+    CSV went (kept in the settings)."""
+    panel = open_panel(qtbot, trader.live)
+    dialog = panel.ask_export()
+    assert Path(dialog.directory().absolutePath()) == documents_folder()
+    assert Path(dialog.directory().absolutePath()) != Path.cwd()
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    chosen = folder / "ledger.csv"
+    with qtbot.waitSignal(dialog.fileSelected, timeout=WAIT_MS):
+        dialog.selectFile(str(chosen))
+        dialog.accept()
+    qtbot.waitUntil(chosen.exists, timeout=WAIT_MS)
+    assert trader.live.context.settings.value(EXPORT_FOLDER_KEY) == str(folder)
+    again = panel.ask_export()
+    assert Path(again.directory().absolutePath()) == folder
+    assert again.selectedFiles() == [str(folder / "ledger.csv")]
+    again.reject()

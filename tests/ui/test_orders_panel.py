@@ -27,10 +27,17 @@ from app.ui.models.columns import column_numbers
 from app.ui.models.orders_model import COLUMNS, OrdersModel, highlight_colour, time_left_text
 from app.ui.palette import current_palette
 from app.ui.panels.orders import OrdersPanel
-from app.ui.panels.record_parts import counted
+from app.ui.panels.record_parts import counted, within
 from app.ui.preferences import Preferences
 from tests.ui.conftest import Live, run
-from tests.ui.records_helpers import Trader, choose, compare_csv, record_requests, sent_queries
+from tests.ui.records_helpers import (
+    Trader,
+    choose,
+    compare_csv,
+    fits_at_every_width,
+    record_requests,
+    sent_queries,
+)
 
 #: Column numbers by key (the model's column spec list).
 COL = column_numbers(COLUMNS)
@@ -632,3 +639,12 @@ def test_the_poll_interval_follows_the_settings(qtbot: QtBot, live: Live) -> Non
     assert panel.feed.poller.interval == 7.0
     panel.apply_preferences(Preferences(orders=D("0.5")))
     assert panel.feed.poller.interval == 0.5
+
+
+def test_the_orders_dock_fits_at_every_width(qtbot: QtBot, trader: Trader) -> None:
+    """Issue 13: at 900, 1400 and 1920 px every filter ("To" too), the search box and Export
+    CSV lie inside the panel: the rows wrap instead of running past the edge."""
+    panel = open_panel(qtbot, trader.live)
+    fits_at_every_width(qtbot, panel)
+    for widget in (panel.end_filter, panel.search, panel.export_button):
+        assert widget.isVisible() and within(widget, panel), widget.objectName()

@@ -35,6 +35,7 @@ from app.ui.theme import (
     UnknownTheme,
     add_theme_menu,
     apply_theme,
+    choose_theme,
     current_theme,
     saved_theme,
     style_sheet,
@@ -378,3 +379,19 @@ def test_error_and_success_stay_apart_for_colour_blind_traders(name: str, defici
     trading = trade_palette(name)
     distance = cvd_distance(trading.error, trading.success, deficiency)
     assert distance >= CVD_MESSAGE_MIN_DELTA_E, f"{name} {deficiency}: ΔE {distance:.1f}"
+
+
+def test_the_theme_menu_follows_a_theme_chosen_in_settings(
+    app: QApplication, qtbot: QtBot, settings: QSettings
+) -> None:
+    """Settings applies its theme with ``choose_theme`` (the main window's preferences hook):
+    the View › Theme tick moves with it, and back when the menu is used again."""
+    menu = QMenu()
+    qtbot.addWidget(menu)
+    group = add_theme_menu(menu, app, settings)
+    actions = {action.objectName(): action for action in group.actions()}
+    assert actions["theme_dark"].isChecked()
+    choose_theme(app, settings, "light")  # what Settings › Appearance › Light does
+    assert actions["theme_light"].isChecked() and not actions["theme_dark"].isChecked()
+    actions["theme_dark"].trigger()
+    assert saved_theme(settings) == "dark" and actions["theme_dark"].isChecked()

@@ -117,7 +117,7 @@ def label_colour(label: QLabel) -> QColor:
 
 
 def steady_bid(model: TopOfBookModel) -> int | None:
-    """A row whose bid shows its side colour right now: fresh data, not flashing."""
+    """A row whose bid shows plain text right now: fresh data, not fading."""
     for row in range(model.rowCount()):
         if not model.is_stale(row) and model.flashing(row, TOP_COL["bid"]) == 0:
             return row
@@ -128,7 +128,9 @@ def bid_colour(qtbot: QtBot, model: TopOfBookModel) -> object:
     qtbot.waitUntil(lambda: steady_bid(model) is not None, timeout=WAIT_MS)
     row = steady_bid(model)
     assert row is not None
-    return model.index(row, TOP_COL["bid"]).data(FG)
+    assert model.index(row, TOP_COL["bid"]).data(FG) is None  # numbers: neutral text
+    # the side's colour is on its column header (issue 13: one meaning per colour)
+    return model.headerData(TOP_COL["bid"], Qt.Orientation.Horizontal, FG)
 
 
 def track_pixel(bar: CountdownBar) -> QColor:
@@ -452,7 +454,7 @@ def test_row_tints_leave_the_text_readable(name: str) -> None:
             assert tint.alpha() < 255
             behind = over(tint, QColor(row))
             assert contrast(trading.text, behind) >= 4.5
-            for ink in ("success", "up", "error"):
+            for ink in ("success", "warning", "error"):
                 ratio = contrast(getattr(trading, ink), behind)
                 assert ratio >= 4.5, f"{name} {ink} on {tint.name()} over {row}: {ratio:.2f}"
             assert contrast(trading.stale, behind) >= 3

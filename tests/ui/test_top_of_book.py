@@ -13,8 +13,9 @@ from decimal import Decimal
 
 import pytest
 from PySide6.QtCore import QModelIndex, QPoint, QSettings, Qt
-from PySide6.QtGui import QColor, QFont, QFontDatabase
+from PySide6.QtGui import QColor, QFont, QFontInfo, QIcon
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QMenu
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
@@ -22,21 +23,24 @@ from app.domain.display import Precision
 from app.domain.money import AssetPair
 from app.domain.records import TopOfBook
 from app.ui import palette
+from app.ui.fonts import NUMBER_FAMILY
 from app.ui.models.columns import column_numbers
 from app.ui.models.top_of_book_model import (
     COLUMN_COUNT,
     COLUMNS,
+    FADE_STEPS,
     FLASH_KEYS,
+    FLASH_SECONDS,
     SORT_ROLE,
     TopOfBookModel,
     TopOfBookSortProxy,
 )
-from app.ui.palette import DEFAULT_PALETTE
+from app.ui.palette import DEFAULT_FLASH_MODE, DEFAULT_PALETTE, flash_colour, flash_mode
 from app.ui.panels.base import PanelContext
 from app.ui.panels.chart import ChartPanel
 from app.ui.panels.depth import DepthPanel
 from app.ui.panels.top_of_book import SETTINGS_KEY, TopOfBookPanel
-from app.ui.theme import trade_palette
+from app.ui.theme import FLASH_KEY, add_theme_menu, trade_palette
 from tests.ui.conftest import Live, run
 
 pytestmark = [
@@ -112,6 +116,14 @@ def filled(model: TopOfBookModel) -> bool:
 
 
 @pytest.fixture
+def full_fade() -> Iterator[None]:
+    """Fades at full strength for the test (the default is subtle), restored after."""
+    palette.set_flash_mode("full")
+    yield
+    palette.set_flash_mode(DEFAULT_FLASH_MODE)
+
+
+@pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
 
@@ -175,7 +187,7 @@ def test_only_changed_cells_are_signalled(model: TopOfBookModel) -> None:
     assert text(model, 2, COL["ask_size"]) == "9.0000"
 
 
-def test_price_change_flashes_with_a_sign_then_clears(qtbot: QtBot) -> None:
+def test_price_change_flashes_with_a_sign_then_clears(qtbot: QtBot, full_fade: None) -> None:
     model = TopOfBookModel(Precision())  # the real clock: flashes end in real time
     model.set_pairs(["BTC/USD", "ETH/USD"])
     model.update({"ETH/USD": book("ETH/USD", "100.00", "102.00")})
@@ -195,9 +207,9 @@ def test_price_change_flashes_with_a_sign_then_clears(qtbot: QtBot) -> None:
     spy.clear()
     qtbot.waitUntil(lambda: model.data(model.index(1, COL["bid"]), BG) is None, timeout=2000)
     elapsed = time.monotonic() - started
-    assert 0.25 <= elapsed <= 1.2
+    assert FLASH_SECONDS - 0.05 <= elapsed <= FLASH_SECONDS + 0.9
     assert all(model.data(model.index(1, c), BG) is None for c in FLASH_COLUMNS)
-    # the clear signals exactly the cells whose flash ended
+    # each fade step and the clear signal exactly the cells that fade
     assert spy.cells == {(1, COL["bid"]), (1, COL["ask"]), (1, COL["mid"])}
     # the sign of the last move stays after the colour goes
     assert text(model, 1, COL["bid"]).startswith("▲")
@@ -243,7 +255,7 @@ def test_stale_rows_grey_out_and_age_updates_only_its_column(
     model.update({"BTC/USD": book("BTC/USD", "91234.50", "91235.00")})  # fresh again
     assert not model.is_stale(0)
     assert spy.cells == {(0, column) for column in range(COLUMN_COUNT)}
-    assert model.data(model.index(0, COL["bid"]), FG) == DEFAULT_PALETTE.bid
+    assert model.data(model.index(0, COL["bid"]), FG) is None  # neutral text, not a side
     assert text(model, 0, COL["age"]) == "0 s"
 
 
@@ -261,14 +273,17 @@ def test_a_palette_switch_recolours_the_whole_table_with_the_colour_roles_only(
         palette.set_palette(light)
         assert spy.ranges == [(0, 0, 2, COLUMN_COUNT - 1)] and not spy.structural
         assert [sorted(changed) for changed in roles] == [sorted([FG, BG])]
-        assert model.data(model.index(0, COL["bid"]), FG) == light.bid
-        assert model.data(model.index(0, COL["ask"]), FG) == light.ask
-        assert pinned.data(pinned.index(0, COL["bid"]), FG) == DEFAULT_PALETTE.bid
-        model.update({"ETH/USD": book("ETH/USD", "3101.10", "3101.40")})  # a rise: a flash
-        assert model.data(model.index(1, COL["bid"]), BG) == light.up_flash
+        horizontal = Qt.Orientation.Horizontal
+        assert model.headerData(COL["bid"], horizontal, FG) == light.bid
+        assert model.headerData(COL["ask"], horizontal, FG) == light.ask
+        assert pinned.headerData(COL["bid"], horizontal, FG) == DEFAULT_PALETTE.bid
+        model.update({"ETH/USD": book("ETH/USD", "3101.10", "3101.40")})  # a rise: a fade
+        assert model.data(model.index(1, COL["bid"]), BG) == flash_colour(
+            light.up_flash, flash_mode()
+        )
     finally:
         palette.set_palette(DEFAULT_PALETTE)
-    assert model.data(model.index(0, COL["bid"]), FG) == DEFAULT_PALETTE.bid
+    assert model.headerData(COL["bid"], Qt.Orientation.Horizontal, FG) == DEFAULT_PALETTE.bid
 
 
 def test_numbers_sort_as_numbers_and_ticks_do_not_resort(qtbot: QtBot, clock: FakeClock) -> None:
@@ -311,7 +326,7 @@ def test_numbers_sort_as_numbers_and_ticks_do_not_resort(qtbot: QtBot, clock: Fa
     model.deleteLater()
 
 
-def test_decimal_text_right_aligned_in_a_fixed_pitch_font(qtbot: QtBot) -> None:
+def test_decimal_text_right_aligned_in_a_fixed_pitch_font(qtbot: QtBot, app: QApplication) -> None:
     model = TopOfBookModel(Precision())
     model.set_pairs(["USD/BTC", "BTC/USD"])
     model.update(
@@ -328,14 +343,13 @@ def test_decimal_text_right_aligned_in_a_fixed_pitch_font(qtbot: QtBot) -> None:
     assert text(model, 1, COL["spread"]) == "0.50"
     assert text(model, 1, COL["spread_bps"]) == "0.05"
     assert key(model, 1, COL["mid"]) == Decimal("91234.75")
-    fixed = QFontDatabase.SystemFont.FixedFont
     for column in range(1, COLUMN_COUNT):
         alignment = model.data(model.index(0, column), Qt.ItemDataRole.TextAlignmentRole)
         assert alignment & Qt.AlignmentFlag.AlignRight
         font = model.data(model.index(0, column), Qt.ItemDataRole.FontRole)
-        # the platform's fixed-pitch font is asked for (what it resolves to depends on the
-        # machine's fonts: Noto Sans Mono, a common default, does not report fixedPitch)
-        assert isinstance(font, QFont) and font == QFontDatabase.systemFont(fixed)
+        # the shipped JetBrains Mono (app.ui.fonts), whatever the machine's fonts
+        assert isinstance(font, QFont)
+        assert QFontInfo(font).family() == NUMBER_FAMILY and QFontInfo(font).fixedPitch()
     alignment = model.data(model.index(0, COL["pair"]), Qt.ItemDataRole.TextAlignmentRole)
     assert alignment & Qt.AlignmentFlag.AlignLeft
     model.deleteLater()
@@ -422,7 +436,9 @@ def test_live_price_change_reaches_the_table_and_flashes(qtbot: QtBot, live: Liv
     assert key(model, row, column) != first[cell]  # a flash means the price moved
     colour = model.data(model.index(row, column), BG)
     expected = DEFAULT_PALETTE.up_flash if model.flashing(*cell) > 0 else DEFAULT_PALETTE.down_flash
-    assert isinstance(colour, QColor) and colour == expected
+    # the move's hue, fading from the default (subtle) strength
+    assert isinstance(colour, QColor) and colour.rgb() == expected.rgb()
+    assert 0 < colour.alpha() <= expected.alpha() // 2 + 1
     assert text(model, row, column)[0] in "▲▼"
 
     run(qtbot, live.session.top_of_book.stop())  # no more ticks: every flash must end
@@ -690,3 +706,138 @@ def test_the_highlight_follows_the_traded_pair_through_sorts_and_changes(
     assert screen.traded() == watched[1]
     live.bridge.set_watchlist([*live.session.watchlist, watched[0]])  # added back at the end
     assert screen.traded() == watched[1]
+
+
+# -- colour with one meaning each (issue 13) ----------------------------------------------------
+
+
+def test_numbers_are_neutral_and_the_sides_are_told_by_their_headers(
+    model: TopOfBookModel,
+) -> None:
+    """No number is coloured by its side or its move: the Bid and Ask headers carry the side's
+    colour (a swatch; the foreground too), and blue means the bid only — never a rise."""
+    for row in range(model.rowCount()):
+        for column in range(COLUMN_COUNT):
+            assert model.data(model.index(row, column), FG) is None
+    horizontal = Qt.Orientation.Horizontal
+    assert model.headerData(COL["bid"], horizontal, FG) == DEFAULT_PALETTE.bid
+    assert model.headerData(COL["ask"], horizontal, FG) == DEFAULT_PALETTE.ask
+    for key_ in ("bid", "ask"):
+        icon = model.headerData(COL[key_], horizontal, Qt.ItemDataRole.DecorationRole)
+        assert isinstance(icon, QIcon) and not icon.isNull()
+        pixel = icon.pixmap(8, 8).toImage().pixelColor(4, 4)
+        assert pixel.rgb() == getattr(DEFAULT_PALETTE, key_).rgb()
+    assert model.headerData(COL["mid"], horizontal, FG) is None
+    for name in ("dark", "light"):
+        trading = trade_palette(name)
+        sides = {trading.bid.rgb(), trading.ask.rgb()}
+        assert not sides & {trading.up.rgb(), trading.down.rgb()}, name
+
+
+def test_only_the_cells_that_changed_fade_and_the_fade_steps_down(
+    model: TopOfBookModel, clock: FakeClock, full_fade: None
+) -> None:
+    spy = ChangeSpy(model)
+    model.update(
+        {
+            "BTC/USD": book("BTC/USD", "91234.50", "91235.00"),  # the same again
+            "ETH/USD": book("ETH/USD", "3100.00", "3100.40"),  # the bid (and mid) fell
+        }
+    )
+    fading = {(1, COL["bid"]), (1, COL["mid"])}
+    assert {
+        (row, column)
+        for row in range(3)
+        for column in range(COLUMN_COUNT)
+        if model.data(model.index(row, column), BG) is not None
+    } == fading
+    first = model.data(model.index(1, COL["bid"]), BG)
+    assert first == DEFAULT_PALETTE.down_flash  # full strength at the change
+    assert text(model, 1, COL["bid"]) == "▼ 3,100.00"
+
+    alphas = [first.alpha()]
+    for _ in range(FADE_STEPS - 1):
+        spy.clear()
+        clock.now += FLASH_SECONDS / FADE_STEPS
+        model.expire_flashes()
+        assert spy.cells == fading  # each step repaints the fading cells only
+        colour = model.data(model.index(1, COL["bid"]), BG)
+        assert isinstance(colour, QColor) and colour.rgb() == DEFAULT_PALETTE.down.rgb()
+        alphas.append(colour.alpha())
+    assert alphas == sorted(alphas, reverse=True) and len(set(alphas)) == FADE_STEPS
+    spy.clear()
+    clock.now += FLASH_SECONDS / FADE_STEPS
+    model.expire_flashes()
+    assert spy.cells == fading
+    assert model.data(model.index(1, COL["bid"]), BG) is None
+    assert text(model, 1, COL["bid"]).startswith("▼")  # the sign stays
+
+
+@pytest.mark.parametrize(("mode", "share"), [("off", 0.0), ("subtle", 0.5), ("full", 1.0)])
+def test_fade_strength_follows_the_setting(
+    model: TopOfBookModel, clock: FakeClock, mode: str, share: float
+) -> None:
+    try:
+        palette.set_flash_mode(mode)
+        model.update({"ETH/USD": book("ETH/USD", "3100.20", "3100.40")})  # a rise
+        colour = model.data(model.index(1, COL["bid"]), BG)
+        assert text(model, 1, COL["bid"]) == "▲ 3,100.20"  # the sign whatever the mode
+        if mode == "off":
+            assert colour is None and model.flashing(1, COL["bid"]) == 0
+        else:
+            assert isinstance(colour, QColor)
+            assert colour.alpha() == round(DEFAULT_PALETTE.up_flash.alpha() * share)
+    finally:
+        palette.set_flash_mode(DEFAULT_FLASH_MODE)
+
+
+def test_turning_fades_off_clears_the_running_ones(
+    model: TopOfBookModel, clock: FakeClock, full_fade: None
+) -> None:
+    model.update({"ETH/USD": book("ETH/USD", "3100.20", "3100.40")})
+    assert model.data(model.index(1, COL["bid"]), BG) is not None
+    spy = ChangeSpy(model)
+    palette.set_flash_mode("off")
+    assert model.data(model.index(1, COL["bid"]), BG) is None
+    assert spy.cells == {(row, column) for row in range(3) for column in range(COLUMN_COUNT)}
+
+
+@pytest.mark.qt_log_ignore("This plugin does not support raise", "does not support grabbing")
+def test_the_view_menu_sets_and_remembers_the_fade(
+    qtbot: QtBot, app: QApplication, settings: QSettings
+) -> None:
+    """View › Price changes › Off fade, clicked with the mouse: applied at once to the model
+    and kept in the settings; a new menu reads it back."""
+    model = TopOfBookModel(Precision())
+    model.set_pairs(["ETH/USD"])
+    model.update({"ETH/USD": book("ETH/USD", "100.00", "102.00")})
+    menu = QMenu()
+    qtbot.addWidget(menu)
+    try:
+        add_theme_menu(menu, app, settings)
+        submenu = menu.findChild(QMenu, "flashMenu")
+        assert isinstance(submenu, QMenu)
+        ticked = [a.objectName() for a in submenu.actions() if a.isChecked()]
+        assert ticked == [f"flash_{DEFAULT_FLASH_MODE}"]
+        submenu.popup(QPoint(0, 0))
+        qtbot.waitExposed(submenu)
+        off = next(a for a in submenu.actions() if a.objectName() == "flash_off")
+        QTest.mouseClick(
+            submenu, Qt.MouseButton.LeftButton, pos=submenu.actionGeometry(off).center()
+        )
+        qtbot.waitUntil(lambda: flash_mode() == "off")
+        assert settings.value(FLASH_KEY) == "off" and off.isChecked()
+        model.update({"ETH/USD": book("ETH/USD", "101.00", "101.50")})
+        assert model.data(model.index(0, COL["bid"]), BG) is None
+
+        palette.set_flash_mode("full")  # from elsewhere (Settings): the menu's tick follows
+        full = next(a for a in submenu.actions() if a.objectName() == "flash_full")
+        assert full.isChecked() and not off.isChecked()
+        palette.set_flash_mode(DEFAULT_FLASH_MODE)
+        again = QMenu()
+        qtbot.addWidget(again)
+        add_theme_menu(again, app, settings)  # the saved mode is applied with the menu
+        assert flash_mode() == "off"
+    finally:
+        palette.set_flash_mode(DEFAULT_FLASH_MODE)
+        model.deleteLater()

@@ -24,10 +24,11 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     Qt,
 )
-from PySide6.QtGui import QFont, QFontDatabase
+from PySide6.QtGui import QFont
 
 from app.domain.display import Precision
 from app.ui.csv_export import EXPORT_ROLE
+from app.ui.fonts import number_font
 from app.ui.models.columns import ALIGN_NUMBER, Column, column_numbers
 from app.ui.models.record_cells import RECORD_ROLE, Cell
 from app.ui.models.sorting import SORT_ROLE
@@ -100,7 +101,7 @@ class KeyedTableModel(QAbstractTableModel, Generic[R]):
         self._index: dict[Hashable, int] = {}
         self._records: list[R] = []
         self._cells: list[Cells] = []
-        self.number_font: QFont = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self.number_font: QFont = number_font()
         self._palette = current_palette() if palette is None else palette
         self._stale = False
         if palette is None:

@@ -53,7 +53,7 @@ HIGHLIGHT_ALPHA = 64
 #: The palette colour each known status is shown in (others: ordinary text).
 STATUS_COLOURS = {
     "filled": "success",
-    "submitted": "up",
+    "submitted": "warning",  # amber: waiting, like a pending deposit (not a rise)
     "canceled": "stale",
     "rejected": "error",
 }

@@ -2,10 +2,15 @@
 
 One row per watched pair, in watchlist order. The display text and sort key of every cell are
 computed once per update (not on every paint), and the model tells the view exactly which cells
-changed: one ``dataChanged`` per run of changed cells in a row, never a reset on a tick. A
-price that moves flashes in the palette's up (blue) or down (orange) tint for
-``FLASH_SECONDS`` and keeps a ▲/▼ sign of its last move, so direction never rests on colour
-alone; one single-shot timer clears the flashes, signalling only the cells whose flash ended.
+changed: one ``dataChanged`` per run of changed cells in a row, never a reset on a tick.
+
+Colours have one meaning each (``app.ui.palette``): every number is in the theme's neutral
+text colour; the Bid and Ask columns are told apart by their headers, which carry a swatch of
+the side's colour (the themes' style sheets colour header text themselves). A price that moves
+keeps a ▲/▼ sign of its last move and fades in the palette's up or down tint over
+``FLASH_SECONDS`` — only the cells whose value changed, never a whole row on every tick. The
+fade's strength is the trader's setting (``palette.flash_mode``: off, subtle, full); one timer
+steps the fades (``FADE_STEPS`` steps), signalling only the cells still fading.
 A row whose data is older than ``stale_after`` seconds greys out; the age column is refreshed
 by one timer each second. Colours come from the palette in force and follow a theme switch:
 one ``dataChanged`` over the whole table for the foreground and background roles only.
@@ -24,7 +29,7 @@ from decimal import Decimal
 from typing import Any, NamedTuple
 
 from PySide6.QtCore import QObject, Qt, QTimer
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QColor, QFont, QIcon, QPixmap
 
 from app.domain.display import DASH, Precision, format_number
 from app.domain.money import MONEY_CONTEXT
@@ -34,12 +39,19 @@ from app.ui.models.keyed_table import Index, KeyedTableModel, runs
 from app.ui.models.record_cells import Cell
 from app.ui.models.sorting import SORT_ROLE as SORT_ROLE
 from app.ui.models.sorting import DecimalSortProxy
-from app.ui.palette import TradePalette
+from app.ui.palette import (
+    TradePalette,
+    flash_colour,
+    flash_mode,
+    flash_mode_changed,
+)
 
 Clock = Callable[[], float]
 
 
-FLASH_SECONDS = 0.3
+FLASH_SECONDS = 0.6
+#: A fade steps down this many times (a repaint of the fading cells each step) before it ends.
+FADE_STEPS = 3
 AGE_TICK_MS = 1000
 #: A row is stale when its data is older than this many top-of-book poll intervals.
 STALE_FACTOR = 3
@@ -60,6 +72,9 @@ _FONT = int(Qt.ItemDataRole.FontRole)
 _FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
 _BACKGROUND = int(Qt.ItemDataRole.BackgroundRole)
 _TOOLTIP = int(Qt.ItemDataRole.ToolTipRole)
+_DECORATION = int(Qt.ItemDataRole.DecorationRole)
+#: Side of the swatch on the Bid and Ask headers (px).
+SWATCH = 10
 
 
 def age_text(age: float | None) -> str:
@@ -155,13 +170,11 @@ def moved(value: Decimal | None, before: Decimal | None, move: int) -> int:
     return 1 if value > before else -1
 
 
-def bid_colour(_: BookRow, palette: TradePalette) -> QColor:
-    """Bid and ask prices in their side's colour (stale and flashing cells: see the model)."""
-    return palette.bid
-
-
-def ask_colour(_: BookRow, palette: TradePalette) -> QColor:
-    return palette.ask
+def swatch(colour: QColor) -> QIcon:
+    """A small square of ``colour``: the side's mark on its column header."""
+    pixmap = QPixmap(SWATCH, SWATCH)
+    pixmap.fill(colour)
+    return QIcon(pixmap)
 
 
 COLUMNS: tuple[Column[BookRow], ...] = (
@@ -178,7 +191,6 @@ COLUMNS: tuple[Column[BookRow], ...] = (
         bid_cell,
         "Best bid: the highest price a buyer offers (QUOTE per BASE)",
         numeric=True,
-        colour=bid_colour,
     ),
     Column(
         "bid_size",
@@ -193,7 +205,6 @@ COLUMNS: tuple[Column[BookRow], ...] = (
         ask_cell,
         "Best ask: the lowest price a seller asks (QUOTE per BASE)",
         numeric=True,
-        colour=ask_colour,
     ),
     Column(
         "ask_size",
@@ -255,13 +266,18 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         self._clock = clock
         self._stale_after = stale_after
         self._selected: str | None = None
-        #: Pair -> column -> clock time its flash ends (pairs with a flash running only).
+        #: Pair -> column -> clock time its fade started (pairs with a fade running only).
         self._flashes: dict[str, dict[int, float]] = {}
+        #: Pair -> column -> the fade step last signalled (0 at the change).
+        self._steps: dict[str, dict[int, int]] = {}
+        self._flash_mode = flash_mode()
+        self._swatches = self._side_swatches()
         self._bold = QFont()
         self._bold.setBold(True)
         self._flash_timer = QTimer(self)
-        self._flash_timer.setSingleShot(True)
+        self._flash_timer.setInterval(math.ceil(FLASH_SECONDS / FADE_STEPS * 1000))
         self._flash_timer.timeout.connect(self.expire_flashes)
+        flash_mode_changed.connect(self.set_flash_mode)
         self._age_timer = QTimer(self)
         self._age_timer.setInterval(AGE_TICK_MS)
         self._age_timer.timeout.connect(self.refresh_ages)
@@ -302,6 +318,7 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         self.apply(rows)
         for gone in set(self._flashes) - set(self._index):
             del self._flashes[gone]
+            self._steps.pop(gone, None)
 
     def set_selected(self, pair: str | None) -> None:
         """The session's selected pair is shown in bold."""
@@ -352,19 +369,69 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
             self.dataChanged.emit(self.createIndex(first, _AGE), self.createIndex(last, _AGE))
 
     def expire_flashes(self) -> None:
-        """Clear the flashes that ended (signalling only those cells), then wait for the next."""
+        """Step the fades: signal the cells whose fade moved a step or ended (only those),
+        forget the ended ones, and stop the timer when none is left."""
         now = self._clock() + _FLASH_SLACK
+        step_length = FLASH_SECONDS / FADE_STEPS
         for pair, flashes in list(self._flashes.items()):
-            ended = [column for column, until in flashes.items() if until <= now]
-            for column in ended:
-                del flashes[column]
+            steps = self._steps.setdefault(pair, {})
+            moved_cells = []
+            for column, started in list(flashes.items()):
+                step = min(FADE_STEPS, int((now - started) / step_length))
+                if step >= FADE_STEPS:
+                    del flashes[column]
+                    steps.pop(column, None)
+                    moved_cells.append(column)
+                elif step != steps.get(column, 0):
+                    steps[column] = step
+                    moved_cells.append(column)
             if not flashes:
                 del self._flashes[pair]
-            self.signal_cells(self._index[pair], sorted(ended))
+                self._steps.pop(pair, None)
+            self.signal_cells(self._index[pair], sorted(moved_cells))
         self._schedule_flash_clear()
 
+    def set_flash_mode(self, mode: str) -> None:
+        """The trader chose how prices fade (off, subtle, full): the running fades repaint in
+        it (off clears them)."""
+        if mode == self._flash_mode:
+            return
+        self._flash_mode = mode
+        if mode == "off":
+            self._flashes.clear()
+            self._steps.clear()
+            self._flash_timer.stop()
+        if self._records:
+            self.dataChanged.emit(
+                self.createIndex(0, 0),
+                self.createIndex(len(self._records) - 1, COLUMN_COUNT - 1),
+                [Qt.ItemDataRole.BackgroundRole],
+            )
+
+    def set_palette(self, palette: TradePalette) -> None:
+        """A theme switch: the cells' colours (the base class) and the headers' swatches."""
+        super().set_palette(palette)
+        self._swatches = self._side_swatches()
+        self.headerDataChanged.emit(Qt.Orientation.Horizontal, _BID, _ASK)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = _DISPLAY) -> Any:
+        """The Bid and Ask headers carry their side's colour: a swatch (drawn under any style
+        sheet) and the foreground (for views without one)."""
+        if orientation == Qt.Orientation.Horizontal and section in (_BID, _ASK):
+            if role == _DECORATION:
+                return self._swatches[section]
+            if role == _FOREGROUND:
+                return self.side_colour(section)
+        return super().headerData(section, orientation, role)
+
+    def side_colour(self, column: int) -> QColor | None:
+        """The identity colour of a column: the bid's, the ask's, None for the others."""
+        if column == _BID:
+            return self._palette.bid
+        return self._palette.ask if column == _ASK else None
+
     def flashing(self, row: int, column: int) -> int:
-        """+1 or -1 while the cell flashes for a rise or a fall, else 0."""
+        """+1 or -1 while the cell fades for a rise or a fall, else 0."""
         quote = self._records[row]
         flashes = self._flashes.get(quote.pair)
         if flashes is None or column not in flashes:
@@ -400,7 +467,9 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
             if self._flash_of(quote, column) is None:
                 return None
             move = quote.moves[_MOVED.index(column)]
-            return self._palette.up_flash if move > 0 else self._palette.down_flash
+            base = self._palette.up_flash if move > 0 else self._palette.down_flash
+            step = self._steps.get(quote.pair, {}).get(column, 0)
+            return flash_colour(base, self._flash_mode, 1 - step / FADE_STEPS)
         if role == _TOOLTIP and quote.stale:
             if quote.received is None:
                 return f"{quote.pair}: no data yet"
@@ -409,13 +478,12 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         return None
 
     def _foreground(self, quote: BookRow, column: int) -> QColor | None:
-        if quote.stale:
-            return self._palette.stale
-        if self._flash_of(quote, column) is not None:
-            return None  # default text on the tinted background reads best
-        if column == _BID:
-            return self._palette.bid
-        return self._palette.ask if column == _ASK else None
+        """Grey when stale, else the theme's neutral text: a number's colour never says its
+        side or its move (the header and the ▲/▼ sign do)."""
+        return self._palette.stale if quote.stale else None
+
+    def _side_swatches(self) -> dict[int, QIcon]:
+        return {_BID: swatch(self._palette.bid), _ASK: swatch(self._palette.ask)}
 
     # -- internals ----------------------------------------------------------------------------
 
@@ -450,8 +518,8 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         )
 
     def _flash(self, old: BookRow, new: BookRow, now: float) -> bool:
-        """Start a flash on each price that moved; whether any did."""
-        if old.bid is None:
+        """Start a fade on each price that moved; whether any did (none when fades are off)."""
+        if old.bid is None or self._flash_mode == "off":
             return False
         started = False
         for column, value, before in (
@@ -460,7 +528,8 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
             (_MID, new.mid, old.mid),
         ):
             if value != before:
-                self._flashes.setdefault(new.pair, {})[column] = now + FLASH_SECONDS
+                self._flashes.setdefault(new.pair, {})[column] = now
+                self._steps.setdefault(new.pair, {})[column] = 0
                 started = True
         return started
 
@@ -469,12 +538,12 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         return None if flashes is None else flashes.get(column)
 
     def _schedule_flash_clear(self) -> None:
-        deadlines = [until for flashes in self._flashes.values() for until in flashes.values()]
-        if not deadlines:
+        """Keep the fade timer running while a fade runs (not restarted by new ticks, so a
+        busy feed cannot starve it)."""
+        if not self._flashes:
             self._flash_timer.stop()
-            return
-        delay = max(0.0, min(deadlines) - self._clock())
-        self._flash_timer.start(math.ceil(delay * 1000))
+        elif not self._flash_timer.isActive():
+            self._flash_timer.start()
 
     def _age_key(self, quote: BookRow) -> Decimal | None:
         if quote.received is None:

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFileDialog,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
     QMenu,
@@ -49,7 +48,7 @@ from app.ui.csv_export import EXPORT_ROLE, ask_and_export, export_csv, rows_as_t
 from app.ui.models.deposits_model import RECORD_ROLE, DepositsModel, DepositsSortProxy
 from app.ui.palette import TradePalette, follow_palette, level_css
 from app.ui.panels.base import PanelContext
-from app.ui.panels.record_parts import counted, stop_with
+from app.ui.panels.record_parts import FlowLayout, counted, stop_with
 from app.ui.widgets.copy_field import copy_text
 
 KINDS: tuple[tuple[str, TransferKind], ...] = (
@@ -138,14 +137,13 @@ class DepositsPanel(QWidget):
         self.status.setObjectName("depositsStatus")
         self.status.setWordWrap(True)
 
-        top = QHBoxLayout()
+        top = FlowLayout()  # wraps onto a second row in a narrow dock
         top.addWidget(self.kind_box)
         top.addWidget(self.oldest_first)
         rows_label = QLabel("&Rows:", self)
         rows_label.setBuddy(self.max_box)
         top.addWidget(rows_label)
         top.addWidget(self.max_box)
-        top.addStretch(1)
         top.addWidget(self.copy_hash_button)
         top.addWidget(self.export_button)
         top.addWidget(self.refresh_button)
@@ -324,7 +322,9 @@ class DepositsPanel(QWidget):
         """Ask where to save (non-blocking), then write the table as shown."""
         kind = self.query().kind
         name = f"{kind}s-{datetime.now():%Y%m%d-%H%M%S}.csv"
-        return ask_and_export(self, self.proxy, name, self._exported, self._export_failed)
+        return ask_and_export(
+            self, self.proxy, name, self._exported, self._export_failed, self._context.settings
+        )
 
     def export_to(self, path: Path) -> int:
         """Write the table as shown to ``path`` (what the dialog does once a file is chosen)."""

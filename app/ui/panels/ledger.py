@@ -2,10 +2,13 @@
 backwards, trade legs kept together, a running balance when filtered to one asset, details,
 copy and CSV export.
 
-A query runs when the trader presses Search (or Enter in a field); it opens with the newest
-100 transactions. After a fill, an open-ended query (no end time, no start ordering) adds the
-new entries on top by itself. Queries never overlap: a newer one makes the older one's answer
-be ignored.
+The filters apply as they change: each edit (re)starts a ``APPLY_MS`` timer and the query runs
+when the trader pauses, so a docked ledger needs no button at all (Search and Enter stay, as a
+shortcut that runs it at once). It opens with the newest 100 transactions. Refresh reads with
+the filters as they are now: a changed filter runs the new query, unchanged ones read the new
+entries. After a fill, an open-ended query (no end time, no start ordering) adds the new
+entries on top by itself. Queries never overlap: a newer one makes the older one's answer be
+ignored.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ from PySide6.QtCore import QRegularExpression, QTimer
 from PySide6.QtGui import QRegularExpressionValidator, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -38,6 +40,8 @@ from app.services.order_feed import ReadFailed
 from app.ui.models.ledger_model import LedgerModel, LedgerSortProxy
 from app.ui.panels.base import PanelContext
 from app.ui.panels.record_parts import (
+    SEARCH_MIN_WIDTH,
+    FlowLayout,
     OptionalDateTime,
     RecordPanel,
     counted,
@@ -49,6 +53,8 @@ from app.ui.tasks import TaskOwner
 
 #: After a fill, wait this long for more before reading the new entries (ms).
 FILL_REFRESH_MS = 300
+#: Filters apply this long after the last edit (ms): a pause in typing, not every keystroke.
+APPLY_MS = 300
 
 
 class LedgerPanel(RecordPanel):
@@ -65,6 +71,7 @@ class LedgerPanel(RecordPanel):
         self.busy = False
         self._request = 0  # the newest request; older answers are ignored
         self._refresh_on_show = False  # a fill happened while the dock was hidden
+        self._wanted: LedgerQuery | None = None  # the query last asked for
 
         self.model = LedgerModel(context.precision, self)
         self.proxy = LedgerSortProxy(self)
@@ -105,12 +112,14 @@ class LedgerPanel(RecordPanel):
         self.max_filter.setPrefix("max ")
         self.search_button = QPushButton("Search", self)
         self.search_button.setObjectName("ledgerSearch")
+        self.search_button.setToolTip("Run the query now (it also runs by itself as you edit)")
         self.search_button.setDefault(True)
         self.search_box = QLineEdit(self)
         self.search_box.setObjectName("ledgerText")
         self.search_box.setPlaceholderText("Search shown entries…")
         self.search_box.setAccessibleName("Search shown entries")
         self.search_box.setClearButtonEnabled(True)
+        self.search_box.setMinimumWidth(SEARCH_MIN_WIDTH)
 
         # -- actions --------------------------------------------------------------------------
         self.load_more_button = QPushButton("Load more", self)
@@ -119,13 +128,14 @@ class LedgerPanel(RecordPanel):
         self.load_more_button.setEnabled(False)
         self.refresh_button = QPushButton("Refresh", self)
         self.refresh_button.setObjectName("ledgerRefresh")
+        self.refresh_button.setToolTip("Read again with the filters as they are now")
         self.details_button, self.copy_button, self.export_button = self._record_buttons("ledger")
         self.status_label = QLabel("", self)
         self.status_label.setObjectName("ledgerStatusLabel")
         self.balance_note = QLabel("", self)
         self.balance_note.setObjectName("ledgerBalanceNote")
 
-        query_row = QHBoxLayout()
+        query_row = FlowLayout()
         for widget in (
             self.asset_filter,
             self.type_filter,
@@ -137,7 +147,7 @@ class LedgerPanel(RecordPanel):
             self.search_button,
         ):
             query_row.addWidget(widget)
-        query_row.addWidget(self.search_box, 1)
+        query_row.addWidget(self.search_box)
         self._lay_out(query_row, self.balance_note, self.load_more_button, self.refresh_button)
         QWidget.setTabOrder(self.max_filter, self.search_button)
         QWidget.setTabOrder(self.search_button, self.search_box)
@@ -147,6 +157,17 @@ class LedgerPanel(RecordPanel):
         self._fill_timer.setSingleShot(True)
         self._fill_timer.setInterval(FILL_REFRESH_MS)
         self._fill_timer.timeout.connect(self._after_fill)
+        self.apply_timer = QTimer(self)
+        self.apply_timer.setSingleShot(True)
+        self.apply_timer.setInterval(APPLY_MS)
+        self.apply_timer.timeout.connect(self.apply_filters)
+        for box in (self.asset_filter, self.type_filter):
+            box.currentIndexChanged.connect(self._filters_edited)
+        for edit in (self.transaction_filter, self.ordering_filter):
+            edit.textChanged.connect(self._filters_edited)
+        self.start_filter.changed.connect(self._filters_edited)
+        self.end_filter.changed.connect(self._filters_edited)
+        self.max_filter.valueChanged.connect(self._filters_edited)
         self.search_button.clicked.connect(self.run_query)
         for edit in (self.transaction_filter, self.ordering_filter):
             edit.returnPressed.connect(self.run_query)
@@ -184,13 +205,32 @@ class LedgerPanel(RecordPanel):
         query.validate()
         return query
 
-    def run_query(self) -> bool:
-        """Search with the fields as they are; False (and a message) when they are invalid."""
+    def _filters_edited(self, *_: object) -> None:
+        """A filter changed: apply it once the trader pauses (``APPLY_MS``)."""
+        self.apply_timer.start()
+
+    def apply_filters(self) -> bool:
+        """Run the query the fields describe unless it is the one shown (or being read);
+        False (and a message) when a field is invalid."""
+        self.apply_timer.stop()
         try:
             query = self.current_query()
         except LedgerQueryError as exc:
             self._say(f"Not searched: {exc.message}", error=True)
             return False
+        if query == self._wanted:
+            return True
+        return self.run_query()
+
+    def run_query(self) -> bool:
+        """Search with the fields as they are; False (and a message) when they are invalid."""
+        self.apply_timer.stop()
+        try:
+            query = self.current_query()
+        except LedgerQueryError as exc:
+            self._say(f"Not searched: {exc.message}", error=True)
+            return False
+        self._wanted = query
         self._start(lambda: self.browser.load(query), "Reading the ledger…")
         return True
 
@@ -199,6 +239,17 @@ class LedgerPanel(RecordPanel):
         self._start(self.browser.load_more, "Reading older entries…")
 
     def refresh(self) -> None:
+        """Read again with the filters as they are now: a query that changed runs anew (an
+        invalid one says why); the same one reads only the new entries."""
+        self.apply_timer.stop()
+        try:
+            query = self.current_query()
+        except LedgerQueryError as exc:
+            self._say(f"Not refreshed: {exc.message}", error=True)
+            return
+        if query != self.browser.query:
+            self.run_query()
+            return
         self._start(self.browser.refresh, "Reading new entries…")
 
     def showEvent(self, event: QShowEvent) -> None:

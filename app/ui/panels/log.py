@@ -2,16 +2,21 @@
 
 Errors, warnings and successes are in the palette's colours for them; a theme switch recolours
 the lines already shown (one pass over the document, at most ``MAX_LINES`` blocks).
+
+The view follows new lines (confirmations such as "Exported …" appear here) unless the trader
+scrolled up to read: then it stays put, and follows again once scrolled back to the bottom.
+Lines are in the shipped fixed-pitch font, so the columns of time and level line up.
 """
 
 from __future__ import annotations
 
 import html
 
-from PySide6.QtGui import QBrush, QFontDatabase, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtGui import QBrush, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QPlainTextEdit, QVBoxLayout, QWidget
 
 from app.services.log_events import LogEvent
+from app.ui.fonts import number_font
 from app.ui.palette import TradePalette, follow_palette, level_colour
 
 MAX_LINES = 5000
@@ -23,7 +28,12 @@ class LogPanel(QWidget):
         self.view = QPlainTextEdit(self)
         self.view.setReadOnly(True)
         self.view.setMaximumBlockCount(MAX_LINES)
-        self.view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.view.setFont(number_font())
+        #: Whether the view keeps the newest line in sight (the scroll bar is at its end).
+        self.following = True
+        bar = self.view.verticalScrollBar()
+        bar.valueChanged.connect(self._scrolled)
+        bar.rangeChanged.connect(self._grew)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.view)
@@ -41,6 +51,20 @@ class LogPanel(QWidget):
         self.view.appendHtml(
             f'<span style="color:{colour.name()}">{escaped}</span>' if colour else escaped
         )
+        if self.following:
+            self._to_bottom()
+
+    def _scrolled(self, value: int) -> None:
+        """The trader (or the view) moved: follow again exactly when at the bottom."""
+        self.following = value >= self.view.verticalScrollBar().maximum()
+
+    def _grew(self, _minimum: int, _maximum: int) -> None:
+        if self.following:
+            self._to_bottom()
+
+    def _to_bottom(self) -> None:
+        bar = self.view.verticalScrollBar()
+        bar.setValue(bar.maximum())
 
     def set_palette(self, palette: TradePalette) -> None:
         """A theme switch: each shown line in its level's new colour (info lines keep the

@@ -120,9 +120,9 @@ def _styled(label: QLabel, level: str, text: str) -> None:
 
 
 def _check_line(level: str, text: str) -> str:
-    """One pre-trade check as rich text: ⛔ for a block, ⚠ for a warning, in its colour."""
+    """One pre-trade check as rich text: ✗ for a block, ⚠ for a warning, in its colour."""
     colour = level_colour(level)
-    line = f"{'⛔' if level == 'error' else '⚠'} {html.escape(text, quote=False)}"
+    line = f"{'✗' if level == 'error' else '⚠'} {html.escape(text, quote=False)}"
     return line if colour is None else f"<span style='color:{colour.name()}'>{line}</span>"
 
 

@@ -20,7 +20,6 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QAction, QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -42,6 +41,8 @@ from app.ui.bridge import QtTopic
 from app.ui.models.orders_model import WIRE_COLUMNS, OrdersModel, OrdersProxy
 from app.ui.panels.base import PanelContext
 from app.ui.panels.record_parts import (
+    SEARCH_MIN_WIDTH,
+    FlowLayout,
     OptionalDateTime,
     RecordPanel,
     fill_choices,
@@ -140,7 +141,7 @@ class OrdersPanel(RecordPanel):
         self.details_action = QAction("Details…", self)
         self.table.addAction(self.details_action)
 
-        filters = QHBoxLayout()
+        filters = FlowLayout()  # wraps onto a second row in a narrow dock
         for widget in (
             self.status_filter,
             self.type_filter,
@@ -150,7 +151,8 @@ class OrdersPanel(RecordPanel):
             self.end_filter,
         ):
             filters.addWidget(widget)
-        filters.addWidget(self.search, 1)
+        self.search.setMinimumWidth(SEARCH_MIN_WIDTH)
+        filters.addWidget(self.search)
         self._lay_out(filters, self.load_more_button)
         QWidget.setTabOrder(self.end_filter, self.search)
         QWidget.setTabOrder(self.search, self.table)

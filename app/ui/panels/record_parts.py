@@ -2,7 +2,11 @@
 table view with Enter for details and Ctrl+C for exact rows, the choice lists of pairs and assets,
 ``RecordPanel`` (the status line and Details…, Copy row and Export CSV… with what they do), and
 ``stop_with``: a panel's feed stops when the panel goes. An error on the status line is in the
-theme's error colour, restyled when the theme switches."""
+theme's error colour, restyled when the theme switches.
+
+The filter row and the action row are ``FlowLayout``s: at any dock width every filter and
+button stays inside the panel, wrapping onto a further row when the dock is narrow instead of
+being cut off at its edge (the docks were clipped at 1400 and 1920 px)."""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import QDateTime, QModelIndex, Qt, Signal
+from PySide6.QtCore import QDateTime, QMargins, QModelIndex, QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -23,7 +27,10 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLayout,
+    QLayoutItem,
     QPushButton,
+    QSizePolicy,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -38,6 +45,8 @@ from app.ui.record_details import RecordDetailsDialog
 from app.ui.widgets.copy_field import copy_text
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+#: The free-text search box of a record dock is never narrower than this (px).
+SEARCH_MIN_WIDTH = 160
 
 # Feeds whose panel went away are stopped by a task kept here until it ends.
 _stopping: set[asyncio.Task[None]] = set()
@@ -85,6 +94,110 @@ class OptionalDateTime(QWidget):
         if moment is not None:
             self.edit.setDateTime(from_utc(moment))
         self.check.setChecked(moment is not None)
+
+
+class FlowLayout(QLayout):
+    """Widgets left to right at their preferred width, wrapping onto a new row when the next one
+    does not fit; on each row, widgets whose horizontal size policy expands (a search box) share
+    what is left. Height follows width (``heightForWidth``), so the panel grows a row rather
+    than clipping or scrolling sideways."""
+
+    def __init__(self, parent: QWidget | None = None, spacing: int = 6) -> None:
+        super().__init__(parent)
+        self._items: list[QLayoutItem] = []
+        self._gap = spacing
+        self.setContentsMargins(0, 0, 0, 0)
+
+    def addItem(self, item: QLayoutItem) -> None:
+        self._items.append(item)
+
+    def count(self) -> int:
+        return len(self._items)
+
+    def itemAt(self, index: int) -> QLayoutItem | None:
+        return self._items[index] if 0 <= index < len(self._items) else None
+
+    def takeAt(self, index: int) -> QLayoutItem | None:
+        return self._items.pop(index) if 0 <= index < len(self._items) else None
+
+    def expandingDirections(self) -> Qt.Orientation:
+        return Qt.Orientation(0)
+
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    def heightForWidth(self, width: int) -> int:
+        return self._arrange(QRect(0, 0, width, 0), move=False)
+
+    def setGeometry(self, rect: QRect) -> None:
+        super().setGeometry(rect)
+        self._arrange(rect, move=True)
+
+    def sizeHint(self) -> QSize:
+        """One row of everything (what the layout would like)."""
+        visible = self._visible()
+        width = sum(item.sizeHint().width() for item in visible)
+        width += self._gap * max(0, len(visible) - 1)
+        height = max((item.sizeHint().height() for item in visible), default=0)
+        margins = self.contentsMargins()
+        return QSize(width, height) + QSize(
+            margins.left() + margins.right(), margins.top() + margins.bottom()
+        )
+
+    def minimumSize(self) -> QSize:
+        """As narrow as the widest single widget: everything else wraps."""
+        size = QSize()
+        for item in self._visible():
+            size = size.expandedTo(item.minimumSize())
+        margins = self.contentsMargins()
+        return size + QSize(margins.left() + margins.right(), margins.top() + margins.bottom())
+
+    def _visible(self) -> list[QLayoutItem]:
+        return [item for item in self._items if not item.isEmpty()]
+
+    def _rows(self, width: int) -> list[list[QLayoutItem]]:
+        rows: list[list[QLayoutItem]] = []
+        used = 0
+        for item in self._visible():
+            wanted = item.sizeHint().width()
+            if rows and used + self._gap + wanted <= width:
+                rows[-1].append(item)
+                used += self._gap + wanted
+            else:
+                rows.append([item])
+                used = wanted
+        return rows
+
+    def _arrange(self, rect: QRect, *, move: bool) -> int:
+        """Place the items in ``rect`` (when ``move``); returns the height they take."""
+        inner = rect.marginsRemoved(self.contentsMargins())
+        margins: QMargins = self.contentsMargins()
+        y = inner.y()
+        rows = self._rows(inner.width())
+        for number, row in enumerate(rows):
+            height = max(item.sizeHint().height() for item in row)
+            if move:
+                widths = [min(item.sizeHint().width(), inner.width()) for item in row]
+                spare = inner.width() - sum(widths) - self._gap * (len(row) - 1)
+                growing = [
+                    index
+                    for index, item in enumerate(row)
+                    if item.expandingDirections() & Qt.Orientation.Horizontal
+                ]
+                for index in growing:
+                    widths[index] += max(0, spare) // len(growing)
+                x = inner.x()
+                for item, width in zip(row, widths, strict=True):
+                    item.setGeometry(QRect(QPoint(x, y), QSize(width, height)))
+                    x += width + self._gap
+            y += height + (self._gap if number < len(rows) - 1 else 0)
+        return y - rect.y() + margins.bottom() if rows else margins.top() + margins.bottom()
+
+
+def within(widget: QWidget, container: QWidget) -> bool:
+    """Whether ``widget`` lies wholly inside ``container`` (tests: nothing clipped)."""
+    top_left = widget.mapTo(container, QPoint(0, 0))
+    return container.rect().contains(QRect(top_left, widget.size()))
 
 
 class RecordTable(QTableView):
@@ -235,11 +348,12 @@ class RecordPanel(QWidget):
         export.clicked.connect(self.ask_export)
         return details, copy, export
 
-    def _lay_out(self, query_row: QHBoxLayout, *before_buttons: QWidget) -> None:
+    def _lay_out(self, query_row: QLayout, *before_buttons: QWidget) -> None:
         """The query row on top, the table, then the status line, ``before_buttons`` and
-        Details…, Copy row, Export CSV…."""
-        actions = QHBoxLayout()
-        actions.addWidget(self.status_label, 1)
+        Details…, Copy row, Export CSV… (each row a ``FlowLayout``: it wraps when narrow)."""
+        actions = FlowLayout()
+        self.status_label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        actions.addWidget(self.status_label)
         for widget in (*before_buttons, self.details_button, self.copy_button, self.export_button):
             actions.addWidget(widget)
         layout = QVBoxLayout(self)
@@ -291,6 +405,7 @@ class RecordPanel(QWidget):
             lambda path, exc: self._context.notify(
                 LogLevel.ERROR, f"Cannot write {path}: {exc.strerror or exc}"
             ),
+            self._context.settings,
         )
         return self.export_dialog
 

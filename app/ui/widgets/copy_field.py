@@ -4,8 +4,10 @@ retyped. The button puts the exact value on the clipboard and says "Copied" for 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QFontDatabase, QGuiApplication
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPushButton, QWidget
+
+from app.ui.fonts import number_font
 
 #: How long the button says "Copied" (ms).
 COPIED_MS = 1500
@@ -37,7 +39,7 @@ class CopyField(QWidget):
         self.edit.setAccessibleName(label)
         self.edit.setToolTip(value)
         if monospace:
-            self.edit.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+            self.edit.setFont(number_font())
         self.button = QPushButton("Copy", self)
         self.button.setToolTip(f"Copy the {label.lower()} to the clipboard")
         self.button.setAccessibleName(f"Copy {label}")
