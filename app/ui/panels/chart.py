@@ -63,7 +63,6 @@ from PySide6.QtGui import (
     QBrush,
     QColor,
     QFont,
-    QFontDatabase,
     QFontMetricsF,
     QPainter,
     QPen,
@@ -83,6 +82,7 @@ from app.domain.records import TopOfBook
 from app.services.mid_history import MidHistory
 from app.services.session import Environment
 from app.ui.bridge import Freshness
+from app.ui.fonts import number_font
 from app.ui.palette import TradePalette, current_palette, follow_palette
 from app.ui.panels.base import PanelContext
 from app.ui.ring_buffer import FloatArray, RingBuffer
@@ -454,7 +454,7 @@ class ChartPanel(QWidget):
         # Close the store with the panel (the lambda holds the store, not the panel).
         self.destroyed.connect(lambda *_: history.close())
 
-        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        mono = number_font()
         self.title = QLabel(self)
         self.title.setObjectName("chartTitle")
         self.title.setFont(mono)

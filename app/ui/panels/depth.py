@@ -23,7 +23,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QRect, Qt, Signal
-from PySide6.QtGui import QColor, QFontDatabase, QKeyEvent, QPainter
+from PySide6.QtGui import QColor, QKeyEvent, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -39,6 +39,7 @@ from app.domain.display import DASH, format_number
 from app.domain.records import OrderBook
 from app.ui.bridge import Freshness
 from app.ui.click_trade import TradeRequest, side_of_click
+from app.ui.fonts import number_font
 from app.ui.models.depth_model import DepthModel, DepthRole
 from app.ui.palette import TradePalette, current_palette, follow_palette
 from app.ui.panels.base import PanelContext
@@ -124,7 +125,7 @@ class DepthPanel(QWidget):
         self.view = LadderView(self)
         self.view.setObjectName("depthView")
         self.view.setModel(self.model)
-        self.view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.view.setFont(number_font())
         self.view.verticalHeader().hide()
         self.view.setShowGrid(False)
         self.view.setAlternatingRowColors(False)

@@ -42,7 +42,7 @@ from decimal import Decimal
 from itertools import pairwise
 
 from PySide6.QtCore import QDateTime, QEvent, QObject, Qt, QTimer, QTimeZone
-from PySide6.QtGui import QAction, QFontDatabase, QKeyEvent, QKeySequence
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -76,6 +76,7 @@ from app.services.session import Balances
 from app.services.ticket import OrderType, TicketError, TicketForm, TicketInput
 from app.ui.bridge import QtTopic
 from app.ui.click_trade import TradeRequest
+from app.ui.fonts import number_font
 from app.ui.order_confirm import SETTINGS_KEY as CONFIRM_KEY
 from app.ui.order_confirm import confirm_order, update_confirmation
 from app.ui.palette import TradePalette, current_palette, follow_palette, level_colour, level_css
@@ -197,7 +198,7 @@ class OrderTicketPanel(QWidget):
     # -- building ---------------------------------------------------------------------------
 
     def _build(self) -> None:
-        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        mono = number_font()
         self.pair_box = QComboBox(self)
         self.pair_box.setObjectName("orderPair")
         self.pair_box.setToolTip("The pair traded: Buy or Sell its base asset")
