@@ -231,6 +231,8 @@ class OrderSettler:
         """Settle this account's ``sending``/``unknown`` entries: each found is settled; one not
         found stays ``unknown`` (open for the next start). Returns every entry looked at."""
         changed = []
+        # Re-measured first when due (a wall-clock jump, say): the window is in server time.
+        await self.client.refresh_clock()
         offset = self.client.clock.offset
         for entry in journal.unsettled(account):
             look = await self.look_up(Sought.from_entry(entry, offset))
