@@ -16,7 +16,14 @@ does not change the countdown.
 
 Accept is allowed while more than ``max(0.5, typical_round_trip + 0.25)`` seconds are left (the
 accept has to reach the server in time), no accept is in flight and the quote was not accepted
-or refused. While an accept is in flight both sides are disabled.
+or refused. While an accept is in flight both sides are disabled. The margin is checked again
+at the last moment, right before the POST leaves (and again after a re-login inside the client):
+a late accept is refused locally with the time that was left, nothing sent.
+
+An accept whose answer is lost is ``unknown``: neither side is offered again, and neither claims
+what is not known ("the other side's outcome is unknown"). The desk looks it up by the quote's
+id with back-off for the session (``_settle``) until found, or until the quote has been absent
+``ABSENT_GRACE`` past its expiry — then it stays unknown for the next start's reconcile.
 
 Pre-trade checks: the order ticket's checks (``app.services.pretrade.checks``: funds plus credit,
 the fat-finger size limit in the valuation currency) run on each side's equivalent order — the
