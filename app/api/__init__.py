@@ -19,6 +19,7 @@ from app.api.errors import (
     RequestTimeout,
     ServerError,
     ServiceError,
+    TooLate,
     Unauthorized,
 )
 from app.api.http import ClientSettings, SentRequest
@@ -44,6 +45,7 @@ __all__ = [
     "ServerError",
     "ServiceClient",
     "ServiceError",
+    "TooLate",
     "Unauthorized",
     "new_client_order_id",
     "password_digest",

@@ -16,7 +16,7 @@ import random
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
@@ -35,6 +35,7 @@ from app.api.errors import (
     RateLimited,
     ServerError,
     ServiceError,
+    TooLate,
     Unauthorized,
     from_response,
 )
@@ -183,17 +184,23 @@ class ServiceClient:
         params: Mapping[str, str | None] | None = None,
         body: Any = None,
         auth: bool = True,
+        headers: Mapping[str, str] | None = None,
+        before_send: Callable[[], str | None] | None = None,
     ) -> Any:
-        """Send one request; returns the decoded JSON. GETs retry; other methods never do."""
+        """Send one request; returns the decoded JSON. GETs retry; other methods never do.
+        ``before_send`` is asked right before each attempt leaves (also the one after a
+        re-login): a reason refuses it locally with ``TooLate`` (nothing sent)."""
         clean = {k: v for k, v in (params or {}).items() if v is not None}
         attempt = 0
         relogged = False
         while True:
             attempt += 1
             token = await self._current_token() if auth else None
+            if before_send is not None and (late := before_send()) is not None:
+                raise TooLate(late)
             try:
                 reply = await self._http.send(
-                    method, path, params=clean or None, body=body, token=token
+                    method, path, params=clean or None, body=body, token=token, headers=headers
                 )
                 if reply.status == 401 and auth and not relogged:
                     relogged = True
@@ -232,18 +239,18 @@ class ServiceClient:
         raise last
 
     def _observe(self, reply: Reply) -> None:
+        """Every answer's ``Date`` header refines the server clock (design.md §7)."""
+        received = self.clock.monotonic()
+        sent = received - reply.elapsed
         date = reply.headers.get("date")
-        if date and self.clock.round_trip is None:
+        server = None
+        if date:
             try:
                 server = parsedate_to_datetime(date)
             except (TypeError, ValueError):
-                return
-            received = self.clock.now()
-            sent = received - timedelta(seconds=reply.elapsed)
-            # One-second resolution: a rough offset until a service-time sample replaces it.
-            self.clock.observe(
-                sent, received, server + timedelta(milliseconds=500), reply.elapsed + 1.0
-            )
+                server = None
+        if server is not None and server.tzinfo is not None:
+            self.clock.observe_date(server, sent, received)
         else:
             self.clock.observe_round_trip(reply.elapsed)
 
@@ -256,13 +263,23 @@ class ServiceClient:
 
     async def service_time(self) -> datetime:
         """The server's clock; also refines the clock offset estimate (sandbox extension)."""
-        sent = self.clock.now()
-        started = time.perf_counter()
+        sent = self.clock.monotonic()
         body = await self._call("GET", "/api/v1/routing/time", auth=False)
-        round_trip = time.perf_counter() - started
+        received = self.clock.monotonic()
         server = _parse(lambda b, w: Fields(b, w).time("time"), body)
-        self.clock.observe(sent, sent + timedelta(seconds=round_trip), server, round_trip)
+        self.clock.observe_time(server, sent, received)
         return server
+
+    async def refresh_clock(self) -> None:
+        """Re-measure the server clock when it is due (never measured, a wall-clock jump, a
+        moved server clock, or ``remeasure_every`` passed); a failure keeps the estimate from
+        the Date headers (logged)."""
+        if not self.clock.due():
+            return
+        try:
+            await self.service_time()
+        except ServiceError as exc:
+            log.info("service time unavailable (%s); the Date headers keep the clock", exc)
 
     # -- accounting ---------------------------------------------------------------------------
 
@@ -344,27 +361,46 @@ class ServiceClient:
         )
 
     async def withdraw_blockchain(
-        self, amount: Amount, network: str, address: str
+        self, amount: Amount, network: str, address: str, *, idempotency_key: str | None = None
     ) -> DepositRecord:
-        body = await self._call(
-            "POST",
-            f"/api/v1/accounting/account/{self.account_id}/request/withdraw/blockchain",
-            body={"amount": str(amount), "networkType": network, "address": address},
-        )
-        return _parse(
-            lambda b, w: DepositRecord.parse(Fields(b, w).need_obj("withdrawal").raw, "withdrawal"),
-            body,
+        """Ask to withdraw on a blockchain. Never retried: a lost answer raises OutcomeUnknown
+        (``client_order_id`` carries the idempotency key to settle it by)."""
+        return await self._withdraw(
+            "blockchain",
+            {"amount": str(amount), "networkType": network, "address": address},
+            idempotency_key,
         )
 
-    async def withdraw_fiat(self, amount: Amount) -> DepositRecord:
-        body = await self._call(
-            "POST",
-            f"/api/v1/accounting/account/{self.account_id}/request/withdraw/fiat",
-            body={"amount": str(amount), "method": "wire"},
+    async def withdraw_fiat(
+        self, amount: Amount, *, idempotency_key: str | None = None
+    ) -> DepositRecord:
+        """Ask to withdraw by wire; as ``withdraw_blockchain``."""
+        return await self._withdraw(
+            "fiat", {"amount": str(amount), "method": "wire"}, idempotency_key
         )
+
+    async def _withdraw(self, kind: str, body: dict[str, str], key: str | None) -> DepositRecord:
+        """One withdrawal request with an ``Idempotency-Key`` header (the seed shows no
+        payload field for one; a server that honours it withdraws once however often the same
+        key is sent — the sandbox ignores it until issue 15). Pass the same key to send the
+        same withdrawal again after an unknown outcome."""
+        key = key or new_idempotency_key()
+        path = f"/api/v1/accounting/account/{self.account_id}/request/withdraw/{kind}"
+        try:
+            answer = await self._call("POST", path, body=body, headers={IDEMPOTENCY_HEADER: key})
+        except NotSent:
+            raise  # nothing left this machine: nothing was withdrawn
+        except (NetworkError, ServerError, BadResponse) as lost:
+            log.warning("withdrawal %s: answer lost (%s)", key, lost)
+            raise OutcomeUnknown(
+                f"the withdrawal's answer was lost ({lost}): unknown whether it was requested "
+                "— check the withdrawals before asking again (or resend with the same "
+                f"idempotency key {key})",
+                client_order_id=key,
+            ) from lost
         return _parse(
             lambda b, w: DepositRecord.parse(Fields(b, w).need_obj("withdrawal").raw, "withdrawal"),
-            body,
+            answer,
         )
 
     # -- market data --------------------------------------------------------------------------
@@ -471,12 +507,16 @@ class ServiceClient:
             ),
         )
 
-    async def accept_quote(self, order_id: str, side: str) -> Order:
+    async def accept_quote(
+        self, order_id: str, side: str, *, before_send: Callable[[], str | None] | None = None
+    ) -> Order:
         """Take one side of a quote. Never retried: a lost answer raises OutcomeUnknown (the
-        settling service looks the order up by the quote's id)."""
+        settling service looks the order up by the quote's id). ``before_send`` is asked at
+        the last moment before the POST leaves, again after a re-login: a reason (the quote's
+        time is up) raises ``TooLate`` and nothing is sent."""
         path = f"/api/v1/routing/account/{self.account_id}/order/rfq/{order_id}/accept"
         try:
-            answer = await self._call("POST", path, body={"side": side})
+            answer = await self._call("POST", path, body={"side": side}, before_send=before_send)
         except NotSent:
             raise  # nothing left this machine: the quote was not taken
         except (NetworkError, ServerError, BadResponse) as lost:
@@ -526,6 +566,15 @@ class ServiceClient:
 
 def new_client_order_id() -> str:
     return f"tt-{uuid.uuid4().hex}"
+
+
+#: The header that carries a withdrawal's idempotency key.
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+
+
+def new_idempotency_key() -> str:
+    """A fresh key per withdrawal (``clientRequestId`` style)."""
+    return f"tt-wd-{uuid.uuid4().hex}"
 
 
 def _flag(value: bool) -> str:

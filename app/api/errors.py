@@ -83,6 +83,11 @@ class NotSent(NetworkError):
     URL). Safe to say an order was not placed."""
 
 
+class TooLate(NotSent):
+    """Refused locally right before sending: its deadline (a quote's, less the safety margin)
+    had passed. Nothing was sent; the message says how much time was left."""
+
+
 class RequestTimeout(NetworkError):
     """No answer in time after the request was sent (read or write timeout)."""
 

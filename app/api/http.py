@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -98,8 +98,9 @@ class HttpLayer:
         params: dict[str, str] | None = None,
         body: Any = None,
         token: str | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Reply:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        headers = {**(headers or {}), **({"Authorization": f"Bearer {token}"} if token else {})}
         content = None
         if body is not None:
             content = json.dumps(body, default=_encode_default).encode()

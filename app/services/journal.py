@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -65,7 +65,12 @@ class JournalEntry:
 
 
 class OrderJournal:
-    def __init__(self, path: Path | str | None = None) -> None:
+    def __init__(
+        self, path: Path | str | None = None, *, now: Callable[[], datetime] = utc_now
+    ) -> None:
+        """``now``: the local wall clock the entries are stamped with (injectable so tests can
+        run it minutes off, as a machine's clock may be)."""
+        self._now = now
         target = Path(path) if path is not None else default_path()
         on_disk = str(target) != ":memory:"
         if on_disk:
@@ -105,7 +110,7 @@ class OrderJournal:
             text = request
         else:
             text = json.dumps(request, default=_text)
-        stamp = format_timestamp(utc_now())
+        stamp = format_timestamp(self._now())
         with self._write():
             self._db.execute(
                 "INSERT INTO journal (client_order_id, kind, account, request, created_at, "
@@ -118,11 +123,12 @@ class OrderJournal:
     def record_outcome(
         self, client_order_id: str, status: str, *, order_id: str = "", detail: str = ""
     ) -> None:
+        stamp = format_timestamp(self._now())
         with self._write():
             self._db.execute(
                 "UPDATE journal SET status = ?, order_id = CASE WHEN ? = '' THEN order_id "
                 "ELSE ? END, detail = ?, updated_at = ? WHERE client_order_id = ?",
-                (status, order_id, order_id, detail, format_timestamp(utc_now()), client_order_id),
+                (status, order_id, order_id, detail, stamp, client_order_id),
             )
 
     def record_order(self, client_order_id: str, order: Order) -> None:

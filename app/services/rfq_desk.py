@@ -16,7 +16,14 @@ does not change the countdown.
 
 Accept is allowed while more than ``max(0.5, typical_round_trip + 0.25)`` seconds are left (the
 accept has to reach the server in time), no accept is in flight and the quote was not accepted
-or refused. While an accept is in flight both sides are disabled.
+or refused. While an accept is in flight both sides are disabled. The margin is checked again
+at the last moment, right before the POST leaves (and again after a re-login inside the client):
+a late accept is refused locally with the time that was left, nothing sent.
+
+An accept whose answer is lost is ``unknown``: neither side is offered again, and neither claims
+what is not known ("the other side's outcome is unknown"). The desk looks it up by the quote's
+id with back-off for the session (``_settle``) until found, or until the quote has been absent
+``ABSENT_GRACE`` past its expiry — then it stays unknown for the next start's reconcile.
 
 Pre-trade checks: the order ticket's checks (``app.services.pretrade.checks``: funds plus credit,
 the fat-finger size limit in the valuation currency) run on each side's equivalent order — the
@@ -34,12 +41,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import Decimal, localcontext
 from typing import Literal
 
@@ -50,6 +58,7 @@ from app.api import (
     Refused,
     ServerClock,
     ServiceError,
+    TooLate,
 )
 from app.domain import Amount, AssetPair, utc_now
 from app.domain.display import Precision, format_number
@@ -63,7 +72,15 @@ from app.services.journal import OrderJournal
 from app.services.log_events import EventKind, LogLevel
 from app.services.pretrade import Check, CheckLimits, Severity, checks
 from app.services.session import Balances, TerminalSession
-from app.services.settling import OrderSettler, Sought, Verdict
+from app.services.settling import (
+    SESSION_DELAY_SECONDS,
+    SETTLE_DELAYS,
+    Absent,
+    OrderSettler,
+    Sought,
+    Verdict,
+    verdict,
+)
 from app.services.ticket import TicketInput
 
 log = logging.getLogger("tradeterm.services")
@@ -80,6 +97,10 @@ MAX_UNANSWERED_REQUOTES = 10
 #: Refusals that end the whole quote (unknown, already accepted, expired); other refusals
 #: (funds 424, bad side 400) end only the side that was refused.
 QUOTE_ENDING_STATUSES = (404, 409, 410)
+#: An unknown accept absent this long (seconds) past its quote's expiry is no longer looked
+#: for during the session (the server refuses an accept after expiry); it stays unknown.
+ABSENT_GRACE = 60.0
+SESSION_DELAY = SESSION_DELAY_SECONDS
 
 
 class AcceptClosed(Exception):
@@ -379,6 +400,9 @@ class LiveQuote:
         #: The trader overrode the size limit for the request: its accepts carry it too.
         self.override = False
         self.accepted_side: Side | None = None
+        #: The accept of ``accepted_side`` was sent and its answer lost: taken or not is not
+        #: known (the desk keeps looking it up); neither side is offered again.
+        self.outcome_unknown = False
         self.refused: dict[Side, str] = {}
         self.expired_reported: set[Side] = set()
 
@@ -395,17 +419,17 @@ class LiveQuote:
         clock_monotonic: Callable[[], float] = time.monotonic,
     ) -> LiveQuote:
         """A quote read just now, ``round_trip`` seconds after its request was sent."""
-        # The server stamped expiresAt about rtt/2 before now, when its clock read
-        # (now - rtt/2) + offset; rtt/2 has passed since, so its clock reads now + offset.
-        # expiresAt is an absolute server time: no further rtt correction applies.
-        half = timedelta(seconds=round_trip / 2)
-        at_receipt = (clock.now() - half + clock.offset) + half
+        # The server stamped expiresAt about rtt/2 before now; rtt/2 has passed since, so its
+        # clock reads server_now() now. expiresAt is an absolute server time: no further rtt
+        # correction applies.
+        # The server clock runs on the monotonic clock (app.api.clock): a wall-clock jump
+        # does not move it.
         return cls(
             quote,
             pair,
             size,
             received_monotonic=received_monotonic,
-            server_time_at_receipt=at_receipt,
+            server_time_at_receipt=clock.server_now(),
             round_trip=round_trip,
             clock=clock,
             clock_monotonic=clock_monotonic,
@@ -438,6 +462,13 @@ class LiveQuote:
         """Why an accept of ``side`` may not be sent now; None when it may."""
         if self.in_flight is not None:
             return f"an accept ({self.in_flight}) is already in flight"
+        if self.accepted_side is not None and self.outcome_unknown:
+            if side == self.accepted_side:
+                return f"the {side} accept's outcome is unknown (its answer was lost)"
+            return (
+                f"the other side's outcome is unknown (the {self.accepted_side} accept's answer "
+                "was lost)"
+            )
         if self.accepted_side is not None:
             return f"this quote was already accepted ({self.accepted_side})"
         if side in self.refused:
@@ -452,6 +483,17 @@ class LiveQuote:
                 f"to reach the service (needs {self.accept_margin:.2f} s)"
             )
         return None
+
+    def late_reason(self, side: Side, now: float | None = None) -> str | None:
+        """Why an accept of ``side`` may not leave at this very moment (asked right before
+        the POST, again after a re-login): no more than the safety margin left."""
+        left = self.remaining(side, now)
+        if left > self.accept_margin:
+            return None
+        return (
+            f"the quote had {max(0.0, left):.2f} s left, under the {self.accept_margin:.2f} s "
+            "margin"
+        )
 
     def accept_allowed(self, side: Side, now: float | None = None) -> bool:
         return self.closed_reason(side, now) is None
@@ -505,6 +547,8 @@ class RfqDesk:
         max_unanswered_requotes: int = MAX_UNANSWERED_REQUOTES,
         requote_interval: float = REQUOTE_INTERVAL,
         limits: CheckLimits | None = None,
+        settle_delays: Sequence[float] = SETTLE_DELAYS,
+        absent_grace: float = ABSENT_GRACE,
     ) -> None:
         self.session = session
         #: The desk's own snapshot of what the checks read, kept from the session's topics.
@@ -521,6 +565,9 @@ class RfqDesk:
         self.unanswered_requotes = 0
         self._last_request: float | None = None
         self._watcher: asyncio.Task[None] | None = None
+        self.settle_delays = tuple(settle_delays)
+        self.absent_grace = absent_grace
+        self._settlers: set[asyncio.Task[None]] = set()
         self._closed = False
         self._unsubscribe = [
             session.balances.data.subscribe(self._on_balances),
@@ -591,6 +638,7 @@ class RfqDesk:
             reason = request_block_text(size, found, self.market, self.precision)
             raise ChecksBlock(reason, found)
         client = self.session.client
+        await client.refresh_clock()  # after a wall-clock jump, before a countdown uses it
         self._last_request = sent = self._monotonic()
         quote = await client.request_quote(pair, size)
         received = self._monotonic()
@@ -648,14 +696,19 @@ class RfqDesk:
         live = self._current()
         if live.in_flight is not None:
             raise AcceptClosed(f"an accept ({live.in_flight}) is already in flight")
-        return await self._send_accept(live, side)
+        return await self._send_accept(live, side, checked=False)
 
     def _current(self) -> LiveQuote:
         if self.current is None:
             raise AcceptClosed("no quote: request one first")
         return self.current
 
-    async def _send_accept(self, live: LiveQuote, side: Side) -> AcceptResult:
+    async def _send_accept(
+        self, live: LiveQuote, side: Side, *, checked: bool = True
+    ) -> AcceptResult:
+        """Send the accept; ``checked``: the client asks ``live.late_reason`` at the last
+        moment before the POST leaves (and again after a re-login), and a late accept is
+        refused locally (AcceptClosed, nothing sent)."""
         client = self.session.client
         client_order_id = f"tt-accept-{uuid.uuid4().hex}"
         live.in_flight = side
@@ -668,14 +721,29 @@ class RfqDesk:
                 {"orderId": live.order_id, "side": side},
             )
             sent_at = client.clock.server_now()
+
+            def last_moment() -> str | None:
+                nonlocal ms_left
+                ms_left = int(live.remaining(side) * 1000)
+                return live.late_reason(side) if checked else None
+
             try:
-                order = await client.accept_quote(live.order_id, side)
+                order = await client.accept_quote(live.order_id, side, before_send=last_moment)
+            except TooLate as late:
+                self.journal.record_outcome(client_order_id, "failed", detail=f"not sent: {late}")
+                self.session.log(
+                    LogLevel.WARNING,
+                    f"{side_name(live.pair, side)} on quote {live.order_id} not sent: {late}",
+                )
+                raise AcceptClosed(late.message) from None
             except OutcomeUnknown as exc:
                 sought = Sought.accept(live.order_id, client_order_id, sent_at)
-                verdict = await OrderSettler(client).now(sought)
-                if verdict.order is None:
-                    return self._unknown(live, side, exc, verdict, ms_left, client_order_id)
-                order = verdict.order
+                first = await OrderSettler(client).now(sought)
+                if first.order is None:
+                    result = self._unknown(live, side, exc, first, ms_left, client_order_id)
+                    self._follow_unknown(live, side, sought)
+                    return result
+                order = first.order
             except (Refused, InvalidRequest, NotFound) as exc:
                 message = exc.message  # the server's words, verbatim
                 if exc.status in QUOTE_ENDING_STATUSES:
@@ -730,6 +798,7 @@ class RfqDesk:
     ) -> AcceptResult:
         """The accept's answer was lost and looking it up at once did not settle it."""
         live.accepted_side = side  # may have executed: never offer it again
+        live.outcome_unknown = True
         message = f"{lost.message} ({verdict.detail})"
         self.journal.record_outcome(client_order_id, "unknown", detail=message)
         self._record(self._event("unknown", live, side, message))
@@ -739,6 +808,79 @@ class RfqDesk:
         )
         self.session.after_fill()
         return AcceptResult(side, "unknown", None, ms_left, message, lost.status, client_order_id)
+
+    def _follow_unknown(self, live: LiveQuote, side: Side, sought: Sought) -> None:
+        """Keep looking the unknown accept up during the session (in the background)."""
+        if self._closed:
+            return
+        task = asyncio.get_running_loop().create_task(
+            self._settle(live, side, sought), name=f"rfq settle {live.order_id}"
+        )
+        self._settlers.add(task)
+        task.add_done_callback(self._settlers.discard)
+
+    async def _settle(self, live: LiveQuote, side: Side, sought: Sought) -> None:
+        """Look the accept up (by the quote's id) after each of ``settle_delays``, then every
+        ``SESSION_DELAY_SECONDS``, until the order is found — or until the quote has been
+        absent for ``absent_grace`` seconds past its expiry (an accept arriving later would
+        be refused): absence is still not proof, so it then stays unknown, visibly, for the
+        next start's reconcile and the trader."""
+        settler = OrderSettler(self.session.client)
+        give_up_at = live.deadlines[side] + self.absent_grace
+        try:
+            for delay in itertools.chain(self.settle_delays, itertools.repeat(SESSION_DELAY)):
+                await asyncio.sleep(delay)
+                entry = self.journal.entry(sought.client_order_id)
+                if entry is None or entry.status != "unknown":
+                    return  # settled elsewhere (e.g. the order desk's reconcile)
+                look = await settler.look_up(sought)
+                outcome = verdict(look)
+                if outcome.order is not None:
+                    self._settled(live, side, outcome.order, sought.client_order_id)
+                    return
+                if isinstance(look, Absent) and self._monotonic() >= give_up_at:
+                    detail = (
+                        f"not found {self.absent_grace:.0f} s after the quote expired: it can no "
+                        "longer be taken, but absence is not proof — still unknown; check the "
+                        "orders"
+                    )
+                    self.journal.record_outcome(sought.client_order_id, "unknown", detail=detail)
+                    self.session.log(
+                        LogLevel.WARNING,
+                        f"{side_name(live.pair, side)} on quote {live.order_id}: {detail}",
+                    )
+                    return
+                log.info("accept on %s still unknown: %s", live.order_id, outcome.detail)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a settler must not die silently
+            log.exception("RFQ accept settling failed")
+
+    def _settled(self, live: LiveQuote, side: Side, order: Order, client_order_id: str) -> None:
+        """The unknown accept was found: its order is the outcome."""
+        self.journal.record_order(client_order_id, order)
+        live.outcome_unknown = False
+        if not order.filled:
+            status = order.result.status or "not filled"
+            message = f"settled: the order is {status}" + (
+                f" ({order.result.error})" if order.result.error else ""
+            )
+            live.accepted_side = None
+            live.refused.update({s: message for s in SIDES})
+            self._record(self._event("refused", live, side, message))
+            self.session.log(
+                LogLevel.WARNING, f"{side_name(live.pair, side)} on quote {live.order_id} {message}"
+            )
+            return
+        live.accepted_side = side
+        self._record(self._event("accepted", live, side, "settled after its answer was lost"))
+        sentence = trade_of(live, side, order).sentence(self.precision)
+        self.session.log(
+            LogLevel.SUCCESS,
+            f"{sentence} — RFQ order {order.order_id} (settled after its answer was lost)",
+            EventKind.FILL,
+        )
+        self.session.after_fill()
 
     # -- expiry and auto-requote --------------------------------------------------------------
 
@@ -813,10 +955,13 @@ class RfqDesk:
             unsubscribe()
         self._unsubscribe = []
         watcher, self._watcher = self._watcher, None
-        if watcher is not None and watcher is not asyncio.current_task():
-            watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watcher
+        tasks = [t for t in (watcher, *self._settlers) if t is not None]
+        self._settlers.clear()
+        for task in tasks:
+            if task is not asyncio.current_task():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
     # -- history ------------------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 The client raises ``OutcomeUnknown`` and stops. ``OrderSettler.look_up`` is the one function
 that then asks the server what became of the request: live, right after the loss (the order
-desk, then again with back-off in the background; the RFQ desk once; the command line for a
+desk and the RFQ desk, then again with back-off in the background; the command line for a
 second or so), and at the next start for what the journal left open (``reconcile_on_start``).
 It only reports what the server shows: ``Found`` (the order), ``Absent`` (not on the list) or
 ``Unreadable`` (the server could not be asked). ``match`` is the one rule that picks our order
@@ -231,6 +231,8 @@ class OrderSettler:
         """Settle this account's ``sending``/``unknown`` entries: each found is settled; one not
         found stays ``unknown`` (open for the next start). Returns every entry looked at."""
         changed = []
+        # Re-measured first when due (a wall-clock jump, say): the window is in server time.
+        await self.client.refresh_clock()
         offset = self.client.clock.offset
         for entry in journal.unsettled(account):
             look = await self.look_up(Sought.from_entry(entry, offset))

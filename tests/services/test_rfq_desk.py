@@ -540,3 +540,150 @@ def test_counts_and_sizes_read_well() -> None:
     assert size_text(Amount(Decimal(100_000), "BTC")) == "100,000 BTC"
     assert size_text(Amount(Decimal("0.01"), "BTC")) == "0.01 BTC"
     assert size_text(Amount(Decimal("1234.5"), "USD")) == "1,234.5 USD"
+
+
+# -- time discipline and accepts under faults (issue 14) ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ten_second_sandbox() -> Iterator[SandboxProcess]:
+    """Quotes valid for 10 s."""
+    process = SandboxProcess("--quote-ttl", "10").start()
+    yield process
+    process.close()
+
+
+@pytest.mark.parametrize("jump", [600, -600])
+async def test_a_wall_clock_jump_keeps_the_countdown_on_server_time(
+    ten_second_sandbox: SandboxProcess, jump: int
+) -> None:
+    """The local wall clock jumps ±600 s after start: the quote on screen keeps counting down
+    from its 10 s, the jump is detected and the offset re-measured before the next quote's
+    countdown, and after expiry nothing may be accepted."""
+    wall_shift = [0.0]
+    ahead = [0.0]  # the desk's monotonic clock, moved forward by hand (no waiting)
+    clock = ServerClock(now=lambda: system_now() + timedelta(seconds=wall_shift[0]))
+    desk_clock = lambda: time.monotonic() + ahead[0]  # noqa: E731
+    async with open_desk(ten_second_sandbox, clock=clock, clock_monotonic=desk_clock) as d:
+        assert d.api.clock.offset.total_seconds() == pytest.approx(0, abs=0.2)
+        live = await d.desk.request(PAIR, SIZE)
+        before = live.remaining("buy")
+        assert 9.0 < before < 10.2  # 10 s, less the time since; the estimate is ±ms
+        wall_shift[0] = jump
+        checked_at = time.monotonic()
+        assert live.remaining("buy") == pytest.approx(before, abs=0.2)  # does not move
+        assert d.api.clock.server_now() - system_now() < timedelta(seconds=0.2)
+        fresh = await d.desk.request(PAIR, SIZE)  # re-measures before its countdown
+        assert d.api.clock.jumps == 1
+        assert d.api.clock.offset.total_seconds() == pytest.approx(-jump, abs=0.2)
+        assert live.remaining("buy") == pytest.approx(
+            before - (time.monotonic() - checked_at), abs=0.2
+        )
+        for side in SIDES:
+            assert 9.0 < fresh.remaining(side) < 10.2
+            assert fresh.accept_allowed(side)
+        ahead[0] = 10.5
+        for side in SIDES:
+            assert fresh.state(side) == "expired" and not fresh.accept_allowed(side)
+        with pytest.raises(AcceptClosed, match="expired"):
+            await d.desk.accept("buy")
+
+
+async def test_a_relogin_between_check_and_send_does_not_send_a_late_accept(
+    rfq_sandbox: SandboxProcess,
+) -> None:
+    """The accept leaves with time to spare, is answered 401, and the re-login takes long
+    enough that the quote has less than the margin left: the resend is refused locally, with
+    the time that was left, and only the first POST reached the service."""
+    async with open_desk(rfq_sandbox) as d:
+        live = await d.desk.request(PAIR, SIZE)
+        path = f"/account/{d.user.account}/order/rfq/.*/accept$"
+        admin_faults(
+            rfq_sandbox,
+            [
+                {"kind": "unauthorized", "path": path, "count": 1},
+                {"kind": "latency", "path": "/identity/jwt$", "seconds": 1.4, "count": 1},
+            ],
+        )
+        try:
+            await until(lambda: live.remaining("buy") < 1.6, timeout=5)
+            assert live.accept_allowed("buy")
+            logins = d.api.logins
+            with pytest.raises(AcceptClosed) as refused:
+                await d.desk.accept("buy")
+            posts = accept_posts(rfq_sandbox, d.user.account)
+        finally:
+            clear_faults(rfq_sandbox)
+        assert d.api.logins == logins + 1
+        assert len(posts) == 1, posts  # the one answered 401; the resend never left
+        reason = refused.value.reason
+        assert reason.startswith("the quote had ") and reason.endswith(" s margin"), reason
+        left = float(reason.split()[3])
+        assert 0.0 <= left < live.accept_margin
+        assert live.accepted_side is None and live.in_flight is None
+        assert d.journal.unsettled(d.user.account) == []  # the intent is closed as not sent
+
+
+async def test_an_unknown_accept_is_settled_during_the_session(
+    rfq_sandbox: SandboxProcess,
+) -> None:
+    """The accept commits but its answer is cut and the look-up made at once fails: the
+    outcome is unknown (the other side says so, not "already accepted"), and the desk's own
+    look-ups find the fill a moment later."""
+    async with open_desk(rfq_sandbox, settle_delays=(0.2,) * 25) as d:
+        live = await d.desk.request(PAIR, SIZE)
+        accept_path = f"/account/{d.user.account}/order/rfq/.*/accept$"
+        lookup_path = f"/order/account/{d.user.account}/order/{live.order_id}$"
+        admin_faults(
+            rfq_sandbox,
+            [
+                {"kind": "drop_after_commit", "path": accept_path, "count": 1},
+                {"kind": "status", "status": 503, "path": lookup_path, "count": 1},
+            ],
+        )
+        try:
+            result = await d.desk.accept("sell")
+            assert result.status == "unknown", result
+            assert live.outcome_unknown
+            other = live.closed_reason("buy")
+            assert other is not None and other.startswith("the other side's outcome is unknown")
+            assert "already accepted" not in other
+            entry = d.journal.entry(result.client_order_id)
+            assert entry is not None and entry.status == "unknown"
+            await until(lambda: [e.kind for e in d.desk.events][-1] == "accepted", timeout=10)
+        finally:
+            clear_faults(rfq_sandbox)
+        entry = d.journal.entry(result.client_order_id)
+        assert entry is not None and (entry.status, entry.order_id) == ("filled", live.order_id)
+        assert (live.outcome_unknown, live.accepted_side) == (False, "sell")
+        assert live.closed_reason("buy") == "this quote was already accepted (sell)"
+        assert [e.kind for e in d.desk.events] == ["requested", "unknown", "accepted"]
+        assert any(e.kind == EventKind.FILL and "settled" in e.message for e in d.logs)
+        assert (await d.free())["BTC"] == Decimal("1.99")
+
+
+async def test_an_accept_never_seen_stays_unknown_after_its_quote_expired(
+    rfq_sandbox: SandboxProcess,
+) -> None:
+    """Dropped before the server saw it: the look-ups find nothing; once the quote is past
+    its expiry by the grace period they stop, and the accept stays unknown, saying so."""
+    async with open_desk(rfq_sandbox, settle_delays=(0.2,) * 50, absent_grace=0.0) as d:
+        live = await d.desk.request(PAIR, SIZE)
+        path = f"/account/{d.user.account}/order/rfq/.*/accept$"
+        admin_faults(rfq_sandbox, [{"kind": "drop", "path": path, "count": 1}])
+        try:
+            result = await d.desk.accept("sell")
+        finally:
+            clear_faults(rfq_sandbox)
+        assert result.status == "unknown"
+
+        def detail() -> str:
+            entry = d.journal.entry(result.client_order_id)
+            return "" if entry is None else entry.detail
+
+        await until(lambda: "after the quote expired" in detail(), timeout=10)
+        entry = d.journal.entry(result.client_order_id)
+        assert entry is not None and entry.status == "unknown"
+        assert "absence is not proof" in entry.detail
+        assert live.outcome_unknown and live.state("sell") == "expired"
+        assert [e.kind for e in d.desk.events] == ["requested", "unknown"]

@@ -323,12 +323,19 @@ def test_a_lost_answer_notifies_in_the_traders_words_only(
     assert result is not None and result.status == "unknown"
     expected = (
         f"Buy BTC on quote {quote.order_id[:8]}: the answer was lost and the order was not "
-        "found yet, so it is not known whether it filled. Check the orders before trading again."
+        "found yet, so it is not known whether it filled (still being looked up). Check the "
+        "orders before trading again."
     )
     assert (LogLevel.WARNING, expected) in live.notices
     assert panel.message.text() == expected
     assert panel.message.toolTip() == result.message and result.message
-    assert panel.sides["buy"].countdown.text == "unknown"
+    # Neither side claims what is not known: Alt+S says the other side's outcome is unknown.
+    assert [view.countdown.text for view in panel.sides.values()] == ["unknown", "unknown"]
+    assert not panel.sides["sell"].accept.isEnabled()
+    alt_key("sell")
+    qtbot.waitUntil(lambda: panel.message.text().startswith("Not sent"))
+    assert panel.message.text().startswith("Not sent: the other side's outcome is unknown")
+    assert "already accepted" not in panel.message.text()
 
 
 def test_funds_short_of_a_request_warn_before_it_is_sent_and_on_each_side(

@@ -688,3 +688,37 @@ def test_quote_history_model_contract(qtmodeltester: ModelTester) -> None:
     assert [e.kind for e in model.events()] == ["requested", "accepted"]
     assert model.index(0, model.column("event")).data() == "accepted"
     assert model.index(0, model.column("ms_left")).data() == "1,234"
+
+
+@pytest.mark.parametrize("jump", [600, -600])
+def test_a_wall_clock_jump_leaves_the_countdown_on_server_time(
+    qtbot: QtBot, live_factory: LiveFactory, short_sandbox: SandboxProcess, jump: int
+) -> None:
+    """The wall clock jumps ±600 s after start, then back mid-countdown: the countdown shows
+    the server's time left throughout (not 600 s more, not expired at once), and at expiry the
+    accept buttons go off. (A ``SHORT_TTL`` quote, to reach its expiry quickly; the desk test
+    runs a 10 s quote.)"""
+    live = live_factory(short_sandbox)
+    clock = live.session.client.clock
+    clock.now = lambda: system_now() + timedelta(seconds=jump)
+    ticket = open_ticket(qtbot, live)
+    panel = ticket.panel
+    quote = request(qtbot, panel)
+    assert clock.jumps >= 1
+    assert clock.offset.total_seconds() == pytest.approx(-jump, abs=0.2)
+    expires = quote.quote.buy.expires_at
+
+    def truth() -> float:
+        return (expires - clock.server_now()).total_seconds()
+
+    qtbot.waitUntil(lambda: panel.sides["buy"].accept.isEnabled())
+    assert 0 < shown_seconds(panel, "buy") <= SHORT_TTL
+    assert shown_seconds(panel, "buy") == pytest.approx(truth(), abs=0.3)
+    clock.now = system_now  # the clock is set right again, mid-countdown
+    qtbot.wait(200)
+    assert shown_seconds(panel, "buy") == pytest.approx(truth(), abs=0.3)
+    assert (clock.server_now() - system_now()).total_seconds() == pytest.approx(0, abs=0.2)
+    qtbot.waitUntil(lambda: panel.sides["buy"].countdown.text == "expired", timeout=8000)
+    assert truth() <= 0.1
+    assert not panel.sides["buy"].accept.isEnabled()
+    assert not panel.sides["sell"].accept.isEnabled()

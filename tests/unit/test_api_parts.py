@@ -7,13 +7,16 @@ import base64
 import json
 import random
 from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 from typing import Any
 
+import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.api import (
+    ClientSettings,
     CreditNotAvailable,
     Forbidden,
     InsufficientFunds,
@@ -24,12 +27,14 @@ from app.api import (
     RetryPolicy,
     ServerClock,
     ServerError,
+    ServiceClient,
     ServiceError,
     Unauthorized,
 )
 from app.api.auth import DEFAULT_LIFETIME, Token, jwt_lifetime
 from app.api.backoff import parse_retry_after
 from app.api.errors import describe_unexpected, error_messages, from_response
+from app.domain import format_timestamp
 
 GATEWAY_PAGE = (
     "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway"
@@ -278,15 +283,109 @@ def test_token_lifetime_comes_from_the_jwt_or_defaults_to_24_hours() -> None:
 # -- server clock -----------------------------------------------------------------------------
 
 
-def test_clock_keeps_the_sample_with_the_smallest_round_trip() -> None:
-    local = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
-    clock = ServerClock(now=lambda: local)
-    clock.observe(local, local + timedelta(seconds=0.2), local + timedelta(seconds=5.1), 0.2)
-    assert clock.offset == timedelta(seconds=5)
-    clock.observe(local, local + timedelta(seconds=2), local + timedelta(seconds=9), 2.0)
-    assert clock.offset == timedelta(seconds=5)  # a slow sample is not trusted
-    clock.observe(local, local + timedelta(seconds=0.1), local + timedelta(seconds=-29.95), 0.1)
-    assert clock.offset == timedelta(seconds=-30) and clock.round_trip == 0.1
-    assert clock.server_now() == local - timedelta(seconds=30)
+class FakeClocks:
+    """A local wall clock and a monotonic clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.wall = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
+        self.mono = 1000.0
+
+    def now(self) -> datetime:
+        return self.wall
+
+    def monotonic(self) -> float:
+        return self.mono
+
+    def advance(self, seconds: float) -> None:
+        self.wall += timedelta(seconds=seconds)
+        self.mono += seconds
+
+    def clock(self) -> ServerClock:
+        return ServerClock(now=self.now, monotonic=self.monotonic)
+
+
+def test_clock_narrows_to_the_intersection_of_its_samples() -> None:
+    """A service-time answer bounds server time by the round trip; the intersection of
+    recent samples is kept, so a short round trip dominates and a long one does not blur it."""
+    fake = FakeClocks()
+    clock = fake.clock()
+    assert clock.due() and clock.offset == timedelta(0)
+    server = fake.wall + timedelta(seconds=4.9)  # read mid-way: 0.1 s before now, 5 s ahead
+    clock.observe_time(server, fake.mono - 0.2, fake.mono)
+    assert clock.offset.total_seconds() == pytest.approx(5.0)
+    assert clock.uncertainty == pytest.approx(0.1) and clock.round_trip == pytest.approx(0.2)
+    fake.advance(1.0)
+    slow = fake.wall + timedelta(seconds=4.0)  # 2 s round trip: its interval contains 5.0
+    clock.observe_time(slow, fake.mono - 2.0, fake.mono)
+    assert clock.offset.total_seconds() == pytest.approx(5.0)  # the slow sample changes nothing
+    assert clock.uncertainty == pytest.approx(0.1)
     clock.observe_round_trip(0.3)
-    assert clock.typical_round_trip == 0.3  # median of 0.2, 2.0, 0.1, 0.3
+    assert clock.typical_round_trip == pytest.approx(0.3)  # median of 0.2, 2.0, 0.3
+    assert not clock.due()
+    fake.advance(clock.remeasure_every)
+    assert clock.due()  # the low-rate re-measure
+
+
+def test_a_wall_clock_jump_moves_the_offset_but_not_server_time() -> None:
+    """Server time runs on the monotonic clock: a jump of the wall clock by ±600 s changes
+    only the offset (server minus wall), is counted, and makes a re-measure due."""
+    fake = FakeClocks()
+    clock = fake.clock()
+    clock.observe_time(fake.wall + timedelta(seconds=2), fake.mono - 0.01, fake.mono)
+    server_before = clock.server_now()
+    assert not clock.due()
+    for jump in (600, -1200):
+        fake.wall += timedelta(seconds=jump)
+        assert clock.server_now() == server_before
+        assert clock.due() and clock.jumps == (1 if jump == 600 else 2)
+        expected = 2 - (600 if jump == 600 else -600)
+        assert clock.offset.total_seconds() == pytest.approx(expected, abs=0.01)
+    clock.observe_time(clock.server_now(), fake.mono - 0.01, fake.mono)  # the re-measure
+    assert not clock.due()
+    fake.advance(0.5)
+    assert not clock.due() and clock.jumps == 2  # time passing is not a jump
+
+
+class MovingServer:
+    """A server whose clock the test sets: ``Date`` on every answer, ``/time`` in ms."""
+
+    def __init__(self, shift: float) -> None:
+        self.shift = shift  # server minus real wall, seconds
+        self.times = 0
+
+    def now(self) -> datetime:
+        return datetime.now(UTC) + timedelta(seconds=self.shift)
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        now = self.now()
+        headers = {"Date": format_datetime(now, usegmt=True)}
+        if request.url.path.endswith("/routing/time"):
+            self.times += 1
+            return httpx.Response(200, json={"time": format_timestamp(now)}, headers=headers)
+        return httpx.Response(200, json={"info": {"service": "routing"}}, headers=headers)
+
+
+@pytest.mark.anyio
+async def test_the_offset_follows_a_server_whose_clock_moves() -> None:
+    """Date headers alone keep the offset within their resolution; when the server's clock is
+    stepped the old samples stop agreeing with the new, are dropped, and the service time is
+    re-measured at once (``refresh_clock``)."""
+    server = MovingServer(shift=5.0)
+    transport = httpx.MockTransport(server.handle)
+    async with ServiceClient(ClientSettings("http://server.test"), transport=transport) as api:
+        await api.refresh_clock()  # never measured: due
+        assert server.times == 1
+        assert api.clock.offset.total_seconds() == pytest.approx(5.0, abs=0.05)
+        await api.refresh_clock()
+        assert server.times == 1  # not due again
+        server.shift = 65.0
+        await api.info()  # a Date header a minute ahead of every earlier sample
+        assert api.clock.offset.total_seconds() == pytest.approx(65.0, abs=2.1)
+        await api.refresh_clock()
+        assert server.times == 2
+        assert api.clock.offset.total_seconds() == pytest.approx(65.0, abs=0.05)
+        server.shift = 60.0  # stepped back
+        await api.info()
+        assert api.clock.offset.total_seconds() == pytest.approx(60.0, abs=2.1)
+        await api.refresh_clock()
+        assert api.clock.offset.total_seconds() == pytest.approx(60.0, abs=0.05)

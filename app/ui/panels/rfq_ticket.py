@@ -147,8 +147,16 @@ def unknown_text(live: LiveQuote, side: Side) -> str:
     """An accept whose answer was lost, in the trader's words (no wire detail)."""
     return (
         f"{side_name(live.pair, side)} on quote {live.order_id[:8]}: the answer was lost and "
-        "the order was not found yet, so it is not known whether it filled. Check the orders "
-        "before trading again."
+        "the order was not found yet, so it is not known whether it filled (still being looked "
+        "up). Check the orders before trading again."
+    )
+
+
+def settled_text(live: LiveQuote, side: Side) -> str:
+    """An unknown accept found filled by the desk's look-ups."""
+    return (
+        f"Filled: {side_name(live.pair, side)} on quote {live.order_id[:8]} — found on the "
+        "server after its answer was lost"
     )
 
 
@@ -178,7 +186,6 @@ class RfqTicketPanel(QWidget):
         self._choices_from: tuple[str, ...] | None = None
         self._request_task: asyncio.Task[None] | None = None
         self._accepting: Side | None = None
-        self._unknown_quote: str | None = None
         #: The last accept's answer (for the trader's eyes in ``message``; tests read it too).
         self.last_result: AcceptResult | None = None
 
@@ -590,7 +597,6 @@ class RfqTicketPanel(QWidget):
 
     def _on_quote(self, live: LiveQuote) -> None:
         self._live = live
-        self._unknown_quote = None
         self._entry_blocked = False
         self._totals = {side: live.deadlines[side] - live.received_monotonic for side in SIDES}
         precision = self._context.precision
@@ -713,8 +719,8 @@ class RfqTicketPanel(QWidget):
 
     def _side_over(self, live: LiveQuote, side: Side, now: float) -> str | None:
         if live.accepted_side is not None:
-            if self._unknown_quote == live.order_id:
-                return "unknown"
+            if live.outcome_unknown:
+                return "unknown"  # neither side claims what is not known
             return "accepted" if live.accepted_side == side else "not taken"
         if side in live.refused:
             return "refused"
@@ -784,7 +790,6 @@ class RfqTicketPanel(QWidget):
         elif result.status == "refused":
             self._say("error", f"Refused by the service: {result.message}")
         elif result.status == "unknown":
-            self._unknown_quote = live.order_id
             text = unknown_text(live, result.side)
             self._say("error", text)
             self.message.setToolTip(result.message)  # the details, for whoever looks into it
@@ -801,9 +806,17 @@ class RfqTicketPanel(QWidget):
         live = self._live
         if live is None or event.quote_id != live.order_id:
             return
+        unknown = self.last_result is not None and self.last_result.status == "unknown"
         if event.kind == "refused":
             # Also a forced accept's refusal, which this panel did not send itself.
             self._say("error", f"Refused by the service: {event.message}")
+        elif event.kind == "accepted" and unknown and event.side is not None:
+            # The desk settled an accept whose answer was lost: the order was found.
+            assert self.last_result is not None
+            self.last_result = replace(self.last_result, status="filled", message=event.message)
+            text = settled_text(live, event.side)
+            self._say("fill", text)
+            self._context.notify(LogLevel.INFO, text)
         self._frame()
 
     def apply_preferences(self, prefs: Preferences) -> None:

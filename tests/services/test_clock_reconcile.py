@@ -1,0 +1,64 @@
+"""The start-up reconcile with the local wall clock minutes off (issue 14): the journal's stamps
+are moved to server time by a freshly measured offset, so the look-up window still holds the
+order."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+
+from app.api import ClientSettings, RetryPolicy, ServerClock, ServiceClient, new_client_order_id
+from app.api.clock import system_now
+from app.domain.order_request import OrderRequest
+from app.services.journal import OrderJournal
+from app.services.settling import OrderSettler
+from tests.harness import SandboxProcess, new_client
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize("minutes", [15, -15])
+async def test_the_reconcile_finds_a_filled_order_with_the_local_clock_off(
+    sandbox: SandboxProcess, minutes: int
+) -> None:
+    """An order is filled but the terminal stops before writing its answer; at the next start
+    (a new client whose clock has not been measured yet) the reconcile finds it filled though
+    this machine's clock — the journal's stamps and the client's wall clock — is 15 minutes
+    wrong either way."""
+
+    user = new_client(sandbox, {"USD": "100000", "BTC": "2"})
+    journal = OrderJournal(":memory:", now=lambda: system_now() + timedelta(minutes=minutes))
+    settings = ClientSettings(sandbox.url)
+    first = ServiceClient(settings, retry=RetryPolicy(attempts=1))
+    restarted = ServiceClient(
+        settings,
+        retry=RetryPolicy(attempts=1),
+        clock=ServerClock(now=lambda: system_now() + timedelta(minutes=minutes)),
+    )
+    try:
+        await first.login(user.user, user.password, user.account)
+        request = OrderRequest("market", "USD", "BTC", Decimal("100"), new_client_order_id())
+        journal.record_intent(
+            request.client_order_id, "market", user.account, request.body(user.account)
+        )
+        placed = await first.place_order(request)
+        assert placed.filled
+        entry = journal.entry(request.client_order_id)
+        assert entry is not None and entry.status == "sending"
+        assert abs(entry.created_at - system_now()) > timedelta(minutes=14)
+
+        await restarted.login(user.user, user.password, user.account)
+        changed = await OrderSettler(restarted).reconcile(journal, user.account)
+        assert [e.client_order_id for e in changed] == [request.client_order_id]
+        settled = journal.entry(request.client_order_id)
+        assert settled is not None
+        assert (settled.status, settled.order_id) == ("filled", placed.order_id)
+        offset = restarted.clock.offset.total_seconds()
+        assert offset == pytest.approx(-minutes * 60, abs=1.0)
+    finally:
+        await first.aclose()
+        await restarted.aclose()
+        journal.close()
+        user.close()
