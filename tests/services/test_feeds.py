@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from app.api import ClientSettings, RetryPolicy, ServiceClient
+from app.api import ClientSettings, NetworkError, RateLimited, RetryPolicy, ServiceClient
 from app.domain.records import OrderBook, TopOfBook
 from app.services.health import STALE_FACTOR, Health, HealthMonitor, HealthState
-from app.services.poller import MAX_BACKOFF, Poller
+from app.services.poller import MAX_BACKOFF, FeedGroup, Poller
 from app.services.session import Balances, Environment, FeedIntervals, TerminalSession
 from tests.harness import AppAccount, AppSandbox, SandboxProcess, free_port, until
 
@@ -219,3 +219,39 @@ async def test_logout_stops_feeds_and_forgets_the_login(app_sandbox: AppSandbox)
     await session.logout()
     assert not session.top_of_book.running and not session.balances.running
     assert api.token_seconds_left is None
+
+
+async def test_one_success_wakes_every_feed_and_resets_its_back_off() -> None:
+    """The feeds of one connection recover together: balances that a 429 told to wait 30 s
+    poll at once when top of book gets through again."""
+    group = FeedGroup()
+    down = [True]
+    top_calls: list[float] = []
+    balance_calls: list[float] = []
+
+    async def top() -> int:
+        top_calls.append(time.monotonic())
+        if down[0]:
+            raise NetworkError("connection refused")
+        return 1
+
+    async def balances() -> int:
+        balance_calls.append(time.monotonic())
+        if down[0]:
+            raise RateLimited("slow down", status=429, retry_after=30)
+        return 2
+
+    fast: Poller[int] = Poller("top", top, 0.05, group=group)
+    slow: Poller[int] = Poller("balances", balances, 5.0, group=group)
+    fast.start()
+    slow.start()
+    try:
+        await until(lambda: slow.snapshot().failures == 1 and fast.snapshot().failures >= 1)
+        assert slow.next_delay(0.0) >= 30  # the Retry-After, honoured
+        down[0] = False
+        recovered = time.monotonic()
+        await until(lambda: slow.snapshot().failures == 0, timeout=3)
+        assert balance_calls[-1] - recovered < 2.0  # not 30 s, not 5 s
+    finally:
+        await fast.stop()
+        await slow.stop()
