@@ -129,6 +129,24 @@ async def test_a_persistent_401_logs_in_once_a_minute_and_stops_the_feeds(
         account.close()
 
 
+async def test_a_refused_re_login_is_login_expired_and_tried_once(
+    sandbox: SandboxProcess, faults: Faults, anyio_backend: str
+) -> None:
+    """The password changed under a running session: the one re-login is refused, and the
+    client says "login expired" instead of trying the old password again and again."""
+    account = new_client(sandbox)
+    async with ServiceClient(ClientSettings(sandbox.url), retry=ONE_TRY) as api:
+        await api.login(account.user, account.password, account.account)
+        faults({"kind": "unauthorized"})  # every route, the login's too
+        for _ in range(3):
+            with pytest.raises(LoginExpired):
+                await api.account()
+    with sandbox.admin() as admin:
+        logged = admin.get(Faults.PATH).json()["requests"]
+    assert len([r for r in logged if r["path"] == "/api/v1/identity/jwt"]) == 1
+    account.close()
+
+
 async def test_a_429_on_login_is_worded_with_its_retry_after(
     sandbox: SandboxProcess, faults: Faults, anyio_backend: str
 ) -> None:
