@@ -4,8 +4,13 @@ Reads (GET) retry on network errors, 5xx and 429 with jittered backoff that hono
 Orders and quote accepts are never retried: when their answer is lost (timeout, dropped
 connection, 5xx) the client raises ``OutcomeUnknown`` and stops there; finding out what happened
 is the settling service's job (``app.services.settling``), live and at start-up.
-A 401 triggers one re-login shared by every request waiting on it, then one retry; a second 401
-is reported.
+A 401 triggers one re-login shared by every request waiting on it, then one retry; a 401 that
+survives it, a refused re-login, or a 401 less than a minute after the last re-login raises
+``LoginExpired`` (the trader logs in again: never a login storm that locks the user out). A 429
+on the login raises ``LoginThrottled`` with its Retry-After.
+
+Market-data polls (``poll=True``) get a short deadline (``poll_deadline``: a fraction of a second
+above the typical round trip, 1–2 s) and no retries: the feeds' health must see a stall at once.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ from app.api.backoff import RetryPolicy, parse_retry_after
 from app.api.clock import ServerClock
 from app.api.errors import (
     BadResponse,
+    LoginExpired,
+    LoginThrottled,
     NetworkError,
     NotFound,
     NotSent,
@@ -68,6 +75,13 @@ TOP_OF_BOOK_PATHS = (
     "/api/v1/routing/account/{a}/topofbook",
     "/api/v1/routing/ops/account/{a}/topofbook",
 )
+#: A re-login after a 401 is tried at most once per this many seconds.
+RELOGIN_INTERVAL = 60.0
+#: A poll's deadline: this many typical round trips plus a margin, within the bounds below.
+POLL_DEADLINE_ROUND_TRIPS = 3.0
+POLL_DEADLINE_MARGIN = 0.5
+POLL_DEADLINE_MIN = 1.0
+POLL_DEADLINE_MAX = 2.0
 ORDER_QUERY_PATHS = (
     "/api/v1/routing/order/account/{a}",
     "/api/v1/routing/ops/order/account/{a}/orders",
@@ -85,8 +99,13 @@ class ServiceClient:
         retry: RetryPolicy | None = None,
         clock: ServerClock | None = None,
         rng: random.Random | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
+        relogin_interval: float = RELOGIN_INTERVAL,
     ) -> None:
         self.settings = settings
+        self._monotonic = monotonic  # when re-logins happened (tests inject a clock)
+        self.relogin_interval = relogin_interval
+        self._last_relogin: float | None = None
         self.retry = retry or RetryPolicy()
         self.clock = clock or ServerClock()
         self._rng = rng or random.Random()
@@ -133,6 +152,7 @@ class ServiceClient:
         self._credentials = credentials
         async with self._login_lock:
             await self._login()
+        self._last_relogin = None  # the trader logged in: a later 401 may re-login again
 
     async def logout(self) -> None:
         self._token = None
@@ -145,7 +165,12 @@ class ServiceClient:
             "/api/v1/identity/jwt",
             body={"user": self._credentials.user, "password": self._credentials.digest},
         )
-        body = _checked(reply)
+        try:
+            body = _checked(reply)
+        except RateLimited as exc:
+            raise LoginThrottled(
+                exc.message, retry_after=exc.retry_after, status=exc.status, messages=exc.messages
+            ) from None
         try:
             token = Fields(body, "login").text("token")
         except ParseError as exc:
@@ -167,12 +192,20 @@ class ServiceClient:
         assert self._token is not None
         return self._token.value
 
-    async def _relogin_after_401(self, rejected: str) -> None:
+    async def _relogin_after_401(self, rejected: str, refusal: ServiceError) -> None:
+        """One re-login for every request refused with this token, at most one a minute."""
         async with self._login_lock:
             if self._token is not None and self._token.value != rejected:
                 return  # another request already logged in again
+            now = self._monotonic()
+            if self._last_relogin is not None and now - self._last_relogin < self.relogin_interval:
+                raise _expired(refusal, "the last re-login was less than a minute ago")
+            self._last_relogin = now
             log.info("token refused; logging in again")
-            await self._login()
+            try:
+                await self._login()
+            except Unauthorized as exc:
+                raise _expired(exc, "the service refused the login") from None
 
     # -- transport with auth, retries and error mapping -------------------------------------
 
@@ -186,11 +219,14 @@ class ServiceClient:
         auth: bool = True,
         headers: Mapping[str, str] | None = None,
         before_send: Callable[[], str | None] | None = None,
+        poll: bool = False,
     ) -> Any:
-        """Send one request; returns the decoded JSON. GETs retry; other methods never do.
-        ``before_send`` is asked right before each attempt leaves (also the one after a
-        re-login): a reason refuses it locally with ``TooLate`` (nothing sent)."""
+        """Send one request; returns the decoded JSON. GETs retry, except polls (``poll``: a
+        short deadline and one try); other methods never do. ``before_send`` is asked right
+        before each attempt leaves (also the one after a re-login): a reason refuses it
+        locally with ``TooLate`` (nothing sent)."""
         clean = {k: v for k, v in (params or {}).items() if v is not None}
+        deadline = self.poll_deadline() if poll else None
         attempt = 0
         relogged = False
         while True:
@@ -200,24 +236,40 @@ class ServiceClient:
                 raise TooLate(late)
             try:
                 reply = await self._http.send(
-                    method, path, params=clean or None, body=body, token=token, headers=headers
+                    method,
+                    path,
+                    params=clean or None,
+                    body=body,
+                    token=token,
+                    headers=headers,
+                    deadline=deadline,
                 )
-                if reply.status == 401 and auth and not relogged:
+                if reply.status == 401 and auth:
+                    refusal = _refusal(reply)
+                    if relogged:
+                        raise _expired(refusal, "refused again after a re-login")
                     relogged = True
                     assert token is not None
-                    await self._relogin_after_401(token)
+                    await self._relogin_after_401(token, refusal)
                     attempt -= 1
                     continue
                 return _checked(reply)
             except ServiceError as exc:
                 retry_after = getattr(exc, "retry_after", None)
-                if method != "GET" or not _retryable(exc):
+                if method != "GET" or poll or not _retryable(exc):
                     raise
                 delay = self.retry.delay(attempt, retry_after, self._rng)
                 if delay is None:
                     raise
                 log.info("%s %s failed (%s); retry %d in %.2f s", method, path, exc, attempt, delay)
                 await asyncio.sleep(delay)
+
+    def poll_deadline(self) -> float:
+        """Seconds a market-data poll may take: a fraction of a second above the typical
+        round trip, so a stall is seen at once, but never under 1 s nor over 2 s."""
+        typical = self.clock.typical_round_trip
+        wanted = POLL_DEADLINE_ROUND_TRIPS * typical + POLL_DEADLINE_MARGIN
+        return min(POLL_DEADLINE_MAX, max(POLL_DEADLINE_MIN, wanted))
 
     async def _call_variants(self, paths: tuple[str, ...], **kw: Any) -> Any:
         """Try the documented path, fall back to the variant on 404, remember what worked."""
@@ -283,15 +335,19 @@ class ServiceClient:
 
     # -- accounting ---------------------------------------------------------------------------
 
-    async def account(self) -> Account:
+    async def account(self, *, poll: bool = False) -> Account:
+        """The account's balances; ``poll``: a feed's read (short deadline, no retries)."""
         return _parse(
-            Account.parse, await self._call("GET", f"/api/v1/accounting/account/{self.account_id}")
+            Account.parse,
+            await self._call("GET", f"/api/v1/accounting/account/{self.account_id}", poll=poll),
         )
 
-    async def portfolio(self) -> Portfolio:
+    async def portfolio(self, *, poll: bool = False) -> Portfolio:
         return _parse(
             Portfolio.parse,
-            await self._call("GET", f"/api/v1/accounting/account/{self.account_id}/portfolio"),
+            await self._call(
+                "GET", f"/api/v1/accounting/account/{self.account_id}/portfolio", poll=poll
+            ),
         )
 
     async def ledger(
@@ -405,16 +461,21 @@ class ServiceClient:
 
     # -- market data --------------------------------------------------------------------------
 
-    async def top_of_book(self, pairs: list[str] | None = None) -> dict[str, TopOfBook]:
+    async def top_of_book(
+        self, pairs: list[str] | None = None, *, poll: bool = False
+    ) -> dict[str, TopOfBook]:
         params = {"assetPairs": ",".join(pairs)} if pairs else None
         return _parse(
-            parse_top_of_books, await self._call_variants(TOP_OF_BOOK_PATHS, params=params)
+            parse_top_of_books,
+            await self._call_variants(TOP_OF_BOOK_PATHS, params=params, poll=poll),
         )
 
-    async def order_book(self, pair: str, levels: int | None = None) -> OrderBook:
+    async def order_book(
+        self, pair: str, levels: int | None = None, *, poll: bool = False
+    ) -> OrderBook:
         params = {"assetPair": pair, "levels": None if levels is None else str(levels)}
         body = await self._call(
-            "GET", f"/api/v1/routing/account/{self.account_id}/book", params=params
+            "GET", f"/api/v1/routing/account/{self.account_id}/book", params=params, poll=poll
         )
         return _parse(lambda b, w: OrderBook.parse(pair, b, w), body)
 
@@ -582,7 +643,28 @@ def _flag(value: bool) -> str:
 
 
 def _retryable(exc: ServiceError) -> bool:
+    if isinstance(exc, LoginThrottled):
+        return False  # more logins would only lengthen the lock-out
     return isinstance(exc, NetworkError | ServerError | RateLimited)
+
+
+def _refusal(reply: Reply) -> ServiceError:
+    """The typed error of a 401 answer."""
+    try:
+        body = reply.json()
+    except ValueError:
+        body = None
+    return from_response(reply.status, body, reply.text, None)
+
+
+def _expired(refusal: ServiceError, why: str) -> LoginExpired:
+    """``LoginExpired`` keeping the server's words (``messages``) and saying why we stopped."""
+    return LoginExpired(
+        f"login expired: {why}; log in again ({refusal.message})",
+        status=401,
+        messages=refusal.messages,
+        body=refusal.body,
+    )
 
 
 def _checked(reply: Reply) -> Any:

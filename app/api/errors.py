@@ -70,6 +70,21 @@ class RateLimited(ServiceError):
         self.retry_after = retry_after
 
 
+class LoginExpired(Unauthorized):
+    """The login is no longer accepted and the client will not try again by itself: a 401 that
+    survived a re-login, a re-login refused, or a re-login tried less than a minute after the
+    last one. The trader must log in again."""
+
+
+class LoginThrottled(RateLimited):
+    """429 on the login itself: too many logins. ``retry_after`` seconds when the server said."""
+
+    def __str__(self) -> str:
+        if self.retry_after is None:
+            return "too many logins: try again later"
+        return f"too many logins: try again in {self.retry_after:.0f} s"
+
+
 class ServerError(ServiceError):
     """5xx: the service failed (either documented body shape, or none)."""
 

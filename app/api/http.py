@@ -1,5 +1,13 @@
 """The one place that speaks HTTP: an httpx.AsyncClient with explicit timeouts, JSON decoding
-with Decimal numbers, and httpx's exceptions turned into our typed errors."""
+with Decimal numbers, and httpx's exceptions turned into our typed errors.
+
+Keep-alive cannot race: idle connections are dropped after ``keepalive_expiry`` (2 s), well
+below any server's own idle limit (uvicorn: 5 s), so the server never closes a connection just
+as we reuse it. Should one still die under a request, a GET that failed on a *reused*
+connection before any byte of the answer came back is sent once more (httpcore discards the
+dead connection, so the retry goes out on another one, in practice a fresh one); any other
+method is not (the caller reports the honest unknown).
+"""
 
 from __future__ import annotations
 
@@ -25,11 +33,17 @@ class ClientSettings:
     connect_timeout: float = 5.0
     read_timeout: float = 15.0
     user_agent: str = ""
+    #: Seconds an idle connection is kept: below any server's keep-alive (uvicorn's is 5 s).
+    keepalive_expiry: float = 2.0
 
-    def timeout(self) -> httpx.Timeout:
-        return httpx.Timeout(
-            self.read_timeout, connect=self.connect_timeout, pool=self.connect_timeout
-        )
+    def timeout(self, deadline: float | None = None) -> httpx.Timeout:
+        """The default timeouts, or every phase capped at ``deadline`` seconds (a poll)."""
+        if deadline is None:
+            return httpx.Timeout(
+                self.read_timeout, connect=self.connect_timeout, pool=self.connect_timeout
+            )
+        connect = min(self.connect_timeout, deadline)
+        return httpx.Timeout(deadline, connect=connect, pool=connect)
 
 
 @dataclass(frozen=True)
@@ -84,6 +98,7 @@ class HttpLayer:
             timeout=self.settings.timeout(),
             headers={"User-Agent": agent, "Accept": "application/json"},
             transport=self._transport,
+            limits=httpx.Limits(keepalive_expiry=self.settings.keepalive_expiry),
             follow_redirects=False,
         )
 
@@ -99,8 +114,33 @@ class HttpLayer:
         body: Any = None,
         token: str | None = None,
         headers: Mapping[str, str] | None = None,
+        deadline: float | None = None,
     ) -> Reply:
-        headers = {**(headers or {}), **({"Authorization": f"Bearer {token}"} if token else {})}
+        """One request; ``deadline`` caps every timeout phase (market-data polls); ``headers``
+        go with it (under the Authorization header). A GET that dies on a reused connection
+        before any answer byte is sent once more."""
+        try:
+            return await self._send(method, path, params, body, token, deadline, headers)
+        except _StaleConnection as stale:
+            if method != "GET":
+                raise stale.error from stale.error.__cause__
+            log.info("%s %s: reused connection closed under it; sending once more", method, path)
+            try:
+                return await self._send(method, path, params, body, token, deadline, headers)
+            except _StaleConnection as again:
+                raise again.error from again.error.__cause__
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        params: dict[str, str] | None,
+        body: Any,
+        token: str | None,
+        deadline: float | None,
+        extra: Mapping[str, str] | None,
+    ) -> Reply:
+        headers = {**(extra or {}), **({"Authorization": f"Bearer {token}"} if token else {})}
         content = None
         if body is not None:
             content = json.dumps(body, default=_encode_default).encode()
@@ -108,9 +148,16 @@ class HttpLayer:
         for watch in self.watchers:
             watch(SentRequest(method, path, dict(params or {})))
         started = time.perf_counter()
+        trace = _Trace()
         try:
             response = await self._client.request(
-                method, path, params=params, content=content, headers=headers
+                method,
+                path,
+                params=params,
+                content=content,
+                headers=headers,
+                timeout=self.settings.timeout(deadline),
+                extensions={"trace": trace},
             )
         except httpx.PoolTimeout as exc:
             # Cancelled requests can leak pool slots in httpx 0.28: start over with a new pool.
@@ -126,9 +173,11 @@ class HttpLayer:
         except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
             raise NotSent(f"cannot reach {self._where(path)}: {_describe(exc)}") from exc
         except httpx.HTTPError as exc:
-            raise NetworkError(
-                f"connection to {self._where(path)} failed: {_describe(exc)}"
-            ) from exc
+            error = NetworkError(f"connection to {self._where(path)} failed: {_describe(exc)}")
+            error.__cause__ = exc
+            if trace.reused and not trace.answered and isinstance(exc, _CLOSED_UNDER_US):
+                raise _StaleConnection(error) from exc
+            raise error from exc
         except (OSError, ValueError, OverflowError, ExceptionGroup) as exc:
             # Below httpx: e.g. a port out of range surfaces as OverflowError in a group.
             raise NotSent(f"cannot reach {self._where(path)}: {exc}") from exc
@@ -142,6 +191,34 @@ class HttpLayer:
 
     def _where(self, path: str) -> str:
         return f"{self.settings.base_url.rstrip('/')}{path.split('?')[0]}"
+
+
+_CLOSED_UNDER_US = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+
+
+class _StaleConnection(Exception):
+    """A request died on a reused connection before any answer byte (``error`` says how)."""
+
+    def __init__(self, error: NetworkError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _Trace:
+    """httpcore's trace events for one request: was a connection opened for it, and did any
+    part of the answer arrive? (A request that opened no connection reused an idle one.)"""
+
+    def __init__(self) -> None:
+        self.reused = True
+        self.answered = False
+
+    async def __call__(self, event: str, info: dict[str, Any]) -> None:
+        if event.startswith("connection.connect_tcp") or event.startswith(
+            "connection.connect_unix"
+        ):
+            self.reused = False
+        elif event.endswith("receive_response_headers.complete"):
+            self.answered = True
 
 
 def _encode_default(value: object) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from app.api import (
     ClientSettings,
+    LoginThrottled,
     NetworkError,
     NotSent,
     RequestTimeout,
@@ -87,6 +88,10 @@ def _explain(exc: ServiceError, base_url: str, account: str) -> tuple[str, str]:
         return f"The connection to {base_url} failed: {exc.message}", "url"
     if exc.status in (403, 404):
         return f"Account {account} does not exist or this user may not use it.", "account"
+    if isinstance(exc, LoginThrottled):
+        if exc.retry_after is None:
+            return "Too many logins: wait a minute and try again.", ""
+        return f"Too many logins: try again in {exc.retry_after:.0f} s.", ""
     if exc.status == 429:
-        return "Too many login attempts; wait a minute and try again.", ""
+        return "Too many requests; wait a minute and try again.", ""
     return f"The service refused the login: {exc}", ""

@@ -1,12 +1,21 @@
-"""Connection health from the feeds' statuses: live, degraded, offline, or auth expired.
+"""Connection health from the feeds' polls: live, degraded, offline, or login expired.
 
-- auth expired: a feed's last poll was refused with 401 even after the client's re-login;
-- offline: every feed's last poll failed (requests failing; the pollers back off and retry);
-- degraded: some feed failed, or its last good data is older than 3 × its interval;
+The feeds share one connection, so their polls are read as one stream of hits and misses (a
+miss: a poll that failed, which with the polls' short deadlines means within 1–2 s of a stall):
+
+- login expired: a feed was refused with ``LoginExpired`` / ``LoginThrottled`` (the feeds halt;
+  the trader logs in again);
+- offline: two misses in a row across the feeds (no success in between);
+- degraded: one miss, a feed whose last poll failed, or a feed whose last good data is older
+  than 3 × its interval (a hanging request);
 - connecting: no feed has delivered yet;
 - live: every feed is fresh.
-Re-evaluated on every poll result and once a second, so staleness shows even while a request
-hangs.
+
+Hysteresis (no flapping): once degraded or offline, the health goes back to live only after two
+successful polls in a row with no miss and no stale feed in between; staleness counts as a miss
+for this, so a link that is slow just past the staleness bound stays degraded instead of
+flipping. One success leaves offline for degraded at once. Re-evaluated on every poll result and
+once a second, so staleness shows even while a request hangs.
 """
 
 from __future__ import annotations
@@ -18,11 +27,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from app.api import Unauthorized
+from app.api import LoginThrottled, ServiceError, Unauthorized
 from app.services.events import Topic
 from app.services.poller import FeedStatus, Poller
 
 STALE_FACTOR = 3.0
+OFFLINE_AFTER = 2  # misses in a row
+LIVE_AFTER = 2  # successes in a row, after a miss
 
 
 class Health(StrEnum):
@@ -43,13 +54,36 @@ class HealthState:
         return next((f for f in self.feeds if f.name == name), None)
 
 
-def assess(feeds: list[FeedStatus], now: float) -> HealthState:
+@dataclass
+class Streak:
+    """Polls in a row across the feeds: misses since the last success, successes since the
+    last miss (or stale data)."""
+
+    misses: int = 0
+    hits: int = LIVE_AFTER
+
+
+def login_lost(error: ServiceError | None) -> str | None:
+    """The words for a lost login, or None when ``error`` is something else."""
+    if isinstance(error, LoginThrottled):
+        return f"login expired: {error}"
+    if isinstance(error, Unauthorized):
+        return "login expired: log in again"
+    return None
+
+
+def assess(feeds: list[FeedStatus], now: float, streak: Streak | None = None) -> HealthState:
+    """The health of ``feeds`` at ``now``; ``streak`` (the monitor's) adds the hysteresis."""
     statuses = tuple(feeds)
-    if any(isinstance(f.last_error, Unauthorized) for f in feeds):
-        return HealthState(Health.AUTH_EXPIRED, "the service no longer accepts the login", statuses)
+    streak = streak or Streak(misses=0)
+    for feed in feeds:
+        words = login_lost(feed.last_error)
+        if words is not None:
+            return HealthState(Health.AUTH_EXPIRED, words, statuses)
     failing = [f for f in feeds if f.failures > 0]
-    if feeds and len(failing) == len(feeds):
-        return HealthState(Health.OFFLINE, f"requests failing: {failing[0].last_error}", statuses)
+    if streak.misses >= OFFLINE_AFTER or (feeds and len(failing) == len(feeds)):
+        error = failing[0].last_error if failing else None
+        return HealthState(Health.OFFLINE, f"requests failing: {error}", statuses)
     if failing:
         names = ", ".join(f.name for f in failing)
         return HealthState(Health.DEGRADED, f"{names} failing: {failing[0].last_error}", statuses)
@@ -59,12 +93,15 @@ def assess(feeds: list[FeedStatus], now: float) -> HealthState:
         f for f in feeds if f.last_ok is not None and now - f.last_ok > STALE_FACTOR * f.interval
     ]
     if stale:
+        streak.hits = 0
         names = ", ".join(f.name for f in stale)
         return HealthState(
             Health.DEGRADED,
             f"{names}: no fresh data for over {STALE_FACTOR:g} poll intervals",
             statuses,
         )
+    if streak.hits < LIVE_AFTER:
+        return HealthState(Health.DEGRADED, "recovering: waiting for fresh data", statuses)
     return HealthState(Health.LIVE, "all feeds fresh", statuses)
 
 
@@ -82,16 +119,23 @@ class HealthMonitor:
         self._tick = tick
         self._clock = clock  # the pollers' clock: staleness compares it with their last_ok
         self._task: asyncio.Task[None] | None = None
+        self._streak = Streak()
         self.changes: Topic[HealthState] = Topic("health")
-        self.current = assess([p.snapshot() for p in pollers], clock())
+        self.current = assess([p.snapshot() for p in pollers], clock(), self._streak)
         for poller in pollers:
             poller.status.subscribe(self._on_status)
 
-    def _on_status(self, _: FeedStatus) -> None:
+    def _on_status(self, status: FeedStatus) -> None:
+        if status.failures > 0:
+            self._streak.misses += 1
+            self._streak.hits = 0
+        else:
+            self._streak.misses = 0
+            self._streak.hits += 1
         self.evaluate()
 
     def evaluate(self) -> HealthState:
-        state = assess([p.snapshot() for p in self._pollers], self._clock())
+        state = assess([p.snapshot() for p in self._pollers], self._clock(), self._streak)
         changed = (state.health, state.reason) != (self.current.health, self.current.reason)
         self.current = state
         if changed:

@@ -2,7 +2,11 @@
 
 A poll starts only after the previous one finished, and the next waits ``interval`` minus the
 time the poll took, so a slow server slows the poller instead of piling up requests. After a
-failure the wait grows (interval × 2^n, jittered, at most 30 s) until a poll succeeds again.
+failure the wait grows (interval × 2^n, jittered) but stays short (``MAX_BACKOFF``, 1.5 s; a
+429's Retry-After is honoured up to 30 s): a poll is cheap and the feeds are the probe that
+sees the service come back. Feeds of one connection form a ``FeedGroup``: one success after a
+failure wakes every feed of the group and resets its back-off, so all recover together; a lost
+login (``LoginExpired``, ``LoginThrottled``) halts the whole group until ``resume()``.
 ``refresh()`` cuts the current wait short (e.g. balances at once after a fill).
 """
 
@@ -17,13 +21,47 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from app.api import ServiceError
+from app.api import LoginExpired, LoginThrottled, RateLimited, ServiceError
 from app.services.events import Topic
 
 T = TypeVar("T")
 log = logging.getLogger("tradeterm.services")
 
-MAX_BACKOFF = 30.0
+MAX_BACKOFF = 1.5
+MAX_RETRY_AFTER = 30.0
+
+
+class FeedGroup:
+    """The feeds of one connection: they recover together and stop together."""
+
+    def __init__(self) -> None:
+        self._members: list[Poller[object]] = []
+        self._resumed = asyncio.Event()
+        self._resumed.set()
+        self.halted_by: ServiceError | None = None  # the lost login that halted the feeds
+
+    def add(self, poller: Poller[object]) -> None:
+        self._members.append(poller)
+
+    def recovered(self, source: Poller[object]) -> None:
+        """A success after failures somewhere: every other failing feed polls now."""
+        for member in self._members:
+            if member is not source and member.failing:
+                member.reset_backoff()
+
+    def halt(self, reason: ServiceError) -> None:
+        """Stop polling (no more requests, hence no more logins) until ``resume()``."""
+        self.halted_by = reason
+        self._resumed.clear()
+
+    def resume(self) -> None:
+        self.halted_by = None
+        self._resumed.set()
+        for member in self._members:
+            member.reset_backoff()
+
+    async def wait_resumed(self) -> None:
+        await self._resumed.wait()
 
 
 @dataclass(frozen=True)
@@ -53,8 +91,11 @@ class Poller(Generic[T]):
         *,
         rng: random.Random | None = None,
         clock: Callable[[], float] = time.monotonic,
+        group: FeedGroup | None = None,
     ) -> None:
         self.name = name
+        self.group = group
+        self._retry_after: float | None = None
         self._fetch = fetch
         self._interval = interval
         self._rng = rng or random.Random()
@@ -67,6 +108,8 @@ class Poller(Generic[T]):
         self._error: ServiceError | None = None
         self.data: Topic[T] = Topic(f"{name}.data")
         self.status: Topic[FeedStatus] = Topic(f"{name}.status")
+        if group is not None:
+            group.add(self)  # type: ignore[arg-type]
 
     @property
     def interval(self) -> float:
@@ -99,6 +142,15 @@ class Poller(Generic[T]):
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
+    @property
+    def failing(self) -> bool:
+        return self._failures > 0
+
+    def reset_backoff(self) -> None:
+        """Forget the back-off (and any Retry-After) and poll now."""
+        self._retry_after = None
+        self._wake.set()
+
     def refresh(self) -> None:
         """Poll as soon as the current poll (if any) is done."""
         self._wake.set()
@@ -111,13 +163,20 @@ class Poller(Generic[T]):
         except ServiceError as exc:
             self._failures += 1
             self._error = exc
+            self._retry_after = exc.retry_after if isinstance(exc, RateLimited) else None
             log.info("%s poll failed (%d in a row): %s", self.name, self._failures, exc)
+            if self.group is not None and isinstance(exc, LoginExpired | LoginThrottled):
+                self.group.halt(exc)
             self.status.publish(self.snapshot())
             return None
+        was_failing = self._failures > 0
         self._last_ok = self._clock()
         self._latency = self._last_ok - started
         self._failures = 0
         self._error = None
+        self._retry_after = None
+        if was_failing and self.group is not None:
+            self.group.recovered(self)  # type: ignore[arg-type]
         self.data.publish(value)
         self.status.publish(self.snapshot())
         return value
@@ -126,10 +185,15 @@ class Poller(Generic[T]):
         if self._failures == 0:
             return max(0.0, self._interval - took)
         ceiling = min(MAX_BACKOFF, self._interval * 2 ** min(self._failures, 16))
-        return self._rng.uniform(ceiling / 2, ceiling)
+        delay = self._rng.uniform(ceiling / 2, ceiling)
+        if self._retry_after is not None:
+            delay = max(delay, min(MAX_RETRY_AFTER, self._retry_after))
+        return delay
 
     async def _run(self) -> None:
         while True:
+            if self.group is not None:
+                await self.group.wait_resumed()
             self._wake.clear()
             started = self._clock()
             try:

@@ -2,7 +2,9 @@
 
 Feeds (intervals configurable in Settings): top of book for every watched pair in one request
 (0.5 s), balances = account + portfolio together (5 s, and at once after a fill), the order book
-of the selected pair (1 s). The default watchlist is the server's available pairs, falling back
+of the selected pair (1 s). Each feed's request is a poll (``poll=True``: a deadline of 1–2 s,
+no retries) and the three form one ``FeedGroup``: they recover together, and a lost login halts
+them all until ``log_in_again``. The default watchlist is the server's available pairs, falling back
 to ``FALLBACK_WATCHLIST`` when the server has no pairs operation.
 
 The session is what the terminal's widgets are served by (through ``app/ui/bridge.py`` only):
@@ -33,7 +35,7 @@ from app.domain.records import (
 from app.services.events import Topic
 from app.services.health import Health, HealthMonitor, HealthState
 from app.services.log_events import EventKind, LogEvent, LogLevel
-from app.services.poller import Poller
+from app.services.poller import FeedGroup, Poller
 
 if TYPE_CHECKING:  # the feeds below import this module: only their types are needed here
     from app.services.estimates import EstimateFeed
@@ -92,14 +94,15 @@ class TerminalSession:
         self._selected: str | None = None
         self.available_pairs: list[str] = []
         self.pair_info: dict[str, PairInfo] = {}
+        self.feeds = FeedGroup()
         self.top_of_book: Poller[dict[str, TopOfBook]] = Poller(
-            "top of book", self._fetch_top, intervals.top_of_book
+            "top of book", self._fetch_top, intervals.top_of_book, group=self.feeds
         )
         self.balances: Poller[Balances] = Poller(
-            "balances", self._fetch_balances, intervals.balances
+            "balances", self._fetch_balances, intervals.balances, group=self.feeds
         )
         self.order_book: Poller[OrderBook | None] = Poller(
-            "order book", self._fetch_book, intervals.order_book
+            "order book", self._fetch_book, intervals.order_book, group=self.feeds
         )
         self.health = HealthMonitor([self.top_of_book, self.balances, self.order_book])  # type: ignore[list-item]
         self.watchlist_changed: Topic[list[str]] = Topic("watchlist")
@@ -152,6 +155,11 @@ class TerminalSession:
         await self.client.logout()
         await self.client.aclose()
         self.log(LogLevel.INFO, f"logged out of {self.environment.label}")
+
+    async def log_in_again(self, password: str) -> None:
+        """After "login expired": log in with the trader's password and resume the feeds."""
+        await self.client.login(self.environment.user, password, self.environment.account)
+        self.feeds.resume()
 
     def _pollers(self) -> list[Poller[object]]:
         return [self.top_of_book, self.balances, self.order_book]  # type: ignore[list-item]
@@ -249,16 +257,18 @@ class TerminalSession:
     async def _fetch_top(self) -> dict[str, TopOfBook]:
         if not self._watchlist:
             return {}
-        return await self.client.top_of_book(self._watchlist)
+        return await self.client.top_of_book(self._watchlist, poll=True)
 
     async def _fetch_balances(self) -> Balances:
-        account, portfolio = await asyncio.gather(self.client.account(), self.client.portfolio())
+        account, portfolio = await asyncio.gather(
+            self.client.account(poll=True), self.client.portfolio(poll=True)
+        )
         return Balances(account, portfolio)
 
     async def _fetch_book(self) -> OrderBook | None:
         if self._selected is None:
             return None
-        return await self.client.order_book(self._selected)
+        return await self.client.order_book(self._selected, poll=True)
 
     def _log_health(self, state: HealthState) -> None:
         quiet = state.health in (Health.LIVE, Health.CONNECTING)

@@ -90,6 +90,8 @@ class StatusBar(QStatusBar):
         self.state.setProperty("level", level)
         self.state.setStyleSheet(state_css(level, current_palette()))
         self.state.setToolTip(f"Connection {state.health}: {in_words(state.reason)}")
+        if state.health in (Health.OFFLINE, Health.AUTH_EXPIRED):
+            self.latency.setText("—")  # no last good latency while nothing answers
 
     def set_palette(self, palette: TradePalette) -> None:
         """A theme switch: the state and the badge in its colours."""

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from app.api import ClientSettings, RetryPolicy, ServiceClient
+from app.api import ClientSettings, NetworkError, RateLimited, RetryPolicy, ServiceClient
 from app.domain.records import OrderBook, TopOfBook
 from app.services.health import STALE_FACTOR, Health, HealthMonitor, HealthState
-from app.services.poller import MAX_BACKOFF, Poller
+from app.services.poller import MAX_BACKOFF, FeedGroup, Poller
 from app.services.session import Balances, Environment, FeedIntervals, TerminalSession
 from tests.harness import AppAccount, AppSandbox, SandboxProcess, free_port, until
 
@@ -80,7 +80,8 @@ async def test_refresh_cuts_the_wait_short(app_sandbox: AppSandbox) -> None:
     assert "BTC/USD" in seen[1]
 
 
-async def test_failures_back_off_up_to_thirty_seconds() -> None:
+async def test_failures_back_off_but_keep_probing_within_a_second_and_a_half() -> None:
+    """Offline, the feeds are the probe that sees the service return: the back-off stays short."""
     closed = ServiceClient(
         ClientSettings(f"http://127.0.0.1:{free_port()}"), retry=RetryPolicy(attempts=1)
     )
@@ -91,7 +92,7 @@ async def test_failures_back_off_up_to_thirty_seconds() -> None:
         delays.append(poller.next_delay(0.0))
     await closed.aclose()
     assert poller.snapshot().failures == 8
-    assert delays[0] <= 1.0 < delays[3]
+    assert delays[0] <= 1.0
     assert all(d <= MAX_BACKOFF for d in delays)
     assert max(delays) >= MAX_BACKOFF / 2
 
@@ -157,10 +158,19 @@ async def test_stale_data_degrades_the_health_until_a_poll_succeeds() -> None:
         assert stale.reason == "top: no fresh data for over 3 poll intervals"
         assert stale.feed("top") == poller.snapshot()
         answers[1].set_result(2)
+        # Hysteresis: one fresh answer is not yet live, two in a row are.
+        await until(lambda: monitor.current.reason == "recovering: waiting for fresh data")
+        await until(lambda: len(answers) == 3)
+        answers[2].set_result(3)
         await until(lambda: monitor.current.health == Health.LIVE)
     finally:
         await poller.stop()
-    assert [s.health for s in states] == [Health.LIVE, Health.DEGRADED, Health.LIVE]
+    assert [s.health for s in states] == [
+        Health.LIVE,
+        Health.DEGRADED,
+        Health.DEGRADED,
+        Health.LIVE,
+    ]
 
 
 @pytest.mark.slow
@@ -209,3 +219,39 @@ async def test_logout_stops_feeds_and_forgets_the_login(app_sandbox: AppSandbox)
     await session.logout()
     assert not session.top_of_book.running and not session.balances.running
     assert api.token_seconds_left is None
+
+
+async def test_one_success_wakes_every_feed_and_resets_its_back_off() -> None:
+    """The feeds of one connection recover together: balances that a 429 told to wait 30 s
+    poll at once when top of book gets through again."""
+    group = FeedGroup()
+    down = [True]
+    top_calls: list[float] = []
+    balance_calls: list[float] = []
+
+    async def top() -> int:
+        top_calls.append(time.monotonic())
+        if down[0]:
+            raise NetworkError("connection refused")
+        return 1
+
+    async def balances() -> int:
+        balance_calls.append(time.monotonic())
+        if down[0]:
+            raise RateLimited("slow down", status=429, retry_after=30)
+        return 2
+
+    fast: Poller[int] = Poller("top", top, 0.05, group=group)
+    slow: Poller[int] = Poller("balances", balances, 5.0, group=group)
+    fast.start()
+    slow.start()
+    try:
+        await until(lambda: slow.snapshot().failures == 1 and fast.snapshot().failures >= 1)
+        assert slow.next_delay(0.0) >= 30  # the Retry-After, honoured
+        down[0] = False
+        recovered = time.monotonic()
+        await until(lambda: slow.snapshot().failures == 0, timeout=3)
+        assert balance_calls[-1] - recovered < 2.0  # not 30 s, not 5 s
+    finally:
+        await fast.stop()
+        await slow.stop()

@@ -163,6 +163,7 @@ def test_outage_degrades_then_goes_offline_and_recovers(
         qtbot.waitUntil(lambda: not window.isActiveWindow())
         first.stop()
         qtbot.waitUntil(lambda: "OFFLINE" in window.status.state.text(), timeout=15000)
+        assert window.status.latency.text() == "—"  # no last good latency while offline
         after_live = seen[len(seen) - 1 - seen[::-1].index(Health.LIVE) :]
         assert after_live.index(Health.DEGRADED) < after_live.index(Health.OFFLINE)
         # Offline: every panel whose data is stale says so (the watchlist greys its rows).
