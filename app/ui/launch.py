@@ -259,7 +259,10 @@ def _open_window(session: TerminalSession, settings: QSettings, desks: TradingDe
     window = MainWindow(context, default_panels(desks), tradeterm.version())
     loop = asyncio.get_running_loop()
     errors.install(bridge.log, loop)
-    window.show()
+    if window.first_start and QApplication.platformName() != "offscreen":
+        window.showMaximized()  # first start: the screen's available area, title bar included
+    else:
+        window.show()
     return window
 
 
