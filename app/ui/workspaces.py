@@ -20,7 +20,7 @@ from itertools import pairwise
 from urllib.parse import quote, unquote
 
 from PySide6.QtCore import QByteArray, QSettings, QSize, Qt
-from PySide6.QtWidgets import QDockWidget, QMainWindow
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QScrollArea
 
 Area = Qt.DockWidgetArea
 GROUP = "workspaces"
@@ -138,6 +138,37 @@ def arrange(window: QMainWindow, docks: Mapping[str, QDockWidget], plan: Plan) -
     return True
 
 
+def split_width(total: int, weights: list[int], needs: list[int]) -> list[int]:
+    """Split ``total`` px by ``weights``, but give each part at least its ``need`` (taken from
+    the others by their weights): a narrow screen squeezes the flexible columns first."""
+    fixed: dict[int, int] = {}
+    while True:
+        free = [i for i in range(len(weights)) if i not in fixed]
+        left = total - sum(fixed.values())
+        weight = sum(weights[i] for i in free) or 1
+        sizes = {i: left * weights[i] // weight for i in free}
+        short = [i for i in free if sizes[i] < needs[i]]
+        if not short or len(short) == len(free):
+            return [fixed.get(i, sizes.get(i, 0)) for i in range(len(weights))]
+        fixed.update((i, needs[i]) for i in short)
+
+
+def needed_width(dock: QDockWidget) -> int:
+    """The width ``dock`` needs: its minimum, or more where a panel scrolls only vertically
+    (the order ticket) and would otherwise cut its content off at the right."""
+    need = dock.minimumSizeHint().width()
+    panel = dock.widget()
+    frame = need - panel.minimumSizeHint().width()
+    for area in panel.findChildren(QScrollArea):
+        content = area.widget()
+        off = area.horizontalScrollBarPolicy() == Qt.ScrollBarPolicy.ScrollBarAlwaysOff
+        if content is not None and off:
+            bar = area.verticalScrollBar().sizeHint().width()
+            edges = 2 * area.frameWidth()
+            need = max(need, content.minimumSizeHint().width() + bar + edges + frame)
+    return need
+
+
 def _size(
     window: QMainWindow,
     kept: list[tuple[list[list[QDockWidget]], tuple[int, list[int]]]],
@@ -147,10 +178,10 @@ def _size(
     """Share the width among the columns and each column's height among its groups."""
     width, height = window.width(), window.height()
     if kept:
-        total = sum(w[0] for _, w in kept)
+        needs = [max(needed_width(d) for g in groups for d in g) for groups, _ in kept]
         window.resizeDocks(
             [groups[0][0] for groups, _ in kept],
-            [width * w[0] // total for _, w in kept],
+            split_width(width, [w[0] for _, w in kept], needs),
             Qt.Orientation.Horizontal,
         )
     top = height * (100 - bottom_share) // 100 if bottom else height

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QAbstractScrollArea,
     QApplication,
     QDockWidget,
+    QScrollArea,
     QTableView,
     QWidget,
 )
@@ -26,7 +27,7 @@ from app.ui.panels.balances import BalancesPanel
 from app.ui.panels.order_ticket import OrderTicketPanel
 from app.ui.panels.top_of_book import DEFAULT_HIDDEN as WATCH_HIDDEN
 from app.ui.panels.top_of_book import TopOfBookPanel
-from app.ui.workspaces import COMPACT, WIDE, Plan, plan_for
+from app.ui.workspaces import COMPACT, WIDE, Plan, plan_for, split_width
 from tests.harness import Faults
 from tests.ui.conftest import Live
 from tests.ui.test_balances import right_click
@@ -88,6 +89,12 @@ def misfits(window: MainWindow, name: str, dock: QDockWidget) -> list[str]:
     least = panel.minimumSizeHint()
     if panel.width() < least.width() or panel.height() < least.height():
         found.append(f"{name}: panel {panel.size()} below its minimum {least}")
+    for area in panel.findChildren(QScrollArea):
+        content, off = area.widget(), Qt.ScrollBarPolicy.ScrollBarAlwaysOff
+        if area.isVisible() and content and area.horizontalScrollBarPolicy() == off:
+            least_width = content.minimumSizeHint().width()
+            if area.viewport().width() < least_width:  # no scrollbar: cut off at the right
+                found.append(f"{name}: {area.viewport().width()} px for {least_width} px")
     for child in panel.findChildren(QWidget):
         if child.isVisible() and not scrolled(child, panel):
             where = rect_in(child, dock)
@@ -198,3 +205,13 @@ def test_watchlist_columns_are_chosen_from_the_header_menu_and_remembered(
     qtbot.addWidget(again)
     assert not again.table.isColumnHidden(keys.index("mid"))
     assert again.table.isColumnHidden(keys.index("bid_size"))
+
+
+def test_columns_share_the_width_but_each_gets_what_it_needs() -> None:
+    assert split_width(1000, [50, 50], [0, 0]) == [500, 500]
+    assert split_width(1000, [38, 30, 32], [0, 430, 400]) == [
+        1000 - 430 - 400,
+        430,
+        400,
+    ]  # a narrow window: the flexible column gives way
+    assert split_width(1000, [1, 1], [700, 700]) == [500, 500]  # nothing to take from
