@@ -81,6 +81,7 @@ PANEL_KEYS = [
     ("Ctrl+C", "Tables: copy the selected rows"),
     ("Click / ↑ / ↓", "Top of book: trade the highlighted pair (tickets, chart, depth)"),
     ("Delete", "Top of book: remove the selected pair from the watchlist"),
+    ("Right-click a header", "Watchlist, balances: choose the columns shown"),
     ("Tab / Shift+Tab", "Move between fields; Ctrl+Tab between docked tabs"),
 ]
 
