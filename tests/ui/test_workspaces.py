@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from PySide6.QtCore import QByteArray, QCoreApplication, QSettings, Qt
+from PySide6.QtCore import QByteArray, QCoreApplication, QPoint, QSettings, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QDockWidget, QInputDialog, QLineEdit, QMenu
 from pytestqt.qtbot import QtBot
@@ -140,6 +140,7 @@ def test_the_lock_holds_docks_in_place_and_is_remembered(
     view_menu(qtbot, window, Qt.Key.Key_W, Qt.Key.Key_K)  # Workspaces > Lock layout
     qtbot.waitUntil(lambda: window.locked)
     assert all(dock.features() == NO_FEATURES for dock in window.docks.values())
+    assert not double_click_title(window.docks["balances"])  # stays where it is
     window.save_workspace("locked")
     window.load_workspace("locked")
     assert all(dock.features() == NO_FEATURES for dock in window.docks.values())
@@ -154,7 +155,17 @@ def test_the_lock_holds_docks_in_place_and_is_remembered(
     assert all(
         dock.features() & movable and dock.features() & closable for dock in again.docks.values()
     )
+    assert double_click_title(again.docks["balances"])  # unlocked: it floats
+    again.docks["balances"].setFloating(False)
     again.close()
+
+
+def double_click_title(dock: QDockWidget) -> bool:
+    """Double-click the dock's title bar (which floats a floatable dock); floating after?"""
+    title = QPoint(40, dock.widget().geometry().top() // 2)
+    QTest.mouseDClick(dock, Qt.MouseButton.LeftButton, pos=title)
+    settle()
+    return dock.isFloating()
 
 
 def settle() -> None:
