@@ -92,8 +92,8 @@ def _import_panels() -> None:
 
 
 def default_panels(desks: TradingDesks | None) -> list[PanelSpec]:
-    """Every panel, in its default place: market and balances on the left, the tickets and
-    the chart on the right, the records and the log tabbed along the bottom. The tickets take
+    """Every panel, with a place of its own (used only by a window of other panels: this
+    set is arranged by the compact and wide layouts of ``app.ui.workspaces``). The tickets take
     their desks, the order list the journal; without desks (a read-only window, or only
     importing) the trading panels are left out."""
     from app.ui.panels.balances import BalancesPanel
@@ -260,7 +260,10 @@ def _open_window(session: TerminalSession, settings: QSettings, desks: TradingDe
     window = MainWindow(context, default_panels(desks), tradeterm.version())
     loop = asyncio.get_running_loop()
     errors.install(bridge.log, loop)
-    window.show()
+    if window.first_start and QApplication.platformName() != "offscreen":
+        window.showMaximized()  # first start: the screen's available area, title bar included
+    else:
+        window.show()
     return window
 
 

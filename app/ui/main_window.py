@@ -2,8 +2,14 @@
 
 Panels are declared as ``PanelSpec``s (vn.py's table-of-columns idea, applied to docks): each
 becomes a QDockWidget that can be moved, tabbed, hidden and shown from the View menu. Geometry
-and dock layout are saved on close and restored on start; View > Reset layout restores the
-layout the window was built with.
+and dock layout are saved on close and restored on start.
+
+Issue 13, layouts that fit: at first start the window takes the screen's available area and
+the default layout for it (``app.ui.workspaces``: compact for 1366×768, wide for 1920×1080);
+View > Layout offers both and a reset to the screen's default. The window never resizes itself:
+its minimum size is set once (``MIN_SIZE``, inside 1280×720), so no panel's growing size hint
+(a ticket warning, a longer status text) can push the window bigger. View > Workspaces saves,
+loads, renames and deletes named layouts, and locks the docks against accidental drags.
 """
 
 from __future__ import annotations
@@ -13,11 +19,12 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import QByteArray, Qt, QUrl, Signal
+from PySide6.QtCore import QByteArray, QSize, Qt, QUrl, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
+    QInputDialog,
     QMainWindow,
     QMenu,
     QMessageBox,
@@ -44,8 +51,19 @@ from app.ui.settings_dialog import SettingsDialog
 from app.ui.status_bar import StatusBar
 from app.ui.tasks import TaskOwner
 from app.ui.theme import add_theme_menu, choose_theme, current_theme
+from app.ui.workspaces import PLANS, Plan, WorkspaceStore, arrange, plan_for
 
-LAYOUT_VERSION = 1
+#: 2: the default layouts of issue 13 (a layout saved by version 1 is not restored).
+LAYOUT_VERSION = 2
+#: The window's minimum size, set once so that no size hint can grow the window: it fits a
+#: 1280×720 screen with a title bar and a panel.
+MIN_SIZE = QSize(1024, 600)
+LOCKED_KEY = "window/locked"
+DOCK_FEATURES = (
+    QDockWidget.DockWidgetFeature.DockWidgetMovable
+    | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+    | QDockWidget.DockWidgetFeature.DockWidgetClosable
+)
 Area = Qt.DockWidgetArea
 
 
@@ -71,6 +89,7 @@ PANEL_KEYS = [
     ("Delete", "Top of book: remove the selected pair from the watchlist"),
     ("Click / double-click", "Bid or ask (top of book, depth): prefill / send a limit order"),
     ("Space", "Depth: recentre the ladder on the best bid and ask"),
+    ("Right-click a header", "Watchlist, balances: choose the columns shown"),
     ("Tab / Shift+Tab", "Move between fields; Ctrl+Tab between docked tabs"),
 ]
 
@@ -87,7 +106,11 @@ class MainWindow(QMainWindow):
         self.setObjectName("mainWindow")
         self.setWindowTitle(f"Tradeterm — {env.account} @ {env.label}")
         self.setDockNestingEnabled(True)
-        self.setCorner(Qt.Corner.BottomLeftCorner, Area.LeftDockWidgetArea)
+        # the bottom tab group (the records: the widest filter bars) spans the whole width
+        self.setCorner(Qt.Corner.BottomLeftCorner, Area.BottomDockWidgetArea)
+        self.setCorner(Qt.Corner.BottomRightCorner, Area.BottomDockWidgetArea)
+        self.setMinimumSize(MIN_SIZE)
+        self.workspaces = WorkspaceStore(context.settings)
         self.tasks = TaskOwner(
             self, lambda what, exc: self.notify(LogLevel.ERROR, f"{what}: {exc}")
         )
@@ -112,9 +135,7 @@ class MainWindow(QMainWindow):
             if spec.tab_with in self.docks:
                 self.docks[spec.tab_with].raise_()  # the first of each tab group is shown
         self._view_menu.addSeparator()
-        reset = QAction("&Reset layout", self)
-        reset.triggered.connect(self.reset_layout)
-        self._view_menu.addAction(reset)
+        self._build_layout_menus()
         self._build_file_and_help_menus()
         self.status = StatusBar(context.bridge, version, self)
         self.setStatusBar(self.status)
@@ -126,7 +147,8 @@ class MainWindow(QMainWindow):
         add_notification_menu(self._view_menu, context.settings)
         self.notifier = Notifier(self, self._show_notice, context.settings, app_icon())
         context.bridge.logEvent.connect(self._on_log)
-        self.resize(1400, 860)
+        available = self.screen().availableGeometry()
+        self.resize(available.size().expandedTo(MIN_SIZE))
         self._size_areas([*panels])
         self._default_state = self.saveState(LAYOUT_VERSION)
         self._restore()
@@ -192,6 +214,134 @@ class MainWindow(QMainWindow):
                     [s.weight * 100 for s in specs],
                     Qt.Orientation.Vertical,
                 )
+
+    def _build_layout_menus(self) -> None:
+        """View > Layout (the two defaults, reset) and View > Workspaces (named layouts, lock);
+        every entry has a mnemonic, so the keyboard reaches them all."""
+        layout_menu = self._view_menu.addMenu("&Layout")
+        layout_menu.setObjectName("layoutMenu")
+        self.layout_actions: dict[str, QAction] = {}
+        for plan in PLANS.values():
+            action = QAction(plan.title, self)
+            action.setObjectName(f"layout_{plan.name}")
+            action.triggered.connect(lambda _=False, p=plan: self.apply_plan(p))
+            layout_menu.addAction(action)
+            self.layout_actions[plan.name] = action
+        layout_menu.addSeparator()
+        self.reset_action = QAction("&Reset to the default for this screen", self)
+        self.reset_action.triggered.connect(self.reset_layout)
+        layout_menu.addAction(self.reset_action)
+        menu = self._view_menu.addMenu("&Workspaces")
+        menu.setObjectName("workspacesMenu")
+        self.workspaces_menu = menu
+        self.save_workspace_action = QAction("&Save as…", self)
+        self.save_workspace_action.triggered.connect(self.ask_workspace_name)
+        menu.addAction(self.save_workspace_action)
+        self.load_menu = menu.addMenu("&Load")
+        self.rename_menu = menu.addMenu("&Rename")
+        self.delete_menu = menu.addMenu("&Delete")
+        menu.aboutToShow.connect(self._list_workspaces)
+        menu.addSeparator()
+        self.lock_action = QAction("Loc&k layout", self)
+        self.lock_action.setCheckable(True)
+        self.lock_action.setToolTip("Docks cannot be moved, floated or closed while locked")
+        self.lock_action.toggled.connect(self.set_locked)
+        menu.addAction(self.lock_action)
+        self._list_workspaces()
+
+    def _list_workspaces(self) -> None:
+        """The saved names under Load, Rename and Delete, read each time View > Workspaces
+        opens (never while one of its entries is being triggered: that deletes the entry)."""
+        names = self.workspaces.names()
+        for submenu, act in (
+            (self.load_menu, self.load_workspace),
+            (self.rename_menu, self.ask_workspace_rename),
+            (self.delete_menu, self.delete_workspace),
+        ):
+            submenu.clear()
+            for name in names:
+                action = submenu.addAction(name.replace("&", "&&"))
+                action.triggered.connect(lambda _=False, n=name, a=act: a(n))
+            submenu.setEnabled(bool(names))
+
+    # -- layouts and workspaces -----------------------------------------------------------------
+
+    def screen_plan(self) -> Plan:
+        """The default layout for the screen the window is on."""
+        return plan_for(self.screen().availableGeometry().size())
+
+    def apply_plan(self, plan: Plan) -> None:
+        """Arrange the docks as ``plan`` says, in the window's current size (the window keeps
+        its size: a layout is chosen for the screen, not forced on it)."""
+        if not arrange(self, self.docks, plan):
+            self.restoreState(self._default_state, LAYOUT_VERSION)
+            for dock in self.docks.values():
+                dock.show()
+
+    def ask_workspace_name(self) -> None:
+        """Save as…: a name, then the docks' state under it (an existing name is replaced)."""
+        dialog = QInputDialog(self)
+        dialog.setObjectName("workspaceName")
+        dialog.setWindowTitle("Save workspace")
+        dialog.setLabelText("Name of this workspace:")
+        dialog.textValueSelected.connect(self.save_workspace)
+        dialog.finished.connect(lambda _: dialog.deleteLater())
+        dialog.open()
+        self.workspace_dialog = dialog
+
+    def save_workspace(self, name: str) -> None:
+        name = name.strip()
+        if name:
+            self.workspaces.save(name, self.saveState(LAYOUT_VERSION))
+            self.notify(LogLevel.INFO, f"Workspace {name!r} saved")
+
+    def load_workspace(self, name: str) -> None:
+        state = self.workspaces.load(name)
+        if state is None or not self.restoreState(state, LAYOUT_VERSION):
+            self.notify(LogLevel.WARNING, f"Workspace {name!r} cannot be loaded")
+            return
+        self.set_locked(self.lock_action.isChecked())  # restoring does not unlock
+        self.notify(LogLevel.INFO, f"Workspace {name!r} loaded")
+
+    def ask_workspace_rename(self, name: str) -> None:
+        dialog = QInputDialog(self)
+        dialog.setObjectName("workspaceRename")
+        dialog.setWindowTitle("Rename workspace")
+        dialog.setLabelText(f"New name for {name!r}:")
+        dialog.setTextValue(name)
+        dialog.textValueSelected.connect(lambda new: self.rename_workspace(name, new))
+        dialog.finished.connect(lambda _: dialog.deleteLater())
+        dialog.open()
+        self.workspace_dialog = dialog
+
+    def rename_workspace(self, old: str, new: str) -> None:
+        new = new.strip()
+        if not new or new == old:
+            return
+        try:
+            self.workspaces.rename(old, new)
+        except (KeyError, ValueError) as exc:
+            self.notify(LogLevel.WARNING, f"Workspace not renamed: {exc}")
+
+    def delete_workspace(self, name: str) -> None:
+        self.workspaces.delete(name)
+        self.notify(LogLevel.INFO, f"Workspace {name!r} deleted")
+
+    def set_locked(self, locked: bool) -> None:
+        """Locked: no dock can be dragged away, floated or closed (the splitters still
+        resize); remembered in the settings."""
+        if self.lock_action.isChecked() != locked:
+            self.lock_action.setChecked(locked)  # comes back here through ``toggled``
+            return
+        for dock in self.docks.values():
+            dock.setFeatures(
+                QDockWidget.DockWidgetFeature.NoDockWidgetFeatures if locked else DOCK_FEATURES
+            )
+        self.context.settings.setValue(LOCKED_KEY, locked)
+
+    @property
+    def locked(self) -> bool:
+        return self.lock_action.isChecked()
 
     def _build_file_and_help_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
@@ -297,13 +447,17 @@ class MainWindow(QMainWindow):
     # -- layout persistence ---------------------------------------------------------------------
 
     def _restore(self) -> None:
+        """The saved geometry and docks; at first start (or after a layout version change)
+        the default layout for the screen."""
         settings = self.context.settings
         geometry = settings.value("window/geometry")
         state = settings.value("window/state")
-        if isinstance(geometry, QByteArray):
-            self.restoreGeometry(geometry)
-        if isinstance(state, QByteArray):
-            self.restoreState(state, LAYOUT_VERSION)
+        #: No saved geometry: the launcher shows the window maximized (the screen's area).
+        self.first_start = not (isinstance(geometry, QByteArray) and self.restoreGeometry(geometry))
+        if not (isinstance(state, QByteArray) and self.restoreState(state, LAYOUT_VERSION)):
+            self.apply_plan(self.screen_plan())
+        locked = settings.value(LOCKED_KEY, False)
+        self.set_locked(locked is True or str(locked).lower() == "true")
 
     def save_layout(self) -> None:
         settings = self.context.settings
@@ -312,9 +466,8 @@ class MainWindow(QMainWindow):
         settings.sync()
 
     def reset_layout(self) -> None:
-        self.restoreState(self._default_state, LAYOUT_VERSION)
-        for dock in self.docks.values():
-            dock.show()
+        """The default layout for the screen, every dock shown (the lock stays as it is)."""
+        self.apply_plan(self.screen_plan())
         self.notify(LogLevel.INFO, "Layout reset to the default")
 
     def resizeEvent(self, event: QResizeEvent) -> None:

@@ -6,6 +6,10 @@ the version. Ages and countdowns tick once a second from one timer. Numbers are 
 (1,234 ms); the state's tooltip gives the reason in words (no URL: the log has it). The state's
 colour (success, warning, error) and the badge (the theme's background on its warning colour)
 come from the palette in force and follow a theme switch.
+
+Every label has a fixed width, measured once from the widest text it can show (``WIDEST``), so a
+longer state ("✖ LOGIN EXPIRED" after "● LIVE") never widens the status bar and with it the
+window (issue 13: the window grew 1600 → 1667 px when the connection went offline).
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
+from PySide6.QtGui import QFont, QFontMetrics
+from PySide6.QtWidgets import QLabel, QSizePolicy, QStatusBar, QWidget
 
 from app.domain.words import in_words
 from app.services.health import Health, HealthState
@@ -28,6 +33,16 @@ STATE_STYLE = {
     Health.DEGRADED: ("▲ DEGRADED", "warning"),
     Health.OFFLINE: ("✗ OFFLINE", "error"),
     Health.AUTH_EXPIRED: ("✗ LOGIN EXPIRED", "error"),
+}
+
+
+#: The widest text each label shows (a bold state; numbers with room for large values).
+WIDEST = {
+    "state": max((text for text, _ in STATE_STYLE.values()), key=len) + "  ",
+    "latency": "99,999 ms",
+    "age": "data 99,999.9 s",
+    "offset": "clock +99,999 ms",
+    "token": "token 999:59:59",
 }
 
 
@@ -71,6 +86,7 @@ class StatusBar(QStatusBar):
             self.badge.hide()
         for widget in (self.state, self.latency, self.age, self.offset, self.token):
             self.addWidget(widget)
+            self._fix_width(widget)
         self.addPermanentWidget(self.badge)
         self.addPermanentWidget(self.version)
         self._top: FeedStatus | None = None
@@ -83,6 +99,14 @@ class StatusBar(QStatusBar):
         self._timer.timeout.connect(self.tick)
         self._timer.start()
         self.tick()
+
+    def _fix_width(self, label: QLabel) -> None:
+        """One width for good, from the widest text the label can show (bold for the state)."""
+        font = QFont(label.font())
+        font.setBold(label is self.state)
+        width = QFontMetrics(font).horizontalAdvance(WIDEST[label.objectName()]) + 8
+        label.setFixedWidth(width)
+        label.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)
 
     def show_health(self, state: HealthState) -> None:
         text, level = STATE_STYLE.get(state.health, (state.health.upper(), "warning"))

@@ -9,12 +9,14 @@ from PySide6.QtCore import (
     QAbstractItemModel,
     QModelIndex,
     QPersistentModelIndex,
+    QPoint,
     QRect,
     QSettings,
     Qt,
 )
-from PySide6.QtGui import QColor, QImage, QPainter
-from PySide6.QtWidgets import QStyle, QStyleOptionViewItem
+from PySide6.QtGui import QColor, QContextMenuEvent, QImage, QPainter
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QMenu, QStyle, QStyleOptionViewItem, QWidget
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
@@ -23,6 +25,7 @@ from app.domain.money import MONEY_CONTEXT, AssetPair
 from app.domain.records import Account, Balance, Portfolio, PortfolioBalance, TopOfBook
 from app.domain.valuation import valuation_rate
 from app.services.session import Balances
+from app.ui.column_choice import read_hidden
 from app.ui.delegates import BAR_MARGIN, UtilisationBarDelegate, bar_width
 from app.ui.fonts import number_font
 from app.ui.models.balances_model import (
@@ -35,7 +38,7 @@ from app.ui.models.balances_model import (
 )
 from app.ui.models.columns import column_numbers
 from app.ui.palette import current_palette
-from app.ui.panels.balances import SETTINGS_KEY, BalancesPanel
+from app.ui.panels.balances import DEFAULT_HIDDEN, SETTINGS_KEY, BalancesPanel
 from tests.harness import body
 from tests.ui.conftest import Live
 
@@ -437,3 +440,46 @@ def painted_bar_pixels(
         if run:
             return run, candidate
     return 0, None
+
+
+# -- columns chosen from the header (issue 13) ----------------------------------------------
+
+
+def right_click(widget: QWidget, where: QPoint) -> None:
+    """A right click: the press and release, then the context menu event the platform sends
+    for it (QTest's synthetic press does not make one)."""
+    QTest.mouseClick(widget, Qt.MouseButton.RightButton, pos=where)
+    event = QContextMenuEvent(QContextMenuEvent.Reason.Mouse, where, widget.mapToGlobal(where))
+    QApplication.sendEvent(widget, event)
+
+
+@pytest.mark.qt_log_ignore(
+    "^This plugin does not support raise\\(\\)$",  # the offscreen platform, for the popup menu
+    "^This plugin does not support grabbing the keyboard$",
+)
+def test_less_used_columns_are_hidden_and_chosen_from_the_header_menu(
+    qtbot: QtBot, panel: BalancesPanel, live: Live
+) -> None:
+    table = panel.table
+    for key in DEFAULT_HIDDEN:
+        assert table.isColumnHidden(COL[key]), key
+    assert not any(table.isColumnHidden(COL[k]) for k in ("asset", "free", "locked", "value"))
+    header = table.horizontalHeader()
+    where = QPoint(header.sectionViewportPosition(COL["free"]) + 4, header.height() // 2)
+    right_click(header.viewport(), where)
+    qtbot.waitUntil(lambda: isinstance(QApplication.activePopupWidget(), QMenu))
+    menu = QApplication.activePopupWidget()
+    assert menu is panel.columns.menu
+    assert not panel.columns.actions["asset"].isEnabled()  # a row keeps its name
+    limit = panel.columns.actions["credit_limit"]
+    QTest.mouseClick(menu, Qt.MouseButton.LeftButton, pos=menu.actionGeometry(limit).center())
+    qtbot.waitUntil(lambda: not table.isColumnHidden(COL["credit_limit"]))
+    assert "credit_limit" not in read_hidden(live.context.settings, "balances", DEFAULT_HIDDEN)
+    panel.columns.set_shown("free", False)
+    again = BalancesPanel(live.context)  # the choice is remembered
+    qtbot.addWidget(again)
+    assert not again.table.isColumnHidden(COL["credit_limit"])
+    assert again.table.isColumnHidden(COL["free"])
+    panel.columns.set_shown("free", True)
+    panel.columns.set_shown("credit_limit", False)
+    assert read_hidden(live.context.settings, "balances", ()) == list(DEFAULT_HIDDEN)

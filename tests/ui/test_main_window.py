@@ -17,17 +17,18 @@ from PySide6.QtWidgets import QApplication, QLabel, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.domain import Amount
-from app.services.health import Health
+from app.services.health import Health, HealthState
 from app.services.log_events import LogLevel
 from app.services.poller import FeedStatus, Poller
 from app.services.ticket import TicketInput
 from app.ui import errors
 from app.ui.launch import default_panels
-from app.ui.main_window import Area, MainWindow, PanelSpec
+from app.ui.main_window import MIN_SIZE, Area, MainWindow, PanelSpec
 from app.ui.panels.base import PanelContext
 from app.ui.panels.deposits import DepositsPanel
 from app.ui.panels.orders import OrdersPanel
 from app.ui.settings import open_settings
+from app.ui.status_bar import STATE_STYLE
 from tests.ui.conftest import Live, run
 
 
@@ -233,3 +234,18 @@ def test_every_panel_of_the_terminal_is_reachable_from_the_keyboard(
     run(qtbot, window.stop_panel_feeds())
     assert not any(poller.running for poller in pollers)
     window.close()
+
+
+def test_the_status_bar_keeps_its_width_whatever_it_says(qtbot: QtBot, live: Live) -> None:
+    """Issue 13: a longer state text widened the window; every label has one fixed width."""
+    window = make_window(qtbot, live)
+    status = window.status
+    widths = [label.width() for label in (status.state, status.latency, status.age)]
+    hint = status.minimumSizeHint()
+    for health in STATE_STYLE:
+        status.show_health(HealthState(health, "a reason", ()))
+        status.latency.setText("12,345 ms")
+        status.age.setText("data 9,999.9 s")
+        assert [label.width() for label in (status.state, status.latency, status.age)] == widths
+        assert status.minimumSizeHint() == hint
+    assert window.minimumSize() == MIN_SIZE

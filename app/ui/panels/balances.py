@@ -31,6 +31,7 @@ from app.domain.display import Precision
 from app.domain.records import TopOfBook
 from app.services.session import Balances
 from app.ui.bridge import Freshness
+from app.ui.column_choice import ColumnChoice
 from app.ui.delegates import UtilisationBarDelegate
 from app.ui.models.balances_model import (
     UTILISATION_ROLE,
@@ -44,6 +45,16 @@ from app.ui.preferences import Preferences
 SETTINGS_KEY = "valuation_currency"
 DEFAULT_CURRENCY = "USD"
 RESORT_MS = 250
+#: Columns hidden until the trader shows them (header context menu): the table then fits a
+#: 1366×768 layout without a horizontal scrollbar (issue 13). Credit shows in the ticket too.
+DEFAULT_HIDDEN = (
+    "available",
+    "credit_limit",
+    "used_credit",
+    "available_credit",
+    "pending_deposit",
+    "utilisation",
+)
 
 
 def total_text(total: Decimal, currency: str, precision: Precision) -> str:
@@ -82,12 +93,22 @@ class BalancesPanel(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setAlternatingRowColors(True)
         self.table.verticalHeader().setVisible(False)
+        # rows as tight as the watchlist's: five assets fit the compact layout's dock
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.bar_delegate = UtilisationBarDelegate(UTILISATION_ROLE, self.table)
         self.table.setItemDelegateForColumn(self.model.column("utilisation"), self.bar_delegate)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(self.model.column("asset"), Qt.SortOrder.AscendingOrder)
+        self.columns = ColumnChoice(
+            self.table,
+            "balances",
+            [spec.key for spec in self.model.columns],
+            [spec.header for spec in self.model.columns],
+            context.settings,
+            DEFAULT_HIDDEN,
+        )
 
         self.total_label = QLabel(self)
         self.total_label.setObjectName("balancesTotal")

@@ -53,6 +53,7 @@ from app.domain.records import TopOfBook
 from app.services.log_events import LogLevel
 from app.services.poller import FeedStatus
 from app.ui.click_trade import TradeRequest, side_of_click
+from app.ui.column_choice import ColumnChoice
 from app.ui.models.top_of_book_model import (
     FLASH_KEYS,
     STALE_FACTOR,
@@ -69,6 +70,9 @@ FLUSH_MS = 25
 RESORT_MS = 1000
 #: Room around a cell's text when fitting columns (px).
 CELL_PADDING = 16
+#: Columns hidden until the trader shows them (header context menu): the watchlist then fits
+#: a 1366×768 layout without a horizontal scrollbar (issue 13).
+DEFAULT_HIDDEN = ("bid_size", "ask_size", "mid", "spread_bps")
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -136,6 +140,14 @@ class TopOfBookPanel(QWidget):
         header.setSortIndicatorClearable(True)  # third click: back to watchlist order
         header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.table.setSortingEnabled(True)
+        self.columns = ColumnChoice(
+            self.table,
+            "watchlist",
+            [spec.key for spec in self.model.columns],
+            [spec.header for spec in self.model.columns],
+            context.settings,
+            DEFAULT_HIDDEN,
+        )
 
         self.pair_choice = QComboBox(self)
         self.pair_choice.setToolTip("A pair to add to the watchlist")
