@@ -8,7 +8,7 @@ colour (success, warning, error) and the badge (the theme's background on its wa
 come from the palette in force and follow a theme switch.
 
 Every label has a fixed width, measured once from the widest text it can show (``WIDEST``), so a
-longer state ("✖ LOGIN EXPIRED" after "● LIVE") never widens the status bar and with it the
+longer state ("✗ LOGIN EXPIRED" after "● LIVE") never widens the status bar and with it the
 window (issue 13: the window grew 1600 → 1667 px when the connection went offline).
 """
 

@@ -165,8 +165,13 @@ def needed_width(dock: QDockWidget) -> int:
         if content is not None and off:
             bar = area.verticalScrollBar().sizeHint().width()
             edges = 2 * area.frameWidth()
-            need = max(need, content.minimumSizeHint().width() + bar + edges + frame)
+            need = max(need, content.minimumSizeHint().width() + bar + edges + frame + SLACK)
     return need
+
+
+#: Pixels of room beyond the computed need: a style sheet's scroll bar can be a few pixels wider
+#: than the hint the layout is computed from (seen: 3 px with the shipped themes).
+SLACK = 8
 
 
 def _size(

@@ -342,6 +342,7 @@ class OrderTicketPanel(QWidget):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(scroll)
         layout = QVBoxLayout(content)
+        layout.setContentsMargins(6, 6, 6, 6)  # a dock is narrow: no width wasted on margins
         layout.addLayout(form)
         layout.addWidget(self.input_error)
         layout.addWidget(self.estimate_label)
