@@ -165,7 +165,10 @@ def needed_width(dock: QDockWidget) -> int:
         if content is not None and off:
             bar = area.verticalScrollBar().sizeHint().width()
             edges = 2 * area.frameWidth()
-            need = max(need, content.minimumSizeHint().width() + bar + edges + frame + SLACK)
+            # Its preferred width, not its minimum: below it, labels such as "USD to spend"
+            # are cut (the area never scrolls sideways).
+            wanted = max(content.minimumSizeHint().width(), content.sizeHint().width())
+            need = max(need, wanted + bar + edges + frame + SLACK)
     return need
 
 

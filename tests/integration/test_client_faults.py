@@ -590,5 +590,7 @@ async def test_clock_follows_the_server_after_faults(faults: Faults, api: Servic
     assert abs(offset) < timedelta(seconds=1)
     faults.set({"kind": "latency", "seconds": 0.3, "path": r"^/api/v1/routing/time$"})
     await api.service_time()
-    assert api.clock.offset == offset  # the slow sample was not kept
+    # the slow sample did not move the estimate (the offset is read afresh from two clocks
+    # each time, so it may differ by a few microseconds)
+    assert abs(api.clock.offset - offset) < timedelta(milliseconds=1)
     assert abs(api.clock.server_now() - datetime.now(UTC)) < timedelta(seconds=1)

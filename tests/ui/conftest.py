@@ -137,10 +137,12 @@ def live(live_factory: LiveFactory, sandbox: SandboxProcess) -> Live:
 @pytest.fixture
 def app_as_found(qapp: QApplication) -> Iterator[QApplication]:
     """The test application, left as it was found after the test, whatever theme it switched
-    to: its style sheet, style, palette and the default trading colours (other tests compare
-    against ``DEFAULT_PALETTE``)."""
+    to: its style sheet, style, font, palette and the default trading colours (other tests
+    compare against ``DEFAULT_PALETTE``)."""
     sheet, qt_palette, style = qapp.styleSheet(), qapp.palette(), qapp.style().name()
+    font = qapp.font()  # a theme sets the shipped UI font too
     yield qapp
+    qapp.setFont(font)
     qapp.setStyleSheet(sheet)
     if qapp.style().name() != style:
         qapp.setStyle(style)

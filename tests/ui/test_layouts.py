@@ -37,8 +37,9 @@ WAIT_MS = 10_000
 
 
 @pytest.fixture
-def terminal(qtbot: QtBot, live: Live) -> Iterator[MainWindow]:
-    """The terminal's window with every panel, on the live sandbox."""
+def terminal(qtbot: QtBot, live: Live, app: QApplication) -> Iterator[MainWindow]:
+    """The terminal's window with every panel, on the live sandbox, as a trader gets it: the
+    dark theme with the shipped fonts."""
     window = MainWindow(live.context, default_panels(live.desks), "9.9.9")
     qtbot.addWidget(window)
     window.show()

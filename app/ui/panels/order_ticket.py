@@ -111,6 +111,9 @@ LIFT_OFFER_KEY = "Ctrl+Shift+B"
 #: Health in which Send is not offered.
 CANNOT_SEND = {Health.OFFLINE: "Offline", Health.AUTH_EXPIRED: "Login expired"}
 
+#: The widest unit text the ticket shows beside the amount (the limit's is shorter).
+UNIT_SAMPLE = "USD to spend"
+
 
 def _styled(label: QLabel, level: str, text: str) -> None:
     """``text`` in the colour of ``level``; the level stays on the label (property "level")
@@ -246,6 +249,10 @@ class OrderTicketPanel(QWidget):
         self.limit_edit.setFont(mono)
         self.limit_unit = QLabel(self)
         self.limit_unit.setObjectName("orderLimitUnit")
+        # Room for the unit text from the start: the dock is sized before the pairs are known,
+        # and a unit label squeezed later is cut ("USD to spen").
+        metrics = self.fontMetrics()
+        self.size_unit.setMinimumWidth(metrics.horizontalAdvance(UNIT_SAMPLE))
         limit_row = QHBoxLayout()
         limit_row.addWidget(self.limit_edit, 1)
         limit_row.addWidget(self.limit_unit)
