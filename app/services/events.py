@@ -6,6 +6,8 @@ subscriber is logged and does not stop the others or the publisher.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from typing import Generic, TypeVar
@@ -35,3 +37,11 @@ class Topic(Generic[T]):
                 callback(value)
             except Exception:
                 log.exception("subscriber of %s failed", self.name)
+
+
+async def cancel_and_wait(task: asyncio.Task[None] | None) -> None:
+    """Cancel ``task`` (if any) and wait until it has ended (a feed's or monitor's ``stop``)."""
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

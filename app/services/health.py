@@ -21,14 +21,13 @@ once a second, so staleness shows even while a request hangs.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
 from app.api import LoginThrottled, ServiceError, Unauthorized
-from app.services.events import Topic
+from app.services.events import Topic, cancel_and_wait
 from app.services.poller import FeedStatus, Poller
 
 STALE_FACTOR = 3.0
@@ -148,10 +147,7 @@ class HealthMonitor:
 
     async def stop(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(task)
 
     async def _run(self) -> None:
         while True:

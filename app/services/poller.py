@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from app.api import LoginExpired, LoginThrottled, RateLimited, ServiceError
-from app.services.events import Topic
+from app.services.events import Topic, cancel_and_wait
 
 T = TypeVar("T")
 log = logging.getLogger("tradeterm.services")
@@ -137,10 +137,7 @@ class Poller(Generic[T]):
 
     async def stop(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(task)
 
     @property
     def failing(self) -> bool:

@@ -8,6 +8,7 @@ import asyncio
 import gc
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -18,6 +19,8 @@ from pytestqt.qtbot import QtBot
 
 from app.api import ClientSettings, ServiceClient
 from app.domain.display import Precision
+from app.domain.money import AssetPair
+from app.domain.records import TopOfBook
 from app.services.desks import TradingDesks
 from app.services.log_events import LogLevel
 from app.services.session import Environment, FeedIntervals, TerminalSession
@@ -156,3 +159,36 @@ def app(app_as_found: QApplication) -> QApplication:
     """The dark theme applied for the test; restored afterwards (``app_as_found``)."""
     apply_theme(app_as_found, "dark")
     return app_as_found
+
+
+def top(pair: str, bid: str, ask: str) -> TopOfBook:
+    """A top of book with sizes of one, for tests that feed views themselves."""
+    one = Decimal(1)
+    return TopOfBook(
+        AssetPair.parse(pair), Decimal(bid), one, Decimal(ask), one, Decimal(ask) - Decimal(bid)
+    )
+
+
+OfflineContext = Callable[[str], PanelContext]
+
+
+@pytest.fixture
+def offline_context(
+    qtbot: QtBot, qloop: QEventLoop, sandbox: SandboxProcess, settings: QSettings
+) -> Iterator[OfflineContext]:
+    """``offline_context(pair)``: a bridge over a session that is never started, with ``pair``
+    selected: the test alone feeds the signals."""
+    opened: list[tuple[ServiceClient, SessionBridge]] = []
+
+    def make(pair: str) -> PanelContext:
+        client = ServiceClient(ClientSettings(sandbox.url))
+        session = TerminalSession(client, Environment(sandbox.url, "u", "a", sandbox=True))
+        session.select_pair(pair)
+        bridge = SessionBridge(session)
+        opened.append((client, bridge))
+        return PanelContext(bridge, Precision(), settings, lambda level, text: None)
+
+    yield make
+    for client, bridge in opened:
+        run(qtbot, client.aclose())
+        bridge.deleteLater()

@@ -7,7 +7,6 @@ from __future__ import annotations
 import itertools
 import re
 import stat
-from collections.abc import Iterator
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -20,42 +19,22 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from app.api import ClientSettings, ServiceClient
-from app.domain.display import Precision
-from app.domain.money import AssetPair
-from app.domain.records import TopOfBook
 from app.services.mid_history import MAGIC, MidHistory, file_name
-from app.services.session import Environment, TerminalSession
-from app.ui.bridge import SessionBridge
 from app.ui.palette import DEFAULT_PALETTE
 from app.ui.panels.base import PanelContext
 from app.ui.panels.chart import WAITING, ChartPanel, candles, history_folder
-from app.ui.qt import QEventLoop
 from app.ui.ring_buffer import RingBuffer
-from tests.harness import SandboxProcess
-from tests.ui.conftest import run
+from tests.ui.conftest import OfflineContext, run, top
 
 D = Decimal
 #: 2023-11-14 22:13:20 UTC: a whole hour, so buckets of every timeframe start on it.
 T0 = 1_700_000_000.0 - 1_700_000_000.0 % 3600
 
 
-def top(pair: str, bid: str, ask: str) -> TopOfBook:
-    return TopOfBook(AssetPair.parse(pair), D(bid), D("1"), D(ask), D("1"), D(ask) - D(bid))
-
-
 @pytest.fixture
-def offline(
-    qtbot: QtBot, qloop: QEventLoop, sandbox: SandboxProcess, settings: QSettings
-) -> Iterator[PanelContext]:
-    """A bridge over a session that is never started: the test alone feeds the signals."""
-    client = ServiceClient(ClientSettings(sandbox.url))
-    session = TerminalSession(client, Environment(sandbox.url, "u", "a", sandbox=True))
-    session.select_pair("ETH/USD")
-    bridge = SessionBridge(session)
-    yield PanelContext(bridge, Precision(), settings, lambda level, text: None)
-    run(qtbot, client.aclose())
-    bridge.deleteLater()
+def offline(offline_context: OfflineContext) -> PanelContext:
+    """A never-started session on ETH/USD: the test alone feeds the signals."""
+    return offline_context("ETH/USD")
 
 
 def shown(qtbot: QtBot, context: PanelContext, width: int, height: int) -> ChartPanel:

@@ -5,37 +5,31 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QModelIndex, QPoint, QPointF, QSettings, Qt
+from PySide6.QtCore import QModelIndex, QPoint, QPointF, Qt
 from PySide6.QtGui import QColor, QWheelEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
-from app.api import ClientSettings, ServiceClient
 from app.domain.display import Precision
 from app.domain.money import AssetPair
-from app.domain.records import OrderBook, TopOfBook
-from app.services.session import Environment, TerminalSession
+from app.domain.records import OrderBook
 from app.ui import palette
-from app.ui.bridge import SessionBridge
 from app.ui.models.columns import column_numbers
 from app.ui.models.depth_model import COLUMNS, DepthModel, DepthRole
 from app.ui.palette import DEFAULT_PALETTE, TradePalette
 from app.ui.panels.base import PanelContext
 from app.ui.panels.chart import ChartPanel, plot_sample
 from app.ui.panels.depth import DepthPanel
-from app.ui.qt import QEventLoop
 from app.ui.ring_buffer import RingBuffer
 from app.ui.theme import trade_palette
-from tests.harness import SandboxProcess
-from tests.ui.conftest import Live, run
+from tests.ui.conftest import Live, OfflineContext, top
 
 D = Decimal
 #: Column numbers by key (the model's column spec list).
@@ -50,22 +44,10 @@ def book(pair: str, bids: list[tuple[str, str]], asks: list[tuple[str, str]]) ->
     )
 
 
-def top(pair: str, bid: str, ask: str) -> TopOfBook:
-    return TopOfBook(AssetPair.parse(pair), D(bid), D("1"), D(ask), D("1"), D(ask) - D(bid))
-
-
 @pytest.fixture
-def offline(
-    qtbot: QtBot, qloop: QEventLoop, sandbox: SandboxProcess, settings: QSettings
-) -> Iterator[PanelContext]:
-    """A bridge over a session that is never started: the test alone feeds the signals."""
-    client = ServiceClient(ClientSettings(sandbox.url))
-    session = TerminalSession(client, Environment(sandbox.url, "u", "a", sandbox=True))
-    session.select_pair("BTC/USD")
-    bridge = SessionBridge(session)
-    yield PanelContext(bridge, Precision(), settings, lambda level, text: None)
-    run(qtbot, client.aclose())
-    bridge.deleteLater()
+def offline(offline_context: OfflineContext) -> PanelContext:
+    """A never-started session on BTC/USD: the test alone feeds the signals."""
+    return offline_context("BTC/USD")
 
 
 # -- depth: the model ---------------------------------------------------------------------------

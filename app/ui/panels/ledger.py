@@ -212,23 +212,26 @@ class LedgerPanel(RecordPanel):
     def apply_filters(self) -> bool:
         """Run the query the fields describe unless it is the one shown (or being read);
         False (and a message) when a field is invalid."""
-        self.apply_timer.stop()
-        try:
-            query = self.current_query()
-        except LedgerQueryError as exc:
-            self._say(f"Not searched: {exc.message}", error=True)
+        query = self._query_or_say()
+        if query is None:
             return False
         if query == self._wanted:
             return True
         return self.run_query()
 
-    def run_query(self) -> bool:
-        """Search with the fields as they are; False (and a message) when they are invalid."""
+    def _query_or_say(self) -> LedgerQuery | None:
+        """The query the fields describe, or None after saying which field is invalid."""
         self.apply_timer.stop()
         try:
-            query = self.current_query()
+            return self.current_query()
         except LedgerQueryError as exc:
             self._say(f"Not searched: {exc.message}", error=True)
+            return None
+
+    def run_query(self) -> bool:
+        """Search with the fields as they are; False (and a message) when they are invalid."""
+        query = self._query_or_say()
+        if query is None:
             return False
         self._wanted = query
         self._start(lambda: self.browser.load(query), "Reading the ledger…")
