@@ -113,8 +113,29 @@ class SandboxProcess:
         )
 
 
+class _LoggedIn:
+    """What both kinds of test user share: the login request, the token it gives, the
+    Authorization header."""
+
+    user: str
+    password: str
+    token: str
+
+    def login_body(self) -> dict[str, str]:
+        return {"user": self.user, "password": digest(self.password)}
+
+    def _took(self, response: httpx.Response) -> str:
+        assert response.status_code == 200, response.text
+        self.token = response.json()["token"]
+        return self.token
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+
 @dataclass
-class Session:
+class Session(_LoggedIn):
     """A logged-in client of one sandbox: ``get``/``post`` with ``{account}`` in paths."""
 
     base_url: str
@@ -130,16 +151,7 @@ class Session:
             self.login()
 
     def login(self) -> str:
-        response = self.http.post(
-            "/api/v1/identity/jwt", json={"user": self.user, "password": digest(self.password)}
-        )
-        assert response.status_code == 200, response.text
-        self.token = response.json()["token"]
-        return self.token
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"}
+        return self._took(self.http.post("/api/v1/identity/jwt", json=self.login_body()))
 
     def get(self, path: str, **params: Any) -> httpx.Response:
         return self.http.get(
@@ -343,7 +355,7 @@ class AppSandbox:
 
 
 @dataclass
-class AppAccount:
+class AppAccount(_LoggedIn):
     """A logged-in user of an ``AppSandbox``: ``await get``/``post`` with ``{account}`` in
     paths, like ``Session`` for a process."""
 
@@ -355,16 +367,7 @@ class AppAccount:
 
     async def login(self) -> str:
         async with self.sandbox.http() as http:
-            response = await http.post(
-                "/api/v1/identity/jwt", json={"user": self.user, "password": digest(self.password)}
-            )
-        assert response.status_code == 200, response.text
-        self.token = response.json()["token"]
-        return self.token
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"}
+            return self._took(await http.post("/api/v1/identity/jwt", json=self.login_body()))
 
     async def get(self, path: str, **params: Any) -> httpx.Response:
         async with self.sandbox.http(self.headers) as http:

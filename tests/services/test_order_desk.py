@@ -24,7 +24,7 @@ from app.domain.money import divide
 from app.services.estimates import EstimateFeed, EstimateResult
 from app.services.journal import OrderJournal
 from app.services.limit_prices import describe_limit, display_number, trader_view, wire_limit
-from app.services.order_desk import AlreadySending, OrderDesk
+from app.services.order_desk import AlreadySending, OrderDesk, SubmitResult
 from app.services.pretrade import CheckLimits, checks, what_if
 from app.services.session import Environment, TerminalSession
 from app.services.ticket import TicketError, TicketInput
@@ -466,6 +466,20 @@ async def test_an_unknown_outcome_settles_itself_by_looking_the_order_up(
         assert entry is not None and entry.status == "filled" and entry.order_id
 
 
+async def lose_an_order(
+    d: Desk, *, settle: tuple[float, ...], session: float
+) -> tuple[list[str], SubmitResult]:
+    """Send 100 USD of BTC under the fault already set; its answer is lost. Returns the
+    statuses the desk publishes from then on, and the (unknown) first result."""
+    d.desk.settle_delays = settle
+    d.desk.session_delay = session
+    published: list[str] = []
+    d.desk.results.subscribe(lambda r: published.append(r.status))
+    lost = await d.desk.submit(TicketInput("USD", "BTC", Decimal(100)))
+    assert lost.status == "unknown"
+    return published, lost
+
+
 async def test_an_order_the_server_never_listed_stays_unknown_and_is_looked_for(
     sandbox: SandboxProcess, look_ups: list[str]
 ) -> None:
@@ -473,12 +487,7 @@ async def test_an_order_the_server_never_listed_stays_unknown_and_is_looked_for(
     "failed — never placed") and the desk keeps looking, past its schedule, for the session."""
     async with open_desk(sandbox) as d:
         await d.faults({"kind": "drop", "path": d.order_path(), "count": 1})
-        d.desk.settle_delays = (0.1, 0.1)
-        d.desk.session_delay = 0.1
-        published: list[str] = []
-        d.desk.results.subscribe(lambda r: published.append(r.status))
-        lost = await d.desk.submit(TicketInput("USD", "BTC", Decimal(100)))
-        assert lost.status == "unknown"
+        published, lost = await lose_an_order(d, settle=(0.1, 0.1), session=0.1)
         await until(lambda: look_ups.count(lost.client_order_id) >= 6, timeout=10)
         assert published == ["unknown"]  # nothing ever claimed it failed
         entry = d.journal.entry(lost.client_order_id)
@@ -494,12 +503,7 @@ async def test_an_answer_held_past_the_read_timeout_stays_unknown_until_it_fills
     the server fills the order later. The desk calls it unknown, then filled — never failed."""
     async with open_desk(sandbox, read_timeout=0.5) as d:
         await d.faults({"kind": "latency", "seconds": 2.5, "path": d.order_path(), "count": 1})
-        d.desk.settle_delays = (0.2, 0.2)
-        d.desk.session_delay = 0.3
-        published: list[str] = []
-        d.desk.results.subscribe(lambda r: published.append(r.status))
-        lost = await d.desk.submit(TicketInput("USD", "BTC", Decimal(100)))
-        assert lost.status == "unknown"
+        published, lost = await lose_an_order(d, settle=(0.2, 0.2), session=0.3)
         await until(lambda: published == ["unknown", "filled"], timeout=15)
         entry = d.journal.entry(lost.client_order_id)
         assert entry is not None and entry.status == "filled" and entry.order_id

@@ -26,6 +26,7 @@ from app.services.pretrade import CheckLimits
 from app.services.rfq_desk import (
     SIDES,
     AcceptClosed,
+    AcceptResult,
     ChecksBlock,
     LiveQuote,
     QuoteEvent,
@@ -396,17 +397,22 @@ async def test_an_accept_whose_answer_is_lost_is_settled_by_looking_it_up(
         assert (await d.free())["BTC"] == Decimal("1.99")
 
 
+async def accept_dropped(d: Desk, sandbox: SandboxProcess) -> AcceptResult:
+    """Accept the sell side with the connection cut before the server sees the request."""
+    path = f"/account/{d.user.account}/order/rfq/.*/accept$"
+    admin_faults(sandbox, [{"kind": "drop", "path": path, "count": 1}])
+    try:
+        return await d.desk.accept("sell")
+    finally:
+        clear_faults(sandbox)
+
+
 async def test_an_accept_dropped_before_the_server_saw_it_stays_unknown(
     rfq_sandbox: SandboxProcess,
 ) -> None:
     async with open_desk(rfq_sandbox) as d:
         await d.desk.request(PAIR, SIZE)
-        path = f"/account/{d.user.account}/order/rfq/.*/accept$"
-        admin_faults(rfq_sandbox, [{"kind": "drop", "path": path, "count": 1}])
-        try:
-            result = await d.desk.accept("sell")
-        finally:
-            clear_faults(rfq_sandbox)
+        result = await accept_dropped(d, rfq_sandbox)
         assert result.status == "unknown" and result.order is None
         assert "unknown whether the quote was taken" in result.message
         entry = d.journal.entry(result.client_order_id)
@@ -669,12 +675,7 @@ async def test_an_accept_never_seen_stays_unknown_after_its_quote_expired(
     its expiry by the grace period they stop, and the accept stays unknown, saying so."""
     async with open_desk(rfq_sandbox, settle_delays=(0.2,) * 50, absent_grace=0.0) as d:
         live = await d.desk.request(PAIR, SIZE)
-        path = f"/account/{d.user.account}/order/rfq/.*/accept$"
-        admin_faults(rfq_sandbox, [{"kind": "drop", "path": path, "count": 1}])
-        try:
-            result = await d.desk.accept("sell")
-        finally:
-            clear_faults(rfq_sandbox)
+        result = await accept_dropped(d, rfq_sandbox)
         assert result.status == "unknown"
 
         def detail() -> str:

@@ -29,6 +29,7 @@ from app.ui.panels.order_ticket import OrderTicketPanel
 from app.ui.panels.top_of_book import TopOfBookPanel
 from app.ui.preferences import Preferences, parse_size_presets
 from tests.ui.conftest import Live, run
+from tests.ui.test_order_ticket import ready
 
 PRESETS = "BTC: 0.01 0.1; USD: 100 1,000"
 
@@ -39,17 +40,6 @@ def presets(live: Live) -> Live:
     Preferences(size_presets=PRESETS).save(live.context.settings)
     live.context.settings.setValue(CONFIRM_KEY, True)
     return live
-
-
-def ready(qtbot: QtBot, live: Live) -> None:
-    live.bridge.select_pair("BTC/USD")
-    qtbot.waitUntil(
-        lambda: (
-            live.bridge.balances.latest is not None
-            and "BTC/USD" in (live.bridge.topOfBook.latest or {})
-        ),
-        timeout=10_000,
-    )
 
 
 @dataclass

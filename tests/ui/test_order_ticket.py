@@ -25,13 +25,9 @@ from tests.harness import Faults, SandboxProcess
 from tests.ui.conftest import Live, LiveFactory, run
 
 
-def open_ticket(qtbot: QtBot, live: Live, *, confirm: bool = False) -> OrderTicketPanel:
-    live.context.settings.setValue(CONFIRM_KEY, confirm)
-    panel = OrderTicketPanel(live.context, live.desks.orders)
-    qtbot.addWidget(panel)
-    panel.show()
+def ready(qtbot: QtBot, live: Live) -> None:
+    """BTC/USD selected, and balances and its prices handed out by the bridge."""
     live.bridge.select_pair("BTC/USD")
-    # the panel has been handed balances and prices: predictions and checks can work
     qtbot.waitUntil(
         lambda: (
             live.bridge.balances.latest is not None
@@ -39,6 +35,14 @@ def open_ticket(qtbot: QtBot, live: Live, *, confirm: bool = False) -> OrderTick
         ),
         timeout=10_000,
     )
+
+
+def open_ticket(qtbot: QtBot, live: Live, *, confirm: bool = False) -> OrderTicketPanel:
+    live.context.settings.setValue(CONFIRM_KEY, confirm)
+    panel = OrderTicketPanel(live.context, live.desks.orders)
+    qtbot.addWidget(panel)
+    panel.show()
+    ready(qtbot, live)  # the panel has been handed balances and prices: checks can work
     qtbot.waitUntil(lambda: panel.pair_box.currentText() == "BTC/USD", timeout=5_000)
     return panel
 
