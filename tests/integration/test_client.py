@@ -55,10 +55,14 @@ pytestmark = pytest.mark.anyio
 
 
 async def connect(
-    sandbox: SandboxProcess, session: Session, *, retry: RetryPolicy | None = None
+    sandbox: SandboxProcess,
+    session: Session,
+    *,
+    retry: RetryPolicy | None = None,
+    read_timeout: float = 15.0,
 ) -> ServiceClient:
     """A ServiceClient logged in as ``session``'s user (the caller closes it)."""
-    service = ServiceClient(ClientSettings(sandbox.url), retry=retry)
+    service = ServiceClient(ClientSettings(sandbox.url, read_timeout=read_timeout), retry=retry)
     try:
         await service.login(session.user, session.password, session.account)
     except BaseException:

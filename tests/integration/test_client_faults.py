@@ -42,6 +42,7 @@ from app.domain.order_request import OrderRequest
 from app.domain.records import Order
 from app.services.settling import Absent, OrderSettler, Sought
 from tests.harness import SandboxProcess, Session, body, invariant, new_client
+from tests.integration.test_client import connect
 
 pytestmark = pytest.mark.anyio
 
@@ -135,22 +136,6 @@ def account(faulty: SandboxProcess) -> Iterator[Session]:
     session = new_client(faulty)
     yield session
     session.close()
-
-
-async def connect(
-    sandbox: SandboxProcess,
-    session: Session,
-    *,
-    retry: RetryPolicy | None = None,
-    read_timeout: float = 15.0,
-) -> ServiceClient:
-    service = ServiceClient(ClientSettings(sandbox.url, read_timeout=read_timeout), retry=retry)
-    try:
-        await service.login(session.user, session.password, session.account)
-    except BaseException:
-        await service.aclose()
-        raise
-    return service
 
 
 @pytest.fixture

@@ -224,14 +224,20 @@ def test_depth_panel_follows_the_live_selected_book(qtbot: QtBot, live: Live) ->
     assert len(panel.model.index(0, COL["price"]).data().split(".")[1]) == decimals
 
 
-def test_depth_panel_ignores_stale_books_paints_bars_and_activates_levels(
-    qtbot: QtBot, offline: PanelContext
-) -> None:
-    panel = DepthPanel(offline)
+def shown_depth(qtbot: QtBot, context: PanelContext) -> DepthPanel:
+    """A depth panel on screen at 480×400, waiting for the books the test emits."""
+    panel = DepthPanel(context)
     qtbot.addWidget(panel)
     panel.resize(480, 400)
     panel.show()
     qtbot.waitExposed(panel)
+    return panel
+
+
+def test_depth_panel_ignores_stale_books_paints_bars_and_activates_levels(
+    qtbot: QtBot, offline: PanelContext
+) -> None:
+    panel = shown_depth(qtbot, offline)
     assert panel.header.text() == "BTC/USD   waiting for the order book…"
     offline.bridge.orderBook.emit(book("BTC/USD", BIDS, ASKS))
     assert panel.model.rowCount() == 6
@@ -277,11 +283,7 @@ def test_depth_panel_ignores_stale_books_paints_bars_and_activates_levels(
 def test_depth_panel_repaints_prices_and_bars_when_the_palette_switches(
     qtbot: QtBot, offline: PanelContext
 ) -> None:
-    panel = DepthPanel(offline)
-    qtbot.addWidget(panel)
-    panel.resize(480, 400)
-    panel.show()
-    qtbot.waitExposed(panel)
+    panel = shown_depth(qtbot, offline)
     offline.bridge.orderBook.emit(book("BTC/USD", BIDS, ASKS))
     view, model = panel.view, panel.model
     colours: list[list[int]] = []

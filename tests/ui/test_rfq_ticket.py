@@ -264,14 +264,22 @@ def _grouped(amount: Amount) -> str:
 # -- expiry -----------------------------------------------------------------------------------
 
 
+def short_quote(
+    qtbot: QtBot, live_factory: LiveFactory, sandbox: SandboxProcess
+) -> tuple[Live, Ticket, LiveQuote]:
+    """A trader on the short-lived-quote sandbox, the ticket (its window must be kept, or the
+    panel goes with it), and the quote it requested."""
+    live = live_factory(sandbox)
+    ticket = open_ticket(qtbot, live)
+    return live, ticket, request(qtbot, ticket.panel)
+
+
 @pytest.mark.slow
 def test_the_accept_button_closes_near_expiry_and_stays_closed_after(
     qtbot: QtBot, live_factory: LiveFactory, short_sandbox: SandboxProcess
 ) -> None:
-    live = live_factory(short_sandbox)
-    ticket = open_ticket(qtbot, live)
+    _live, ticket, quote = short_quote(qtbot, live_factory, short_sandbox)
     panel = ticket.panel
-    quote = request(qtbot, panel)
     buy = panel.sides["buy"]
     assert buy.accept.isEnabled() and state(panel, "buy") == "live"
     # Amber under 3 s, still acceptable.
@@ -309,10 +317,8 @@ def test_the_accept_button_closes_near_expiry_and_stays_closed_after(
 def test_a_forced_accept_after_expiry_shows_the_servers_refusal(
     qtbot: QtBot, live_factory: LiveFactory, short_sandbox: SandboxProcess
 ) -> None:
-    live = live_factory(short_sandbox)
-    ticket = open_ticket(qtbot, live)
+    live, ticket, quote = short_quote(qtbot, live_factory, short_sandbox)
     panel = ticket.panel
-    quote = request(qtbot, panel)
     qtbot.waitUntil(lambda: panel.sides["sell"].countdown.text == "expired", timeout=8000)
     before = free(qtbot, live)
     result = run(qtbot, live.desks.rfq.force_accept("sell"))
@@ -591,6 +597,16 @@ def test_the_pair_follows_the_selection_until_picked_and_the_size_can_be_in_quot
     assert quote.quote.buy.source == Amount(Decimal(1000), "USD")  # pay exactly 1,000 USD
 
 
+def request_by_click(qtbot: QtBot, live: Live, pair: str, size: str) -> Ticket:
+    """A fresh RFQ ticket with ``pair`` and ``size`` typed in and Request clicked (keep the
+    ticket: its window holds the panel)."""
+    ticket = open_ticket(qtbot, live)
+    ticket.panel.pair_box.setEditText(pair)
+    ticket.panel.size_edit.setText(size)
+    QTest.mouseClick(ticket.panel.request_button, Qt.MouseButton.LeftButton)
+    return ticket
+
+
 @pytest.mark.parametrize(
     ("pair", "size", "expected"),
     [
@@ -603,11 +619,8 @@ def test_the_pair_follows_the_selection_until_picked_and_the_size_can_be_in_quot
 def test_bad_input_is_explained_locally_and_nothing_is_requested(
     qtbot: QtBot, live: Live, pair: str, size: str, expected: str
 ) -> None:
-    ticket = open_ticket(qtbot, live)
+    ticket = request_by_click(qtbot, live, pair, size)
     panel = ticket.panel
-    panel.pair_box.setEditText(pair)
-    panel.size_edit.setText(size)
-    QTest.mouseClick(panel.request_button, Qt.MouseButton.LeftButton)
     assert panel.message.text() == expected and panel.message.property("level") == "error"
     assert not panel.requesting and live.desks.rfq.events == []
     assert (panel.pair_box.currentText(), panel.size_edit.text()) == (pair, size)
@@ -623,11 +636,8 @@ def test_bad_input_is_explained_locally_and_nothing_is_requested(
 def test_the_servers_refusal_of_a_request_shows_inline_and_values_stay(
     qtbot: QtBot, live: Live, pair: str, size: str, expected: str
 ) -> None:
-    ticket = open_ticket(qtbot, live)
+    ticket = request_by_click(qtbot, live, pair, size)
     panel = ticket.panel
-    panel.pair_box.setEditText(pair)
-    panel.size_edit.setText(size)
-    QTest.mouseClick(panel.request_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not panel.requesting)
     message = panel.message.text()
     assert message.startswith(f"No quote for {pair} ") and expected in message, message
