@@ -112,6 +112,14 @@ class SandboxProcess:
             base_url=self.url, timeout=30, headers={"X-Sandbox-Admin": self.admin_token or ""}
         )
 
+    def logins(self, user: str) -> int:
+        """Successful logins of ``user`` so far, from the sandbox's admin stats."""
+        with self.admin() as admin:
+            response = admin.get("/api/v1/sandbox/admin/stats")
+            assert response.status_code == 200, response.text
+            count: int = response.json()["logins"].get(user, 0)
+        return count
+
 
 class _LoggedIn:
     """What both kinds of test user share: the login request, the token it gives, the

@@ -101,14 +101,6 @@ class Recording(httpx.AsyncBaseTransport):
         return [status for m, path, status in self.seen if m == method and path.endswith(suffix)]
 
 
-def login_count(sandbox: SandboxProcess, user: str) -> int:
-    with sandbox.admin() as admin:
-        response = admin.get("/api/v1/sandbox/admin/stats")
-        assert response.status_code == 200, response.text
-        logins: dict[str, int] = response.json()["logins"]
-        return logins.get(user, 0)
-
-
 def closed_port() -> int:
     """A loopback port nobody listens on (bound, then released)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -142,7 +134,7 @@ async def test_login_sends_lowercase_sha256_hex_and_never_shows_it(
             )
             assert refused.status_code in (400, 401), refused.text
 
-    before = login_count(sandbox, client.user)
+    before = sandbox.logins(client.user)
     async with ServiceClient(ClientSettings(sandbox.url)) as service:
         await service.login_with(credentials)
         assert service.logins == 1
@@ -150,7 +142,7 @@ async def test_login_sends_lowercase_sha256_hex_and_never_shows_it(
         seconds_left = service.token_seconds_left
         assert seconds_left is not None and seconds_left > 3600  # the default 24 h token
         assert (await service.account()).account_id == client.account
-    assert login_count(sandbox, client.user) == before + 1
+    assert sandbox.logins(client.user) == before + 1
 
 
 async def test_wrong_password_is_unauthorized(sandbox: SandboxProcess, client: Session) -> None:
@@ -241,7 +233,7 @@ async def test_revoked_token_triggers_one_shared_relogin(
     try:
         await service.login(client.user, client.password, client.account)
         await service.account()  # the connection and the token work
-        before = login_count(sandbox, client.user)
+        before = sandbox.logins(client.user)
         with sandbox.admin() as admin:
             revoked = admin.post(f"/api/v1/sandbox/admin/users/{client.user}/revoke")
             assert revoked.status_code == 200, revoked.text
@@ -259,7 +251,7 @@ async def test_revoked_token_triggers_one_shared_relogin(
                 group.start_soon(one)
 
         assert results == [client.account] * 20
-        assert login_count(sandbox, client.user) == before + 1
+        assert sandbox.logins(client.user) == before + 1
         assert service.logins == 2
         account_path = f"/account/{client.account}"
         answers = recording.statuses("GET", account_path)

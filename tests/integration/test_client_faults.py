@@ -107,13 +107,6 @@ class Faults:
     def hits(self, kind: str) -> list[dict[str, Any]]:
         return [h for h in self.report()["hits"] if h["kind"] == kind]
 
-    def logins(self, user: str) -> int:
-        with self.sandbox.admin() as admin:
-            response = admin.get("/api/v1/sandbox/admin/stats")
-            assert response.status_code == 200, response.text
-            logins: dict[str, int] = response.json()["logins"]
-            return logins.get(user, 0)
-
 
 @pytest.fixture(scope="module")
 def faulty() -> Iterator[SandboxProcess]:
@@ -275,13 +268,13 @@ async def test_a_second_401_is_reported_after_one_relogin(
     faults: Faults, api: ServiceClient, account: Session
 ) -> None:
     faults.set({"kind": "unauthorized", "path": ACCOUNT_PATH})
-    before = faults.logins(account.user)
+    before = faults.sandbox.logins(account.user)
     with pytest.raises(LoginExpired) as caught:
         await api.account()
     assert caught.value.status == 401
     assert caught.value.messages == ["Token expired; log in again"]
     assert api.logins == 2
-    assert faults.logins(account.user) == before + 1
+    assert faults.sandbox.logins(account.user) == before + 1
     assert len(faults.requests("GET", ACCOUNT_PATH)) == 2  # the call and its one retry
 
     with pytest.raises(LoginExpired, match="less than a minute ago"):

@@ -42,15 +42,6 @@ class ManualClock:
         return self.now
 
 
-def logins(sandbox: SandboxProcess, user: str) -> int:
-    """Successful logins of ``user``, from the sandbox's admin stats."""
-    with sandbox.admin() as admin:
-        response = admin.get("/api/v1/sandbox/admin/stats")
-        assert response.status_code == 200, response.text
-        counts: dict[str, int] = response.json()["logins"]
-        return counts.get(user, 0)
-
-
 def requests_logged(sandbox: SandboxProcess) -> int:
     with sandbox.admin() as admin:
         return len(admin.get(Faults.PATH).json()["requests"])
@@ -97,7 +88,7 @@ async def test_a_persistent_401_logs_in_once_a_minute_and_stops_the_feeds(
         FeedIntervals(top_of_book=0.1, balances=0.2, order_book=0.1),
         watchlist=["BTC/USD"],
     )
-    before = logins(sandbox, account.user)
+    before = sandbox.logins(account.user)
     try:
         await session.start()
         await until(lambda: session.health.current.health == Health.LIVE)
@@ -108,16 +99,16 @@ async def test_a_persistent_401_logs_in_once_a_minute_and_stops_the_feeds(
         sent = requests_logged(sandbox)
         await asyncio.sleep(1.0)  # ten poll intervals of the fastest feed
         assert requests_logged(sandbox) == sent  # polling stopped: no requests, no logins
-        assert logins(sandbox, account.user) == before + 1  # the one re-login
+        assert sandbox.logins(account.user) == before + 1  # the one re-login
 
         # The client alone: within the minute no second re-login; after it, one more.
         with pytest.raises(LoginExpired, match="less than a minute ago"):
             await api.account()
-        assert logins(sandbox, account.user) == before + 1
+        assert sandbox.logins(account.user) == before + 1
         clock.now += 61
         with pytest.raises(LoginExpired, match="refused again after a re-login"):
             await api.account()
-        assert logins(sandbox, account.user) == before + 2
+        assert sandbox.logins(account.user) == before + 2
 
         # The trader logs in again: the feeds resume.
         faults.clear()

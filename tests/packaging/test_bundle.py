@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tomllib
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
@@ -37,9 +38,20 @@ TEST_TIMEOUT = 1800  # per test; the first one also pays for the module's build
 MAX_BUNDLE_MB = 230  # measured ~175 MB; a jump means an excluded Qt module or package came back
 SMOKE_LINE = re.compile(r"smoke test: balances and top of book received from (http://\S+);")
 
-bundled = pytest.mark.skipif(
-    not sys.platform.startswith("linux"), reason="the test runs the Linux bundle"
-)
+
+def bundle_test(test: Callable[..., None]) -> Callable[..., None]:
+    """Marks a test that builds or runs the Linux bundle: slow, and run as its own step of
+    .ci/run (the static checks of the packaging files below stay in the main suite)."""
+    for mark in (
+        pytest.mark.timeout(TEST_TIMEOUT),
+        pytest.mark.slow,
+        pytest.mark.bundle,
+        pytest.mark.skipif(
+            not sys.platform.startswith("linux"), reason="the test runs the Linux bundle"
+        ),
+    ):
+        test = mark(test)
+    return test
 
 
 @pytest.fixture(scope="module")
@@ -97,10 +109,7 @@ def log_tail(home: Path) -> str:
     return log.read_text(errors="replace")[-3000:] if log.exists() else "(no log)"
 
 
-@bundled
-@pytest.mark.bundle
-@pytest.mark.slow
-@pytest.mark.timeout(TEST_TIMEOUT)
+@bundle_test
 def test_bundle_runs_the_terminal_on_its_embedded_sandbox(bundle: Path, tmp_path: Path) -> None:
     env = bare_env(tmp_path)
     shot = tmp_path / "window.png"
@@ -118,10 +127,7 @@ def test_bundle_runs_the_terminal_on_its_embedded_sandbox(bundle: Path, tmp_path
         httpx.get(f"{match.group(1)}/api/v1/routing/time", timeout=2)
 
 
-@bundled
-@pytest.mark.bundle
-@pytest.mark.slow
-@pytest.mark.timeout(TEST_TIMEOUT)
+@bundle_test
 def test_bundled_sandbox_serves_and_stops_cleanly(bundle: Path, tmp_path: Path) -> None:
     """uvicorn loads its loop, protocol and lifespan by name: a frozen sandbox that misses one
     never prints its URL or fails its first request."""
@@ -148,10 +154,7 @@ def test_bundled_sandbox_serves_and_stops_cleanly(bundle: Path, tmp_path: Path) 
     assert code == 0
 
 
-@bundled
-@pytest.mark.bundle
-@pytest.mark.slow
-@pytest.mark.timeout(TEST_TIMEOUT)
+@bundle_test
 def test_bundle_reports_its_version_and_runs_the_command_line(bundle: Path, tmp_path: Path) -> None:
     env = bare_env(tmp_path)
     version = run([str(bundle / "tradeterm"), "--version"], env)
@@ -160,10 +163,7 @@ def test_bundle_reports_its_version_and_runs_the_command_line(bundle: Path, tmp_
     assert api.returncode == 0 and "usage: tradeterm api" in api.stdout
 
 
-@bundled
-@pytest.mark.bundle
-@pytest.mark.slow
-@pytest.mark.timeout(TEST_TIMEOUT)
+@bundle_test
 def test_bundle_carries_resources_and_leaves_out_what_the_app_does_not_use(
     bundle: Path,
 ) -> None:
@@ -202,10 +202,7 @@ def test_bundle_carries_resources_and_leaves_out_what_the_app_does_not_use(
     assert size < MAX_BUNDLE_MB * 1024 * 1024, f"bundle is {size / 1024 / 1024:.0f} MB"
 
 
-@bundled
-@pytest.mark.bundle
-@pytest.mark.slow
-@pytest.mark.timeout(TEST_TIMEOUT)
+@bundle_test
 def test_install_script_adds_the_menu_entry_and_removes_it_again(
     bundle: Path, tmp_path: Path
 ) -> None:

@@ -131,14 +131,6 @@ def closed_port() -> int:
     return port
 
 
-def logins(sandbox: SandboxProcess, user: str) -> int:
-    with sandbox.admin() as admin:
-        response = admin.get("/api/v1/sandbox/admin/stats")
-        assert response.status_code == 200, response.text
-        count: int = response.json()["logins"].get(user, 0)
-    return count
-
-
 def settings_text(settings: QSettings) -> str:
     settings.sync()
     return Path(settings.fileName()).read_text(encoding="utf-8")
@@ -437,7 +429,7 @@ def test_double_enter_starts_one_login(
 ) -> None:
     dialog = make_dialog(keyring=MemoryKeyring())
     fill(dialog, sandbox.url, trader.user, trader.password, trader.account)
-    before = logins(sandbox, trader.user)
+    before = sandbox.logins(trader.user)
     emitted: list[object] = []
     dialog.loggedIn.connect(emitted.append)
     with qtbot.waitSignal(dialog.loggedIn, timeout=LOGIN_TIMEOUT_MS):
@@ -449,7 +441,7 @@ def test_double_enter_starts_one_login(
         assert [t.get_name() for t in asyncio.all_tasks()].count("log in") == 1
     qtbot.waitUntil(lambda: "log in" not in [t.get_name() for t in asyncio.all_tasks()])
     assert len(emitted) == 1
-    assert logins(sandbox, trader.user) == before + 1
+    assert sandbox.logins(trader.user) == before + 1
     session = emitted[0]
     assert isinstance(session, TerminalSession)
     run(qtbot, session.client.aclose())
@@ -514,12 +506,12 @@ def test_enter_after_clicking_a_field_logs_in_not_cancel(
     QTest.mouseClick(dialog.password_edit, Qt.MouseButton.LeftButton)
     assert QApplication.focusWidget() is dialog.password_edit
     assert_log_in_is_default(dialog)
-    before = logins(sandbox, "demo")
+    before = sandbox.logins("demo")
     with qtbot.waitSignal(dialog.loggedIn, timeout=LOGIN_TIMEOUT_MS) as signal:
         press_enter(qtbot, dialog)
         assert dialog.login_in_flight
     assert dialog.result() == QDialog.DialogCode.Accepted
-    assert logins(sandbox, "demo") == before + 1
+    assert sandbox.logins("demo") == before + 1
     run(qtbot, signal.args[0].client.aclose())
 
 
@@ -563,11 +555,11 @@ def test_enter_in_any_field_after_a_failed_login_logs_in(
     widget = focus_field(dialog, field)
     assert QApplication.focusWidget() is widget
     assert_log_in_is_default(dialog)
-    before = logins(sandbox, trader.user)
+    before = sandbox.logins(trader.user)
     with qtbot.waitSignal(dialog.loggedIn, timeout=LOGIN_TIMEOUT_MS) as signal:
         press_enter(qtbot, dialog)
     assert dialog.result() == QDialog.DialogCode.Accepted
-    assert logins(sandbox, trader.user) == before + 1
+    assert sandbox.logins(trader.user) == before + 1
     run(qtbot, signal.args[0].client.aclose())
 
 
@@ -577,9 +569,9 @@ def test_escape_cancels_from_a_field(
     dialog = make_dialog(sandbox_url=sandbox.url, keyring=MemoryKeyring())
     activate(qtbot, dialog)
     QTest.mouseClick(dialog.user_edit, Qt.MouseButton.LeftButton)
-    before = logins(sandbox, "demo")
+    before = sandbox.logins("demo")
     QTest.keyClick(focused(), Qt.Key.Key_Escape)
     assert not dialog.isVisible()
     assert dialog.result() == QDialog.DialogCode.Rejected
     assert not dialog.login_in_flight
-    assert logins(sandbox, "demo") == before
+    assert sandbox.logins("demo") == before

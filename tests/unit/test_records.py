@@ -363,15 +363,20 @@ def test_integer_fields_accept_integral_numbers(wire: object) -> None:
     assert LedgerEntry.parse(entry, "ledger[0]").ordering == 12
 
 
+def assert_ordering_refused(wire: object, where: str) -> None:
+    """A ledger entry whose ordering is ``wire`` is refused, naming the field."""
+    entry = copy.deepcopy(VALID["ledger"])
+    entry["ordering"] = wire
+    with pytest.raises(ParseError) as caught:
+        LedgerEntry.parse(entry, where)
+    assert caught.value.field == f"{where}.ordering"
+
+
 @pytest.mark.parametrize(
     "wire", [Decimal("12.5"), "12.5", True, 1.5, "twelve", Decimal("NaN"), "Infinity"]
 )
 def test_integer_fields_refuse_the_rest(wire: object) -> None:
-    entry = copy.deepcopy(VALID["ledger"])
-    entry["ordering"] = wire
-    with pytest.raises(ParseError) as caught:
-        LedgerEntry.parse(entry, "ledger[4]")
-    assert caught.value.field == "ledger[4].ordering"
+    assert_ordering_refused(wire, "ledger[4]")
 
 
 @pytest.mark.parametrize(
@@ -380,11 +385,7 @@ def test_integer_fields_refuse_the_rest(wire: object) -> None:
 def test_integer_fields_are_bounded_to_int64(wire: object) -> None:
     """The seed's orderings are int64. An unbounded conversion of a huge exponent (the JSON
     number ``1e1000000``) to int takes about a minute, freezing the terminal."""
-    entry = copy.deepcopy(VALID["ledger"])
-    entry["ordering"] = wire
-    with pytest.raises(ParseError) as caught:
-        LedgerEntry.parse(entry, "ledger[0]")
-    assert caught.value.field == "ledger[0].ordering"
+    assert_ordering_refused(wire, "ledger[0]")
 
 
 @pytest.mark.parametrize(

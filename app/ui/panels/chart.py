@@ -473,22 +473,8 @@ class ChartPanel(QWidget):
         self.plots = pg.GraphicsLayoutWidget(self)
         self.plots.setObjectName("chartPlots")
         self.plots.setAntialiasing(False)
-        self.price_plot = self.plots.addPlot(
-            row=0,
-            col=0,
-            axisItems={
-                "bottom": ClockAxis(orientation="bottom"),
-                "left": GroupedAxis(orientation="left"),
-            },
-        )
-        self.spread_plot = self.plots.addPlot(
-            row=1,
-            col=0,
-            axisItems={
-                "bottom": ClockAxis(orientation="bottom"),
-                "left": GroupedAxis(orientation="left"),
-            },
-        )
+        self.price_plot = self._time_plot(row=0)
+        self.spread_plot = self._time_plot(row=1)
         self.plots.ci.layout.setRowStretchFactor(0, 3)
         self.plots.ci.layout.setRowStretchFactor(1, 1)
         self.spread_plot.setXLink(self.price_plot)
@@ -575,6 +561,17 @@ class ChartPanel(QWidget):
             self._load(self._pair)
         self._update_title()
         self._view_changed()
+
+    def _time_plot(self, row: int) -> Any:
+        """One plot of the stack: clock times along the bottom, grouped prices on the left."""
+        return self.plots.addPlot(
+            row=row,
+            col=0,
+            axisItems={
+                "bottom": ClockAxis(orientation="bottom"),
+                "left": GroupedAxis(orientation="left"),
+            },
+        )
 
     # -- colours --------------------------------------------------------------------------------
 
