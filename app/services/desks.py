@@ -1,16 +1,20 @@
 """The trading desks of one session, opened and closed together: the order journal, the order
-desk and the RFQ desk. The UI holds one ``TradingDesks`` and hands it to the ticket panels."""
+desk, the RFQ desk and the list of outcomes not known. The UI holds one ``TradingDesks`` and
+hands it to the ticket panels and the blotter."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.services.journal import OrderJournal
+from app.services.journal import JournalEntry, OrderJournal
 from app.services.order_desk import OrderDesk
 from app.services.pretrade import CheckLimits
 from app.services.rfq_desk import RfqDesk
 from app.services.session import TerminalSession
+from app.services.settling import reconcile_on_start
+from app.services.unknown_outcomes import UnknownOutcomes
 
 
 @dataclass
@@ -18,6 +22,15 @@ class TradingDesks:
     journal: OrderJournal
     orders: OrderDesk
     rfq: RfqDesk
+    outcomes: UnknownOutcomes
+    _unsubscribe: list[Callable[[], None]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # Every result of either desk may open or settle an unknown: the list is read again.
+        self._unsubscribe = [
+            self.orders.results.subscribe(self.outcomes.refresh),
+            self.rfq.history.subscribe(self.outcomes.refresh),
+        ]
 
     @classmethod
     def open(
@@ -33,10 +46,21 @@ class TradingDesks:
             journal,
             OrderDesk(session, journal, limits),
             RfqDesk(session, journal, auto_requote=auto_requote),
+            UnknownOutcomes(session, journal),
         )
+
+    async def reconcile_on_start(self, session: TerminalSession) -> list[JournalEntry]:
+        """Settle what the last run left open; what stays unknown is looked for all session
+        and listed in the blotter."""
+        changed = await reconcile_on_start(session, self.journal)
+        self.outcomes.follow(changed)
+        return changed
 
     async def close(self) -> None:
         """Stop the desks' tasks and close the journal (after the last write)."""
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self.outcomes.close()
         self.orders.close()
         await self.rfq.close()
         self.journal.close()

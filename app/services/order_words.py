@@ -43,18 +43,30 @@ def limit_phrase(pair_side: PairSide, natural: Decimal, precision: Precision) ->
 def action(ticket: TicketInput, known_pairs: Iterable[str], precision: Precision) -> str:
     """What sending does, short enough for a button: ``Buy BTC for 10,000 USD``,
     ``Sell 2 ETH``, with ``at ≤ 90,000.00 USD`` for a limit."""
+    return request_action(
+        ticket.source, ticket.destination, ticket.size, ticket.wire_limit(), known_pairs, precision
+    )
+
+
+def request_action(
+    source: str,
+    destination: str,
+    size: Decimal,
+    wire: Price | None,
+    known_pairs: Iterable[str],
+    precision: Precision,
+) -> str:
+    """``action`` for what was asked of the service (a journaled request, say): sell ``size``
+    of ``source`` for ``destination``, ``wire`` the limit as the wire says it."""
     pairs = list(known_pairs)
-    pair_side = side_of(ticket, pairs)
-    size = display_number(ticket.size)
+    pair_side = PairSide.of(source, destination, pairs)
+    amount = display_number(size)
     base = pair_side.pair.base
     text = (
-        f"Buy {base} for {size} {ticket.source}"
-        if pair_side.side == "buy"
-        else f"Sell {size} {base}"
+        f"Buy {base} for {amount} {source}" if pair_side.side == "buy" else f"Sell {amount} {base}"
     )
-    wire = ticket.wire_limit()
     if wire is not None:
-        natural = limit_price(ticket.source, ticket.destination, wire, pairs)
+        natural = limit_price(source, destination, wire, pairs)
         text += " " + limit_phrase(pair_side, natural, precision)
     return text
 

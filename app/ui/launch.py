@@ -40,7 +40,6 @@ from app.services.connect import LoginFailed, connect
 from app.services.desks import TradingDesks
 from app.services.sandbox_child import SandboxChild, SandboxStartFailed
 from app.services.session import TerminalSession
-from app.services.settling import reconcile_on_start
 from app.ui import errors
 from app.ui.bridge import SessionBridge
 from app.ui.icon import app_icon
@@ -136,6 +135,7 @@ def default_panels(desks: TradingDesks | None) -> list[PanelSpec]:
             ),
         ]
     journal = desks.journal if desks is not None else None
+    outcomes = desks.outcomes if desks is not None else None
     return [
         PanelSpec("topOfBook", "Top of book", left, TopOfBookPanel, weight=2, shortcut="Ctrl+1"),
         PanelSpec("balances", "Balances", left, BalancesPanel, shortcut="Ctrl+2"),
@@ -146,7 +146,7 @@ def default_panels(desks: TradingDesks | None) -> list[PanelSpec]:
             "orders",
             "Orders",
             bottom,
-            lambda context: OrdersPanel(context, journal),
+            lambda context: OrdersPanel(context, journal, outcomes),
             shortcut="Ctrl+5",
         ),
         PanelSpec("ledger", "Ledger", bottom, LedgerPanel, tab_with="orders", shortcut="Ctrl+6"),
@@ -209,7 +209,7 @@ async def _main(options: LaunchOptions) -> int:
         await session.start()
         window.context.precision.learn(session.pair_info)
         window.tasks.spawn(
-            reconcile_on_start(session, desks.journal), "checking orders left open by the last run"
+            desks.reconcile_on_start(session), "checking orders left open by the last run"
         )
         if options.smoke_test:
             return await _smoke(window, options.screenshot)

@@ -648,3 +648,49 @@ def test_the_orders_dock_fits_at_every_width(qtbot: QtBot, trader: Trader) -> No
     fits_at_every_width(qtbot, panel)
     for widget in (panel.end_filter, panel.search, panel.export_button):
         assert widget.isVisible() and within(widget, panel), widget.objectName()
+
+
+def test_an_unknown_outcome_is_shown_above_the_orders_until_the_trader_dismisses_it(
+    qtbot: QtBot, live: Live
+) -> None:
+    """Issue 14: an order that may have reached the server is shown as unknown in the blotter
+    (not as "not placed", not hidden), with the facts before it is dismissed."""
+    desks = live.desks
+    panel = OrdersPanel(live.context, desks.journal, desks.outcomes)
+    qtbot.addWidget(panel)
+    panel.resize(1200, 400)
+    panel.show()
+    strip = panel.unknowns
+    assert strip is not None and strip.isHidden()
+    cid = "tt-lost-answer"
+    body = {"source": "USD", "destination": "BTC", "size": "100", "clientOrderId": cid}
+    desks.journal.record_intent(cid, "market", live.account.account, body)
+    desks.journal.record_outcome(cid, "unknown", detail="the answer was lost")
+    desks.outcomes.refresh()
+    assert strip.isVisible()
+    assert "1 order or accept with an unknown outcome" in strip.heading.text()
+    [line] = strip.lines
+    assert line.text().startswith("Buy BTC for 100 USD (market) · sent ")
+    assert "the answer was lost" in line.text()
+
+    [dismiss] = strip.dismiss_buttons
+    QTest.mouseClick(dismiss, Qt.MouseButton.LeftButton)
+    first = strip.box
+    assert first is not None
+    qtbot.waitUntil(first.isVisible)
+    assert "nothing is cancelled" in first.text() and cid in first.text()
+    QTest.keyClick(first, Qt.Key.Key_Escape)  # Escape keeps looking
+    qtbot.waitUntil(lambda: not first.isVisible())
+    entry = desks.journal.entry(cid)
+    assert entry is not None and entry.status == "unknown" and strip.isVisible()
+
+    QTest.mouseClick(strip.dismiss_buttons[0], Qt.MouseButton.LeftButton)
+    box = strip.box
+    assert box is not None
+    qtbot.waitUntil(box.isVisible)
+    [confirm] = [b for b in box.buttons() if b.text() == "&Dismiss"]
+    QTest.mouseClick(confirm, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(strip.isHidden)
+    entry = desks.journal.entry(cid)
+    assert entry is not None and entry.status == "dismissed"
+    assert entry.detail == "dismissed by the trader while unknown; last known: the answer was lost"

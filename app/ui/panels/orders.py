@@ -37,6 +37,7 @@ from app.services.order_feed import (
     ReadFailed,
 )
 from app.services.poller import FeedStatus
+from app.services.unknown_outcomes import UnknownOutcomes
 from app.ui.bridge import QtTopic
 from app.ui.models.orders_model import WIRE_COLUMNS, OrdersModel, OrdersProxy
 from app.ui.panels.base import PanelContext
@@ -52,6 +53,7 @@ from app.ui.panels.record_parts import (
 from app.ui.preferences import Preferences
 from app.ui.record_details import RecordDetailsDialog, order_details
 from app.ui.tasks import TaskOwner
+from app.ui.widgets.unknown_outcomes import UnknownOutcomesStrip
 
 #: Filter edits apply this long after the last change (ms).
 APPLY_MS = 300
@@ -74,12 +76,14 @@ class OrdersPanel(RecordPanel):
         self,
         context: PanelContext,
         journal: OrderJournal | None = None,
+        outcomes: UnknownOutcomes | None = None,
         parent: QWidget | None = None,
         *,
         interval: float | None = None,
         page_size: int = DEFAULT_PAGE,
     ) -> None:
-        """``interval``: seconds between polls; by default the "orders" feed preference."""
+        """``interval``: seconds between polls; by default the "orders" feed preference.
+        ``outcomes``: the orders and accepts not known, shown above the list until settled."""
         super().__init__(context, parent)
         self.setObjectName("ordersPanel")
         bridge = context.bridge
@@ -153,7 +157,11 @@ class OrdersPanel(RecordPanel):
             filters.addWidget(widget)
         self.search.setMinimumWidth(SEARCH_MIN_WIDTH)
         filters.addWidget(self.search)
-        self._lay_out(filters, self.load_more_button)
+        layout = self._lay_out(filters, self.load_more_button)
+        self.unknowns: UnknownOutcomesStrip | None = None
+        if outcomes is not None:
+            self.unknowns = UnknownOutcomesStrip(outcomes, self)
+            layout.insertWidget(1, self.unknowns)  # between the filters and the table
         QWidget.setTabOrder(self.end_filter, self.search)
         QWidget.setTabOrder(self.search, self.table)
 

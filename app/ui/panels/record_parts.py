@@ -348,7 +348,7 @@ class RecordPanel(QWidget):
         export.clicked.connect(self.ask_export)
         return details, copy, export
 
-    def _lay_out(self, query_row: QLayout, *before_buttons: QWidget) -> None:
+    def _lay_out(self, query_row: QLayout, *before_buttons: QWidget) -> QVBoxLayout:
         """The query row on top, the table, then the status line, ``before_buttons`` and
         Details…, Copy row, Export CSV… (each row a ``FlowLayout``: it wraps when narrow)."""
         actions = FlowLayout()
@@ -361,6 +361,7 @@ class RecordPanel(QWidget):
         layout.addLayout(query_row)
         layout.addWidget(self.table, 1)
         layout.addLayout(actions)
+        return layout
 
     def _say(self, text: str, *, error: bool = False) -> None:
         """``text`` on the status line; an error in the error colour. The level stays on the
