@@ -112,7 +112,8 @@ class UnknownOutcomesStrip(QFrame):
                 self.outcomes.dismiss(unknown.client_order_id)
 
         box.buttonClicked.connect(clicked)
-        box.finished.connect(box.deleteLater)
+        if self.box is not None:
+            self.box.deleteLater()  # the last one asked (kept until now for a test to read)
         self.box = box
         box.open()
         return box
