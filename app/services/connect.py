@@ -18,6 +18,7 @@ from app.api import (
     ServiceError,
     Unauthorized,
 )
+from app.services.log_events import LogLevel
 from app.services.session import Environment, FeedIntervals, TerminalSession
 
 
@@ -68,6 +69,21 @@ async def connect(
         raise
     environment = Environment(base_url.strip(), user.strip(), account.strip(), sandbox=sandbox)
     return TerminalSession(client, environment, intervals, watchlist)
+
+
+async def log_in_again(session: TerminalSession, password: str) -> None:
+    """After "login expired": the same user and account, the password asked again (hashed by
+    the client, not kept); the feeds resume. ``LoginFailed`` in the dialog's words."""
+    if not password:
+        raise LoginFailed("Enter the password.", field="password")
+    environment = session.environment
+    try:
+        await session.log_in_again(password)
+    except Unauthorized:
+        raise LoginFailed("Wrong password.", field="password") from None
+    except ServiceError as exc:
+        raise LoginFailed(*_explain(exc, environment.base_url, environment.account)) from None
+    session.log(LogLevel.INFO, f"logged in again as {environment.user}; the feeds resume")
 
 
 def _explain(exc: ServiceError, base_url: str, account: str) -> tuple[str, str]:

@@ -28,6 +28,7 @@ from typing import Any, Generic, TypeVar
 from PySide6.QtCore import QObject, QTimer, Signal, SignalInstance
 
 from app.domain.records import OrderBook, PairInfo, ServiceInfo, TopOfBook
+from app.services.connect import log_in_again
 from app.services.estimates import EstimateFeed
 from app.services.events import Topic
 from app.services.health import STALE_FACTOR, Health, HealthState
@@ -216,6 +217,10 @@ class SessionBridge(QObject):
 
     def set_intervals(self, intervals: FeedIntervals) -> None:
         self._session.set_intervals(intervals)
+
+    async def log_in_again(self, password: str) -> None:
+        """After "login expired"; raises ``LoginFailed`` in the dialog's words."""
+        await log_in_again(self._session, password)
 
     def refresh_balances(self) -> None:
         self._session.balances.refresh()

@@ -46,6 +46,7 @@ from app.ui.panels.base import (
 )
 from app.ui.panels.log import LogPanel
 from app.ui.preferences import Preferences
+from app.ui.relogin_dialog import ReloginDialog
 from app.ui.secrets import PasswordVault, system_keyring
 from app.ui.settings_dialog import SettingsDialog
 from app.ui.status_bar import StatusBar
@@ -139,6 +140,8 @@ class MainWindow(QMainWindow):
         self._build_file_and_help_menus()
         self.status = StatusBar(context.bridge, version, self)
         self.setStatusBar(self.status)
+        self.status.logInAgainRequested.connect(self.log_in_again)
+        self.relogin: ReloginDialog | None = None
         self.notices = NoticeArea(self)
         application = QApplication.instance()
         self._view_menu.addSeparator()
@@ -345,6 +348,11 @@ class MainWindow(QMainWindow):
 
     def _build_file_and_help_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
+        self.log_in_again_action = QAction("&Log in again…", self)
+        self.log_in_again_action.setToolTip("Give the password again after the login expired")
+        self.log_in_again_action.triggered.connect(self.log_in_again)
+        file_menu.addAction(self.log_in_again_action)
+        file_menu.addSeparator()
         quit_action = QAction("&Quit", self)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         quit_action.triggered.connect(self.close)
@@ -370,6 +378,18 @@ class MainWindow(QMainWindow):
         help_menu.addAction(about)
 
     # -- settings, shortcuts, logs --------------------------------------------------------------
+
+    def log_in_again(self) -> ReloginDialog:
+        """The password again (after "login expired", or whenever the trader asks); one
+        dialog at a time."""
+        if self.relogin is not None and self.relogin.isVisible():
+            self.relogin.raise_()
+            return self.relogin
+        if self.relogin is not None:
+            self.relogin.deleteLater()
+        self.relogin = ReloginDialog(self.context.bridge, self)
+        self.relogin.open()
+        return self.relogin
 
     def open_settings(self) -> None:
         pairs = self.context.bridge.available_pairs

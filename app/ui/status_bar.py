@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QFont, QFontMetrics
-from PySide6.QtWidgets import QLabel, QSizePolicy, QStatusBar, QWidget
+from PySide6.QtWidgets import QLabel, QPushButton, QSizePolicy, QStatusBar, QWidget
 
 from app.domain.words import in_words
 from app.services.health import Health, HealthState
@@ -68,6 +68,9 @@ def _label(parent: QWidget, name: str, tip: str) -> QLabel:
 
 
 class StatusBar(QStatusBar):
+    #: The trader asked to log in again (the button shown while the login is expired).
+    logInAgainRequested = Signal()
+
     def __init__(self, bridge: SessionBridge, version: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._bridge = bridge
@@ -77,6 +80,14 @@ class StatusBar(QStatusBar):
         self.offset = _label(self, "offset", "Server clock minus local clock")
         self.token = _label(self, "token", "Time until the login token is renewed or expires")
         self.badge = _label(self, "sandbox", "Connected to the embedded sandbox: paper trading")
+        self.log_in_again = QPushButton("Log in again…", self)
+        self.log_in_again.setObjectName("logInAgain")
+        self.log_in_again.setToolTip("The login expired and nothing is read until you log in")
+        self.log_in_again.clicked.connect(self.logInAgainRequested.emit)
+        policy = self.log_in_again.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)  # its room is kept: showing it widens nothing
+        self.log_in_again.setSizePolicy(policy)
+        self.log_in_again.hide()
         self.version = _label(self, "version", "Tradeterm version")
         self.version.setText(f"v{version}")
         if bridge.environment.sandbox:
@@ -87,6 +98,7 @@ class StatusBar(QStatusBar):
         for widget in (self.state, self.latency, self.age, self.offset, self.token):
             self.addWidget(widget)
             self._fix_width(widget)
+        self.addWidget(self.log_in_again)
         self.addPermanentWidget(self.badge)
         self.addPermanentWidget(self.version)
         self._top: FeedStatus | None = None
@@ -116,6 +128,7 @@ class StatusBar(QStatusBar):
         self.state.setToolTip(f"Connection {state.health}: {in_words(state.reason)}")
         if state.health in (Health.OFFLINE, Health.AUTH_EXPIRED):
             self.latency.setText("—")  # no last good latency while nothing answers
+        self.log_in_again.setVisible(state.health == Health.AUTH_EXPIRED)
 
     def set_palette(self, palette: TradePalette) -> None:
         """A theme switch: the state and the badge in its colours."""

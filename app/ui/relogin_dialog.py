@@ -1,0 +1,104 @@
+"""Log in again after "login expired" (issue 14): the feeds are halted and nothing polls until
+the trader gives the password again. Same user, account and service as the session (shown, not
+editable); the password is hashed by the client and not kept; a failure says why in the
+dialog and keeps what was typed. Window-modal, opened with ``open()`` (the loop keeps running).
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.services.connect import LoginFailed
+from app.ui.bridge import SessionBridge
+from app.ui.palette import level_css
+from app.ui.tasks import TaskOwner
+
+log = logging.getLogger("tradeterm.ui")
+
+
+class ReloginDialog(QDialog):
+    loggedIn = Signal()
+
+    def __init__(self, bridge: SessionBridge, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("reloginDialog")
+        self.setWindowTitle("Log in again")
+        self._bridge = bridge
+        self._tasks = TaskOwner(self)
+        self.in_flight = False
+        env = bridge.environment
+        self.intro = intro = QLabel(
+            f"The login expired: prices, balances and orders are not being read. Log in again "
+            f"as <b>{html.escape(env.user)}</b>, account <b>{html.escape(env.account)}</b>, on "
+            f"{html.escape(env.label)}.",
+            self,
+        )
+        intro.setWordWrap(True)
+        self.password_edit = QLineEdit(self)
+        self.password_edit.setObjectName("reloginPassword")
+        self.password_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.password_edit.setAccessibleName("Password")
+        self.error_label = QLabel(self)
+        self.error_label.setObjectName("reloginError")
+        self.error_label.setWordWrap(True)
+        self.error_label.setStyleSheet(level_css("error"))
+        self.error_label.hide()
+        self.buttons = QDialogButtonBox(self)
+        self.login_button = self.buttons.addButton(
+            "&Log in", QDialogButtonBox.ButtonRole.AcceptRole
+        )
+        self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        self.login_button.setDefault(True)
+        self.buttons.accepted.connect(self.start_login)
+        self.buttons.rejected.connect(self.reject)
+        form = QFormLayout()
+        form.addRow("&Password", self.password_edit)
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        layout.addLayout(form)
+        layout.addWidget(self.error_label)
+        layout.addWidget(self.buttons)
+        self.setWindowModality(Qt.WindowModality.WindowModal)
+        self.password_edit.setFocus()
+
+    def start_login(self) -> None:
+        """Log in / Enter: one attempt at a time."""
+        if self.in_flight:
+            return
+        self.in_flight = True
+        self.login_button.setEnabled(False)
+        self.error_label.hide()
+        self._tasks.spawn(self._login(self.password_edit.text()), "log in again")
+
+    async def _login(self, password: str) -> None:
+        try:
+            await self._bridge.log_in_again(password)
+        except LoginFailed as exc:
+            self._failed(str(exc))
+            return
+        except Exception as exc:  # never a traceback for the trader; the log has it
+            log.error("Logging in again failed unexpectedly", exc_info=exc)
+            self._failed(f"The login did not work because of an unexpected error: {exc}.")
+            return
+        finally:
+            self.in_flight = False
+            self.login_button.setEnabled(True)
+        self.loggedIn.emit()
+        self.accept()
+
+    def _failed(self, message: str) -> None:
+        self.error_label.setText(message)
+        self.error_label.show()
+        self.password_edit.setFocus()

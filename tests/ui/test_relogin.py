@@ -1,0 +1,54 @@
+"""Log in again after "login expired" (issue 14): the status bar offers it, the dialog asks
+only the password, says why a login fails and keeps what was typed, and the feeds resume."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from pytestqt.qtbot import QtBot
+
+from app.services.health import Health
+from app.ui.main_window import MainWindow
+from tests.harness import Faults
+from tests.ui.conftest import Live
+
+TRADING_PATHS = r"^/api/v1/(accounting|routing)/"  # everything but the login
+WAIT_MS = 10_000
+
+
+def test_an_expired_login_is_renewed_from_the_status_bar(
+    qtbot: QtBot, live: Live, faults: Faults
+) -> None:
+    window = MainWindow(live.context, [], "test")
+    qtbot.addWidget(window)
+    window.show()
+    said: list[str] = []
+    live.bridge.logEvent.connect(lambda event: said.append(event.message))
+    button = window.status.log_in_again
+    qtbot.waitUntil(lambda: "LIVE" in window.status.state.text(), timeout=WAIT_MS)
+    assert button.isHidden()
+
+    faults({"kind": "unauthorized", "path": TRADING_PATHS})  # the token is refused from now on
+    qtbot.waitUntil(lambda: "LOGIN EXPIRED" in window.status.state.text(), timeout=WAIT_MS)
+    assert button.isVisible()
+    QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+    dialog = window.relogin
+    assert dialog is not None
+    qtbot.waitUntil(dialog.isVisible)
+    assert live.account.user in dialog.intro.text() and live.account.account in dialog.intro.text()
+
+    QTest.keyClicks(dialog.password_edit, "not the password")
+    QTest.keyClick(dialog.password_edit, Qt.Key.Key_Return)
+    qtbot.waitUntil(dialog.error_label.isVisible, timeout=WAIT_MS)
+    assert dialog.error_label.text() == "Wrong password."
+    assert dialog.password_edit.text() == "not the password"  # kept, to correct
+    assert live.session.health.current.health == Health.AUTH_EXPIRED  # still halted
+
+    faults.clear()
+    dialog.password_edit.clear()
+    QTest.keyClicks(dialog.password_edit, live.account.password)
+    QTest.keyClick(dialog.password_edit, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "LIVE" in window.status.state.text(), timeout=WAIT_MS)
+    assert button.isHidden()
+    assert any(line.startswith("logged in again as ") for line in said)
