@@ -70,6 +70,7 @@ class ServerClock:
     remeasure_every: float = REMEASURE_SECONDS
     round_trip: float | None = None  # seconds, of the last service-time sample
     jumps: int = 0  # wall-clock jumps seen
+    measurements: int = 0  # service-time answers observed
     _samples: deque[Sample] = field(default_factory=lambda: deque(maxlen=MAX_SAMPLES))
     _round_trips: deque[float] = field(default_factory=lambda: deque(maxlen=50))
     _base: float | None = None
@@ -82,6 +83,7 @@ class ServerClock:
     def observe_time(self, server: datetime, sent: float, received: float) -> None:
         """A service-time answer: ``server`` read between monotonic ``sent`` and ``received``."""
         t = epoch_seconds(server)
+        self.measurements += 1
         self.round_trip = received - sent
         self._round_trips.append(received - sent)
         self._add(Sample(t - received, t - sent, received))

@@ -32,7 +32,7 @@ from app.domain.records import (
     ServiceInfo,
     TopOfBook,
 )
-from app.services.events import Topic
+from app.services.events import Topic, cancel_and_wait
 from app.services.health import Health, HealthMonitor, HealthState
 from app.services.log_events import EventKind, LogEvent, LogLevel
 from app.services.poller import FeedGroup, Poller
@@ -46,6 +46,10 @@ if TYPE_CHECKING:  # the feeds below import this module: only their types are ne
 
 log = logging.getLogger("tradeterm.services")
 
+#: Seconds between checks of the server clock: a re-measure (one service-time request) happens
+#: only when due — a wall-clock jump, a moved server clock, or every few minutes (app.api.clock);
+#: between them every answer's Date header keeps the estimate.
+CLOCK_CHECK_SECONDS = 2.0
 FALLBACK_WATCHLIST = ("BTC/USD", "ETH/USD", "SOL/USD", "BTC/USDT", "ETH/BTC", "USDT/USD")
 
 
@@ -110,6 +114,8 @@ class TerminalSession:
         self.events: Topic[LogEvent] = Topic("log")
         self.fills: Topic[None] = Topic("fills")  # an order or accept may have moved money
         self._was_offline = False
+        self._time_keeper: asyncio.Task[None] | None = None
+        self.clock_check_seconds = CLOCK_CHECK_SECONDS
         self.health.changes.subscribe(self._log_health)
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -139,13 +145,26 @@ class TerminalSession:
         for poller in self._pollers():
             poller.start()
         self.health.start()
+        self._time_keeper = asyncio.get_running_loop().create_task(
+            self._keep_time(), name="server clock"
+        )
         self.log(
             LogLevel.INFO,
             f"connected to {self.environment.label} as {self.environment.user}, "
             f"account {self.environment.account}",
         )
 
+    async def _keep_time(self) -> None:
+        """Server time tracked continuously, never measured once (design.md §7): a jump of
+        this machine's clock is seen within ``clock_check_seconds`` and re-measured then, not
+        only when a countdown or a reconcile next asks."""
+        while True:
+            await asyncio.sleep(self.clock_check_seconds)
+            await self.client.refresh_clock()
+
     async def stop(self) -> None:
+        await cancel_and_wait(self._time_keeper)
+        self._time_keeper = None
         await self.health.stop()
         await asyncio.gather(*(p.stop() for p in self._pollers()))
 

@@ -13,8 +13,9 @@ from app.api import ClientSettings, RetryPolicy, ServerClock, ServiceClient, new
 from app.api.clock import system_now
 from app.domain.order_request import OrderRequest
 from app.services.journal import OrderJournal
+from app.services.session import Environment, FeedIntervals, TerminalSession
 from app.services.settling import OrderSettler
-from tests.harness import SandboxProcess, new_client
+from tests.harness import SandboxProcess, new_client, until
 
 pytestmark = pytest.mark.anyio
 
@@ -61,4 +62,34 @@ async def test_the_reconcile_finds_a_filled_order_with_the_local_clock_off(
         await first.aclose()
         await restarted.aclose()
         journal.close()
+        user.close()
+
+
+async def test_the_session_re_measures_after_a_wall_clock_jump_without_being_asked(
+    sandbox: SandboxProcess,
+) -> None:
+    """Server time is tracked continuously: a jump of this machine's clock while nothing
+    counts down is seen and re-measured by the running session within its clock check, and
+    the offset (the status bar's) follows; server time never moved."""
+    user = new_client(sandbox)
+    shift = [0.0]
+    clock = ServerClock(now=lambda: system_now() + timedelta(seconds=shift[0]))
+    api = ServiceClient(ClientSettings(sandbox.url), retry=RetryPolicy(attempts=1), clock=clock)
+    await api.login(user.user, user.password, user.account)
+    session = TerminalSession(
+        api, Environment(sandbox.url, user.user, user.account), FeedIntervals(5, 5, 5)
+    )
+    session.clock_check_seconds = 0.1
+    try:
+        await session.start()
+        measured = clock.measurements
+        assert clock.offset.total_seconds() == pytest.approx(0, abs=0.5)
+        shift[0] = 600.0
+        await until(lambda: clock.measurements > measured, timeout=5)
+        assert clock.jumps == 1
+        assert clock.offset.total_seconds() == pytest.approx(-600, abs=0.5)
+        assert abs(clock.server_now() - system_now()) < timedelta(seconds=0.5)
+    finally:
+        await session.stop()
+        await api.aclose()
         user.close()
