@@ -35,6 +35,13 @@ from tests.harness import SandboxProcess, Session, new_client
 T = TypeVar("T")
 
 
+@pytest.fixture(autouse=True)
+def application(qapp: QApplication) -> QApplication:
+    """Every UI test runs with the QApplication made, even a model test that asks for nothing
+    (a QFont made before it warns): under ``pytest -n`` any test may be a worker's first."""
+    return qapp
+
+
 @pytest.fixture(scope="session")
 def qt_loop(qapp: QApplication) -> Iterator[QEventLoop]:
     loop = QEventLoop(qapp)
