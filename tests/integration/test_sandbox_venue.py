@@ -26,6 +26,7 @@ from app.sandbox.config import SandboxConfig
 from app.sandbox.context import Sandbox
 from app.sandbox.market import MarketQuote
 from app.sandbox.store import DatabaseInUse, Store
+from app.services.sandbox_child import SandboxChild, SandboxStartFailed, lock_held
 from tests.harness import SandboxProcess, Session, body, invariant, new_client, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -368,3 +369,77 @@ def test_files_next_to_the_database_are_private(tmp_path: Path) -> None:
     for suffix in (".lock", ".url"):
         assert stat.S_IMODE(os.stat(db + suffix).st_mode) == 0o600
     store.close()
+
+
+# -- 5. a second terminal joins the running sandbox -------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_second_terminal_uses_the_running_sandbox_and_leaves_it_running(
+    tmp_path: Path,
+) -> None:
+    """``tradeterm --sandbox`` twice on one database: the second finds the lock, uses the
+    first one's sandbox, and does not stop it when it exits; the first one does."""
+    db = str(tmp_path / "shared.db")
+    first = SandboxChild(db)
+    url = await first.start()
+    try:
+        second = SandboxChild(db)
+        assert await second.start() == url
+        assert second.reused and not first.reused
+        assert await second.stop() is None  # nothing of its own to stop
+        async with httpx.AsyncClient() as http:
+            answer = await http.get(f"{url}/api/v1/routing/time")
+            assert answer.status_code == 200  # still running for the first terminal
+    finally:
+        assert await first.stop() == 0
+    assert not lock_held(db)
+    async with httpx.AsyncClient() as http:
+        with pytest.raises(httpx.ConnectError):
+            await http.get(f"{url}/api/v1/routing/time")
+
+
+@pytest.mark.anyio
+async def test_a_locked_database_without_an_answering_sandbox_is_a_clear_failure(
+    tmp_path: Path,
+) -> None:
+    db = str(tmp_path / "silent.db")
+    holder = Store(db)  # holds the lock, publishes nothing
+    try:
+        with pytest.raises(SandboxStartFailed, match="in use by another process"):
+            await SandboxChild(db, join_seconds=0.3).start()
+    finally:
+        holder.close()
+
+
+@pytest.mark.slow
+def test_tradeterm_sandbox_logs_in_to_the_sandbox_already_running_on_its_database(
+    tmp_path: Path,
+) -> None:
+    """The terminal as users start it, while a sandbox already runs on the default database:
+    it logs in there (no second sandbox) and leaves it running when it exits."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("TRADETERM_")}
+    env.update(
+        QT_QPA_PLATFORM="offscreen",
+        TRADETERM_CONFIG_DIR=str(tmp_path / "config"),
+        TRADETERM_LOG_DIR=str(tmp_path / "log"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+        HOME=str(tmp_path),
+    )
+    running = SandboxProcess(db=str(tmp_path / "data" / "tradeterm" / "sandbox.db")).start()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "app", "--sandbox", "--smoke-test"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=90,
+            check=False,
+            cwd=ROOT,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert f"received from {running.url};" in done.stdout
+        assert httpx.get(f"{running.url}/api/v1/routing/time").status_code == 200
+    finally:
+        running.close()
