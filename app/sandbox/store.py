@@ -302,7 +302,7 @@ class WriterLock:
     @classmethod
     def hold(cls, db_path: str) -> WriterLock:
         """Take the lock or raise :class:`DatabaseInUse`."""
-        if db_path == ":memory:" or db_path.startswith("file:"):
+        if db_path == ":memory:":
             return cls(db_path, None)
         handle = os.open(cls.lock_path(db_path), os.O_RDWR | os.O_CREAT, 0o600)
         if not _try_lock(handle):

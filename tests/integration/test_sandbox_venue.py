@@ -21,13 +21,22 @@ from typing import Any
 import httpx
 import pytest
 
-from app.domain import parse_timestamp
+from app.api import ClientSettings, OutcomeUnknown, ServiceClient
+from app.domain import Amount, parse_timestamp
 from app.sandbox.config import SandboxConfig
 from app.sandbox.context import Sandbox
 from app.sandbox.market import MarketQuote
 from app.sandbox.store import DatabaseInUse, Store
 from app.services.sandbox_child import SandboxChild, SandboxStartFailed, lock_held
-from tests.harness import SandboxProcess, Session, body, invariant, new_client, wait_until
+from tests.harness import (
+    Faults,
+    SandboxProcess,
+    Session,
+    body,
+    invariant,
+    new_client,
+    wait_until,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -443,3 +452,22 @@ def test_tradeterm_sandbox_logs_in_to_the_sandbox_already_running_on_its_databas
         assert httpx.get(f"{running.url}/api/v1/routing/time").status_code == 200
     finally:
         running.close()
+
+
+@pytest.mark.anyio
+async def test_a_lost_withdrawal_resent_with_its_key_withdraws_once(
+    sandbox: SandboxProcess, client: Session, faults: Faults
+) -> None:
+    """The client's promise after an unknown outcome: resend with the same key. The sandbox
+    answers with the withdrawal it already made, and the money moved once."""
+    async with ServiceClient(ClientSettings(sandbox.url)) as api:
+        await api.login(client.user, client.password, client.account)
+        faults({"kind": "drop_after_commit", "path": "/request/withdraw/fiat$", "count": 1})
+        with pytest.raises(OutcomeUnknown):
+            await api.withdraw_fiat(Amount(Decimal("40"), "USD"), idempotency_key="tt-wd-resent")
+        faults.clear()
+        resent = await api.withdraw_fiat(
+            Amount(Decimal("40"), "USD"), idempotency_key="tt-wd-resent"
+        )
+        listed = await api.withdrawals()
+    assert [(w.transaction_id, w.amount) for w in listed] == [(resent.transaction_id, Decimal(40))]
