@@ -24,6 +24,7 @@ import uvicorn
 
 from app.sandbox.config import CreditHours, SandboxConfig
 from app.sandbox.server import create_app
+from app.sandbox.store import DatabaseInUse
 
 
 def default_db_path() -> str:
@@ -64,6 +65,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--tick", type=float, default=0.25, metavar="SECONDS", help="market tick (default 0.25)"
     )
     parser.add_argument(
+        "--body-timeout",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="a request body slower than this is cut with 408 (default 5)",
+    )
+    parser.add_argument(
         "--admin-token",
         default=os.environ.get("TRADETERM_SANDBOX_ADMIN_TOKEN"),
         help="enable the test-only admin routes with this token",
@@ -71,7 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def config_from(args: argparse.Namespace) -> SandboxConfig:
-    for name in ("token_ttl", "quote_ttl", "tick"):
+    for name in ("token_ttl", "quote_ttl", "tick", "body_timeout"):
         value = getattr(args, name)
         if not math.isfinite(value) or value <= 0:
             raise ValueError(f"--{name.replace('_', '-')} must be a positive number of seconds")
@@ -87,6 +95,7 @@ def config_from(args: argparse.Namespace) -> SandboxConfig:
         credit_hours=CreditHours.parse(args.credit_hours),
         seed=args.seed,
         tick_seconds=args.tick,
+        body_timeout=args.body_timeout,
         admin_token=args.admin_token or None,
     )
 
@@ -121,13 +130,15 @@ async def serve(config: SandboxConfig, host: str, port: int) -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     bound_port = sock.getsockname()[1]
+    application = create_app(config)
     server = _Server(
         uvicorn.Config(
-            create_app(config),
+            application,
             log_level="warning",
             access_log=False,
             lifespan="on",
             timeout_graceful_shutdown=5,
+            timeout_keep_alive=int(config.keep_alive),
         )
     )
     task = asyncio.create_task(server.serve(sockets=[sock]))
@@ -136,7 +147,9 @@ async def serve(config: SandboxConfig, host: str, port: int) -> None:
         await asyncio.sleep(0.01)
     if server.started:
         shown = f"[{host}]" if family == socket.AF_INET6 else host
-        print(f"Sandbox listening on http://{shown}:{bound_port}", flush=True)
+        url = f"http://{shown}:{bound_port}"
+        application.state.sandbox.store.publish_url(url)
+        print(f"Sandbox listening on {url}", flush=True)
     await task
     if not server.started:
         raise SystemExit("sandbox failed to start")
@@ -150,6 +163,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         asyncio.run(serve(config, args.host, args.port))
+    except DatabaseInUse as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     except OSError as exc:
         print(f"error: cannot listen on {args.host}:{args.port}: {exc.strerror}", file=sys.stderr)
         return 1

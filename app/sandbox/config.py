@@ -89,3 +89,8 @@ class SandboxConfig:
     #: Failed logins of one user within ``login_window`` seconds before 429.
     login_failures_allowed: int = 5
     login_window: float = 60.0
+    #: Seconds a request's body may take to arrive after its headers before 408 (issue 15).
+    body_timeout: float = 5.0
+    #: Seconds an idle keep-alive connection stays open: above every client's and proxy's own
+    #: idle limit (60 s is common), so the server never closes a connection a client reuses.
+    keep_alive: float = 75.0

@@ -65,7 +65,7 @@ class Sandbox:
         """One tick of the simulation: prices, resting orders, pending deposits."""
         now = self.now()
         self.market.advance()
-        self.orders.match_resting(now)
+        self.orders.match_resting()
         self.transfers.complete_due(now)
 
 

@@ -8,19 +8,23 @@ clientOrderId returns the same refusal. Invalid input (400) creates no order.
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import json
+import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from app.domain import AssetPair, ParseError, format_timestamp, parse_decimal
+from app.domain import AssetPair, ParseError, format_timestamp, parse_decimal, utc_now
 from app.domain.money import divide, format_trimmed
 from app.sandbox.auth import Principal
 from app.sandbox.config import CreditHours
 from app.sandbox.funds import book_trade, check_funds
-from app.sandbox.market import Market
+from app.sandbox.market import Market, MarketQuote
 from app.sandbox.pricing import Route, current_quote, route_for, significant
 from app.sandbox.store import Store
 from app.sandbox.validation import (
@@ -36,6 +40,8 @@ from app.sandbox.wire import ApiError, bad_request, encode, error, ok, order_ref
 REPLAY_WINDOW = timedelta(hours=24)
 LIMIT_MIN, LIMIT_MAX = Decimal("1e-12"), Decimal("1e12")
 OPEN_STATUS = "submitted"
+#: Longest stretch of matching work before the server's loop gets a turn (``match_slice``).
+SLICE_SECONDS = 0.002
 
 
 @dataclass(frozen=True)
@@ -48,11 +54,84 @@ class OrderRequest:
     client_order_id: str | None
 
 
+class _NotOpen(Exception):
+    """A compare-and-set on an order's status found it no longer open: roll the booking back."""
+
+
+class RestingIndex:
+    """Resting orders in memory, by route and limit, and by ``endAt``, so a matcher pass looks
+    only at the orders the current price crosses (a prefix of each route's list, sorted by the
+    least destination-per-source accepted) and the ones whose time is up.
+
+    Loaded from the store at start and kept in step with every booking by the one process that
+    may write the database (see ``store.WriterLock``). The store stays the truth: a fill is a
+    compare-and-set there, and an entry found stale is dropped.
+    """
+
+    def __init__(self) -> None:
+        self._routes: dict[tuple[str, str], list[tuple[Decimal, str]]] = {}
+        self._ends: list[tuple[str, str]] = []
+        self._orders: dict[str, tuple[tuple[str, str], Decimal]] = {}
+
+    def __len__(self) -> int:
+        return len(self._orders)
+
+    def __contains__(self, order_id: object) -> bool:
+        return order_id in self._orders
+
+    def add(self, row: Any) -> None:
+        key = (str(row["source"]), str(row["destination"]))
+        limit = Decimal(row["limit_price"]) if row["limit_price"] else Decimal(0)
+        order_id = str(row["order_id"])
+        self._orders[order_id] = (key, limit)
+        bisect.insort(self._routes.setdefault(key, []), (limit, order_id))
+        if row["end_at"]:
+            heapq.heappush(self._ends, (str(row["end_at"]), order_id))
+
+    def discard(self, order_id: str) -> None:
+        found = self._orders.pop(order_id, None)
+        if found is None:
+            return
+        key, limit = found
+        entries = self._routes[key]
+        at = bisect.bisect_left(entries, (limit, order_id))
+        if at < len(entries) and entries[at] == (limit, order_id):
+            del entries[at]
+        if not entries:
+            del self._routes[key]
+        # an endAt entry stays in the heap and is skipped when it comes up
+
+    def due(self, stamp: str) -> str | None:
+        """The next order whose ``endAt`` is at or before ``stamp``, taken off the heap."""
+        while self._ends and self._ends[0][0] <= stamp:
+            _, order_id = heapq.heappop(self._ends)
+            if order_id in self._orders:
+                return order_id
+        return None
+
+    def routes(self) -> list[tuple[str, str]]:
+        return list(self._routes)
+
+    def lowest(self, key: tuple[str, str]) -> list[tuple[Decimal, str]]:
+        """The route's orders, lowest limit first (the first ones a rising price reaches)."""
+        return self._routes.get(key, [])
+
+
 class OrderEngine:
-    def __init__(self, store: Store, market: Market, credit_hours: CreditHours) -> None:
+    def __init__(
+        self,
+        store: Store,
+        market: Market,
+        credit_hours: CreditHours,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
         self._store = store
         self._market = market
         self._credit_hours = credit_hours
+        self._clock = clock
+        self.resting = RestingIndex()
+        for row in store.query("SELECT * FROM orders WHERE status = ?", (OPEN_STATUS,)):
+            self.resting.add(row)
 
     # -- submission ---------------------------------------------------------------------------
 
@@ -69,10 +148,13 @@ class OrderEngine:
                 400, str(uuid.uuid4()), "; ".join(exc.messages), trades=True
             ) from None
         with self._store.transaction():
-            replay = self._replay(account_id, request.client_order_id, now)
+            moment = max(now, self._clock())  # read inside the transaction that books
+            replay = self._replay(account_id, request.client_order_id, moment)
             if replay is not None:
                 return self._replay_response(replay, request)
-            row = self._execute(principal, account_id, request, now)
+            row = self._execute(principal, account_id, request, moment)
+        if row["status"] == OPEN_STATUS:
+            self.resting.add(row)
         if row["status"] == "rejected":
             raise ApiError(int(row["http_status"]), json.loads(row["error_body"]))
         return ok({"order": self.view(self.get_row(row["order_id"]))})
@@ -120,19 +202,16 @@ class OrderEngine:
         )
 
     def _replay_response(self, row: Any, request: OrderRequest) -> dict[str, Any]:
-        """The original outcome, if the replay asks for the same trade; a clientOrderId reused
-        for a different trade (or taken by an RFQ) is a 409, never a silent wrong order."""
-        same = (
-            row["type"] == request.order_type
-            and row["source"] == request.route.source
-            and row["destination"] == request.route.destination
-            and Decimal(row["size"]) == request.size
-        )
-        if not same:
+        """The original outcome, if the replay asks for exactly the same order; a clientOrderId
+        reused with any field changed (or taken by an RFQ) is a 409 naming the fields, never a
+        silent wrong order (Stripe's rule for idempotency keys)."""
+        differs = _differences(row, request)
+        if differs:
             raise error(
                 409,
                 f"clientOrderId {request.client_order_id} was already used within 24 h for a "
-                f"different order ({row['order_id']}); use a new clientOrderId",
+                f"different order ({row['order_id']}): {'; '.join(differs)}; "
+                "use a new clientOrderId",
             )
         if row["status"] == "rejected":
             raise ApiError(int(row["http_status"]), json.loads(row["error_body"]))
@@ -209,60 +288,107 @@ class OrderEngine:
 
     # -- resting orders -----------------------------------------------------------------------
 
-    def match_resting(self, now: datetime) -> int:
-        """Fill resting orders that became marketable, cancel those past ``endAt``; returns how
-        many changed."""
+    def match_resting(self) -> int:
+        """Run matcher slices until no work is left; returns how many orders changed."""
         changed = 0
-        stamp = format_timestamp(now)
-        for row in self._store.query("SELECT * FROM orders WHERE status = ?", (OPEN_STATUS,)):
-            size = Decimal(row["size"])
+        while True:
+            done, more = self.match_slice(float("inf"))
+            changed += done
+            if not more:
+                return changed
+
+    def match_slice(self, budget: float = SLICE_SECONDS) -> tuple[int, bool]:
+        """Cancel orders past ``endAt`` and fill the ones the current price crosses, for at most
+        ``budget`` seconds; returns (orders changed, whether work is left). Only crossed orders
+        are touched (see :class:`RestingIndex`), so a quiet market costs one comparison per
+        route whatever the number of resting orders."""
+        give_up = time.perf_counter() + budget
+        changed = 0
+        stamp = format_timestamp(self._clock())
+        while (order_id := self.resting.due(stamp)) is not None:
+            changed += self.cancel_expired(order_id)
+            if time.perf_counter() > give_up:
+                return changed, True
+        for key in self.resting.routes():
+            route = route_for(*key)
+            quote = current_quote(self._market, route)
+            while (entries := self.resting.lowest(key)) and route.marketable(entries[0][0], quote):
+                changed += self.fill(entries[0][1], quote)
+                if time.perf_counter() > give_up:
+                    return changed, True
+        return changed, False
+
+    def fill(self, order_id: str, quote: MarketQuote) -> bool:
+        """Fill one resting order at ``quote``: a compare-and-set from ``submitted`` to
+        ``filled`` and the trade's booking in one transaction; False (nothing booked) when the
+        order is no longer open."""
+        try:
             with self._store.transaction():
-                if row["end_at"] and row["end_at"] <= stamp:
-                    self._store.move_to_locked(row["account_id"], row["source"], -size)
-                    self._update(
-                        row["order_id"],
-                        status="canceled",
-                        updated_at=stamp,
-                        error="Canceled: endAt reached before the limit was met",
-                    )
-                    changed += 1
-                    continue
+                row = self.get_row(order_id)
+                if row is None:
+                    raise _NotOpen
+                moment = format_timestamp(self._clock())
                 route = route_for(row["source"], row["destination"])
-                quote = current_quote(self._market, route)
-                limit = Decimal(row["limit_price"]) if row["limit_price"] else None
-                if not route.marketable(limit, quote):
-                    continue
+                size = Decimal(row["size"])
                 total = route.total(size, quote)
                 price, inverted = route.price_strings(quote)
-                book_trade(
-                    self._store,
-                    account_id=row["account_id"],
-                    transaction_id=row["order_id"],
-                    source=row["source"],
-                    size=size,
-                    destination=row["destination"],
-                    total=total,
-                    event_time=stamp,
-                    from_locked=True,
-                )
-                self._update(
-                    row["order_id"],
+                self._set_status(
+                    order_id,
                     status="filled",
                     price=price,
                     inverted_price=inverted,
                     total=str(total),
-                    executed_at=stamp,
-                    updated_at=stamp,
+                    executed_at=moment,
+                    updated_at=moment,
                 )
-                changed += 1
-        return changed
+                book_trade(
+                    self._store,
+                    account_id=row["account_id"],
+                    transaction_id=order_id,
+                    source=row["source"],
+                    size=size,
+                    destination=row["destination"],
+                    total=total,
+                    event_time=moment,
+                    from_locked=True,
+                )
+        except _NotOpen:
+            self.resting.discard(order_id)
+            return False
+        self.resting.discard(order_id)
+        return True
 
-    def _update(self, order_id: str, **values: Any) -> None:
+    def cancel_expired(self, order_id: str) -> bool:
+        """Cancel a resting order whose ``endAt`` passed and unlock its funds (compare-and-set
+        like :meth:`fill`)."""
+        try:
+            with self._store.transaction():
+                row = self.get_row(order_id)
+                if row is None:
+                    raise _NotOpen
+                self._set_status(
+                    order_id,
+                    status="canceled",
+                    updated_at=format_timestamp(self._clock()),
+                    error="Canceled: endAt reached before the limit was met",
+                )
+                self._store.move_to_locked(row["account_id"], row["source"], -Decimal(row["size"]))
+        except _NotOpen:
+            self.resting.discard(order_id)
+            return False
+        self.resting.discard(order_id)
+        return True
+
+    def _set_status(self, order_id: str, **values: Any) -> None:
+        """``UPDATE ... WHERE status = 'submitted'``; raises :class:`_NotOpen` (rolling the
+        caller's transaction back) when the order was not open any more."""
         assignments = ", ".join(f"{name} = ?" for name in values)
-        self._store.execute(
-            f"UPDATE orders SET {assignments} WHERE order_id = ?",  # noqa: S608 - our names
-            [*values.values(), order_id],
+        changed = self._store.update(
+            f"UPDATE orders SET {assignments} WHERE order_id = ? AND status = ?",  # noqa: S608
+            [*values.values(), order_id, OPEN_STATUS],
         )
+        if changed != 1:
+            raise _NotOpen
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -304,6 +430,33 @@ class OrderEngine:
         if row["end_at"]:
             order["endAt"] = row["end_at"]
         return order
+
+
+def _differences(row: Any, request: OrderRequest) -> list[str]:
+    """The fields of ``request`` that differ from the order ``row`` recorded for the same
+    clientOrderId. The order row keeps every field of the request, normalised (type, assets,
+    size, limit as destination per source, endAt), so it is the request's fingerprint."""
+    limit = Decimal(row["limit_price"]) if row["limit_price"] else None
+    end_at = format_timestamp(request.end_at) if request.end_at else None
+    pairs: list[tuple[str, Any, Any]] = [
+        ("type", request.order_type, row["type"]),
+        ("source", request.route.source, row["source"]),
+        ("destination", request.route.destination, row["destination"]),
+        ("size", request.size, Decimal(row["size"])),
+        ("limit", request.limit, limit),
+        ("endAt", end_at, row["end_at"]),
+    ]
+    return [
+        f"{name} differs ({_shown(given)} here, {_shown(original)} in the original)"
+        for name, given, original in pairs
+        if given != original
+    ]
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "none"
+    return format_trimmed(value) if isinstance(value, Decimal) else str(value)
 
 
 def _parse_limit(value: Any, source: str, destination: str) -> Decimal:

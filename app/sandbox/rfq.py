@@ -4,17 +4,22 @@ A quote on ``BASE/QUOTE`` for ``size`` (in BASE or QUOTE) has a ``buy`` side (pa
 BASE) and a ``sell`` side (pay BASE, get QUOTE), priced at the top of book widened by a markup,
 each with its own ``expiresAt``. Side prices are written in the pair's convention
 (``p BASE/QUOTE``); the accepted order's ``result.price`` is SOURCE/DESTINATION like every order.
+
+Time is read inside the transaction that decides, after the whole request arrived: a quote's
+``expiresAt`` counts from when it is recorded, and an accept is judged (and stamped) when its
+body is complete, never when its headers came (issue 15: a body sent after expiry got 200).
 """
 
 from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, Decimal, localcontext
 from typing import Any
 
-from app.domain import Amount, format_timestamp
+from app.domain import Amount, format_timestamp, utc_now
 from app.domain.money import MONEY_CONTEXT, divide, format_trimmed
 from app.sandbox.auth import Principal
 from app.sandbox.catalogue import ASSETS, PAIRS
@@ -39,8 +44,14 @@ SIDES = ("buy", "sell")
 
 class QuoteDesk:
     def __init__(
-        self, store: Store, market: Market, credit_hours: CreditHours, quote_ttl: float
+        self,
+        store: Store,
+        market: Market,
+        credit_hours: CreditHours,
+        quote_ttl: float,
+        clock: Callable[[], datetime] = utc_now,
     ) -> None:
+        self._clock = clock
         self._store = store
         self._market = market
         self._credit_hours = credit_hours
@@ -79,17 +90,22 @@ class QuoteDesk:
                 sell = (size / sell_price).quantize(base_q, ROUND_CEILING), size
         if min(*buy, *sell) <= 0:
             raise bad_request(f"size {size_text} is too small to quote")
-        expires = format_timestamp(now + self._ttl)
-        sides = {
-            "buy": _side(
-                buy_price, pair_name, Amount(buy[0], quote_asset), Amount(buy[1], base), expires
-            ),
-            "sell": _side(
-                sell_price, pair_name, Amount(sell[0], base), Amount(sell[1], quote_asset), expires
-            ),
-        }
         quote_id = str(uuid.uuid4())
         with self._store.transaction():
+            now = max(now, self._clock())
+            expires = format_timestamp(now + self._ttl)
+            sides = {
+                "buy": _side(
+                    buy_price, pair_name, Amount(buy[0], quote_asset), Amount(buy[1], base), expires
+                ),
+                "sell": _side(
+                    sell_price,
+                    pair_name,
+                    Amount(sell[0], base),
+                    Amount(sell[1], quote_asset),
+                    expires,
+                ),
+            }
             self._store.insert(
                 "quotes",
                 {
@@ -129,8 +145,9 @@ class QuoteDesk:
         side = body.get("side")
         if side not in SIDES:
             raise bad_request(f"side must be buy or sell, got {side!r}")
-        stamp = format_timestamp(now)
         with self._store.transaction():
+            now = max(now, self._clock())
+            stamp = format_timestamp(now)
             row = self._store.query_one(
                 "SELECT * FROM quotes WHERE quote_id = ? AND account_id = ?",
                 (quote_id, account_id),
@@ -160,9 +177,12 @@ class QuoteDesk:
                 total=received.value,
                 event_time=stamp,
             )
-            self._store.execute(
-                "UPDATE quotes SET accepted_side = ? WHERE quote_id = ?", (side, quote_id)
+            taken = self._store.update(
+                "UPDATE quotes SET accepted_side = ? WHERE quote_id = ? AND accepted_side IS NULL",
+                (side, quote_id),
             )
+            if taken != 1:  # compare-and-set: rolls the booking back
+                raise error(409, f"Quote {quote_id} was already accepted")
             pair_price = Decimal(quoted["price"].split()[0])
             base, quote_asset = row["pair"].split("/")
             if side == "sell":

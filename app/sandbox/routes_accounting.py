@@ -192,7 +192,12 @@ async def get_withdraw_instructions(call: Call) -> dict[str, Any]:
 )
 async def withdraw_blockchain(call: Call) -> dict[str, Any]:
     record = call.sandbox.transfers.withdraw(
-        call.user, call.account_id, await call.json(), call.now, "blockchain"
+        call.user,
+        call.account_id,
+        await call.json(),
+        call.now,
+        "blockchain",
+        idempotency_key=call.request.headers.get("idempotency-key"),
     )
     return ok({"withdrawal": record})
 
@@ -208,6 +213,11 @@ async def withdraw_blockchain(call: Call) -> dict[str, Any]:
 )
 async def withdraw_fiat(call: Call) -> dict[str, Any]:
     record = call.sandbox.transfers.withdraw(
-        call.user, call.account_id, await call.json(), call.now, "fiat"
+        call.user,
+        call.account_id,
+        await call.json(),
+        call.now,
+        "fiat",
+        idempotency_key=call.request.headers.get("idempotency-key"),
     )
     return ok({"withdrawal": record})

@@ -123,18 +123,31 @@ async def create_client_route(call: Call) -> dict[str, Any]:
 @admin_endpoint(
     "GET",
     "/api/v1/sandbox/admin/account/{accountId}/invariant",
-    "Admin: balances (free + locked) next to the ledger sums, per asset",
+    "Admin: balances (free + locked) next to the ledger sums, and locked next to the resting "
+    "orders' locked amounts, per asset",
     errors=(404,),
 )
 async def invariant(call: Call) -> dict[str, Any]:
+    """Two books must agree: ``free + locked`` with the ledger, and ``locked`` with the sizes
+    of the account's resting orders (a fill booked twice, or a lock never released, shows)."""
     store = call.sandbox.store
     sums = store.ledger_sums(call.account_id)
+    resting: dict[str, Decimal] = {}
+    for order in store.query(
+        "SELECT source, size FROM orders WHERE account_id = ? AND status = 'submitted'",
+        (call.account_id,),
+    ):
+        resting[order["source"]] = resting.get(order["source"], Decimal(0)) + Decimal(order["size"])
     rows = {
         b.asset: {
             "free": b.free,
             "locked": b.locked,
             "ledgerSum": sums.get(b.asset, Decimal(0)),
-            "holds": b.free + b.locked == sums.get(b.asset, Decimal(0)),
+            "restingLocked": resting.get(b.asset, Decimal(0)),
+            "ledgerHolds": b.free + b.locked == sums.get(b.asset, Decimal(0)),
+            "lockedHolds": b.locked == resting.get(b.asset, Decimal(0)),
+            "holds": b.free + b.locked == sums.get(b.asset, Decimal(0))
+            and b.locked == resting.get(b.asset, Decimal(0)),
         }
         for b in store.balances(call.account_id)
     }

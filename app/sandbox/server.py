@@ -70,6 +70,7 @@ def create_app(config: SandboxConfig) -> Starlette:
 def _handler(ep: Endpoint, sandbox: Sandbox) -> Any:
     async def handle(request: Request) -> Response:
         try:
+            await _read_body(request, sandbox.config.body_timeout)
             principal = None
             if ep.admin:
                 given = request.headers.get("x-sandbox-admin", "")
@@ -81,6 +82,8 @@ def _handler(ep: Endpoint, sandbox: Sandbox) -> Any:
                 account = request.path_params.get("accountId")
                 if account is not None and account not in principal.accounts:
                     raise error(403, f"Forbidden: this token has no access to account {account}")
+            # The clock is read once the whole body is in: a request is judged (quote expiry,
+            # endAt, token expiry) at the moment it is complete, never when its headers came.
             result = await ep.handler(Call(request, sandbox, principal, sandbox.now()))
         except ApiError as exc:
             return json_response(exc.body, exc.status_code, exc.headers)
@@ -97,6 +100,20 @@ def _handler(ep: Endpoint, sandbox: Sandbox) -> Any:
     return handle
 
 
+async def _read_body(request: Request, limit: float) -> None:
+    """Read the whole body (Starlette keeps it for the handler) within ``limit`` seconds, else
+    408. A venue executes at the time a request is complete; a body trickling in cannot hold a
+    price, and cannot hold a connection for ever either."""
+    try:
+        await asyncio.wait_for(request.body(), limit)
+    except TimeoutError:
+        raise error(
+            408,
+            f"Request body not received within {limit:g} s; send the whole request at once",
+            headers={"Connection": "close"},
+        ) from None
+
+
 async def _http_error(_: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     return json_response(error(exc.status_code, str(exc.detail)).body, exc.status_code)
@@ -108,10 +125,17 @@ async def _internal_error(_: Request, exc: Exception) -> Response:
 
 
 async def _tick(sandbox: Sandbox) -> None:
-    """Advance prices, match resting orders and complete pending deposits every tick."""
+    """Advance prices, match resting orders and complete pending deposits every tick. Matching
+    runs in slices of a couple of milliseconds with a turn of the loop between them, so requests
+    never wait behind a pass however many orders rest or cross at once."""
     while True:
         try:
-            sandbox.background_step()
+            sandbox.market.advance()
+            more = True
+            while more:
+                _, more = sandbox.orders.match_slice()
+                await asyncio.sleep(0)  # a turn for the requests waiting
+            sandbox.transfers.complete_due(sandbox.now())
         except Exception:
             log.exception("background tick failed")
         await asyncio.sleep(sandbox.config.tick_seconds)

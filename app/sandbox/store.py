@@ -9,7 +9,10 @@ writes the entry) or :meth:`Store.move_to_locked` (which moves between free and 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -90,6 +93,7 @@ class Store:
     """All persistent state of one sandbox; ``path`` is a file or ``:memory:``."""
 
     def __init__(self, path: str) -> None:
+        self._writer = WriterLock.hold(path)
         self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA foreign_keys = ON")
@@ -102,6 +106,7 @@ class Store:
 
     def close(self) -> None:
         self._db.close()
+        self._writer.release()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -138,6 +143,14 @@ class Store:
         """Run a write; returns the last row id."""
         cursor = self._db.execute(sql, params)
         return int(cursor.lastrowid or 0)
+
+    def publish_url(self, url: str) -> None:
+        """Say where this database's sandbox listens (see :class:`WriterLock`)."""
+        self._writer.publish_url(url)
+
+    def update(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run an UPDATE; returns how many rows it changed (0 tells a compare-and-set lost)."""
+        return int(self._db.execute(sql, params).rowcount)
 
     def insert(self, table: str, values: dict[str, Any]) -> int:
         columns = ", ".join(values)
@@ -249,6 +262,100 @@ class Store:
             f"UPDATE balances SET {column} = ? WHERE account_id = ? AND asset = ?",  # noqa: S608
             (str(Decimal(row[column]) + delta), account_id, asset),
         )
+
+
+class DatabaseInUse(Exception):
+    """Another process holds the database's writer lock; ``url`` is where it says it listens."""
+
+    def __init__(self, path: str, url: str | None) -> None:
+        where = f" and listens on {url}" if url else ""
+        super().__init__(
+            f"the sandbox database {path} is in use by another sandbox process{where}; "
+            "one database has one sandbox: use that one, stop it, or pick another --db"
+        )
+        self.path = path
+        self.url = url
+
+
+class WriterLock:
+    """One writer per database file: an OS lock on ``<db>.lock`` held for the process's life.
+
+    Two sandboxes on one file would each run the matcher and fill a resting order twice; SQLite's
+    own locks serialise transactions, not decisions made from reads outside them. ``flock`` (or
+    ``msvcrt.locking`` on Windows) is released by the OS when the process dies, so a crash
+    never leaves a stale lock. ``:memory:`` needs none. The running sandbox also writes its URL
+    to ``<db>.url`` (0600) so a second terminal can join it instead of failing.
+    """
+
+    def __init__(self, path: str, handle: int | None) -> None:
+        self.path = path
+        self._handle = handle
+
+    @staticmethod
+    def lock_path(db_path: str) -> str:
+        return db_path + ".lock"
+
+    @staticmethod
+    def url_path(db_path: str) -> str:
+        return db_path + ".url"
+
+    @classmethod
+    def hold(cls, db_path: str) -> WriterLock:
+        """Take the lock or raise :class:`DatabaseInUse`."""
+        if db_path == ":memory:":
+            return cls(db_path, None)
+        handle = os.open(cls.lock_path(db_path), os.O_RDWR | os.O_CREAT, 0o600)
+        if not _try_lock(handle):
+            os.close(handle)
+            raise DatabaseInUse(db_path, read_url(db_path))
+        return cls(db_path, handle)
+
+    def publish_url(self, url: str) -> None:
+        """Write ``<db>.url`` (0600, replaced atomically) for terminals that find the lock."""
+        if self._handle is None:
+            return
+        target = self.url_path(self.path)
+        temporary = f"{target}.{os.getpid()}.tmp"
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(handle, "w") as out:
+            out.write(url + "\n")
+        os.replace(temporary, target)
+
+    def release(self) -> None:
+        if self._handle is None:
+            return
+        with contextlib.suppress(OSError):
+            os.remove(self.url_path(self.path))
+        os.close(self._handle)  # closing the descriptor releases the lock
+        self._handle = None
+
+
+def read_url(db_path: str) -> str | None:
+    """The URL the database's running sandbox published, if any."""
+    try:
+        with open(WriterLock.url_path(db_path), encoding="utf-8") as text:
+            return text.read().strip() or None
+    except OSError:
+        return None
+
+
+def _try_lock(handle: int) -> bool:
+    """A non-blocking exclusive lock on ``handle``; False when another process holds it."""
+    if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+        import msvcrt
+
+        try:
+            msvcrt.locking(handle, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
 
 
 def _balance(row: sqlite3.Row) -> BalanceRow:

@@ -20,6 +20,7 @@ _STATUS_WORDS = {
     403: "forbidden",
     404: "notFound",
     405: "methodNotAllowed",
+    408: "requestTimeout",
     409: "conflict",
     410: "gone",
     413: "payloadTooLarge",

@@ -4,14 +4,28 @@ Started the way tests start it (``python -m app sandbox --port 0``), its URL rea
 line it prints; stopped with SIGTERM when the terminal exits (killed if it does not stop). In
 the PyInstaller bundle ``sys.executable`` is the bundle's own ``tradeterm``, not a Python, so
 the child is ``tradeterm sandbox ...`` there.
+
+One database has one sandbox (its writer lock, ``<db>.lock``): a second terminal on the same
+database finds the lock held, reads the URL the running sandbox wrote next to it
+(``<db>.url``), checks that ``/api/v1/routing/time`` answers there and uses that sandbox
+instead of starting a child — and, not owning it, leaves it running when it exits.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import os
 import sys
 from collections import deque
+from pathlib import Path
+
+import platformdirs
+
+from app.api import ClientSettings, RetryPolicy, ServiceClient, ServiceError
+
+log = logging.getLogger("tradeterm.sandbox")
 
 PREFIX = "Sandbox listening on "
 
@@ -28,14 +42,79 @@ START_SECONDS = 30.0
 STOP_SECONDS = 10.0
 
 
+#: How long to wait for a running sandbox (lock held) to publish a URL that answers.
+JOIN_SECONDS = 10.0
+
+
 class SandboxStartFailed(Exception):
     """The child did not come up; the message says what it printed."""
 
 
+def default_db_path() -> str:
+    """The sandbox's default database (``app.sandbox.cli.default_db_path``: the services may
+    not import the sandbox, so the rule is repeated here)."""
+    folder = Path(platformdirs.user_data_dir("tradeterm", appauthor=False))
+    return str(folder / "sandbox.db")
+
+
+def lock_held(db: str) -> bool:
+    """Whether a sandbox process holds ``db``'s writer lock (``<db>.lock``) right now."""
+    if db == ":memory:" or not os.path.exists(db + ".lock"):
+        return False
+    handle = os.open(db + ".lock", os.O_RDWR)
+    try:
+        if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+            import msvcrt
+
+            try:
+                msvcrt.locking(handle, msvcrt.LK_NBLCK, 1)
+            except OSError:
+                return True
+            msvcrt.locking(handle, msvcrt.LK_UNLCK, 1)
+            return False
+        import fcntl
+
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(handle)
+
+
+def published_url(db: str) -> str | None:
+    try:
+        return Path(db + ".url").read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
+async def answers(url: str) -> bool:
+    """Whether a service answers its time endpoint at ``url`` within two seconds."""
+    settings = ClientSettings(url, connect_timeout=2.0, read_timeout=2.0)
+    async with ServiceClient(settings, retry=RetryPolicy(attempts=1)) as client:
+        try:
+            await client.service_time()
+        except ServiceError:
+            return False
+    return True
+
+
 class SandboxChild:
-    def __init__(self, db: str | None = None, extra_args: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        db: str | None = None,
+        extra_args: tuple[str, ...] = (),
+        *,
+        join_seconds: float = JOIN_SECONDS,
+    ) -> None:
         self._db = db
         self._extra = extra_args
+        self._join_seconds = join_seconds
+        #: True when another process's sandbox on the same database is used (not stopped here).
+        self.reused = False
         self._process: asyncio.subprocess.Process | None = None
         self._drain: asyncio.Task[None] | None = None
         self.stderr_tail: deque[str] = deque(maxlen=20)
@@ -45,6 +124,35 @@ class SandboxChild:
         self.spawned = asyncio.Event()
 
     async def start(self) -> str:
+        db = self._db or default_db_path()
+        if lock_held(db):
+            return await self._join(db)
+        return await self._spawn(db)
+
+    async def _join(self, db: str) -> str:
+        """Use the sandbox that holds ``db``'s lock, once its URL answers; wait a little for a
+        sandbox that is still starting. Its owner stops it, not this terminal."""
+        deadline = asyncio.get_running_loop().time() + self._join_seconds
+        url = published_url(db)
+        while True:
+            if url is not None and await answers(url):
+                log.info("the sandbox on %s is already running at %s: using it", db, url)
+                self.url, self.reused = url, True
+                self.spawned.set()
+                return url
+            if not lock_held(db):  # it stopped meanwhile: start our own
+                return await self._spawn(db, may_join=False)
+            if asyncio.get_running_loop().time() > deadline:
+                raise SandboxStartFailed(
+                    f"the sandbox database {db} is in use by another process that does not "
+                    f"answer (at {url or 'no published URL'}); stop it, or use another database"
+                )
+            await asyncio.sleep(0.2)
+            url = published_url(db)
+
+    async def _spawn(self, db: str, *, may_join: bool = True) -> str:
+        """Start the child; if another sandbox took the database first (two terminals
+        starting together), join that one instead."""
         timeout = START_SECONDS
         argv = [*sandbox_command(), "--port", "0", *self._extra]
         if self._db:
@@ -65,6 +173,8 @@ class SandboxChild:
         if not line.startswith(PREFIX):
             detail = await self._stderr_tail()
             await self.stop()
+            if may_join and "in use by another sandbox" in detail:
+                return await self._join(db)
             raise SandboxStartFailed(f"the sandbox did not start: {line.strip() or detail}")
         self.url = line[len(PREFIX) :].strip()
         self._drain = asyncio.get_running_loop().create_task(
