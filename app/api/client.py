@@ -437,9 +437,10 @@ class ServiceClient:
 
     async def _withdraw(self, kind: str, body: dict[str, str], key: str | None) -> DepositRecord:
         """One withdrawal request with an ``Idempotency-Key`` header (the seed shows no
-        payload field for one; a server that honours it withdraws once however often the same
-        key is sent — the sandbox ignores it until issue 15). Pass the same key to send the
-        same withdrawal again after an unknown outcome."""
+        payload field for one). A server that honours it — the sandbox does — withdraws once
+        however often the same key is sent with the same fields, answering the original record
+        again, and refuses the key with other fields (409). So an unknown outcome is settled
+        by sending the same withdrawal again with the same key: the answer is what happened."""
         key = key or new_idempotency_key()
         path = f"/api/v1/accounting/account/{self.account_id}/request/withdraw/{kind}"
         try:

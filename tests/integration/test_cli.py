@@ -293,8 +293,10 @@ def test_limit_estimate_market_and_queries(cli: Cli) -> None:
     assert listed.code == 0 and [o["orderId"] for o in listed.json()["orders"]] == [
         order["orderId"]
     ]
-    notional = f"{Decimal(total.split()[0]):,} USD"
-    assert one.code == 0 and re.search(rf"^Notional\s+{notional}$", one.out, re.MULTILINE)
+    # The wire's total (910.6) shown in USD's precision, grouped (910.60): the same amount.
+    shown = re.search(r"^Notional\s+([\d,]+\.\d{2}) USD$", one.out, re.MULTILINE)
+    assert one.code == 0 and shown, one.out
+    assert Decimal(shown.group(1).replace(",", "")) == Decimal(total.split()[0])
     assert re.search(r"^Side\s+Sell BTC/USD$", one.out, re.MULTILINE)
     assert ledger.code == 0 and order["orderId"] in ledger.out and "trade/source" in ledger.out
     assert re.search(r"trade/source .* Sell BTC/USD +\d{2,3},\d{3}\.\d{2} ", ledger.out)

@@ -1,8 +1,8 @@
 """Withdrawals carry an idempotency key, and a lost answer is an unknown outcome (issue 14).
 
 The seed shows no payload for the withdraw operations, so the key travels as an
-``Idempotency-Key`` header; the sandbox ignores it until issue 15 (so this checks what the
-client sends, and how it reports a lost answer — not that the server de-duplicates)."""
+``Idempotency-Key`` header; the sandbox withdraws once per key, so a lost answer is settled by
+sending the same withdrawal again with the same key."""
 
 from __future__ import annotations
 
@@ -57,3 +57,9 @@ async def test_a_withdrawals_lost_answer_is_an_unknown_outcome(
         faults.clear()
         listed = await api.withdrawals()
         assert [w.amount for w in listed] == [Decimal("25")]  # it was committed
+        # Settled by sending it again with its key: the original record, withdrawn once.
+        settled = await api.withdraw_fiat(
+            Amount(Decimal("25"), "USD"), idempotency_key="tt-wd-lost"
+        )
+        assert settled == listed[0]
+        assert [w.amount for w in await api.withdrawals()] == [Decimal("25")]
