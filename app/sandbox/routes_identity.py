@@ -11,7 +11,7 @@ from app.domain import format_timestamp
 from app.sandbox.api import STRING, Call, endpoint, obj
 from app.sandbox.auth import is_password_digest
 from app.sandbox.validation import require_object
-from app.sandbox.wire import bad_request, error, ok
+from app.sandbox.wire import ApiError, bad_request, error, ok
 
 SERVICES = ("accounting", "identity", "routing")
 
@@ -22,7 +22,7 @@ SERVICES = ("accounting", "identity", "routing")
     "Log in: exchange user and SHA-256 password for a JWT",
     tag="identity",
     auth=False,
-    errors=(400, 401, 404, 429),
+    errors=(400, 401, 404, 413, 429, 503),
     body=obj(
         ("user", "password"), user=STRING, password={"type": "string", "pattern": "^[0-9a-f]{64}$"}
     ),
@@ -39,11 +39,17 @@ async def login(call: Call) -> dict[str, Any]:
             "password must be the SHA-256 hash of the password as 64 lowercase hex characters"
         )
     auth = call.sandbox.auth
-    auth.throttle(user)
-    matches = await anyio.to_thread.run_sync(auth.credentials_match, user, str(password))
+    client = call.request.client
+    attempt = auth.throttle.admit(user, client.host if client else "")
+    try:
+        async with auth.hashing_slot():
+            matches = await anyio.to_thread.run_sync(auth.credentials_match, user, str(password))
+    except ApiError:
+        auth.throttle.withdraw(attempt)  # never evaluated: not a failure
+        raise
     if not matches:
-        auth.record_failure(user)
         raise error(401, "Invalid user or password")
+    auth.throttle.succeeded(attempt)
     auth.record_success(user)
     token, expires = auth.issue(user)
     return ok(

@@ -1,6 +1,6 @@
 """Sandbox-only routes: paper-trading top-ups for a client, and admin routes for tests.
 
-Admin routes exist only when the sandbox is started with ``--admin-token`` (or env
+Admin routes exist only when the sandbox is started with ``--admin-token-file`` (or env
 ``TRADETERM_SANDBOX_ADMIN_TOKEN``) and need header ``X-Sandbox-Admin`` with that token.
 """
 
@@ -21,7 +21,7 @@ from app.sandbox.wire import bad_request, error, ok
 
 
 def admin_endpoint(method: str, path: str, summary: str, **kw: Any) -> Callable[[Handler], Handler]:
-    """Admin routes: test-only, no client token, only with ``--admin-token``."""
+    """Admin routes: test-only, no client token, only with an admin token (file or env)."""
     return endpoint(
         method, path, summary, tag="sandbox-admin", auth=False, admin=True, extension=True, **kw
     )
@@ -215,8 +215,9 @@ async def revoke_tokens(call: Call) -> dict[str, Any]:
 @admin_endpoint(
     "GET",
     "/api/v1/sandbox/admin/stats",
-    "Admin: successful logins per user",
+    "Admin: successful logins per user, and password hashes evaluated",
     errors=(404,),
 )
 async def stats(call: Call) -> dict[str, Any]:
-    return ok({"logins": dict(call.sandbox.auth.logins)})
+    auth = call.sandbox.auth
+    return ok({"logins": dict(auth.logins), "passwordChecks": auth.password_checks})
