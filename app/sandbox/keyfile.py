@@ -84,7 +84,8 @@ def write_key(path: Path, key: SigningKey) -> None:
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
     try:
-        os.fchmod(fd, FILE_MODE)
+        if hasattr(os, "fchmod"):  # POSIX; Windows keeps its own ACLs
+            os.fchmod(fd, FILE_MODE)
         os.write(fd, json.dumps({"generation": key.generation, "secret": key.secret}).encode())
         os.fsync(fd)
     finally:
