@@ -2,6 +2,10 @@
 
 Prints exactly one line, ``Sandbox listening on http://HOST:PORT``, to stdout once it accepts
 connections (``--port 0`` picks a free port), so a parent process can read the URL.
+
+``python -m app sandbox rotate-key --db PATH`` writes the next signing key of that database and
+exits (see :mod:`app.sandbox.keyfile`). The admin token is read from env
+``TRADETERM_SANDBOX_ADMIN_TOKEN`` or ``--admin-token-file``, never from argv (``ps`` shows argv).
 """
 
 from __future__ import annotations
