@@ -119,9 +119,10 @@ class KeyFile:
             self._key = new_key(1)
             return
         if not self._path.exists():
-            # A database from before the key file: carry its secret over (tokens stay good).
+            # A database from before the key file: carry its secret over as generation 0, the
+            # ``gen`` its tokens carry (tokens of users never revoked stay good).
             legacy = legacy_secret()
-            write_key(self._path, SigningKey(1, legacy) if legacy else new_key(1))
+            write_key(self._path, SigningKey(0, legacy) if legacy else new_key(1))
         self._key = self._load()
 
     def _load(self) -> SigningKey:

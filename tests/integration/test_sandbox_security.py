@@ -297,8 +297,24 @@ def test_database_and_key_are_private(start: Start, tmp_path: Path) -> None:
         assert mode(path) == 0o600, (path, oct(mode(path)))
     assert mode(folder) == 0o700, oct(mode(folder))
     secret = json.loads(key.read_text())["secret"]
-    # The old secret moved to the key file, so tokens of before the upgrade still verify.
+    # The old secret moved to the key file as generation 0, the "gen" earlier tokens carry, so
+    # a token of before the upgrade still verifies.
     assert secret == "s" * 64
+    assert json.loads(key.read_text())["generation"] == 0
+    old_token = jwt.encode(
+        {
+            "sub": "demo",
+            "iat": int(time.time()),
+            "exp": int(time.time()) + 600,
+            "jti": "j",
+            "gen": 0,
+        },
+        secret,
+        algorithm="HS256",
+    )
+    with httpx.Client(base_url=sandbox.url, timeout=30) as http:
+        carried = http.get(ACCOUNT, headers={"Authorization": f"Bearer {old_token}"})
+        assert carried.status_code == 200, carried.text
     assert sandbox.stop() == 0
     with sqlite3.connect(db) as copy:
         assert copy.execute("SELECT value FROM meta WHERE key = 'jwt_secret'").fetchall() == []
