@@ -30,6 +30,7 @@ from app.sandbox.context import Sandbox
 from app.sandbox.server import create_app
 
 ADMIN_TOKEN = "test-admin-token"
+ADMIN_ENV = "TRADETERM_SANDBOX_ADMIN_TOKEN"
 STARTUP_TIMEOUT = 30.0
 _counter = itertools.count(1)
 
@@ -46,26 +47,38 @@ def digest(password: str) -> str:
 class SandboxProcess:
     """``python -m app sandbox --port 0 ...`` in a child process; ``url`` once it listens."""
 
-    def __init__(self, *args: str, db: str = ":memory:", admin_token: str | None = ADMIN_TOKEN):
+    def __init__(
+        self,
+        *args: str,
+        db: str | None = ":memory:",
+        admin_token: str | None = ADMIN_TOKEN,
+        env: dict[str, str] | None = None,
+    ):
         self.args = [*args]
         self.db = db
         self.admin_token = admin_token
+        self.env = env or {}
         self.url = ""
         self.proc: subprocess.Popen[str] | None = None
         # Lives as long as the process; closed in stop().
         self._stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115
 
     def start(self) -> SandboxProcess:
-        argv = [sys.executable, "-m", "app", "sandbox", "--port", "0", "--db", self.db, *self.args]
+        argv = [sys.executable, "-m", "app", "sandbox", "--port", "0", *self.args]
+        if self.db is not None:
+            argv += ["--db", self.db]
+        # The admin token travels in the environment: argv is visible to every user in ps.
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
+        env.pop(ADMIN_ENV, None)
         if self.admin_token:
-            argv += ["--admin-token", self.admin_token]
+            env[ADMIN_ENV] = self.admin_token
         self.proc = subprocess.Popen(
             argv,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
             text=True,
             cwd=Path(__file__).resolve().parents[1],
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env=env,
         )
         assert self.proc.stdout is not None
         deadline = time.monotonic() + STARTUP_TIMEOUT

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 
 from app.sandbox.auth import Principal
-from app.sandbox.wire import decode_body, error
+from app.sandbox.wire import bad_request, decode_body, error
 
 if TYPE_CHECKING:
     from app.sandbox.context import Sandbox
@@ -21,13 +21,36 @@ MAX_BODY_BYTES = 64 * 1024
 
 @dataclass(frozen=True)
 class Param:
-    """A query parameter, for the OpenAPI document (validation is the handler's)."""
+    """A query parameter, for the OpenAPI document (validation is the handler's): its bounds
+    and allowed values are declared here so the document refuses what the handler refuses."""
 
     name: str
     description: str
     type: str = "string"
     required: bool = False
     format: str | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+    enum: tuple[str, ...] = ()
+    pattern: str | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+
+    def schema(self) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": self.type}
+        for key, value in (
+            ("format", self.format),
+            ("minimum", self.minimum),
+            ("maximum", self.maximum),
+            ("pattern", self.pattern),
+            ("minLength", self.min_length),
+            ("maxLength", self.max_length),
+        ):
+            if value is not None:
+                schema[key] = value
+        if self.enum:
+            schema["enum"] = list(self.enum)
+        return schema
 
 
 @dataclass
@@ -41,7 +64,12 @@ class Call:
 
     @property
     def params(self) -> Mapping[str, str]:
-        return self.request.query_params
+        """The query parameters; one named twice is refused (which one would count?)."""
+        query = self.request.query_params
+        for name in query:
+            if len(query.getlist(name)) > 1:
+                raise bad_request(f"Query parameter {name} given more than once")
+        return query
 
     def path(self, name: str) -> str:
         return str(self.request.path_params[name])
@@ -78,6 +106,12 @@ class Endpoint:
     extension: bool = False
     admin: bool = False
     errors: tuple[int, ...] = field(default=())
+    #: The success body's schema (see app.sandbox.schemas).
+    response: dict[str, Any] = field(default_factory=dict)
+    #: Error bodies other than the generic ``Error`` (e.g. 424 -> ``OrderRefusal``).
+    error_bodies: dict[int, str] = field(default_factory=dict)
+    #: Schemas of path parameters other than a non-empty string (e.g. an enum of services).
+    path_params: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 ENDPOINTS: list[Endpoint] = []
@@ -95,26 +129,32 @@ def endpoint(
     extension: bool = False,
     admin: bool = False,
     errors: tuple[int, ...] = (400,),
+    response: dict[str, Any],
+    error_bodies: dict[int, str] | None = None,
+    path_params: dict[str, dict[str, Any]] | None = None,
 ) -> Callable[[Handler], Handler]:
-    """Register ``handler`` for ``method path``; ``extension`` marks routes the seed only names."""
+    """Register ``handler`` for ``method path``; ``extension`` marks routes the seed only names.
+    ``response`` is required: the OpenAPI document describes every success body exactly."""
 
     def register(handler: Handler) -> Handler:
         ENDPOINTS.append(
             Endpoint(
-                method, path, handler, summary, tag, auth, query, body, extension, admin, errors
+                method,
+                path,
+                handler,
+                summary,
+                tag,
+                auth,
+                query,
+                body,
+                extension,
+                admin,
+                errors,
+                response,
+                error_bodies or {},
+                path_params or {},
             )
         )
         return handler
 
     return register
-
-
-def obj(required: tuple[str, ...] = (), **properties: dict[str, Any]) -> dict[str, Any]:
-    """A JSON-schema object, for request bodies in the OpenAPI document."""
-    schema: dict[str, Any] = {"type": "object", "properties": properties}
-    if required:
-        schema["required"] = list(required)
-    return schema
-
-
-STRING: dict[str, Any] = {"type": "string"}

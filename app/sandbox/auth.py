@@ -1,12 +1,20 @@
-"""Sandbox authentication: scrypt-hashed credentials, HS256 JWTs, throttled failed logins.
+"""Sandbox authentication: scrypt-hashed credentials, HS256 JWTs, throttled logins.
 
 The client sends the SHA-256 hex of the plain password; the store keeps only a salted scrypt of
-that hex. Tokens are signed with a secret kept in the database, so they survive a restart of the
-same database until they expire.
+that hex. Tokens are signed with the key in ``<db>.key`` (see :mod:`app.sandbox.keyfile`), so
+they survive a restart of the same database until they expire or the key is rotated.
+
+Logins are admitted before the password is hashed (issue 15): an attempt is written down first,
+then hashed, so sixty concurrent wrong passwords cannot all be evaluated. Failures count per
+(user, client address) and per client address: five wrong passwords from one address throttle
+that address for that user, without locking the right password out from elsewhere. At most
+``HASH_SLOTS`` scrypt runs (16 MB each) go at once, in worker threads so the event loop keeps
+serving; a few more may wait, and the rest get 503 with Retry-After at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import re
@@ -14,17 +22,27 @@ import secrets
 import time
 import uuid
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import jwt
 
+from app.sandbox.keyfile import KeyFile
 from app.sandbox.store import Store
 from app.sandbox.wire import ApiError, error
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}
 _ALGORITHM = "HS256"
+#: Seconds a token's ``iat``/``exp`` may stray from the server's own reading of its lifetime.
+_LIFETIME_SLACK = 5
+#: Concurrent scrypt runs, and logins that may wait for one before the rest get 503.
+HASH_SLOTS = 2
+HASH_QUEUE = 16
+#: Keys kept in the throttle's tables before expired ones are swept.
+_SWEEP_AT = 4096
 
 
 def password_digest(plain: str) -> str:
@@ -52,6 +70,87 @@ class Principal:
     accounts: frozenset[str]
 
 
+@dataclass(frozen=True)
+class Attempt:
+    """An admitted login: counted as a failure until it proves right."""
+
+    user: str
+    address: str
+    at: float
+
+
+class LoginThrottle:
+    """Sliding windows of failed (or still running) logins per (user, address) and per address.
+
+    An attempt is written down when it is admitted, before its password is hashed, and taken
+    back only when the password was right: concurrency cannot slip past the limits.
+    """
+
+    def __init__(
+        self,
+        per_user: int,
+        per_address: int,
+        window: float,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._per_user = per_user
+        self._per_address = per_address
+        self._window = window
+        self._clock = clock
+        self._pairs: dict[tuple[str, str], deque[float]] = {}
+        self._addresses: dict[str, deque[float]] = {}
+
+    def admit(self, user: str, address: str) -> Attempt:
+        """Record the attempt, or 429 with Retry-After when this address is over a limit."""
+        now = self._clock()
+        self._sweep(now)
+        pair = self._recent(self._pairs, (user, address), now)
+        if len(pair) >= self._per_user:
+            raise self._refusal(pair, now, "for this user")
+        by_address = self._recent(self._addresses, address, now)
+        if len(by_address) >= self._per_address:
+            raise self._refusal(by_address, now, "from this address")
+        pair.append(now)
+        by_address.append(now)
+        return Attempt(user, address, now)
+
+    def succeeded(self, attempt: Attempt) -> None:
+        """The password was right: this address starts afresh for this user."""
+        self._pairs.pop((attempt.user, attempt.address), None)
+        self.withdraw(attempt, pair=False)
+
+    def withdraw(self, attempt: Attempt, *, pair: bool = True) -> None:
+        """Take back an attempt that was never evaluated (the server was too busy)."""
+        places: list[deque[float] | None] = [self._addresses.get(attempt.address)]
+        if pair:
+            places.append(self._pairs.get((attempt.user, attempt.address)))
+        for stamps in places:
+            if stamps is not None and attempt.at in stamps:
+                stamps.remove(attempt.at)
+
+    def _recent(self, table: dict[Any, deque[float]], key: Any, now: float) -> deque[float]:
+        stamps = table.setdefault(key, deque())
+        while stamps and stamps[0] <= now - self._window:
+            stamps.popleft()
+        return stamps
+
+    def _refusal(self, stamps: deque[float], now: float, scope: str) -> ApiError:
+        retry_after = max(1, int(stamps[0] + self._window - now) + 1)
+        return error(
+            429,
+            f"Too many failed logins {scope}; try again in {retry_after} s",
+            headers={"Retry-After": str(retry_after)},
+        )
+
+    def _sweep(self, now: float) -> None:
+        """Forget expired windows, so a stream of made-up user names cannot grow memory."""
+        tables: tuple[dict[Any, deque[float]], ...] = (self._pairs, self._addresses)
+        for table in tables:
+            if len(table) > _SWEEP_AT:
+                for key in [k for k, v in table.items() if not v or v[-1] <= now - self._window]:
+                    del table[key]
+
+
 class Authenticator:
     def __init__(
         self,
@@ -60,50 +159,50 @@ class Authenticator:
         failures_allowed: int,
         window: float,
         clock: Callable[[], float] = time.time,
+        *,
+        db_path: str = ":memory:",
+        address_failures_allowed: int = 30,
     ) -> None:
         self._store = store
         self._ttl = token_ttl
-        self._allowed = failures_allowed
-        self._window = window
         self._clock = clock
-        self._failures: dict[str, deque[float]] = {}
+        self.throttle = LoginThrottle(failures_allowed, address_failures_allowed, window, clock)
         self.logins: Counter[str] = Counter()
-        secret = store.get_meta("jwt_secret")
-        if secret is None:
-            secret = secrets.token_hex(32)
+        #: scrypt evaluations so far (admin stats): what the throttle is there to bound.
+        self.password_checks = 0
+        self._hashing = asyncio.Semaphore(HASH_SLOTS)
+        self._waiting = 0
+        self._keys = KeyFile(db_path, lambda: store.get_meta("jwt_secret"))
+        if store.get_meta("jwt_secret") is not None:
             with store.transaction():
-                store.set_meta("jwt_secret", secret)
-        self._secret = secret
+                store.execute("DELETE FROM meta WHERE key = 'jwt_secret'")
 
     @property
     def token_ttl(self) -> float:
         return self._ttl
 
-    def throttle(self, user: str) -> None:
-        """429 with Retry-After while ``user`` has too many recent failed logins."""
-        now = self._clock()
-        failures = self._failures.get(user)
-        if not failures:
-            return
-        while failures and failures[0] <= now - self._window:
-            failures.popleft()
-        if len(failures) >= self._allowed:
-            retry_after = max(1, int(failures[0] + self._window - now) + 1)
+    @asynccontextmanager
+    async def hashing_slot(self) -> AsyncIterator[None]:
+        """One of the few scrypt slots, or 503 at once when too many logins already wait."""
+        if self._hashing.locked() and self._waiting >= HASH_QUEUE:
             raise error(
-                429,
-                f"Too many failed logins for this user; try again in {retry_after} s",
-                headers={"Retry-After": str(retry_after)},
+                503, "Too many logins in progress; try again shortly", headers={"Retry-After": "1"}
             )
-
-    def record_failure(self, user: str) -> None:
-        self._failures.setdefault(user, deque()).append(self._clock())
+        self._waiting += 1
+        try:
+            await self._hashing.acquire()
+        finally:
+            self._waiting -= 1
+        try:
+            yield
+        finally:
+            self._hashing.release()
 
     def record_success(self, user: str) -> None:
-        self._failures.pop(user, None)
         self.logins[user] += 1
 
     def generation(self, user: str) -> int:
-        """Tokens carry their user's generation; revoking bumps it and voids older tokens."""
+        """Tokens carry their user's revocation count; revoking bumps it and voids older ones."""
         return int(self._store.get_meta(f"token_generation:{user}") or "0")
 
     def revoke(self, user: str) -> None:
@@ -114,44 +213,65 @@ class Authenticator:
         """Compare with the stored scrypt; runs scrypt even for unknown users (no timing oracle)."""
         row = self._store.query_one("SELECT pw_salt, pw_hash FROM users WHERE user_id = ?", (user,))
         salt = bytes(row["pw_salt"]) if row else b"0" * 16
+        self.password_checks += 1
         _, candidate = hash_digest(digest, salt)
         return row is not None and hmac.compare_digest(candidate, bytes(row["pw_hash"]))
 
     def issue(self, user: str) -> tuple[str, float]:
         now = self._clock()
         expires = now + self._ttl
+        key = self._keys.current()
         claims = {
             "sub": user,
             "iat": int(now),
             "exp": int(expires),
             "jti": uuid.uuid4().hex,
-            "gen": self.generation(user),
+            "gen": key.generation,
+            "rev": self.generation(user),
         }
-        return jwt.encode(claims, self._secret, algorithm=_ALGORITHM), expires
+        return jwt.encode(claims, key.secret, algorithm=_ALGORITHM), expires
 
     def verify(self, authorization: str | None) -> Principal:
-        """The principal of a ``Bearer`` header, or a 401 for anything missing or invalid."""
+        """The principal of a ``Bearer`` header, or a 401 for anything missing or invalid.
+
+        Beyond the signature: the token names the current key generation, and its lifetime is
+        the server's to decide (a correctly signed token that claims to live longer than
+        ``--token-ttl``, or was issued in the future, is refused).
+        """
         if not authorization:
             raise _unauthorized("Missing Authorization header; log in and send 'Bearer <token>'")
         scheme, _, token = authorization.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise _unauthorized("Authorization header must be 'Bearer <token>'")
+        key = self._keys.current()
         try:
             claims = jwt.decode(
                 token.strip(),
-                self._secret,
+                key.secret,
                 algorithms=[_ALGORITHM],
-                options={"require": ["exp", "iat", "sub"]},
+                options={"require": ["exp", "iat", "sub", "jti", "gen"]},
                 leeway=0,
             )
         except jwt.ExpiredSignatureError:
             raise _unauthorized("Token expired; log in again") from None
         except jwt.InvalidTokenError:
-            raise _unauthorized("Invalid token") from None
+            raise _unauthorized(_why_invalid(token.strip(), key.generation)) from None
+        if claims["gen"] != key.generation:
+            raise _unauthorized("Token signed with a retired key; log in again")
+        now = self._clock()
+        issued, expires = claims["iat"], claims["exp"]
+        if (
+            not isinstance(issued, int)
+            or not isinstance(expires, int)
+            or issued > now + _LIFETIME_SLACK
+            or expires - issued > self._ttl + _LIFETIME_SLACK
+            or expires > now + self._ttl + _LIFETIME_SLACK
+        ):
+            raise _unauthorized("Invalid token: lifetime longer than this server grants")
         principal = self.principal(str(claims["sub"]))
         if principal is None:
             raise _unauthorized("Invalid token: unknown user")
-        if claims.get("gen", 0) != self.generation(principal.user_id):
+        if claims.get("rev", 0) != self.generation(principal.user_id):
             raise _unauthorized("Token revoked; log in again")
         return principal
 
@@ -163,6 +283,17 @@ class Authenticator:
         return Principal(
             row["user_id"], row["email"], row["name"], frozenset(a["account_id"] for a in accounts)
         )
+
+
+def _why_invalid(token: str, generation: int) -> str:
+    """A clearer word for a token of an earlier key (the refusal stands either way)."""
+    try:
+        claims = jwt.decode(token, options={"verify_signature": False})
+    except jwt.InvalidTokenError:
+        return "Invalid token"
+    if isinstance(claims.get("gen"), int) and claims["gen"] != generation:
+        return "Token signed with a retired key; log in again"
+    return "Invalid token"
 
 
 def _unauthorized(message: str) -> ApiError:

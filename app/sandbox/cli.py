@@ -2,6 +2,10 @@
 
 Prints exactly one line, ``Sandbox listening on http://HOST:PORT``, to stdout once it accepts
 connections (``--port 0`` picks a free port), so a parent process can read the URL.
+
+``python -m app sandbox rotate-key --db PATH`` writes the next signing key of that database and
+exits (see :mod:`app.sandbox.keyfile`). The admin token is read from env
+``TRADETERM_SANDBOX_ADMIN_TOKEN`` or ``--admin-token-file``, never from argv (``ps`` shows argv).
 """
 
 from __future__ import annotations
@@ -23,8 +27,11 @@ import platformdirs
 import uvicorn
 
 from app.sandbox.config import CreditHours, SandboxConfig
+from app.sandbox.keyfile import private_folder_for, rotate_key
 from app.sandbox.server import create_app
 from app.sandbox.store import DatabaseInUse
+
+ADMIN_ENV = "TRADETERM_SANDBOX_ADMIN_TOKEN"
 
 
 def default_db_path() -> str:
@@ -71,11 +78,59 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="a request body slower than this is cut with 408 (default 5)",
     )
+    add_admin_arguments(parser)
+
+
+def add_admin_arguments(parser: argparse.ArgumentParser) -> None:
+    """The admin token comes from the environment or a file, never the command line, where
+    ``ps`` shows it to every user of the machine; the action word runs a maintenance task."""
     parser.add_argument(
-        "--admin-token",
-        default=os.environ.get("TRADETERM_SANDBOX_ADMIN_TOKEN"),
-        help="enable the test-only admin routes with this token",
+        "action",
+        nargs="?",
+        choices=("serve", "rotate-key"),
+        default="serve",
+        help="serve (default), or rotate-key: write a new signing key for --db (every token "
+        "issued so far stops working, in a running sandbox too)",
     )
+    parser.add_argument(
+        "--admin-token-file",
+        metavar="PATH",
+        help=f"enable the test-only admin routes with the token in this file (or env {ADMIN_ENV})",
+    )
+    # Refused with a pointer, so an old script is not parsed as --admin-token-file by prefix.
+    parser.add_argument("--admin-token", help=argparse.SUPPRESS)
+
+
+def admin_token_from(args: argparse.Namespace) -> str | None:
+    """The admin token from ``--admin-token-file`` or env ``TRADETERM_SANDBOX_ADMIN_TOKEN``
+    (taken out of the environment as it is read, so no child inherits it)."""
+    if args.admin_token is not None:
+        raise ValueError(
+            f"--admin-token is gone (ps shows it to everyone); set {ADMIN_ENV} or use "
+            "--admin-token-file PATH"
+        )
+    from_env = os.environ.pop(ADMIN_ENV, None)
+    if args.admin_token_file:
+        try:
+            token = Path(args.admin_token_file).read_text().strip()
+        except OSError as exc:
+            raise ValueError(f"cannot read --admin-token-file: {exc.strerror}") from None
+        if not token:
+            raise ValueError("--admin-token-file is empty")
+        return token
+    return from_env or None
+
+
+def rotate(args: argparse.Namespace) -> int:
+    """``tradeterm sandbox rotate-key --db PATH``: the next key generation for that database."""
+    db = args.db or default_db_path()
+    try:
+        key = rotate_key(db)
+    except (ValueError, OSError) as exc:
+        print(f"error: cannot rotate the key: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, ValueError) else 1
+    print(f"Signing key rotated to generation {key.generation}: every earlier token is void")
+    return 0
 
 
 def config_from(args: argparse.Namespace) -> SandboxConfig:
@@ -85,9 +140,9 @@ def config_from(args: argparse.Namespace) -> SandboxConfig:
             raise ValueError(f"--{name.replace('_', '-')} must be a positive number of seconds")
     if not 0 <= args.port <= 65535:
         raise ValueError("--port must be between 0 and 65535")
+    admin_token = admin_token_from(args)
     db = args.db or default_db_path()
-    if db != ":memory:":
-        Path(db).parent.mkdir(parents=True, exist_ok=True)
+    private_folder_for(db, tighten=args.db is None)
     return SandboxConfig(
         db_path=db,
         token_ttl=args.token_ttl,
@@ -96,7 +151,7 @@ def config_from(args: argparse.Namespace) -> SandboxConfig:
         seed=args.seed,
         tick_seconds=args.tick,
         body_timeout=args.body_timeout,
-        admin_token=args.admin_token or None,
+        admin_token=admin_token,
     )
 
 
@@ -156,6 +211,8 @@ async def serve(config: SandboxConfig, host: str, port: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action == "rotate-key":
+        return rotate(args)
     try:
         config = config_from(args)
     except ValueError as exc:

@@ -86,8 +86,10 @@ class SandboxConfig:
     tick_seconds: float = 0.25
     #: Enables the test-only routes under /api/v1/sandbox/admin when set (header X-Sandbox-Admin).
     admin_token: str | None = None
-    #: Failed logins of one user within ``login_window`` seconds before 429.
+    #: Failed logins of one user from one address within ``login_window`` seconds before 429.
     login_failures_allowed: int = 5
+    #: Failed logins from one address (any users) within ``login_window`` seconds before 429.
+    login_address_failures_allowed: int = 30
     login_window: float = 60.0
     #: Seconds a request's body may take to arrive after its headers before 408 (issue 15).
     body_timeout: float = 5.0

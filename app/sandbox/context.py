@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import socket
 import subprocess
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -18,6 +17,7 @@ from app.sandbox.auth import Authenticator
 from app.sandbox.config import SandboxConfig
 from app.sandbox.demo_data import seed_demo
 from app.sandbox.faults import Faults
+from app.sandbox.keyfile import private_database
 from app.sandbox.market import Market
 from app.sandbox.orders import OrderEngine
 from app.sandbox.rfq import QuoteDesk
@@ -42,6 +42,7 @@ class Sandbox:
 
     @classmethod
     def create(cls, config: SandboxConfig) -> Sandbox:
+        private_database(config.db_path)
         store = Store(config.db_path)
         launched = utc_now()
         seed_demo(store, launched)
@@ -51,14 +52,20 @@ class Sandbox:
             store=store,
             market=market,
             auth=Authenticator(
-                store, config.token_ttl, config.login_failures_allowed, config.login_window
+                store,
+                config.token_ttl,
+                config.login_failures_allowed,
+                config.login_window,
+                db_path=config.db_path,
+                address_failures_allowed=config.login_address_failures_allowed,
             ),
             orders=OrderEngine(store, market, config.credit_hours),
             quotes=QuoteDesk(store, market, config.credit_hours, config.quote_ttl),
             transfers=Transfers(store),
             launched_at=launched,
             build=build_info(launched),
-            instance=f"{socket.gethostname()}:{os.getpid()}",
+            # A random name per launch: tells restarts apart without naming the host or pid.
+            instance=uuid.uuid4().hex[:16],
         )
 
     def background_step(self) -> None:

@@ -71,9 +71,7 @@ def _stamp(moment: datetime | None) -> str | None:
 
 def ledger(store: Store, account_id: str, params: Mapping[str, str]) -> list[dict[str, Any]]:
     limit = query_int(params, "max", required=True, minimum=1, maximum=MAX_LEDGER)
-    fmt = params.get("format")
-    if fmt not in (None, "", "json"):
-        raise bad_request("format must be json")
+    query_choice(params, "format", ("json",))
     ascending = query_bool(params, "asc", False)
     start_at = query_int(params, "startAtOrdering")
     begin, finish = _time_range(params, "startTimeUtc", "endTimeUtc")

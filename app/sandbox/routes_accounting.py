@@ -6,14 +6,25 @@ from decimal import Decimal
 from typing import Any
 
 from app.sandbox import queries
-from app.sandbox.api import STRING, Call, Param, endpoint, obj
+from app.sandbox.api import Call, Param, endpoint
 from app.sandbox.catalogue import ASSETS
+from app.sandbox.queries import EVENT_TYPES, MAX_LEDGER
+from app.sandbox.schemas import AMOUNT, TEXT, array, numbers, obj, ref, success
+from app.sandbox.schemas import account as account_schema
 from app.sandbox.store import BalanceRow
 from app.sandbox.validation import query_bool, query_int
 from app.sandbox.wire import error, ok
 
 ACCOUNT = "/api/v1/accounting/account/{accountId}"
-_MAX = Param("max", "Maximum number of records (1-1000, default 100)", "integer")
+_MAX = Param(
+    "max", "Maximum number of records (1-1000, default 100)", "integer", minimum=1, maximum=1000
+)
+_INSTRUCTIONS = success(
+    ("accountId", "instructions"),
+    accountId=TEXT,
+    instructions={"type": "array", "items": ref("Instruction")},
+)
+_WITHDRAWAL = success(("withdrawal",), withdrawal=ref("Transfer"))
 _ASC = Param("asc", "true: oldest first; false (default): newest first by ordering", "boolean")
 
 
@@ -44,7 +55,8 @@ def _balances(call: Call) -> list[BalanceRow]:
     ACCOUNT,
     "Get account: balances with free, locked, credit limit",
     tag="accounting",
-    errors=(401, 403),
+    errors=(401, 403, 404),
+    response=account_schema(numbers("free", "locked", "limit", "pendingDeposit", "available")),
 )
 async def get_account(call: Call) -> dict[str, Any]:
     row = _account_row(call)
@@ -67,7 +79,18 @@ async def get_account(call: Call) -> dict[str, Any]:
     ACCOUNT + "/portfolio",
     "Get account credit: funds and credit per asset",
     tag="accounting",
-    errors=(401, 403),
+    errors=(401, 403, 404),
+    response=account_schema(
+        numbers(
+            "availableToTrade",
+            "totalFunds",
+            "availableFunds",
+            "lockedFunds",
+            "totalCredit",
+            "availableCredit",
+            "usedCredit",
+        )
+    ),
 )
 async def get_portfolio(call: Call) -> dict[str, Any]:
     row = _account_row(call)
@@ -96,25 +119,29 @@ async def get_portfolio(call: Call) -> dict[str, Any]:
     query=(
         Param(
             "max",
-            "Maximum number of transactions (1-10000); both legs of a trade count once",
+            f"Maximum number of transactions (1-{MAX_LEDGER}); both legs of a trade count once",
             "integer",
             required=True,
+            minimum=1,
+            maximum=MAX_LEDGER,
         ),
         Param("transactionId", "Only entries of this transaction"),
-        Param("asset", "Only entries in this asset"),
-        Param("type", "Only entries of this eventType"),
+        Param("asset", "Only entries in this asset", enum=tuple(sorted(ASSETS))),
+        Param("type", "Only entries of this eventType", enum=EVENT_TYPES),
         Param(
             "startAtOrdering",
             "Begin at this ordering (inclusive, in the direction read)",
             "integer",
+            minimum=0,
         ),
         Param("startTimeUtc", "Entries at or after this time", format="date-time"),
         Param("endTimeUtc", "Entries before this time", format="date-time"),
-        Param("format", "Only json is supported"),
+        Param("format", "Only json is supported", enum=("json",)),
         Param(
             "asc", "Sandbox extension: true reads oldest first (default newest first)", "boolean"
         ),
     ),
+    response=array(ref("LedgerEntry")),
 )
 async def get_ledger(call: Call) -> list[dict[str, Any]]:
     return queries.ledger(call.sandbox.store, call.account_id, call.params)
@@ -134,6 +161,7 @@ def _transfer_query(call: Call, kind: str) -> list[dict[str, Any]]:
     tag="accounting",
     query=(_MAX, _ASC),
     errors=(400, 401, 403),
+    response=array(ref("Transfer")),
 )
 async def get_deposits(call: Call) -> list[dict[str, Any]]:
     return _transfer_query(call, "deposit")
@@ -147,6 +175,7 @@ async def get_deposits(call: Call) -> list[dict[str, Any]]:
     query=(_MAX, _ASC),
     extension=True,
     errors=(400, 401, 403),
+    response=array(ref("Transfer")),
 )
 async def get_withdrawals(call: Call) -> list[dict[str, Any]]:
     return _transfer_query(call, "withdrawal")
@@ -158,6 +187,7 @@ async def get_withdrawals(call: Call) -> list[dict[str, Any]]:
     "Get deposit instructions",
     tag="accounting",
     errors=(401, 403),
+    response=_INSTRUCTIONS,
 )
 async def get_deposit_instructions(call: Call) -> dict[str, Any]:
     items = call.sandbox.transfers.instructions(call.account_id, "deposit")
@@ -170,6 +200,7 @@ async def get_deposit_instructions(call: Call) -> dict[str, Any]:
     "Get withdraw instructions",
     tag="accounting",
     errors=(401, 403),
+    response=_INSTRUCTIONS,
 )
 async def get_withdraw_instructions(call: Call) -> dict[str, Any]:
     items = call.sandbox.transfers.instructions(call.account_id, "withdraw")
@@ -184,11 +215,13 @@ async def get_withdraw_instructions(call: Call) -> dict[str, Any]:
     extension=True,
     body=obj(
         ("amount", "networkType", "address"),
-        amount={"type": "string", "example": "0.1 BTC"},
-        networkType=STRING,
-        address=STRING,
+        amount=AMOUNT,
+        networkType=TEXT,
+        address=TEXT,
     ),
     errors=(400, 401, 403, 424),
+    response=_WITHDRAWAL,
+    error_bodies={424: "OrderRefusal"},
 )
 async def withdraw_blockchain(call: Call) -> dict[str, Any]:
     record = call.sandbox.transfers.withdraw(
@@ -208,8 +241,10 @@ async def withdraw_blockchain(call: Call) -> dict[str, Any]:
     "Request withdraw (fiat) by wire",
     tag="accounting",
     extension=True,
-    body=obj(("amount",), amount={"type": "string", "example": "1000 USD"}, method=STRING),
+    body=obj(("amount",), amount=AMOUNT, method={"type": "string", "enum": ["wire"]}),
     errors=(400, 401, 403, 424),
+    response=_WITHDRAWAL,
+    error_bodies={424: "OrderRefusal"},
 )
 async def withdraw_fiat(call: Call) -> dict[str, Any]:
     record = call.sandbox.transfers.withdraw(

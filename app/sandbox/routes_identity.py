@@ -8,10 +8,19 @@ from typing import Any
 import anyio
 
 from app.domain import format_timestamp
-from app.sandbox.api import STRING, Call, endpoint, obj
+from app.sandbox.api import Call, endpoint
 from app.sandbox.auth import is_password_digest
+from app.sandbox.schemas import (
+    INTEGER,
+    PASSWORD_DIGEST,
+    STRING,
+    TEXT,
+    TIMESTAMP,
+    obj,
+    success,
+)
 from app.sandbox.validation import require_object
-from app.sandbox.wire import bad_request, error, ok
+from app.sandbox.wire import ApiError, bad_request, error, ok
 
 SERVICES = ("accounting", "identity", "routing")
 
@@ -22,10 +31,10 @@ SERVICES = ("accounting", "identity", "routing")
     "Log in: exchange user and SHA-256 password for a JWT",
     tag="identity",
     auth=False,
-    errors=(400, 401, 404, 429),
-    body=obj(
-        ("user", "password"), user=STRING, password={"type": "string", "pattern": "^[0-9a-f]{64}$"}
-    ),
+    errors=(400, 401, 404, 429, 503),
+    body=obj(("user", "password"), user=TEXT, password=PASSWORD_DIGEST),
+    response=success(("token", "expiresAt"), token=TEXT, expiresAt=TIMESTAMP),
+    path_params={"service": {"type": "string", "enum": ["identity"]}},
 )
 async def login(call: Call) -> dict[str, Any]:
     if call.path("service") != "identity":
@@ -39,11 +48,17 @@ async def login(call: Call) -> dict[str, Any]:
             "password must be the SHA-256 hash of the password as 64 lowercase hex characters"
         )
     auth = call.sandbox.auth
-    auth.throttle(user)
-    matches = await anyio.to_thread.run_sync(auth.credentials_match, user, str(password))
+    client = call.request.client
+    attempt = auth.throttle.admit(user, client.host if client else "")
+    try:
+        async with auth.hashing_slot():
+            matches = await anyio.to_thread.run_sync(auth.credentials_match, user, str(password))
+    except ApiError:
+        auth.throttle.withdraw(attempt)  # never evaluated: not a failure
+        raise
     if not matches:
-        auth.record_failure(user)
         raise error(401, "Invalid user or password")
+    auth.throttle.succeeded(attempt)
     auth.record_success(user)
     token, expires = auth.issue(user)
     return ok(
@@ -58,6 +73,25 @@ async def login(call: Call) -> dict[str, Any]:
     tag="identity",
     auth=False,
     errors=(404,),
+    response=success(
+        ("info",),
+        info=obj(
+            ("service", "application", "instance", "applicationLaunchTime", "build"),
+            service={"type": "string", "enum": list(SERVICES)},
+            application=STRING,
+            instance=STRING,
+            applicationLaunchTime=TIMESTAMP,
+            build=obj(
+                ("version", "commit", "branch", "iso8601", "unixSeconds"),
+                version=STRING,
+                commit=STRING,
+                branch=STRING,
+                iso8601=TIMESTAMP,
+                unixSeconds=INTEGER,
+            ),
+        ),
+    ),
+    path_params={"service": {"type": "string", "enum": list(SERVICES)}},
 )
 async def info(call: Call) -> dict[str, Any]:
     service = call.path("service")

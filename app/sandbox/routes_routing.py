@@ -10,16 +10,51 @@ from typing import Any
 from app.domain import format_timestamp
 from app.domain.money import divide, format_trimmed
 from app.sandbox import queries
-from app.sandbox.api import STRING, Call, Param, endpoint, obj
+from app.sandbox.api import Call, Param, endpoint
 from app.sandbox.catalogue import ASSETS, PAIRS
 from app.sandbox.market import MAX_BOOK_LEVELS
 from app.sandbox.pricing import current_quote, route_for, significant
+from app.sandbox.queries import MAX_ORDERS, ORDER_STATUSES, ORDER_TYPES
+from app.sandbox.schemas import (
+    AMOUNT,
+    ASSET,
+    CLIENT_ORDER_ID,
+    INTEGER,
+    LEVEL,
+    NUMBER,
+    ORDER,
+    PAIR,
+    PRICE,
+    STRING,
+    TEXT,
+    TIMESTAMP,
+    array,
+    map_of,
+    obj,
+    ref,
+    success,
+)
 from app.sandbox.validation import asset, positive_quantity, query_int
 from app.sandbox.wire import ApiError, bad_request, error, ok, order_refusal
 
 ACCOUNT = "/api/v1/routing/account/{accountId}"
+_ASSETS = tuple(sorted(ASSETS))
+#: A positive decimal size, optionally followed by its asset (``0.5`` or ``0.5 BTC``).
+_SIZE = r"^[0-9]*\.?[0-9]+( [A-Z]+)?$"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_PAIRS = Param("assetPairs", "Comma-separated pairs like BTC/USD,ETH/USD (default: all pairs)")
+_PAIR_NAME = "(" + "|".join(sorted(PAIRS)) + ")"
+_PAIRS = Param(
+    "assetPairs",
+    "Comma-separated pairs like BTC/USD,ETH/USD (absent or empty: all pairs)",
+    pattern=f"^({_PAIR_NAME}( *, *{_PAIR_NAME})*)?$",
+)
+_TOP_OF_BOOK = success(
+    ("topOfBooks",),
+    topOfBooks=map_of(obj(("spread", "ask", "bid"), spread=NUMBER, ask=LEVEL, bid=LEVEL), PAIR),
+)
+_ORDER_ANSWER = success(("order",), order=ORDER)
+#: Order routes answer invalid input and refusals with the seed's order refusal body.
+_ORDER_ERRORS = {400: "OrderRefusal", 424: "OrderRefusal", 500: "InternalError"}
 
 
 def _pair_names(raw: str | None) -> list[str]:
@@ -56,6 +91,7 @@ async def _top_of_book(call: Call) -> dict[str, Any]:
     tag="routing",
     query=(_PAIRS,),
     errors=(400, 401, 403),
+    response=_TOP_OF_BOOK,
 )
 async def top_of_book(call: Call) -> dict[str, Any]:
     return await _top_of_book(call)
@@ -68,6 +104,7 @@ async def top_of_book(call: Call) -> dict[str, Any]:
     tag="routing",
     query=(_PAIRS,),
     errors=(400, 401, 403),
+    response=_TOP_OF_BOOK,
 )
 async def top_of_book_ops(call: Call) -> dict[str, Any]:
     return await _top_of_book(call)
@@ -81,8 +118,21 @@ async def top_of_book_ops(call: Call) -> dict[str, Any]:
     extension=True,
     errors=(400, 401, 403),
     query=(
-        Param("assetPair", "The pair, e.g. ETH/BTC", required=True),
-        Param("levels", f"Levels per side (1-{MAX_BOOK_LEVELS}, default 25)", "integer"),
+        Param("assetPair", "The pair, e.g. ETH/BTC", required=True, enum=tuple(sorted(PAIRS))),
+        Param(
+            "levels",
+            f"Levels per side (1-{MAX_BOOK_LEVELS}, default 25)",
+            "integer",
+            minimum=1,
+            maximum=MAX_BOOK_LEVELS,
+        ),
+    ),
+    response=success(
+        ("assetPair", "bids", "asks", "timestamp"),
+        assetPair=PAIR,
+        bids=array(LEVEL),
+        asks=array(LEVEL),
+        timestamp=TIMESTAMP,
     ),
 )
 async def order_book(call: Call) -> dict[str, Any]:
@@ -111,10 +161,18 @@ async def order_book(call: Call) -> dict[str, Any]:
     tag="routing",
     errors=(400, 401, 403),
     query=(
-        Param("source", "Asset sold", required=True),
-        Param("destination", "Asset bought", required=True),
-        Param("size", "Amount of source asset", required=True),
-        Param("quote", "Asset in which the price is shown (source or destination)", required=True),
+        Param("source", "Asset sold", required=True, enum=_ASSETS),
+        Param("destination", "Asset bought", required=True, enum=_ASSETS),
+        Param("size", "Amount of source asset", required=True, pattern=_SIZE),
+        Param(
+            "quote",
+            "Asset in which the price is shown (source or destination)",
+            required=True,
+            enum=_ASSETS,
+        ),
+    ),
+    response=success(
+        ("source", "destination", "price"), source=AMOUNT, destination=AMOUNT, price=PRICE
     ),
 )
 async def estimate(call: Call) -> dict[str, Any]:
@@ -144,13 +202,13 @@ async def estimate(call: Call) -> dict[str, Any]:
 
 
 _ORDER_BODY = dict(
-    accountId=obj(("value",), value=STRING),
-    type=STRING,
-    source=STRING,
-    destination=STRING,
-    size={"type": "string", "example": "0.5"},
-    clientOrderId=STRING,
-    limit={"type": "string", "example": "59000"},
+    accountId=obj(("value",), value=TEXT),
+    type={"type": "string", "enum": ["limit", "market"]},
+    source=ASSET,
+    destination=ASSET,
+    size={"type": ["string", "number"], "example": "0.5"},
+    clientOrderId=CLIENT_ORDER_ID,
+    limit={"type": ["string", "number"], "example": "59000"},
     endAt={"type": "string", "format": "date-time"},
 )
 
@@ -160,8 +218,13 @@ _ORDER_BODY = dict(
     ACCOUNT + "/order/limit",
     "Submit limit order (sell size of source for destination)",
     tag="routing",
-    errors=(400, 401, 403, 424, 500),
-    body=obj(("accountId", "source", "destination", "size"), **_ORDER_BODY),
+    errors=(400, 401, 403, 409, 424, 500),
+    body=obj(
+        ("accountId", "source", "destination", "size"),
+        **{**_ORDER_BODY, "type": {"type": "string", "enum": ["limit"]}},
+    ),
+    response=_ORDER_ANSWER,
+    error_bodies=_ORDER_ERRORS,
 )
 async def limit_order(call: Call) -> dict[str, Any]:
     return _submit(call, await _order_body(call), "limit")
@@ -173,8 +236,10 @@ async def limit_order(call: Call) -> dict[str, Any]:
     "Submit market order (type market) or limit order (type limit)",
     tag="routing",
     extension=True,
-    errors=(400, 401, 403, 424, 500),
+    errors=(400, 401, 403, 409, 424, 500),
     body=obj(("type", "source", "destination", "size"), **_ORDER_BODY),
+    response=_ORDER_ANSWER,
+    error_bodies=_ORDER_ERRORS,
 )
 async def market_order(call: Call) -> dict[str, Any]:
     return _submit(call, await _order_body(call), "market")
@@ -201,9 +266,18 @@ def _submit(call: Call, body: Any, path_type: str) -> dict[str, Any]:
     errors=(400, 401, 403),
     body=obj(
         ("assetPair", "size"),
-        assetPair={"type": "string", "example": "BTC/USD"},
-        size={"type": "string", "example": "0.5 BTC"},
+        assetPair=PAIR,
+        size=AMOUNT,
+        clientOrderId=CLIENT_ORDER_ID,
+    ),
+    response=success(
+        ("orderId", "assetPair", "size", "buy", "sell"),
+        orderId=TEXT,
+        assetPair=PAIR,
+        size=AMOUNT,
         clientOrderId=STRING,
+        buy=ref("QuoteSide"),
+        sell=ref("QuoteSide"),
     ),
 )
 async def request_quote(call: Call) -> dict[str, Any]:
@@ -217,6 +291,8 @@ async def request_quote(call: Call) -> dict[str, Any]:
     tag="routing",
     errors=(400, 401, 403, 404, 409, 410, 424),
     body=obj(("side",), side={"type": "string", "enum": ["buy", "sell"]}),
+    response=_ORDER_ANSWER,
+    error_bodies={424: "OrderRefusal"},
 )
 async def accept_quote(call: Call) -> dict[str, Any]:
     sandbox = call.sandbox
@@ -231,19 +307,29 @@ async def accept_quote(call: Call) -> dict[str, Any]:
 
 
 _ORDER_QUERY = (
-    Param("max", "Maximum number of orders (1-1000, default 100)", "integer"),
+    Param(
+        "max",
+        f"Maximum number of orders (1-{MAX_ORDERS}, default 100)",
+        "integer",
+        minimum=1,
+        maximum=MAX_ORDERS,
+    ),
     Param("submittedAtStart", "Orders submitted at or after", format="date-time"),
     Param("submittedAtEnd", "Orders submitted before", format="date-time"),
-    Param("source", "Asset sold"),
-    Param("destination", "Asset bought"),
-    Param("type", "limit, market or rfq"),
-    Param("status", "submitted, filled, canceled or rejected"),
+    Param("source", "Asset sold", enum=_ASSETS),
+    Param("destination", "Asset bought", enum=_ASSETS),
+    Param("type", "limit, market or rfq", enum=ORDER_TYPES),
+    Param("status", "submitted, filled, canceled or rejected", enum=ORDER_STATUSES),
     Param(
-        "startAtOrdering", "Begin at this ordering (inclusive, in the direction read)", "integer"
+        "startAtOrdering",
+        "Begin at this ordering (inclusive, in the direction read)",
+        "integer",
+        minimum=0,
     ),
     Param("asc", "true: oldest first; default newest first", "boolean"),
-    Param("clientOrderId", "Sandbox extension: only orders with this clientOrderId"),
+    Param("clientOrderId", "Sandbox extension: only orders with this clientOrderId (empty: any)"),
 )
+_ORDERS = success(("max", "orders"), max=INTEGER, orders=array(ORDER))
 
 
 @endpoint(
@@ -253,6 +339,7 @@ _ORDER_QUERY = (
     tag="routing",
     query=_ORDER_QUERY,
     errors=(400, 401, 403),
+    response=_ORDERS,
 )
 async def query_orders(call: Call) -> dict[str, Any]:
     return ok(queries.orders(call.sandbox.store, call.account_id, call.params))
@@ -265,6 +352,7 @@ async def query_orders(call: Call) -> dict[str, Any]:
     tag="routing",
     query=_ORDER_QUERY,
     errors=(400, 401, 403),
+    response=_ORDERS,
 )
 async def query_orders_ops(call: Call) -> dict[str, Any]:
     return ok(queries.orders(call.sandbox.store, call.account_id, call.params))
@@ -276,6 +364,7 @@ async def query_orders_ops(call: Call) -> dict[str, Any]:
     "Get order",
     tag="routing",
     errors=(401, 403, 404),
+    response=_ORDER_ANSWER,
 )
 async def get_order(call: Call) -> dict[str, Any]:
     orders = call.sandbox.orders
@@ -292,6 +381,20 @@ async def get_order(call: Call) -> dict[str, Any]:
     tag="routing",
     extension=True,
     errors=(401, 403),
+    response=success(
+        ("assetPairs",),
+        assetPairs=array(
+            obj(
+                ("assetPair", "base", "quote", "priceIncrement", "baseDecimals", "quoteDecimals"),
+                assetPair=PAIR,
+                base=ASSET,
+                quote=ASSET,
+                priceIncrement=NUMBER,
+                baseDecimals=INTEGER,
+                quoteDecimals=INTEGER,
+            )
+        ),
+    ),
 )
 async def asset_pairs(call: Call) -> dict[str, Any]:
     pairs = [
@@ -316,6 +419,7 @@ async def asset_pairs(call: Call) -> dict[str, Any]:
     auth=False,
     extension=True,
     errors=(),
+    response=success(("time", "unixMillis"), time=TIMESTAMP, unixMillis=INTEGER),
 )
 async def service_time(call: Call) -> dict[str, Any]:
     now = call.now

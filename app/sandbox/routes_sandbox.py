@@ -1,6 +1,6 @@
 """Sandbox-only routes: paper-trading top-ups for a client, and admin routes for tests.
 
-Admin routes exist only when the sandbox is started with ``--admin-token`` (or env
+Admin routes exist only when the sandbox is started with ``--admin-token-file`` (or env
 ``TRADETERM_SANDBOX_ADMIN_TOKEN``) and need header ``X-Sandbox-Admin`` with that token.
 """
 
@@ -11,22 +11,41 @@ from decimal import Decimal
 from typing import Any
 
 from app.domain import Amount
-from app.sandbox.api import STRING, Call, Handler, endpoint, obj
+from app.sandbox.api import Call, Handler, endpoint
 from app.sandbox.auth import is_password_digest
 from app.sandbox.catalogue import ASSETS
 from app.sandbox.demo_data import create_client
+from app.sandbox.schemas import (
+    AMOUNT,
+    BOOLEAN,
+    NUMBER,
+    PASSWORD_DIGEST,
+    STRING,
+    TEXT,
+    map_of,
+    obj,
+    ref,
+    success,
+)
 from app.sandbox.transfers import user_object
 from app.sandbox.validation import decimal_value, positive_quantity, require_object
 from app.sandbox.wire import bad_request, error, ok
 
 
 def admin_endpoint(method: str, path: str, summary: str, **kw: Any) -> Callable[[Handler], Handler]:
-    """Admin routes: test-only, no client token, only with ``--admin-token``."""
+    """Admin routes: test-only, no client token, only with an admin token (file or env)."""
     return endpoint(
         method, path, summary, tag="sandbox-admin", auth=False, admin=True, extension=True, **kw
     )
 
 
+_INT = {"type": "integer"}
+_FAULTS = success(
+    ("faults", "hits", "requests"),
+    faults={"type": "array", "items": {"type": "object"}},
+    hits={"type": "array"},
+    requests={"type": "array"},
+)
 _NETWORKS = {
     "BTC": ("bitcoin",),
     "ETH": ("ethereum",),
@@ -45,10 +64,11 @@ _NETWORKS = {
     errors=(400, 401, 403),
     body=obj(
         ("amount",),
-        amount={"type": "string", "example": "1.5 BTC"},
-        network=STRING,
+        amount=AMOUNT,
+        network={"type": "string", "enum": sorted({n for ns in _NETWORKS.values() for n in ns})},
         pendingSeconds={"type": "number", "minimum": 0, "maximum": 3600},
     ),
+    response=success(("deposit",), deposit=ref("Transfer")),
 )
 async def deposit(call: Call) -> dict[str, Any]:
     body = require_object(await call.json())
@@ -84,13 +104,14 @@ async def deposit(call: Call) -> dict[str, Any]:
     errors=(400, 404, 409),
     body=obj(
         ("user", "password", "accountId"),
-        user=STRING,
-        password={"type": "string", "pattern": "^[0-9a-f]{64}$"},
-        accountId=STRING,
+        user=TEXT,
+        password=PASSWORD_DIGEST,
+        accountId=TEXT,
         name=STRING,
-        balances={"type": "object"},
-        credit={"type": "object"},
+        balances=map_of({"type": ["string", "number"]}),
+        credit=map_of({"type": ["string", "number"]}),
     ),
+    response=success(("user", "accountId"), user=TEXT, accountId=TEXT),
 )
 async def create_client_route(call: Call) -> dict[str, Any]:
     body = require_object(await call.json())
@@ -126,6 +147,20 @@ async def create_client_route(call: Call) -> dict[str, Any]:
     "Admin: balances (free + locked) next to the ledger sums, and locked next to the resting "
     "orders' locked amounts, per asset",
     errors=(404,),
+    response=success(
+        ("accountId", "assets", "holds"),
+        accountId=TEXT,
+        assets=map_of(
+            obj(
+                ("free", "locked", "ledgerSum", "holds"),
+                free=NUMBER,
+                locked=NUMBER,
+                ledgerSum=NUMBER,
+                holds=BOOLEAN,
+            )
+        ),
+        holds=BOOLEAN,
+    ),
 )
 async def invariant(call: Call) -> dict[str, Any]:
     """Two books must agree: ``free + locked`` with the ledger, and ``locked`` with the sizes
@@ -180,7 +215,8 @@ def _asset_map(raw: Any, field: str, *, positive: bool) -> dict[str, str]:
     "Admin: replace the fault rules (latency, status, html, retry_after, unauthorized, drop, "
     "drop_after_commit)",
     errors=(400, 404),
-    body=obj(("faults",), faults={"type": "array"}, seed={"type": "integer"}),
+    body=obj(("faults",), faults={"type": "array", "items": {"type": "object"}}, seed=_INT),
+    response=_FAULTS,
 )
 async def set_faults(call: Call) -> dict[str, Any]:
     try:
@@ -195,6 +231,7 @@ async def set_faults(call: Call) -> dict[str, Any]:
     "/api/v1/sandbox/admin/faults",
     "Admin: fault rules, hits and request log",
     errors=(404,),
+    response=_FAULTS,
 )
 async def get_faults(call: Call) -> dict[str, Any]:
     return ok(call.sandbox.faults.report())
@@ -205,6 +242,7 @@ async def get_faults(call: Call) -> dict[str, Any]:
     "/api/v1/sandbox/admin/faults",
     "Admin: remove every fault rule",
     errors=(404,),
+    response=success(),
 )
 async def clear_faults(call: Call) -> dict[str, Any]:
     call.sandbox.faults.clear()
@@ -216,6 +254,7 @@ async def clear_faults(call: Call) -> dict[str, Any]:
     "/api/v1/sandbox/admin/users/{user}/revoke",
     "Admin: void every token issued so far to this user",
     errors=(404,),
+    response=success(("user",), user=TEXT),
 )
 async def revoke_tokens(call: Call) -> dict[str, Any]:
     user = call.path("user")
@@ -228,8 +267,14 @@ async def revoke_tokens(call: Call) -> dict[str, Any]:
 @admin_endpoint(
     "GET",
     "/api/v1/sandbox/admin/stats",
-    "Admin: successful logins per user",
+    "Admin: successful logins per user, and password hashes evaluated",
     errors=(404,),
+    response=success(
+        ("logins", "passwordChecks"),
+        logins=map_of({"type": "integer", "minimum": 1}),
+        passwordChecks={"type": "integer", "minimum": 0},
+    ),
 )
 async def stats(call: Call) -> dict[str, Any]:
-    return ok({"logins": dict(call.sandbox.auth.logins)})
+    auth = call.sandbox.auth
+    return ok({"logins": dict(auth.logins), "passwordChecks": auth.password_checks})

@@ -17,10 +17,11 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app.sandbox import routes_accounting, routes_identity, routes_routing, routes_sandbox
-from app.sandbox.api import ENDPOINTS, Call, Endpoint
+from app.sandbox.api import ENDPOINTS, MAX_BODY_BYTES, Call, Endpoint
 from app.sandbox.config import SandboxConfig
 from app.sandbox.context import Sandbox
 from app.sandbox.faults import FaultMiddleware, silence_injected_drops
+from app.sandbox.limits import BodyLimit
 from app.sandbox.openapi import document
 from app.sandbox.wire import ApiError, error, internal_error_body, json_response
 
@@ -60,7 +61,10 @@ def create_app(config: SandboxConfig) -> Starlette:
     application = Starlette(
         routes=routes,
         lifespan=lifespan,
-        middleware=[Middleware(FaultMiddleware, faults=sandbox.faults)],
+        middleware=[
+            Middleware(BodyLimit, limit=MAX_BODY_BYTES),
+            Middleware(FaultMiddleware, faults=sandbox.faults),
+        ],
         exception_handlers={HTTPException: _http_error, Exception: _internal_error},
     )
     application.state.sandbox = sandbox
@@ -116,7 +120,10 @@ async def _read_body(request: Request, limit: float) -> None:
 
 async def _http_error(_: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
-    return json_response(error(exc.status_code, str(exc.detail)).body, exc.status_code)
+    # exc.headers carries Allow on a 405
+    return json_response(
+        error(exc.status_code, str(exc.detail)).body, exc.status_code, dict(exc.headers or {})
+    )
 
 
 async def _internal_error(_: Request, exc: Exception) -> Response:

@@ -88,6 +88,16 @@ def timestamp(value: Any, field: str) -> datetime:
 
 
 # -- query strings --------------------------------------------------------------------------
+#
+# A parameter that is absent takes its default; one that is present must hold a value of its
+# type. ``?max=`` is refused (400) rather than read as absent, as the OpenAPI document says.
+
+
+def _given(params: Mapping[str, str], name: str) -> str | None:
+    raw = params.get(name)
+    if raw == "":
+        raise bad_request(f"Query parameter {name} is empty; leave it out or give a value")
+    return raw
 
 
 def query_int(
@@ -99,8 +109,8 @@ def query_int(
     minimum: int = 0,
     maximum: int = 2**62,
 ) -> int | None:
-    raw = params.get(name)
-    if raw is None or raw == "":
+    raw = _given(params, name)
+    if raw is None:
         if required:
             raise bad_request(f"Query parameter {name} is required")
         return default
@@ -113,8 +123,8 @@ def query_int(
 
 
 def query_bool(params: Mapping[str, str], name: str, default: bool) -> bool:
-    raw = params.get(name)
-    if raw is None or raw == "":
+    raw = _given(params, name)
+    if raw is None:
         return default
     lowered = raw.lower()
     if lowered in ("true", "1"):
@@ -125,22 +135,22 @@ def query_bool(params: Mapping[str, str], name: str, default: bool) -> bool:
 
 
 def query_time(params: Mapping[str, str], name: str) -> datetime | None:
-    raw = params.get(name)
-    if raw is None or raw == "":
+    raw = _given(params, name)
+    if raw is None:
         return None
     return timestamp(raw, name)
 
 
 def query_asset(params: Mapping[str, str], name: str) -> str | None:
-    raw = params.get(name)
-    if raw is None or raw == "":
+    raw = _given(params, name)
+    if raw is None:
         return None
     return asset(raw, name).code
 
 
 def query_choice(params: Mapping[str, str], name: str, choices: tuple[str, ...]) -> str | None:
-    raw = params.get(name)
-    if raw is None or raw == "":
+    raw = _given(params, name)
+    if raw is None:
         return None
     if raw not in choices:
         raise bad_request(f"Query parameter {name} must be one of {', '.join(choices)}")
