@@ -1,10 +1,11 @@
 """Fault switches for tests of the client: latency, error statuses, HTML pages, 429 with
 Retry-After, 401 for valid tokens, and connections dropped before or after the request ran.
 
-Only reachable through the admin routes (an admin token: env or ``--admin-token-file``). Rules apply in order to requests
-outside ``/api/v1/sandbox/admin``; each may fire with a probability (seeded, reproducible) and a
-limited number of times. Every request and every injected fault is logged with its time, so a
-test can check, say, how long the client waited after a Retry-After.
+Only reachable through the admin routes (with an admin token: env or ``--admin-token-file``).
+Rules apply in order to requests outside ``/api/v1/sandbox/admin``; each may fire with a
+probability (seeded, reproducible) and a limited number of times. Every request and every
+injected fault is logged with its time, so a test can check, say, how long the client waited
+after a Retry-After.
 """
 
 from __future__ import annotations
