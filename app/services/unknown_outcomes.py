@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 
-from app.domain import Price, format_timestamp
+from app.domain import Price
 from app.domain.display import Precision
 from app.services.events import Topic
 from app.services.journal import JournalEntry, OrderJournal
@@ -48,10 +48,10 @@ class Unknown:
     def facts(self) -> str:
         """What the trader is told before dismissing it."""
         return (
-            f"{self.what}, sent {format_timestamp(self.sent_at)} "
+            f"{self.what}, sent {self.sent_at:%Y-%m-%d %H:%M:%S} UTC "
             f"(client order id {self.client_order_id}).\n\n"
             f"Last known: {self.detail or 'the answer was lost'} "
-            f"(as of {format_timestamp(self.looked_at)}).\n\n"
+            f"(as of {self.looked_at:%H:%M:%S} UTC).\n\n"
             "The request may have reached the server: if it did, the order executes or rests "
             "there whatever this terminal does, and then shows in the order list and the "
             "balances. Dismissing only stops the terminal from looking for it; nothing is "
