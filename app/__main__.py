@@ -14,9 +14,10 @@ from collections.abc import Sequence
 import app
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from app.sandbox import cli as sandbox_cli
-
+def build_parser(*, sandbox_options: bool = False) -> argparse.ArgumentParser:
+    """The command line. ``sandbox_options``: declare the sandbox's own options, which imports
+    the sandbox server (uvicorn, Starlette: 0.1–0.4 s) — only when the sandbox is what runs,
+    never on the terminal's way to its first price (issue 16)."""
     parser = argparse.ArgumentParser(
         prog="tradeterm", description="Tradeterm: desktop trading terminal with a sandbox"
     )
@@ -42,7 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     sandbox = commands.add_parser("sandbox", help="run the embedded sandbox server")
-    sandbox_cli.add_arguments(sandbox)
+    if sandbox_options:
+        from app.sandbox import cli as sandbox_cli
+
+        sandbox_cli.add_arguments(sandbox)
     api = commands.add_parser(
         "api", help="run one service operation from the command line (tradeterm api --help)"
     )
@@ -61,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app.cli import main as api_main
 
         return api_main.main(arguments[1:])
-    parser = build_parser()
+    parser = build_parser(sandbox_options="sandbox" in arguments)
     args = parser.parse_args(arguments)
     if args.command == "api":
         from app.cli import runner
