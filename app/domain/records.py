@@ -117,19 +117,19 @@ class Portfolio:
 # -- ledger and transfers -------------------------------------------------------------------
 
 
-KNOWN_EVENT_TYPES = frozenset(
-    {
-        "invalid",
-        "deposit",
-        "withdrawal",
-        "transferSent",
-        "transferReceived",
-        "trade",
-        "manual",
-        "order",
-        "initialBalances",
-    }
+#: In the seed's order; the sandbox filters, and documents, by this table too.
+EVENT_TYPES = (
+    "invalid",
+    "deposit",
+    "withdrawal",
+    "transferSent",
+    "transferReceived",
+    "trade",
+    "manual",
+    "order",
+    "initialBalances",
 )
+KNOWN_EVENT_TYPES = frozenset(EVENT_TYPES)
 
 
 @dataclass(frozen=True)

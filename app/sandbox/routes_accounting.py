@@ -5,10 +5,11 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from app.domain.records import EVENT_TYPES
 from app.sandbox import queries
 from app.sandbox.api import Call, Param, endpoint
 from app.sandbox.catalogue import ASSETS
-from app.sandbox.queries import EVENT_TYPES, MAX_LEDGER
+from app.sandbox.queries import MAX_LEDGER
 from app.sandbox.schemas import AMOUNT, TEXT, array, numbers, obj, ref, success
 from app.sandbox.schemas import account as account_schema
 from app.sandbox.store import BalanceRow

@@ -31,6 +31,7 @@ from app.sandbox.schemas import (
     array,
     map_of,
     obj,
+    record,
     ref,
     success,
 )
@@ -384,14 +385,15 @@ async def get_order(call: Call) -> dict[str, Any]:
     response=success(
         ("assetPairs",),
         assetPairs=array(
-            obj(
-                ("assetPair", "base", "quote", "priceIncrement", "baseDecimals", "quoteDecimals"),
-                assetPair=PAIR,
-                base=ASSET,
-                quote=ASSET,
-                priceIncrement=NUMBER,
-                baseDecimals=INTEGER,
-                quoteDecimals=INTEGER,
+            record(
+                {
+                    "assetPair": PAIR,
+                    "base": ASSET,
+                    "quote": ASSET,
+                    "priceIncrement": NUMBER,
+                    "baseDecimals": INTEGER,
+                    "quoteDecimals": INTEGER,
+                }
             )
         ),
     ),

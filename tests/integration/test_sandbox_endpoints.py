@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 import app.sandbox.server  # noqa: F401  (importing the server registers every route)
+from app.domain.records import FIAT_FIELDS
 from app.sandbox.api import ENDPOINTS
 from tests.harness import (
     SandboxProcess,
@@ -61,17 +62,6 @@ PORTFOLIO_FIELDS = (
     "totalCredit",
     "availableCredit",
     "usedCredit",
-)
-FIAT_FIELDS = (
-    "method",
-    "bankName",
-    "bankAddress",
-    "bankRoutingNumber",
-    "bankSwiftNumber",
-    "beneficiaryName",
-    "beneficiaryAddress",
-    "beneficiaryAccountNumber",
-    "specialInstructions",
 )
 RELATIVE_ROUNDING = Decimal("1e-11")  # inverted prices carry 12 significant digits
 
