@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 import app.sandbox.server  # noqa: F401  (importing the server registers every route)
-from app.domain.records import FIAT_FIELDS
+from app.domain.records import FIAT_FIELDS, PORTFOLIO_FIELDS
 from app.sandbox.api import ENDPOINTS
 from tests.harness import (
     SandboxProcess,
@@ -54,15 +54,6 @@ REFUSAL_KEYS = {"tradesSubmitted", "orderId", "trades", "errors", "status", "htt
 CREDIT_REFUSAL_KEYS = {"orderId", "errors", "status", "httpStatusCode"}
 ERROR_KEYS = {"errors", "status", "httpStatusCode"}
 BALANCE_FIELDS = ("free", "locked", "limit", "pendingDeposit", "available")
-PORTFOLIO_FIELDS = (
-    "availableToTrade",
-    "totalFunds",
-    "availableFunds",
-    "lockedFunds",
-    "totalCredit",
-    "availableCredit",
-    "usedCredit",
-)
 RELATIVE_ROUNDING = Decimal("1e-11")  # inverted prices carry 12 significant digits
 
 
