@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -228,6 +229,20 @@ def new_client(
         response = admin.post("/api/v1/sandbox/admin/clients", json=request)
         assert response.status_code == 200, response.text
     return Session(sandbox.url, name, name, f"acct-{name}")
+
+
+def own_sandbox(*args: str) -> Iterator[SandboxProcess]:
+    """The body of a fixture with a sandbox process of its own: started, yielded, closed."""
+    process = SandboxProcess(*args).start()
+    yield process
+    process.close()
+
+
+def fresh_client(sandbox: SandboxProcess) -> Iterator[Session]:
+    """The body of a fixture giving a fresh funded client: created, yielded, closed."""
+    session = new_client(sandbox)
+    yield session
+    session.close()
 
 
 def invariant(sandbox: SandboxProcess, account: str) -> dict[str, Any]:

@@ -25,8 +25,10 @@ from tests.harness import (
     Session,
     body,
     digest,
+    fresh_client,
     invariant,
     new_client,
+    own_sandbox,
     wait_until,
 )
 
@@ -63,9 +65,7 @@ RELATIVE_ROUNDING = Decimal("1e-11")  # inverted prices carry 12 significant dig
 @pytest.fixture(scope="module")
 def frozen() -> Iterator[SandboxProcess]:
     """A sandbox whose prices never move during the module (one tick per hour)."""
-    process = SandboxProcess("--tick", "3600").start()
-    yield process
-    process.close()
+    yield from own_sandbox("--tick", "3600")
 
 
 @pytest.fixture
@@ -79,9 +79,7 @@ def frozen_client(frozen: SandboxProcess) -> Iterator[Session]:
 @pytest.fixture(scope="module")
 def idle_client(sandbox: SandboxProcess) -> Iterator[Session]:
     """A funded client that only ever receives refused (400) requests."""
-    session = new_client(sandbox)
-    yield session
-    session.close()
+    yield from fresh_client(sandbox)
 
 
 @pytest.fixture(scope="module")
