@@ -18,7 +18,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -230,6 +230,20 @@ def new_client(
         response = admin.post("/api/v1/sandbox/admin/clients", json=request)
         assert response.status_code == 200, response.text
     return Session(sandbox.url, name, name, f"acct-{name}")
+
+
+@contextmanager
+def bench_sandbox(balances: dict[str, str]) -> Iterator[tuple[SandboxProcess, Session]]:
+    """A bench's sandbox on a database file (as users run it) with one funded, logged-out client;
+    the process and its folder are gone afterwards."""
+    with tempfile.TemporaryDirectory() as folder:
+        sandbox = SandboxProcess(db=str(Path(folder) / "bench.db")).start()
+        try:
+            session = new_client(sandbox, balances=balances)
+            session.close()
+            yield sandbox, session
+        finally:
+            sandbox.close()
 
 
 def user_env(home: Path) -> dict[str, str]:
