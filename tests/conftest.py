@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 import pytest
 
 from app.services.settling import OrderSettler, Sought
-from tests.harness import AppSandbox, Faults, SandboxProcess, Session, new_client
+from tests.harness import AppSandbox, Faults, SandboxProcess, Session, fresh_client
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -64,9 +64,7 @@ def faults(sandbox: SandboxProcess) -> Iterator[Faults]:
 @pytest.fixture
 def client(sandbox: SandboxProcess) -> Iterator[Session]:
     """A fresh, funded client (USD 100000, BTC 2, no credit) on the shared sandbox."""
-    session = new_client(sandbox)
-    yield session
-    session.close()
+    yield from fresh_client(sandbox)
 
 
 @pytest.fixture

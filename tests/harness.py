@@ -17,7 +17,8 @@ import sys
 import tempfile
 import time
 import uuid
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -29,6 +30,7 @@ from app.sandbox.config import SandboxConfig
 from app.sandbox.context import Sandbox
 from app.sandbox.server import create_app
 
+ROOT = Path(__file__).resolve().parents[1]
 ADMIN_TOKEN = "test-admin-token"
 ADMIN_ENV = "TRADETERM_SANDBOX_ADMIN_TOKEN"
 STARTUP_TIMEOUT = 30.0
@@ -228,6 +230,64 @@ def new_client(
         response = admin.post("/api/v1/sandbox/admin/clients", json=request)
         assert response.status_code == 200, response.text
     return Session(sandbox.url, name, name, f"acct-{name}")
+
+
+@contextmanager
+def bench_sandbox(balances: dict[str, str]) -> Iterator[tuple[SandboxProcess, Session]]:
+    """A bench's sandbox on a database file (as users run it) with one funded, logged-out client;
+    the process and its folder are gone afterwards."""
+    with tempfile.TemporaryDirectory() as folder:
+        sandbox = SandboxProcess(db=str(Path(folder) / "bench.db")).start()
+        try:
+            session = new_client(sandbox, balances=balances)
+            session.close()
+            yield sandbox, session
+        finally:
+            sandbox.close()
+
+
+def user_env(home: Path) -> dict[str, str]:
+    """A user's environment for a real terminal: no TRADETERM_ settings of ours, Qt offscreen,
+    its config, logs and data under ``home``, so a launch test or bench leaves nothing behind."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("TRADETERM_")}
+    return {
+        **env,
+        "QT_QPA_PLATFORM": "offscreen",
+        "TRADETERM_CONFIG_DIR": str(home / "config"),
+        "TRADETERM_LOG_DIR": str(home / "log"),
+        "XDG_DATA_HOME": str(home / "data"),
+        "HOME": str(home),
+    }
+
+
+def run_captured(
+    argv: list[str], *, env: dict[str, str] | None = None, timeout: float, cwd: Path | str = ROOT
+) -> subprocess.CompletedProcess[str]:
+    """A child run to its end, its output captured as text: the caller asserts on the exit code."""
+    return subprocess.run(
+        argv, capture_output=True, text=True, env=env, timeout=timeout, check=False, cwd=cwd
+    )
+
+
+def launch(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 90
+) -> subprocess.CompletedProcess[str]:
+    """``python -m app ARGS`` from the checkout as a user runs it, its output captured."""
+    return run_captured([sys.executable, "-m", "app", *args], env=env, timeout=timeout)
+
+
+def own_sandbox(*args: str) -> Iterator[SandboxProcess]:
+    """The body of a fixture with a sandbox process of its own: started, yielded, closed."""
+    process = SandboxProcess(*args).start()
+    yield process
+    process.close()
+
+
+def fresh_client(sandbox: SandboxProcess) -> Iterator[Session]:
+    """The body of a fixture giving a fresh funded client: created, yielded, closed."""
+    session = new_client(sandbox)
+    yield session
+    session.close()
 
 
 def invariant(sandbox: SandboxProcess, account: str) -> dict[str, Any]:

@@ -44,6 +44,18 @@ class Balance:
         )
 
 
+#: Get Account Credit's balance fields, in the order PortfolioBalance holds them.
+PORTFOLIO_FIELDS = (
+    "availableToTrade",
+    "totalFunds",
+    "availableFunds",
+    "lockedFunds",
+    "totalCredit",
+    "availableCredit",
+    "usedCredit",
+)
+
+
 @dataclass(frozen=True)
 class PortfolioBalance:
     """One asset of Get Account Credit."""
@@ -60,16 +72,7 @@ class PortfolioBalance:
     @classmethod
     def parse(cls, asset: str, obj: object, where: str) -> PortfolioBalance:
         f = Fields(obj, where)
-        return cls(
-            asset,
-            f.decimal("availableToTrade"),
-            f.decimal("totalFunds"),
-            f.decimal("availableFunds"),
-            f.decimal("lockedFunds"),
-            f.decimal("totalCredit"),
-            f.decimal("availableCredit"),
-            f.decimal("usedCredit"),
-        )
+        return cls(asset, *(f.decimal(name) for name in PORTFOLIO_FIELDS))
 
 
 B = TypeVar("B")
@@ -117,19 +120,19 @@ class Portfolio:
 # -- ledger and transfers -------------------------------------------------------------------
 
 
-KNOWN_EVENT_TYPES = frozenset(
-    {
-        "invalid",
-        "deposit",
-        "withdrawal",
-        "transferSent",
-        "transferReceived",
-        "trade",
-        "manual",
-        "order",
-        "initialBalances",
-    }
+#: In the seed's order; the sandbox filters, and documents, by this table too.
+EVENT_TYPES = (
+    "invalid",
+    "deposit",
+    "withdrawal",
+    "transferSent",
+    "transferReceived",
+    "trade",
+    "manual",
+    "order",
+    "initialBalances",
 )
+KNOWN_EVENT_TYPES = frozenset(EVENT_TYPES)
 
 
 @dataclass(frozen=True)

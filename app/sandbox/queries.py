@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from app.domain import format_timestamp
+from app.domain.records import EVENT_TYPES
 from app.sandbox.orders import OrderEngine
 from app.sandbox.store import Store
 from app.sandbox.validation import (
@@ -26,17 +27,6 @@ from app.sandbox.validation import (
 )
 from app.sandbox.wire import bad_request
 
-EVENT_TYPES = (
-    "invalid",
-    "deposit",
-    "withdrawal",
-    "transferSent",
-    "transferReceived",
-    "trade",
-    "manual",
-    "order",
-    "initialBalances",
-)
 ORDER_TYPES = ("limit", "market", "rfq")
 ORDER_STATUSES = ("submitted", "filled", "canceled", "rejected")
 MAX_LEDGER = 10_000

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
+from app.domain.records import EVENT_TYPES, PORTFOLIO_FIELDS
 from app.sandbox import queries
-from app.sandbox.api import Call, Param, endpoint
+from app.sandbox.api import Call, Handler, Param, endpoint
 from app.sandbox.catalogue import ASSETS
-from app.sandbox.queries import EVENT_TYPES, MAX_LEDGER
-from app.sandbox.schemas import AMOUNT, TEXT, array, numbers, obj, ref, success
+from app.sandbox.queries import MAX_LEDGER
+from app.sandbox.schemas import AMOUNT, TEXT, Schema, array, numbers, obj, ref, success
 from app.sandbox.schemas import account as account_schema
 from app.sandbox.store import BalanceRow
 from app.sandbox.validation import query_bool, query_int
@@ -80,17 +82,7 @@ async def get_account(call: Call) -> dict[str, Any]:
     "Get account credit: funds and credit per asset",
     tag="accounting",
     errors=(401, 403, 404),
-    response=account_schema(
-        numbers(
-            "availableToTrade",
-            "totalFunds",
-            "availableFunds",
-            "lockedFunds",
-            "totalCredit",
-            "availableCredit",
-            "usedCredit",
-        )
-    ),
+    response=account_schema(numbers(*PORTFOLIO_FIELDS)),
 )
 async def get_portfolio(call: Call) -> dict[str, Any]:
     row = _account_row(call)
@@ -154,105 +146,92 @@ def _transfer_query(call: Call, kind: str) -> list[dict[str, Any]]:
     return call.sandbox.transfers.query(call.account_id, kind, limit, ascending)
 
 
-@endpoint(
-    "GET",
-    ACCOUNT + "/request/deposit",
-    "Query deposits",
-    tag="accounting",
-    query=(_MAX, _ASC),
-    errors=(400, 401, 403),
-    response=array(ref("Transfer")),
-)
+def _transfers_route(path: str, summary: str, *, extension: bool) -> Callable[[Handler], Handler]:
+    """Deposits and withdrawals are read alike: Transfer records, paged by max and asc."""
+    return endpoint(
+        "GET",
+        ACCOUNT + path,
+        summary,
+        tag="accounting",
+        query=(_MAX, _ASC),
+        extension=extension,
+        errors=(400, 401, 403),
+        response=array(ref("Transfer")),
+    )
+
+
+@_transfers_route("/request/deposit", "Query deposits", extension=False)
 async def get_deposits(call: Call) -> list[dict[str, Any]]:
     return _transfer_query(call, "deposit")
 
 
-@endpoint(
-    "GET",
-    ACCOUNT + "/request/withdraw",
-    "Query withdraw requests",
-    tag="accounting",
-    query=(_MAX, _ASC),
-    extension=True,
-    errors=(400, 401, 403),
-    response=array(ref("Transfer")),
-)
+@_transfers_route("/request/withdraw", "Query withdraw requests", extension=True)
 async def get_withdrawals(call: Call) -> list[dict[str, Any]]:
     return _transfer_query(call, "withdrawal")
 
 
-@endpoint(
-    "GET",
-    ACCOUNT + "/request/deposit-instructions",
-    "Get deposit instructions",
-    tag="accounting",
-    errors=(401, 403),
-    response=_INSTRUCTIONS,
-)
+def _instructions_route(path: str, summary: str) -> Callable[[Handler], Handler]:
+    """Deposit and withdraw instructions are declared alike: a list of Instruction records."""
+    return endpoint(
+        "GET", ACCOUNT + path, summary, tag="accounting", errors=(401, 403), response=_INSTRUCTIONS
+    )
+
+
+def _instructions(call: Call, direction: str) -> dict[str, Any]:
+    items = call.sandbox.transfers.instructions(call.account_id, direction)
+    return ok({"accountId": call.account_id, "instructions": items})
+
+
+@_instructions_route("/request/deposit-instructions", "Get deposit instructions")
 async def get_deposit_instructions(call: Call) -> dict[str, Any]:
-    items = call.sandbox.transfers.instructions(call.account_id, "deposit")
-    return ok({"accountId": call.account_id, "instructions": items})
+    return _instructions(call, "deposit")
 
 
-@endpoint(
-    "GET",
-    ACCOUNT + "/request/withdraw-instructions",
-    "Get withdraw instructions",
-    tag="accounting",
-    errors=(401, 403),
-    response=_INSTRUCTIONS,
-)
+@_instructions_route("/request/withdraw-instructions", "Get withdraw instructions")
 async def get_withdraw_instructions(call: Call) -> dict[str, Any]:
-    items = call.sandbox.transfers.instructions(call.account_id, "withdraw")
-    return ok({"accountId": call.account_id, "instructions": items})
+    return _instructions(call, "withdraw")
 
 
-@endpoint(
-    "POST",
-    ACCOUNT + "/request/withdraw/blockchain",
+def _withdraw_route(path: str, summary: str, body: Schema) -> Callable[[Handler], Handler]:
+    """Both withdraw requests answer and refuse alike; only the body they take differs."""
+    return endpoint(
+        "POST",
+        ACCOUNT + path,
+        summary,
+        tag="accounting",
+        extension=True,
+        body=body,
+        errors=(400, 401, 403, 424),
+        response=_WITHDRAWAL,
+        error_bodies={424: "OrderRefusal"},
+    )
+
+
+async def _withdraw(call: Call, method: str) -> dict[str, Any]:
+    record = call.sandbox.transfers.withdraw(
+        call.user,
+        call.account_id,
+        await call.json(),
+        call.now,
+        method,
+        idempotency_key=call.request.headers.get("idempotency-key"),
+    )
+    return ok({"withdrawal": record})
+
+
+@_withdraw_route(
+    "/request/withdraw/blockchain",
     "Request withdraw (blockchain) to a whitelisted address",
-    tag="accounting",
-    extension=True,
-    body=obj(
-        ("amount", "networkType", "address"),
-        amount=AMOUNT,
-        networkType=TEXT,
-        address=TEXT,
-    ),
-    errors=(400, 401, 403, 424),
-    response=_WITHDRAWAL,
-    error_bodies={424: "OrderRefusal"},
+    obj(("amount", "networkType", "address"), amount=AMOUNT, networkType=TEXT, address=TEXT),
 )
 async def withdraw_blockchain(call: Call) -> dict[str, Any]:
-    record = call.sandbox.transfers.withdraw(
-        call.user,
-        call.account_id,
-        await call.json(),
-        call.now,
-        "blockchain",
-        idempotency_key=call.request.headers.get("idempotency-key"),
-    )
-    return ok({"withdrawal": record})
+    return await _withdraw(call, "blockchain")
 
 
-@endpoint(
-    "POST",
-    ACCOUNT + "/request/withdraw/fiat",
+@_withdraw_route(
+    "/request/withdraw/fiat",
     "Request withdraw (fiat) by wire",
-    tag="accounting",
-    extension=True,
-    body=obj(("amount",), amount=AMOUNT, method={"type": "string", "enum": ["wire"]}),
-    errors=(400, 401, 403, 424),
-    response=_WITHDRAWAL,
-    error_bodies={424: "OrderRefusal"},
+    obj(("amount",), amount=AMOUNT, method={"type": "string", "enum": ["wire"]}),
 )
 async def withdraw_fiat(call: Call) -> dict[str, Any]:
-    record = call.sandbox.transfers.withdraw(
-        call.user,
-        call.account_id,
-        await call.json(),
-        call.now,
-        "fiat",
-        idempotency_key=call.request.headers.get("idempotency-key"),
-    )
-    return ok({"withdrawal": record})
+    return await _withdraw(call, "fiat")

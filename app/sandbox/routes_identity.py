@@ -17,6 +17,7 @@ from app.sandbox.schemas import (
     TEXT,
     TIMESTAMP,
     obj,
+    record,
     success,
 )
 from app.sandbox.validation import require_object
@@ -75,20 +76,22 @@ async def login(call: Call) -> dict[str, Any]:
     errors=(404,),
     response=success(
         ("info",),
-        info=obj(
-            ("service", "application", "instance", "applicationLaunchTime", "build"),
-            service={"type": "string", "enum": list(SERVICES)},
-            application=STRING,
-            instance=STRING,
-            applicationLaunchTime=TIMESTAMP,
-            build=obj(
-                ("version", "commit", "branch", "iso8601", "unixSeconds"),
-                version=STRING,
-                commit=STRING,
-                branch=STRING,
-                iso8601=TIMESTAMP,
-                unixSeconds=INTEGER,
-            ),
+        info=record(
+            {
+                "service": {"type": "string", "enum": list(SERVICES)},
+                "application": STRING,
+                "instance": STRING,
+                "applicationLaunchTime": TIMESTAMP,
+                "build": record(
+                    {
+                        "version": STRING,
+                        "commit": STRING,
+                        "branch": STRING,
+                        "iso8601": TIMESTAMP,
+                        "unixSeconds": INTEGER,
+                    }
+                ),
+            }
         ),
     ),
     path_params={"service": {"type": "string", "enum": list(SERVICES)}},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 from app.domain import format_timestamp
 from app.domain.money import divide, format_trimmed
 from app.sandbox import queries
-from app.sandbox.api import Call, Param, endpoint
+from app.sandbox.api import Call, Handler, Param, endpoint
 from app.sandbox.catalogue import ASSETS, PAIRS
 from app.sandbox.market import MAX_BOOK_LEVELS
 from app.sandbox.pricing import current_quote, route_for, significant
@@ -28,9 +29,11 @@ from app.sandbox.schemas import (
     STRING,
     TEXT,
     TIMESTAMP,
+    Schema,
     array,
     map_of,
     obj,
+    record,
     ref,
     success,
 )
@@ -84,27 +87,28 @@ async def _top_of_book(call: Call) -> dict[str, Any]:
     return ok({"topOfBooks": books})
 
 
-@endpoint(
-    "GET",
-    ACCOUNT + "/topofbook",
-    "Get top of book: ask and bid as [price, size]",
-    tag="routing",
-    query=(_PAIRS,),
-    errors=(400, 401, 403),
-    response=_TOP_OF_BOOK,
+def _read_route(
+    path: str, summary: str, query: tuple[Param, ...], response: Schema
+) -> Callable[[Handler], Handler]:
+    """Top of book and the order query stand at the spec's path and at the usage example's
+    variant: both paths of each are declared alike, so they refuse and answer alike."""
+    return endpoint(
+        "GET", path, summary, tag="routing", query=query, errors=(400, 401, 403), response=response
+    )
+
+
+@_read_route(
+    ACCOUNT + "/topofbook", "Get top of book: ask and bid as [price, size]", (_PAIRS,), _TOP_OF_BOOK
 )
 async def top_of_book(call: Call) -> dict[str, Any]:
     return await _top_of_book(call)
 
 
-@endpoint(
-    "GET",
+@_read_route(
     "/api/v1/routing/ops/account/{accountId}/topofbook",
     "Get top of book (the usage example's path variant)",
-    tag="routing",
-    query=(_PAIRS,),
-    errors=(400, 401, 403),
-    response=_TOP_OF_BOOK,
+    (_PAIRS,),
+    _TOP_OF_BOOK,
 )
 async def top_of_book_ops(call: Call) -> dict[str, Any]:
     return await _top_of_book(call)
@@ -332,27 +336,18 @@ _ORDER_QUERY = (
 _ORDERS = success(("max", "orders"), max=INTEGER, orders=array(ORDER))
 
 
-@endpoint(
-    "GET",
-    "/api/v1/routing/order/account/{accountId}",
-    "Query multiple orders",
-    tag="routing",
-    query=_ORDER_QUERY,
-    errors=(400, 401, 403),
-    response=_ORDERS,
+@_read_route(
+    "/api/v1/routing/order/account/{accountId}", "Query multiple orders", _ORDER_QUERY, _ORDERS
 )
 async def query_orders(call: Call) -> dict[str, Any]:
     return ok(queries.orders(call.sandbox.store, call.account_id, call.params))
 
 
-@endpoint(
-    "GET",
+@_read_route(
     "/api/v1/routing/ops/order/account/{accountId}/orders",
     "Query multiple orders (the usage example's path variant)",
-    tag="routing",
-    query=_ORDER_QUERY,
-    errors=(400, 401, 403),
-    response=_ORDERS,
+    _ORDER_QUERY,
+    _ORDERS,
 )
 async def query_orders_ops(call: Call) -> dict[str, Any]:
     return ok(queries.orders(call.sandbox.store, call.account_id, call.params))
@@ -384,14 +379,15 @@ async def get_order(call: Call) -> dict[str, Any]:
     response=success(
         ("assetPairs",),
         assetPairs=array(
-            obj(
-                ("assetPair", "base", "quote", "priceIncrement", "baseDecimals", "quoteDecimals"),
-                assetPair=PAIR,
-                base=ASSET,
-                quote=ASSET,
-                priceIncrement=NUMBER,
-                baseDecimals=INTEGER,
-                quoteDecimals=INTEGER,
+            record(
+                {
+                    "assetPair": PAIR,
+                    "base": ASSET,
+                    "quote": ASSET,
+                    "priceIncrement": NUMBER,
+                    "baseDecimals": INTEGER,
+                    "quoteDecimals": INTEGER,
+                }
             )
         ),
     ),

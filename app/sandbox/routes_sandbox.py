@@ -24,6 +24,7 @@ from app.sandbox.schemas import (
     TEXT,
     map_of,
     obj,
+    record,
     ref,
     success,
 )
@@ -151,13 +152,7 @@ async def create_client_route(call: Call) -> dict[str, Any]:
         ("accountId", "assets", "holds"),
         accountId=TEXT,
         assets=map_of(
-            obj(
-                ("free", "locked", "ledgerSum", "holds"),
-                free=NUMBER,
-                locked=NUMBER,
-                ledgerSum=NUMBER,
-                holds=BOOLEAN,
-            )
+            record({"free": NUMBER, "locked": NUMBER, "ledgerSum": NUMBER, "holds": BOOLEAN})
         ),
         holds=BOOLEAN,
     ),

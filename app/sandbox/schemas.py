@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.domain.records import EVENT_TYPES, FIAT_FIELDS
 from app.sandbox.catalogue import ASSETS, PAIRS
 
 Schema = dict[str, Any]
@@ -51,6 +52,11 @@ def obj(required: tuple[str, ...] = (), **properties: Schema) -> Schema:
     if required:
         schema["required"] = list(required)
     return schema
+
+
+def record(required: dict[str, Schema], **optional: Schema) -> Schema:
+    """An object whose always-present fields are named once, with their schemas, not twice."""
+    return obj(tuple(required), **required, **optional)
 
 
 def success(required: tuple[str, ...] = (), **properties: Schema) -> Schema:
@@ -104,31 +110,20 @@ COMPONENTS: dict[str, Schema] = {
         total=AMOUNT,
         error=STRING,
     ),
-    "Order": obj(
-        (
-            "orderId",
-            "ordering",
-            "accountId",
-            "userId",
-            "email",
-            "size",
-            "source",
-            "destination",
-            "type",
-            "submittedAt",
-            "result",
-        ),
-        orderId=STRING,
-        ordering=INTEGER,
-        accountId=STRING,
-        userId=STRING,
-        email=STRING,
-        size=AMOUNT,
-        source=ASSET,
-        destination=ASSET,
-        type={"type": "string", "enum": ["limit", "market", "rfq"]},
-        submittedAt=TIMESTAMP,
-        result=ref("OrderResult"),
+    "Order": record(
+        {
+            "orderId": STRING,
+            "ordering": INTEGER,
+            "accountId": STRING,
+            "userId": STRING,
+            "email": STRING,
+            "size": AMOUNT,
+            "source": ASSET,
+            "destination": ASSET,
+            "type": {"type": "string", "enum": ["limit", "market", "rfq"]},
+            "submittedAt": TIMESTAMP,
+            "result": ref("OrderResult"),
+        },
         clientOrderId=STRING,
         limit=PRICE,
         endAt=TIMESTAMP,
@@ -140,44 +135,22 @@ COMPONENTS: dict[str, Schema] = {
         transactionId=STRING,
         asset=STRING,
         amount=NUMBER,
-        eventType={
-            "type": "string",
-            "enum": [
-                "invalid",
-                "deposit",
-                "withdrawal",
-                "transferSent",
-                "transferReceived",
-                "trade",
-                "manual",
-                "order",
-                "initialBalances",
-            ],
-        },
+        eventType={"type": "string", "enum": list(EVENT_TYPES)},
         subEventType={"type": "string", "enum": ["source", "destination"]},
         eventTime=TIMESTAMP,
     ),
-    "Transfer": obj(
-        (
-            "ordering",
-            "accountId",
-            "transactionId",
-            "asset",
-            "amount",
-            "status",
-            "network",
-            "hash",
-            "created",
-        ),
-        ordering=INTEGER,
-        accountId=STRING,
-        transactionId=STRING,
-        asset=STRING,
-        amount=NUMBER,
-        status={"type": "string", "enum": ["pending", "completed"]},
-        network=STRING,
-        hash=STRING,
-        created=_STAMP,
+    "Transfer": record(
+        {
+            "ordering": INTEGER,
+            "accountId": STRING,
+            "transactionId": STRING,
+            "asset": STRING,
+            "amount": NUMBER,
+            "status": {"type": "string", "enum": ["pending", "completed"]},
+            "network": STRING,
+            "hash": STRING,
+            "created": _STAMP,
+        },
         completed=_STAMP,
         type={"type": "string", "enum": ["blockchain", "fiat"]},
         method=STRING,
@@ -192,31 +165,9 @@ COMPONENTS: dict[str, Schema] = {
                 networkType=STRING,
                 address=STRING,
             ),
-            obj(
-                (
-                    "asset",
-                    "assetType",
-                    "method",
-                    "bankName",
-                    "bankAddress",
-                    "bankRoutingNumber",
-                    "bankSwiftNumber",
-                    "beneficiaryName",
-                    "beneficiaryAddress",
-                    "beneficiaryAccountNumber",
-                    "specialInstructions",
-                ),
-                asset=STRING,
-                assetType={"const": "fiat"},
-                method=STRING,
-                bankName=STRING,
-                bankAddress=STRING,
-                bankRoutingNumber=STRING,
-                bankSwiftNumber=STRING,
-                beneficiaryName=STRING,
-                beneficiaryAddress=STRING,
-                beneficiaryAccountNumber=STRING,
-                specialInstructions=STRING,
+            record(
+                {"asset": STRING, "assetType": {"const": "fiat"}}
+                | dict.fromkeys(FIAT_FIELDS, STRING)
             ),
         ]
     },

@@ -41,7 +41,15 @@ from app.domain import Amount, parse_timestamp
 from app.domain.order_request import OrderRequest
 from app.domain.records import Order
 from app.services.settling import Absent, OrderSettler, Sought
-from tests.harness import SandboxProcess, Session, body, invariant, new_client
+from tests.harness import (
+    SandboxProcess,
+    Session,
+    body,
+    fresh_client,
+    invariant,
+    new_client,
+    own_sandbox,
+)
 from tests.integration.test_client import connect
 
 pytestmark = pytest.mark.anyio
@@ -111,9 +119,7 @@ class Faults:
 @pytest.fixture(scope="module")
 def faulty() -> Iterator[SandboxProcess]:
     """A sandbox of its own for fault injection (rules apply to every client of a sandbox)."""
-    process = SandboxProcess().start()
-    yield process
-    process.close()
+    yield from own_sandbox()
 
 
 @pytest.fixture
@@ -126,9 +132,7 @@ def faults(faulty: SandboxProcess) -> Iterator[Faults]:
 
 @pytest.fixture
 def account(faulty: SandboxProcess) -> Iterator[Session]:
-    session = new_client(faulty)
-    yield session
-    session.close()
+    yield from fresh_client(faulty)
 
 
 @pytest.fixture

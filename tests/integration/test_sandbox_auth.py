@@ -19,7 +19,15 @@ import httpx
 import jwt
 import pytest
 
-from tests.harness import SandboxProcess, Session, body, digest, new_client, wait_until
+from tests.harness import (
+    SandboxProcess,
+    Session,
+    body,
+    digest,
+    fresh_client,
+    new_client,
+    wait_until,
+)
 
 LOGIN = "/api/v1/identity/jwt"
 ACCOUNT = "/api/v1/accounting/account/{account}"
@@ -63,9 +71,7 @@ QUERIES: dict[str, dict[str, str]] = {
 @pytest.fixture(scope="module")
 def holder(sandbox: SandboxProcess) -> Iterator[Session]:
     """One funded client for the read-only and refused requests of this module."""
-    session = new_client(sandbox)
-    yield session
-    session.close()
+    yield from fresh_client(sandbox)
 
 
 # -- helpers -----------------------------------------------------------------------------------

@@ -22,7 +22,15 @@ from schemathesis.generation import GenerationMode
 from schemathesis.specs.openapi import checks
 
 from app.sandbox.server import endpoints
-from tests.harness import ADMIN_TOKEN, Faults, SandboxProcess, Session, new_client
+from tests.harness import (
+    ADMIN_TOKEN,
+    Faults,
+    SandboxProcess,
+    Session,
+    fresh_client,
+    new_client,
+    own_sandbox,
+)
 
 CHECKS = [
     checks.status_code_conformance,
@@ -43,16 +51,12 @@ EXAMPLES = 20
 
 @pytest.fixture(scope="module")
 def contract_sandbox() -> Iterator[SandboxProcess]:
-    process = SandboxProcess("--tick", "3600").start()
-    yield process
-    process.close()
+    yield from own_sandbox("--tick", "3600")
 
 
 @pytest.fixture(scope="module")
 def contract_client(contract_sandbox: SandboxProcess) -> Iterator[Session]:
-    session = new_client(contract_sandbox)
-    yield session
-    session.close()
+    yield from fresh_client(contract_sandbox)
 
 
 @pytest.fixture(scope="module")

@@ -18,14 +18,17 @@ import httpx
 import pytest
 
 import app.sandbox.server  # noqa: F401  (importing the server registers every route)
+from app.domain.records import FIAT_FIELDS, PORTFOLIO_FIELDS
 from app.sandbox.api import ENDPOINTS
 from tests.harness import (
     SandboxProcess,
     Session,
     body,
     digest,
+    fresh_client,
     invariant,
     new_client,
+    own_sandbox,
     wait_until,
 )
 
@@ -53,26 +56,6 @@ REFUSAL_KEYS = {"tradesSubmitted", "orderId", "trades", "errors", "status", "htt
 CREDIT_REFUSAL_KEYS = {"orderId", "errors", "status", "httpStatusCode"}
 ERROR_KEYS = {"errors", "status", "httpStatusCode"}
 BALANCE_FIELDS = ("free", "locked", "limit", "pendingDeposit", "available")
-PORTFOLIO_FIELDS = (
-    "availableToTrade",
-    "totalFunds",
-    "availableFunds",
-    "lockedFunds",
-    "totalCredit",
-    "availableCredit",
-    "usedCredit",
-)
-FIAT_FIELDS = (
-    "method",
-    "bankName",
-    "bankAddress",
-    "bankRoutingNumber",
-    "bankSwiftNumber",
-    "beneficiaryName",
-    "beneficiaryAddress",
-    "beneficiaryAccountNumber",
-    "specialInstructions",
-)
 RELATIVE_ROUNDING = Decimal("1e-11")  # inverted prices carry 12 significant digits
 
 
@@ -82,9 +65,7 @@ RELATIVE_ROUNDING = Decimal("1e-11")  # inverted prices carry 12 significant dig
 @pytest.fixture(scope="module")
 def frozen() -> Iterator[SandboxProcess]:
     """A sandbox whose prices never move during the module (one tick per hour)."""
-    process = SandboxProcess("--tick", "3600").start()
-    yield process
-    process.close()
+    yield from own_sandbox("--tick", "3600")
 
 
 @pytest.fixture
@@ -98,9 +79,7 @@ def frozen_client(frozen: SandboxProcess) -> Iterator[Session]:
 @pytest.fixture(scope="module")
 def idle_client(sandbox: SandboxProcess) -> Iterator[Session]:
     """A funded client that only ever receives refused (400) requests."""
-    session = new_client(sandbox)
-    yield session
-    session.close()
+    yield from fresh_client(sandbox)
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,6 @@ import socket
 import sqlite3
 import stat
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -31,6 +30,7 @@ from tests.harness import (
     Session,
     body,
     digest,
+    launch,
 )
 
 LOGIN = "/api/v1/identity/jwt"
@@ -321,14 +321,7 @@ def test_database_and_key_are_private(start: Start, tmp_path: Path) -> None:
 
 
 def rotate(db: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "app", "sandbox", "rotate-key", "--db", str(db)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-        check=False,
-    )
+    return launch("sandbox", "rotate-key", "--db", str(db), timeout=60)
 
 
 def test_rotating_the_key_voids_every_token(start: Start, tmp_path: Path) -> None:
@@ -397,14 +390,7 @@ def test_the_admin_token_is_not_on_the_command_line(start: Start, tmp_path: Path
 
 
 def test_the_admin_token_flag_is_refused() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "app", "sandbox", "--port", "0", "--admin-token", "visible"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-        check=False,
-    )
+    done = launch("sandbox", "--port", "0", "--admin-token", "visible", timeout=60)
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert done.stderr.startswith("error: --admin-token is gone"), done.stderr
     assert "TRADETERM_SANDBOX_ADMIN_TOKEN" in done.stderr

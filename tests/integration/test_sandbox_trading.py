@@ -200,6 +200,33 @@ def check_trade_legs(
         assert legs[0]["eventTime"] == event_time
 
 
+def race_limit_sells(
+    sandbox: SandboxProcess, client: Session, count: int, size: str, timeout: float, **extra: str
+) -> list[httpx.Response]:
+    """``count`` connections, each opened first, send one limit sell of ``size`` BTC at once:
+    the concurrency tests' start line, so the requests meet inside the sandbox."""
+    start = threading.Barrier(count)
+
+    def sell(_: int) -> httpx.Response:
+        with httpx.Client(base_url=sandbox.url, timeout=timeout, headers=client.headers) as http:
+            http.get("/api/v1/routing/time")  # connect before the start line
+            start.wait(timeout=30)
+            return http.post(
+                f"/api/v1/routing/account/{client.account}/order/limit",
+                json={
+                    "accountId": {"value": client.account},
+                    "type": "limit",
+                    "source": "BTC",
+                    "destination": "USD",
+                    "size": size,
+                    **extra,
+                },
+            )
+
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        return list(pool.map(sell, range(count)))
+
+
 def assert_ledger_explains_balances(sandbox: SandboxProcess, session: Session) -> None:
     """free + locked == ledger sum for every asset: per the admin report and recomputed here
     from the client API in Decimal."""
@@ -585,27 +612,7 @@ def test_parallel_replays_of_one_client_order_id_trade_once(
     sandbox: SandboxProcess, client: Session
 ) -> None:
     before = holdings(client)
-    start = threading.Barrier(10)
-
-    def submit(_: int) -> httpx.Response:
-        with httpx.Client(base_url=sandbox.url, timeout=30, headers=client.headers) as http:
-            http.get("/api/v1/routing/time")
-            start.wait(timeout=30)
-            return http.post(
-                f"/api/v1/routing/account/{client.account}/order/limit",
-                json={
-                    "accountId": {"value": client.account},
-                    "type": "limit",
-                    "source": "BTC",
-                    "destination": "USD",
-                    "size": "0.2",
-                    "clientOrderId": "same-everywhere",
-                },
-            )
-
-    with ThreadPoolExecutor(max_workers=10) as pool:
-        responses = list(pool.map(submit, range(10)))
-
+    responses = race_limit_sells(sandbox, client, 10, "0.2", 30, clientOrderId="same-everywhere")
     orders = [ok_body(response)["order"] for response in responses]
     assert len({order["orderId"] for order in orders}) == 1
     assert len(trade_orderings(client)) == 1
@@ -879,26 +886,7 @@ def test_credit_not_available_when_credit_hours_are_never(sandbox_factory: Facto
 def test_fifty_parallel_sells_fill_exactly_what_the_balance_allows(
     sandbox: SandboxProcess, client: Session
 ) -> None:
-    start = threading.Barrier(50)
-
-    def sell(_: int) -> httpx.Response:
-        with httpx.Client(base_url=sandbox.url, timeout=60, headers=client.headers) as http:
-            http.get("/api/v1/routing/time")  # connect before the start line
-            start.wait(timeout=30)
-            return http.post(
-                f"/api/v1/routing/account/{client.account}/order/limit",
-                json={
-                    "accountId": {"value": client.account},
-                    "type": "limit",
-                    "source": "BTC",
-                    "destination": "USD",
-                    "size": "0.1",
-                },
-            )
-
-    with ThreadPoolExecutor(max_workers=50) as pool:
-        responses = list(pool.map(sell, range(50)))
-
+    responses = race_limit_sells(sandbox, client, 50, "0.1", 60)
     statuses = sorted(response.status_code for response in responses)
     assert statuses == [200] * 20 + [424] * 30
     filled = [body(r)["order"] for r in responses if r.status_code == 200]

@@ -9,8 +9,6 @@ import select
 import socket
 import sqlite3
 import stat
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -34,7 +32,9 @@ from tests.harness import (
     Session,
     body,
     invariant,
+    launch,
     new_client,
+    user_env,
     wait_until,
 )
 
@@ -179,14 +179,7 @@ def test_a_second_sandbox_on_one_database_is_refused(tmp_path: Path) -> None:
         url_file = Path(db + ".url")
         assert url_file.read_text().strip() == first.url
         assert stat.S_IMODE(url_file.stat().st_mode) == 0o600
-        second = subprocess.run(
-            [sys.executable, "-m", "app", "sandbox", "--port", "0", "--db", db],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            cwd=ROOT,
-            check=False,
-        )
+        second = launch("sandbox", "--port", "0", "--db", db, timeout=60)
         assert second.returncode == 1, second.stderr
         assert "Sandbox listening" not in second.stdout
         line = second.stderr.strip()
@@ -428,25 +421,9 @@ def test_tradeterm_sandbox_logs_in_to_the_sandbox_already_running_on_its_databas
 ) -> None:
     """The terminal as users start it, while a sandbox already runs on the default database:
     it logs in there (no second sandbox) and leaves it running when it exits."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("TRADETERM_")}
-    env.update(
-        QT_QPA_PLATFORM="offscreen",
-        TRADETERM_CONFIG_DIR=str(tmp_path / "config"),
-        TRADETERM_LOG_DIR=str(tmp_path / "log"),
-        XDG_DATA_HOME=str(tmp_path / "data"),
-        HOME=str(tmp_path),
-    )
     running = SandboxProcess(db=str(tmp_path / "data" / "tradeterm" / "sandbox.db")).start()
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "app", "--sandbox", "--smoke-test"],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=90,
-            check=False,
-            cwd=ROOT,
-        )
+        done = launch("--sandbox", "--smoke-test", env=user_env(tmp_path))
         assert done.returncode == 0, done.stdout + done.stderr
         assert f"received from {running.url};" in done.stdout
         assert httpx.get(f"{running.url}/api/v1/routing/time").status_code == 200

@@ -29,6 +29,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.harness import run_captured
+
 ROOT = Path(__file__).resolve().parents[2]
 LINUX_FILES = ROOT / "packaging" / "linux"
 APP_ID = "io.tradeterm.Tradeterm"
@@ -66,14 +68,8 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "TRADETERM_DIST_DIR": str(out / "dist"),
         "TRADETERM_WORK_DIR": str(out / "work"),
     }
-    done = subprocess.run(
-        [bash, str(ROOT / "packaging" / "build.sh")],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=BUILD_TIMEOUT,
-        check=False,
+    done = run_captured(
+        [bash, str(ROOT / "packaging" / "build.sh")], env=env, timeout=BUILD_TIMEOUT
     )
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     assert re.search(r"^Bundle size: \S+$", done.stdout, re.MULTILINE), done.stdout
@@ -99,9 +95,7 @@ def bare_env(home: Path) -> dict[str, str]:
 def run(
     argv: list[str], env: dict[str, str], timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        argv, env=env, capture_output=True, text=True, timeout=timeout, check=False, cwd=env["HOME"]
-    )
+    return run_captured(argv, env=env, timeout=timeout, cwd=env["HOME"])
 
 
 def log_tail(home: Path) -> str:

@@ -10,33 +10,19 @@ Asserts nothing.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
+from pathlib import Path
+
+from tests.harness import launch, user_env
 
 
 def one_run() -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as home:
-        env = {
-            **os.environ,
-            "QT_QPA_PLATFORM": "offscreen",
-            "TRADETERM_CONFIG_DIR": home,
-            "XDG_DATA_HOME": home,
-            "HOME": home,
-        }
         started = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-m", "app", "--sandbox", "--smoke-test"],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=120,
-            check=False,
-        )
+        done = launch("--sandbox", "--smoke-test", env=user_env(Path(home)), timeout=120)
         wall = time.perf_counter() - started
     match = re.search(r"first price painted ([0-9.]+) s after launch", done.stdout)
     if done.returncode != 0 or match is None:

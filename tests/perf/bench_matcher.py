@@ -15,13 +15,11 @@ import argparse
 import asyncio
 import json
 import statistics
-import tempfile
 import time
-from pathlib import Path
 
 import httpx
 
-from tests.harness import SandboxProcess, digest, new_client
+from tests.harness import bench_sandbox, digest
 from tests.perf.bench_sandbox import RawConnection, get, post
 
 #: (source, destination, limit): never marketable at the simulated prices.
@@ -129,15 +127,9 @@ def main() -> None:
     parser.add_argument("--resting", type=int, default=10_000)
     parser.add_argument("--seconds", type=float, default=10.0)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
-        sandbox = SandboxProcess(db=str(Path(folder) / "bench.db")).start()
-        try:
-            balances = {"BTC": "1000", "ETH": "10000", "SOL": "100000", "USD": "10000000"}
-            session = new_client(sandbox, balances=balances)
-            session.close()
-            asyncio.run(run(sandbox.url, session.account, session.user, args.resting, args.seconds))
-        finally:
-            sandbox.close()
+    balances = {"BTC": "1000", "ETH": "10000", "SOL": "100000", "USD": "10000000"}
+    with bench_sandbox(balances) as (sandbox, session):
+        asyncio.run(run(sandbox.url, session.account, session.user, args.resting, args.seconds))
 
 
 if __name__ == "__main__":

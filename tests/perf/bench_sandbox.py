@@ -13,14 +13,12 @@ import argparse
 import asyncio
 import json
 import statistics
-import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import httpx
 
-from tests.harness import SandboxProcess, digest, new_client
+from tests.harness import bench_sandbox, digest
 
 
 class RawConnection:
@@ -127,16 +125,10 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--concurrency", type=int, default=16)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
-        sandbox = SandboxProcess(db=str(Path(folder) / "bench.db")).start()
-        try:
-            session = new_client(sandbox, balances={"BTC": "1000", "USD": "1000"})
-            session.close()
-            asyncio.run(
-                run(sandbox.url, session.account, session.user, args.requests, args.concurrency)
-            )
-        finally:
-            sandbox.close()
+    with bench_sandbox({"BTC": "1000", "USD": "1000"}) as (sandbox, session):
+        asyncio.run(
+            run(sandbox.url, session.account, session.user, args.requests, args.concurrency)
+        )
 
 
 if __name__ == "__main__":
