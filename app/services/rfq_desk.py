@@ -12,7 +12,8 @@ quote's receive time, as Reactive Trader does:
 clock then read ``local_now_at_receipt - rtt/2 + offset``, so at receipt it reads
 ``local_now_at_receipt + offset`` (the ``rtt/2`` the answer travelled is added back). ``offset``
 is the client's measured server-minus-local offset, so a local wall clock that is minutes off
-does not change the countdown.
+does not change the countdown. The offset is an estimate within an interval (``uncertainty``);
+the latest server time it allows is used, so the countdown errs towards expiry, never past it.
 
 Accept is allowed while more than ``max(0.5, typical_round_trip + 0.25)`` seconds are left (the
 accept has to reach the server in time), no accept is in flight and the quote was not accepted
@@ -47,7 +48,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal, localcontext
 from typing import Literal
 
@@ -423,13 +424,16 @@ class LiveQuote:
         # clock reads server_now() now. expiresAt is an absolute server time: no further rtt
         # correction applies.
         # The server clock runs on the monotonic clock (app.api.clock): a wall-clock jump
-        # does not move it.
+        # does not move it. The estimate is the middle of an interval that holds the server's
+        # time; its latest end is taken, so the countdown never shows more time than there may
+        # be (a slow, loaded link widens the interval: the trader then gets less, never more).
+        latest = clock.server_now() + timedelta(seconds=clock.uncertainty or 0.0)
         return cls(
             quote,
             pair,
             size,
             received_monotonic=received_monotonic,
-            server_time_at_receipt=clock.server_now(),
+            server_time_at_receipt=latest,
             round_trip=round_trip,
             clock=clock,
             clock_monotonic=clock_monotonic,
