@@ -345,6 +345,7 @@ class OrderTicketPanel(QWidget):
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setWidget(content)
+        self._content, self._scroll = content, scroll
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(scroll)
@@ -389,6 +390,14 @@ class OrderTicketPanel(QWidget):
         for child in self.findChildren(QWidget):
             child.installEventFilter(self)
         self.set_palette(current_palette())
+        self._fit_width()
+
+    def _fit_width(self) -> None:
+        """The dock is never narrower than the ticket's widest row (plus room for the vertical
+        scrollbar): there is no horizontal scrollbar, so a narrower dock cut the row's end off
+        ("USD to spen" at 1366×768). Followed on every relayout of the content."""
+        bar = self._scroll.verticalScrollBar().sizeHint().width()
+        self._scroll.setMinimumWidth(self._content.minimumSizeHint().width() + bar)
 
     def _buddy(self, text: str, field: QWidget) -> QLabel:
         """A row label whose Alt+letter jumps to ``field`` (rows holding a layout need one)."""
@@ -405,7 +414,10 @@ class OrderTicketPanel(QWidget):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """Alt+B / Alt+S anywhere in the ticket pick the side. The ticket claims the keys
-        (ShortcutOverride) so no other panel's Alt+B / Alt+S fires while the focus is here."""
+        (ShortcutOverride) so no other panel's Alt+B / Alt+S fires while the focus is here.
+        A relayout of the content re-fits the ticket's width."""
+        if watched is self._content and event.type() == QEvent.Type.LayoutRequest:
+            self._fit_width()
         if event.type() in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress) and isinstance(
             event, QKeyEvent
         ):
