@@ -220,11 +220,15 @@ async def test_first_marks_and_entries_survive_a_restart(still: AppSandbox, tmp_
 
         move_prices(still)
         await d.client.market_order("BTC", "USD", D("0.01"))
+        resting = await d.client.limit_order("USD", "BTC", D(10), limit=D(1))  # locks 10 USD
+        assert resting.result.status == "submitted"
         again = d.positions(PositionsCache(path), CostMethod.AVERAGE, page_size=2)
         after = await again.refresh()
         # only the new trade was read; the first marks are those seen before the move
         assert (after.fetched, after.rebuilt, after.verified) == (2, False, True)
         assert after.last_ordering == (await d.client.ledger(1))[0].ordering
+        usd = (await d.client.account()).balances["USD"]
+        assert usd.locked == 10 and after.table.row("USD").quantity == usd.free + usd.locked
         eth = after.table.row("ETH")
         initial = f"initial-{d.user.account}-ETH"
         assert [v.unit for k, v in after.values.items() if k.transaction_id == initial] == [eth0]
