@@ -1,0 +1,566 @@
+"""Positions and P&L (issue 17), the service: the account's whole ledger, the unit values its
+entries need, the book (``app.domain.positions``), a local cache and the CSV of the table.
+
+**The ledger.** Read newest first in pages of ``page_size`` transactions (``startAtOrdering`` =
+the oldest ordering of a page − 1, as ``LedgerBrowser`` pages; the seed's own order, no
+extension needed) down to the newest ordering already cached. Quantity = the ledger's sum =
+free + locked.
+
+**Unit values of the time** (valuation currency per unit), for every entry that needs one
+(``marks_needed``: deposits, withdrawals, initial balances and other flows not in the valuation
+currency, and both legs of a cross), first that applies:
+
+1. a cost the trader entered for that transaction and asset (``set_cost``);
+2. the mark recorded when the terminal first saw the entry: the service has no price history,
+   so the first time an entry is seen without a value, the current top-of-book mid, valued as
+   the balances total is (``valuation_rate``: the direct pair, the inverse, one hop through USD
+   then USDT), is written to the cache with the time it was seen and used from then on —
+   restarts and rebuilds included. A terminal that runs while money moves sees each entry
+   within a refresh of its time; entries older than the terminal (initial balances, deposits
+   made before its first start) enter at the first mark it saw, i.e. the day positions were
+   first computed. The trader can correct any of them with an entered cost;
+3. none: no market values the asset now either; the entry stays unpriced (its asset's cost
+   figures are blank) and a mark is looked for again at the next refresh.
+
+Trades with a leg in the valuation currency need no mark: that leg's amount is their value.
+
+**The cache** (SQLite, ``positions.db`` in the user data directory, folder 0700, file 0600)
+holds, per service and account: the ledger entries read so far (so a restart reads only the
+new ones), the marks first seen (per valuation currency) and the costs entered. Each refresh
+checks it against the service: the cached newest entry must still be on the ledger as cached,
+and every asset's cached + new sum must equal the account's free + locked read at the same
+moment (the ledger's newest ordering read again after the account). When either disagrees
+(another database behind the same name, a reset sandbox, a damaged file) the entries are
+dropped and the whole ledger is read again; marks and costs are kept (their keys include the
+entry's ordering and time, so a different ledger never matches them).
+
+``today`` is the start of the trader's local day; ``since`` a moment the trader chooses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import sqlite3
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal, localcontext
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import platformdirs
+
+from app.api import ServiceClient, ServiceError
+from app.domain import format_decimal, format_timestamp, parse_timestamp, utc_now
+from app.domain.positions import (
+    BOOK_CONTEXT,
+    CostMethod,
+    MarkKey,
+    PositionBook,
+    PositionsTable,
+    build_book,
+    ledger_events,
+    marks_needed,
+)
+from app.domain.records import Account, LedgerEntry, TopOfBook
+from app.domain.valuation import valuation_rate
+from app.services.order_feed import ReadFailed
+from app.services.session import Environment, TerminalSession
+
+#: Transactions per ledger page (the service's maximum).
+PAGE_SIZE = 10_000
+#: Tries to read the account and the ledger at one moment before leaving a refresh unchecked.
+SYNC_TRIES = 3
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS entries (
+    service TEXT NOT NULL, account TEXT NOT NULL, ordering INTEGER NOT NULL,
+    transaction_id TEXT NOT NULL, asset TEXT NOT NULL, sub_event_type TEXT NOT NULL,
+    amount TEXT NOT NULL, event_type TEXT NOT NULL, event_time TEXT NOT NULL,
+    PRIMARY KEY (service, account, ordering, transaction_id, asset, sub_event_type)
+);
+CREATE TABLE IF NOT EXISTS marks (
+    service TEXT NOT NULL, account TEXT NOT NULL, currency TEXT NOT NULL,
+    ordering INTEGER NOT NULL, transaction_id TEXT NOT NULL, asset TEXT NOT NULL,
+    event_time TEXT NOT NULL, unit TEXT NOT NULL, seen_at TEXT NOT NULL,
+    PRIMARY KEY (service, account, currency, ordering, transaction_id, asset, event_time)
+);
+CREATE TABLE IF NOT EXISTS costs (
+    service TEXT NOT NULL, account TEXT NOT NULL, currency TEXT NOT NULL,
+    transaction_id TEXT NOT NULL, asset TEXT NOT NULL, unit TEXT NOT NULL,
+    PRIMARY KEY (service, account, currency, transaction_id, asset)
+);
+"""
+
+
+def default_cache_path() -> Path:
+    return Path(platformdirs.user_data_dir("tradeterm", appauthor=False)) / "positions.db"
+
+
+def service_key(environment: Environment) -> str:
+    """The cache's name for a service: ``sandbox`` for the embedded one (its port changes every
+    start, its database stays), else the host and port."""
+    if environment.sandbox:
+        return "sandbox"
+    where = urlsplit(environment.base_url)
+    return "".join(c if c.isalnum() or c in ".-:" else "_" for c in where.netloc) or "service"
+
+
+@dataclass(frozen=True)
+class FirstMark:
+    """A mark recorded when the terminal first saw an entry."""
+
+    unit: Decimal
+    seen_at: datetime
+
+
+class PositionsCache:
+    """The local cache: ledger entries read, marks first seen, costs entered."""
+
+    def __init__(self, path: Path | str | None = None) -> None:
+        target = Path(path) if path is not None else default_cache_path()
+        if str(target) != ":memory:":
+            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            target.parent.chmod(0o700)
+            if not target.exists():
+                target.touch(mode=0o600)  # private before the first byte (issue 14)
+            target.chmod(0o600)
+        self._db = sqlite3.connect(str(target), isolation_level=None)
+        self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _write(self, statements: Iterable[tuple[str, tuple[object, ...]]]) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            for sql, args in statements:
+                self._db.execute(sql, args)
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def entries(self, service: str, account: str) -> list[LedgerEntry]:
+        """The cached entries in ledger order."""
+        rows = self._db.execute(
+            "SELECT ordering, transaction_id, asset, amount, event_type, sub_event_type, "
+            "event_time FROM entries WHERE service = ? AND account = ? "
+            "ORDER BY ordering, transaction_id, sub_event_type DESC, asset",
+            (service, account),
+        )
+        return [
+            LedgerEntry(o, account, tx, asset, Decimal(amount), kind, sub, parse_timestamp(t))
+            for o, tx, asset, amount, kind, sub, t in rows
+        ]
+
+    def add_entries(self, service: str, account: str, entries: Iterable[LedgerEntry]) -> None:
+        self._write(_insert_entries(service, account, entries))
+
+    def replace_entries(self, service: str, account: str, entries: Iterable[LedgerEntry]) -> None:
+        drop = ("DELETE FROM entries WHERE service = ? AND account = ?", (service, account))
+        self._write([drop, *_insert_entries(service, account, entries)])
+
+    def marks(self, service: str, account: str, currency: str) -> dict[MarkKey, FirstMark]:
+        rows = self._db.execute(
+            "SELECT ordering, transaction_id, asset, event_time, unit, seen_at FROM marks "
+            "WHERE service = ? AND account = ? AND currency = ?",
+            (service, account, currency),
+        )
+        return {
+            MarkKey(o, tx, asset, parse_timestamp(t)): FirstMark(Decimal(u), parse_timestamp(s))
+            for o, tx, asset, t, u, s in rows
+        }
+
+    def record_marks(
+        self, service: str, account: str, currency: str, marks: Mapping[MarkKey, FirstMark]
+    ) -> None:
+        """Keep the first mark of each key: one already recorded is never replaced."""
+        self._write(
+            (
+                "INSERT OR IGNORE INTO marks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    service,
+                    account,
+                    currency,
+                    key.ordering,
+                    key.transaction_id,
+                    key.asset,
+                    format_timestamp(key.time),
+                    format_decimal(mark.unit),
+                    format_timestamp(mark.seen_at),
+                ),
+            )
+            for key, mark in marks.items()
+        )
+
+    def costs(self, service: str, account: str, currency: str) -> dict[tuple[str, str], Decimal]:
+        """Costs entered by the trader: (transaction id, asset) -> unit cost."""
+        rows = self._db.execute(
+            "SELECT transaction_id, asset, unit FROM costs "
+            "WHERE service = ? AND account = ? AND currency = ?",
+            (service, account, currency),
+        )
+        return {(tx, asset): Decimal(unit) for tx, asset, unit in rows}
+
+    def set_cost(
+        self,
+        service: str,
+        account: str,
+        currency: str,
+        transaction_id: str,
+        asset: str,
+        unit: Decimal | None,
+    ) -> None:
+        """Enter (or with None, forget) the trader's unit cost of one transaction's asset."""
+        key = (service, account, currency, transaction_id, asset)
+        if unit is None:
+            sql = (
+                "DELETE FROM costs WHERE service = ? AND account = ? AND currency = ? "
+                "AND transaction_id = ? AND asset = ?"
+            )
+            self._write([(sql, key)])
+        else:
+            sql = "INSERT OR REPLACE INTO costs VALUES (?, ?, ?, ?, ?, ?)"
+            self._write([(sql, (*key, format_decimal(unit)))])
+
+
+def _insert_entries(
+    service: str, account: str, entries: Iterable[LedgerEntry]
+) -> list[tuple[str, tuple[object, ...]]]:
+    return [
+        (
+            "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                service,
+                account,
+                e.ordering,
+                e.transaction_id,
+                e.asset,
+                e.sub_event_type,
+                format_decimal(e.amount),
+                e.event_type,
+                format_timestamp(e.event_time),
+            ),
+        )
+        for e in entries
+    ]
+
+
+@dataclass(frozen=True)
+class UnitValue:
+    """The unit value an entry entered at: ``cost`` (entered by the trader) or ``first mark``
+    (recorded when first seen, at ``seen_at``)."""
+
+    unit: Decimal
+    source: str
+    seen_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class PositionsReport:
+    """The positions table and how it was made."""
+
+    table: PositionsTable
+    last_ordering: int | None  # the newest ledger entry counted
+    fetched: int  # entries newer than the cache read from the service by this refresh
+    rebuilt: bool  # the cache disagreed with the ledger and was read again in full
+    verified: bool  # the holdings were checked against the account's balances
+    values: Mapping[MarkKey, UnitValue]  # every entry that needed a value, and what it got
+    unpriced: tuple[MarkKey, ...]  # entries no value could be found for
+
+
+def local_day_start(moment: datetime) -> datetime:
+    """Midnight of ``moment``'s day on this machine's clock, as an aware datetime."""
+    local = moment.astimezone()
+    return local.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+class PositionsService:
+    """The positions of ``session``'s account, derived from its ledger. ``refresh`` reads the
+    service (ReadFailed when it cannot: the last report stays valid); ``report`` re-values the
+    last book at new top-of-book prices without any request."""
+
+    def __init__(
+        self,
+        session: TerminalSession,
+        cache: PositionsCache,
+        *,
+        currency: str = "USD",
+        method: CostMethod = CostMethod.AVERAGE,
+        page_size: int = PAGE_SIZE,
+        now: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.session = session
+        self.cache = cache
+        self.currency = currency
+        self.method = method
+        self.page_size = page_size
+        self._now = now
+        self.service = service_key(session.environment)
+        self.account = session.environment.account
+        self._entries: list[LedgerEntry] = []
+        self._books: dict[str, TopOfBook] = {}
+        self._last: tuple[int, bool, bool] = (0, False, False)  # fetched, rebuilt, verified
+        self._lock = asyncio.Lock()
+        self._needed: list[MarkKey] = []
+        self._values: dict[MarkKey, UnitValue] = {}
+        self._book = PositionBook(currency, method)
+
+    @property
+    def client(self) -> ServiceClient:
+        return self.session.client
+
+    # -- reading ------------------------------------------------------------------------------
+
+    async def refresh(
+        self, *, today: datetime | None = None, since: datetime | None = None
+    ) -> PositionsReport:
+        """Read the new ledger entries (checking the cache), the current prices, and record
+        the first marks of entries seen for the first time. One refresh at a time."""
+        async with self._lock:
+            try:
+                await self._sync()
+                self._books = await self._top_of_book()
+            except ServiceError as exc:
+                raise ReadFailed(str(exc)) from exc
+            self._record_first_marks()
+            self._rebuild()
+        return self.report(today=today, since=since)
+
+    def report(
+        self,
+        books: Mapping[str, TopOfBook] | None = None,
+        *,
+        today: datetime | None = None,
+        since: datetime | None = None,
+    ) -> PositionsReport:
+        """The table at ``books`` (default: the prices of the last refresh): a re-valuation of
+        the last book, no request and no pass over the ledger (cheap enough for every tick)."""
+        if books is not None:
+            self._books = dict(books)
+        book = self._book
+        marks = {a: valuation_rate(a, self.currency, self._books) for a in book.assets}
+        table = book.table(marks, today=today or local_day_start(self._now()), since=since)
+        fetched, rebuilt, verified = self._last
+        return PositionsReport(
+            table,
+            self._entries[-1].ordering if self._entries else None,
+            fetched,
+            rebuilt,
+            verified,
+            self._values,
+            tuple(key for key in self._needed if key not in self._values),
+        )
+
+    def set_cost(self, transaction_id: str, asset: str, unit: Decimal | None) -> None:
+        """The trader's unit cost (valuation currency per unit) of one transaction's asset,
+        kept in the cache; None goes back to the first mark seen."""
+        self.cache.set_cost(self.service, self.account, self.currency, transaction_id, asset, unit)
+        self._rebuild()
+
+    def set_method(self, method: CostMethod) -> None:
+        """Another cost method (a setting): the book is made again from the same entries."""
+        self.method = method
+        self._rebuild()
+
+    def set_currency(self, currency: str) -> None:
+        """Another valuation currency: entries get their first marks in it at the next
+        refresh (marks are kept per currency; until then they are unpriced)."""
+        self.currency = currency
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        """The book from the entries read and the unit values known now."""
+        self._needed = marks_needed(ledger_events(self._entries), self.currency)
+        self._values = self._unit_values()
+        units = {key: value.unit for key, value in self._values.items()}
+        self._book = build_book(self._entries, self.currency, self.method, units)
+
+    def _unit_values(self) -> dict[MarkKey, UnitValue]:
+        costs = self.cache.costs(self.service, self.account, self.currency)
+        first = self.cache.marks(self.service, self.account, self.currency)
+        values: dict[MarkKey, UnitValue] = {}
+        for key in self._needed:
+            cost = costs.get((key.transaction_id, key.asset))
+            if cost is not None:
+                values[key] = UnitValue(cost, "cost")
+            elif key in first:
+                values[key] = UnitValue(first[key].unit, "first mark", first[key].seen_at)
+        return values
+
+    def _record_first_marks(self) -> None:
+        first = self.cache.marks(self.service, self.account, self.currency)
+        seen_at = self._now()
+        fresh: dict[MarkKey, FirstMark] = {}
+        for key in marks_needed(ledger_events(self._entries), self.currency):
+            if key in first:
+                continue
+            unit = valuation_rate(key.asset, self.currency, self._books)
+            if unit is not None:
+                fresh[key] = FirstMark(unit, seen_at)
+        if fresh:
+            self.cache.record_marks(self.service, self.account, self.currency, fresh)
+
+    async def _top_of_book(self) -> dict[str, TopOfBook]:
+        pairs = list(self.session.available_pairs)
+        if not pairs:
+            pairs = [str(info.pair) for info in await self.client.pairs()]
+            self.session.available_pairs = pairs
+        return await self.client.top_of_book(pairs)
+
+    # -- the ledger and the cache ---------------------------------------------------------------
+
+    async def _sync(self) -> None:
+        cached = self.cache.entries(self.service, self.account)
+        entries, fresh, agreed, verified = await self._read_newer(cached)
+        rebuilt = not agreed
+        if agreed:
+            self.cache.add_entries(self.service, self.account, fresh)
+        else:
+            entries, fresh, agreed, verified = await self._read_newer([])
+            verified = verified and agreed  # the ledger itself disagrees with the balances
+            self.cache.replace_entries(self.service, self.account, entries)
+        self._entries = entries
+        self._last = (len(fresh), rebuilt, verified)
+
+    async def _read_newer(
+        self, known: list[LedgerEntry]
+    ) -> tuple[list[LedgerEntry], list[LedgerEntry], bool, bool]:
+        """``known`` and the entries newer than it: (all, new, agreed, verified)."""
+        entries, fresh = list(known), list[LedgerEntry]()
+        for _ in range(SYNC_TRIES):
+            top = entries[-1].ordering if entries else None
+            page = await self._ledger_after(top)
+            if top is not None and not _same(
+                [e for e in page if e.ordering == top], [e for e in entries if e.ordering == top]
+            ):
+                return entries, fresh, False, False
+            newer = sorted(
+                (e for e in page if top is None or e.ordering > top),
+                key=lambda e: (e.ordering, e.transaction_id, e.sub_event_type != "source"),
+            )
+            entries += newer
+            fresh += newer
+            account = await self.client.account()
+            head = await self.client.ledger(1)
+            newest = entries[-1].ordering if entries else None
+            if (head[0].ordering if head else None) == newest:
+                return entries, fresh, _holdings_agree(entries, account), True
+        return entries, fresh, True, False  # the ledger kept moving: checked next time
+
+    async def _ledger_after(self, top: int | None) -> list[LedgerEntry]:
+        """Every entry with an ordering at or above ``top`` (all when None), newest first."""
+        found: list[LedgerEntry] = []
+        cursor: int | None = None
+        while True:
+            page = await self.client.ledger(self.page_size, start_at_ordering=cursor)
+            found += page
+            if not page:
+                return found
+            low = min(e.ordering for e in page)
+            transactions = len({(e.ordering, e.transaction_id) for e in page})
+            if (top is not None and low <= top) or transactions < self.page_size:
+                return found
+            cursor = low - 1
+
+
+def _identity(entry: LedgerEntry) -> tuple[str, str, str, Decimal, str, datetime]:
+    return (
+        entry.transaction_id,
+        entry.asset,
+        entry.sub_event_type,
+        entry.amount,
+        entry.event_type,
+        entry.event_time,
+    )
+
+
+def _same(read: list[LedgerEntry], cached: list[LedgerEntry]) -> bool:
+    return sorted(map(_identity, read)) == sorted(map(_identity, cached))
+
+
+def _holdings_agree(entries: list[LedgerEntry], account: Account) -> bool:
+    """Every asset's ledger sum equals the account's free + locked."""
+    sums: dict[str, Decimal] = {}
+    with localcontext(BOOK_CONTEXT):
+        for entry in entries:
+            sums[entry.asset] = sums.get(entry.asset, Decimal(0)) + entry.amount
+        held = {a: b.free + b.locked for a, b in account.balances.items()}
+    return all(sums.get(a, 0) == held.get(a, 0) for a in {*sums, *held})
+
+
+# -- CSV ----------------------------------------------------------------------------------------
+
+
+def csv_rows(table: PositionsTable) -> list[list[str]]:
+    """The table as CSV cells: a header naming the valuation currency and the cost method,
+    one row per asset, a totals row; every number exact (plain decimal text), unknown empty."""
+    cur = table.currency
+    method = "FIFO" if table.method is CostMethod.FIFO else "average cost"
+    since = "ever" if table.since is None else format_timestamp(table.since)
+    header = [
+        "Asset",
+        "Quantity",
+        f"Average cost ({cur}, {method})",
+        f"Cost basis ({cur}, {method})",
+        f"Mark ({cur})",
+        f"Market value ({cur})",
+        f"Unrealised P&L ({cur})",
+        f"Realised P&L today since {format_timestamp(table.today)} ({cur})",
+        f"Realised P&L since {since} ({cur})",
+        f"Realised P&L total ({cur})",
+        "Share of portfolio",
+    ]
+    rows = [header]
+    for row in table.rows:
+        rows.append(
+            [
+                row.asset,
+                *map(
+                    _text,
+                    (
+                        row.quantity,
+                        row.average_cost,
+                        row.cost_basis,
+                        row.mark,
+                        row.market_value,
+                        row.unrealised,
+                        row.realised_today,
+                        row.realised_since,
+                        row.realised_total,
+                        row.share,
+                    ),
+                ),
+            ]
+        )
+    totals = table.totals
+    rows.append(
+        [
+            "Total",
+            "",
+            "",
+            _text(totals.cost_basis),
+            "",
+            _text(totals.market_value),
+            _text(totals.unrealised),
+            _text(totals.realised_today),
+            _text(totals.realised_since),
+            _text(totals.realised_total),
+            "1" if totals.market_value > 0 else "",
+        ]
+    )
+    return rows
+
+
+def _text(value: Decimal | None) -> str:
+    return "" if value is None else format_decimal(value)
+
+
+def write_csv(table: PositionsTable, path: Path) -> int:
+    """Write the table to ``path`` (UTF-8, RFC 4180 quoting); returns the asset rows written.
+    Blocking: run it off the GUI thread."""
+    rows = csv_rows(table)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows(rows)
+    return len(rows) - 2
