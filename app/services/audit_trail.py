@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 
 #: Rows read at first, and added by each "Load more".
 PAGE = 500
-#: The most rows one read returns.
-MAX_ROWS = 20_000
+#: The most rows one read returns (the ledger's page limit too).
+MAX_ROWS = 10_000
 #: The most journal entries one read examines (a text search that matches little stays bounded).
 MAX_SCAN = 100_000
 

@@ -165,6 +165,20 @@ def test_filters_follow_the_keys_the_trader_presses(qtbot: QtBot, sent: Sent) ->
     qtbot.waitUntil(lambda: sent.lost.client_order_id not in sent.shown_ids(), timeout=WAIT_MS)
 
 
+def test_load_more_shows_older_entries(qtbot: QtBot, sent: Sent) -> None:
+    panel = sent.panel
+    panel.limit = 1  # a page of one: the other two are older
+    panel.read()
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 1, timeout=WAIT_MS)
+    assert sent.shown_ids() == [sent.accepted.client_order_id]
+    assert panel.status_label.text() == "Newest 1 entry · older ones: Load more"
+    assert panel.load_more_button.isEnabled()
+    QTest.mouseClick(panel.load_more_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 3, timeout=WAIT_MS)
+    assert not panel.load_more_button.isEnabled()
+    assert panel.status_label.text() == "3 entries"
+
+
 def test_details_show_the_exact_body_sent_and_every_field(qtbot: QtBot, sent: Sent) -> None:
     panel = sent.panel
     table = panel.table
@@ -244,6 +258,13 @@ def test_a_change_nobody_publishes_shows_on_the_slow_timer(qtbot: QtBot, live: L
         timeout=WAIT_MS,
     )
     assert panel.model.cell(0, COL["sent"]).display == "—"  # journaled, never sent
+    changes: list[str] = []  # a page read again unchanged is not applied: nothing repaints
+    panel.model.dataChanged.connect(lambda *_: changes.append("data"))
+    panel.model.rowsInserted.connect(lambda *_: changes.append("rows"))
+    panel.model.modelReset.connect(lambda: changes.append("reset"))
+    reads = panel.reads
+    qtbot.waitUntil(lambda: panel.reads >= reads + 2, timeout=WAIT_MS)
+    assert changes == []
 
 
 def test_the_models_pass_the_model_tester(sent: Sent, qtmodeltester: ModelTester) -> None:

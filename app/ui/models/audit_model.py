@@ -10,7 +10,7 @@ refusal or failure in the error colour.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from datetime import datetime
 
 from PySide6.QtCore import QObject
@@ -26,7 +26,7 @@ from app.services.audit_trail import (
     utc_ms,
 )
 from app.ui.models.columns import Column
-from app.ui.models.keyed_table import KeyedTableModel
+from app.ui.models.keyed_table import Cells, KeyedTableModel
 from app.ui.models.record_cells import Cell, text_cell, time_key
 from app.ui.palette import TradePalette
 
@@ -145,13 +145,36 @@ COLUMNS: tuple[Column[AuditRow], ...] = (
 
 
 class AuditModel(KeyedTableModel[AuditRow]):
-    """The trail's rows keyed by clientOrderId, in the order read (newest first)."""
+    """The trail's rows keyed by clientOrderId, in the order read (newest first).
+
+    The cells of new rows can be made off the GUI thread first (``prepare``: plain Python, no
+    Qt), so applying a page of thousands of rows only moves them into place."""
 
     def __init__(self, precision: Precision, parent: QObject | None = None) -> None:
         super().__init__(COLUMNS, precision, parent)
+        self._prepared: dict[AuditRow, Cells] = {}
 
-    def set_page(self, page: AuditPage) -> None:
-        self.apply([(row.client_order_id, row) for row in page.rows])
+    def prepare(
+        self, page: AuditPage, shown: tuple[AuditRow, ...] = ()
+    ) -> dict[AuditRow, Cells] | None:
+        """The cells of ``page``'s rows that are not among ``shown`` (the rows of the page shown
+        now); None when the page is ``shown`` as it is (nothing to apply). Safe on a worker
+        thread: it reads only its arguments and the column specs."""
+        if page.rows == shown:
+            return None
+        known = frozenset(shown)
+        return {row: self.cells_of(row) for row in page.rows if row not in known}
+
+    def set_page(self, page: AuditPage, prepared: dict[AuditRow, Cells] | None = None) -> None:
+        self._prepared = prepared or {}
+        try:
+            self.apply([(row.client_order_id, row) for row in page.rows])
+        finally:
+            self._prepared = {}
+
+    def _cells_for(self, key: Hashable, record: AuditRow) -> Cells:
+        cells = self._prepared.get(record)
+        return cells if cells is not None else super()._cells_for(key, record)
 
     def reuse_cells(self, old: AuditRow, new: AuditRow) -> bool:
         return old == new  # an entry read again unchanged keeps its cells

@@ -3,16 +3,18 @@ order journal, newest first — intent and send times to the millisecond, outcom
 with filters, details (the exact JSON body sent and every field), copy and CSV export, so a
 trader or a compliance officer can reconstruct a session.
 
-It never polls the server: it reads the local journal (``app.services.audit_trail``), off the
-GUI thread, when a desk publishes a result or an unknown outcome changes (through ``QtTopic``s
-of the trail's sources), on a slow timer while shown (``REFRESH_MS``, for what the settling
-service writes without publishing), and when the filters change (``APPLY_MS`` after the last
-edit). One read at a time: a read asked for meanwhile runs once the current one ends. A hidden
-dock reads nothing until it is shown again.
+It never polls the server: it reads the local journal (``app.services.audit_trail``) and makes
+the new rows' cells off the GUI thread (a page read again unchanged is not applied at all), when
+a desk publishes a result or an unknown outcome changes (through ``QtTopic``s of the trail's
+sources), on a slow timer while shown (``REFRESH_MS``, for what the settling service writes
+without publishing), and when the filters change (``APPLY_MS`` after the last edit). One read
+at a time: a read asked for meanwhile runs once the current one ends. A hidden dock reads
+nothing until it is shown again.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from PySide6.QtCore import QTimer
@@ -21,6 +23,7 @@ from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QWidget
 
 from app.services.audit_trail import (
     KIND_WORDS,
+    MAX_ROWS,
     OUTCOMES,
     PAGE,
     AuditPage,
@@ -31,6 +34,7 @@ from app.services.audit_trail import (
 from app.services.log_events import LogLevel
 from app.ui.bridge import QtTopic
 from app.ui.models.audit_model import EXPORT_ONLY, AuditModel
+from app.ui.models.keyed_table import Cells
 from app.ui.models.record_cells import RecordSortProxy
 from app.ui.panels.base import PanelContext
 from app.ui.panels.record_parts import (
@@ -195,7 +199,7 @@ class AuditPanel(RecordPanel):
         self.apply_timer.start()
 
     def load_more(self) -> None:
-        self.limit += PAGE
+        self.limit = min(self.limit + PAGE, MAX_ROWS)
         self.read()
 
     def current_query(self) -> AuditQuery:
@@ -227,25 +231,31 @@ class AuditPanel(RecordPanel):
         self.tasks.spawn(self._read(query), "read the audit trail")
 
     async def _read(self, query: AuditQuery) -> None:
+        """Read, and make the new rows' cells, off the GUI thread; then only place them."""
         bridge = self._context.bridge
+        shown = () if self.page is None else self.page.rows  # what the model shows
         try:
             page = await self.trail.read(query, bridge.available_pairs, self._context.precision)
+            prepared = await asyncio.to_thread(self.model.prepare, page, shown)
         finally:
             self.reading = False
-        self._show(page)
+        self._show(page, prepared)
         self.reads += 1
         if self._again:
             self.read()
 
-    def _show(self, page: AuditPage) -> None:
+    def _show(self, page: AuditPage, prepared: dict[AuditRow, Cells] | None) -> None:
         self.page = page
-        self.model.set_page(page)
-        self.load_more_button.setEnabled(page.more)
+        if prepared is not None:  # None: the rows shown are the rows read
+            self.model.set_page(page, prepared)
+        more = page.more and self.limit < MAX_ROWS
+        self.load_more_button.setEnabled(more)
         text = self.count_text(len(page.rows))
         if page.scanned > len(page.rows):
             text += f" (of {counted(page.scanned, 'journal entry', 'journal entries')} read)"
         if page.more:
-            text = f"Newest {text} · older ones: Load more"
+            older = "Load more" if more else "narrow the filters"
+            text = f"Newest {text} · older ones: {older}"
         self._say(text)
 
     def _task_failed(self, what: str, exc: BaseException) -> None:
