@@ -147,6 +147,32 @@ async def test_filters_by_outcome_kind_words_ids_and_intent_time(
             await s.read(AuditQuery(status="lost"))
 
 
+async def test_an_answer_lost_after_the_server_ran_it_shows_settled(
+    sandbox: SandboxProcess, tmp_path: Path
+) -> None:
+    """The connection cut after the order ran: the desk's look-up finds it, and the trail shows
+    it filled with the server's id — one row, as sent."""
+    async with open_desk(sandbox) as d:
+        journal = OrderJournal(tmp_path / "journal.db")
+        d.desk.journal = journal
+        try:
+            await d.faults({"kind": "drop_after_commit", "path": d.order_path(), "count": 1})
+            result = await d.desk.submit(TicketInput("USD", "BTC", Decimal(100)))
+            assert result.status == "filled" and result.order is not None
+            page = await AuditTrail(journal).read(
+                AuditQuery(), d.session.pair_info, d.desk.precision
+            )
+            [row] = page.rows
+            assert (row.client_order_id, row.status) == (result.client_order_id, "filled")
+            assert row.order_id == result.order.order_id and row.sent_at is not None
+            assert [json.loads(b)["clientOrderId"] for b in d.recorder.posted("/order")] == [
+                row.client_order_id
+            ]
+        finally:
+            d.desk.close()
+            journal.close()
+
+
 def test_times_are_milliseconds_in_utc_and_local_time() -> None:
     moment = datetime(2026, 1, 2, 3, 4, 5, 123999, tzinfo=UTC)
     assert utc_ms(moment) == "2026-01-02T03:04:05.123Z"  # truncated, never rounded up
