@@ -5,7 +5,15 @@ service (``app.services.settling``), live and at the next start.
 
 An order's ``request`` is the JSON text of the body the client sent, verbatim
 (``OrderRequest.body_text``); an accept's is ``{"orderId": <quote id>, "side": ...}``. Times are
-this machine's wall clock (the settler translates them to server time).
+this machine's wall clock (the settler translates them to server time), stored with
+microseconds.
+
+Two times per entry: ``created_at``, the intent (written, and synced, before anything is sent),
+and ``sent_at``, stamped by ``record_sent`` right before the request leaves (after the desk's
+last checks: for an accept, once its last-moment deadline check passed). An entry whose request
+never got that far (refused locally) has no ``sent_at``; an entry written by an older version
+neither (the column is added to an existing journal on open). A resend of the same clientOrderId
+clears it, and the new send stamps it again: ``sent_at`` is the latest send.
 
 Statuses: ``sending`` (written, answer not yet known — a crash leaves it so), ``filled``,
 ``submitted`` (resting), ``canceled``, ``rejected`` (the server refused it), ``failed`` (never
@@ -41,9 +49,12 @@ CREATE TABLE IF NOT EXISTS journal (
     status TEXT NOT NULL,
     order_id TEXT NOT NULL DEFAULT '',
     detail TEXT NOT NULL DEFAULT '',
-    updated_at TEXT NOT NULL
+    updated_at TEXT NOT NULL,
+    sent_at TEXT NOT NULL DEFAULT ''
 );
 """
+#: Journals written before send times were kept get the column when opened.
+ADD_SENT_AT = "ALTER TABLE journal ADD COLUMN sent_at TEXT NOT NULL DEFAULT ''"
 
 
 def default_path() -> Path:
@@ -62,6 +73,7 @@ class JournalEntry:
     detail: str
     updated_at: datetime
     body: str  # the JSON text as written: for an order, exactly the body that was sent
+    sent_at: datetime | None = None  # when the request last left (None: not sent, or unknown)
 
 
 class OrderJournal:
@@ -84,6 +96,10 @@ class OrderJournal:
             self._db.execute("PRAGMA journal_mode = WAL")
         self._db.execute("PRAGMA synchronous = FULL")  # an entry must survive a crash
         self._db.executescript(SCHEMA)
+        columns = {row["name"] for row in self._db.execute("PRAGMA table_info(journal)")}
+        if "sent_at" not in columns:
+            self._db.execute(ADD_SENT_AT)
+        self.path: Path | None = target if on_disk else None
 
     def close(self) -> None:
         self._db.close()
@@ -116,9 +132,25 @@ class OrderJournal:
                 "INSERT INTO journal (client_order_id, kind, account, request, created_at, "
                 "status, updated_at) VALUES (?, ?, ?, ?, ?, 'sending', ?) "
                 "ON CONFLICT (client_order_id) DO UPDATE SET status = 'sending', "
-                "detail = '', updated_at = excluded.updated_at",
+                "detail = '', sent_at = '', updated_at = excluded.updated_at",
                 (client_order_id, kind, account, text, stamp, stamp),
             )
+
+    def record_sent(self, client_order_id: str) -> None:
+        """The request leaves now (called by the desks right before it goes): its send time,
+        distinct from the intent written before the last checks. Not flushed to disk on its
+        own (it must not delay the send; the intent already is): it survives a crash of the
+        terminal, and the outcome's write flushes it with itself."""
+        stamp = format_timestamp(self._now())
+        self._db.execute("PRAGMA synchronous = NORMAL")
+        try:
+            with self._write():
+                self._db.execute(
+                    "UPDATE journal SET sent_at = ? WHERE client_order_id = ?",
+                    (stamp, client_order_id),
+                )
+        finally:
+            self._db.execute("PRAGMA synchronous = FULL")
 
     def record_outcome(
         self, client_order_id: str, status: str, *, order_id: str = "", detail: str = ""
@@ -147,6 +179,17 @@ class OrderJournal:
         rows = self._db.execute("SELECT * FROM journal ORDER BY id DESC LIMIT ?", (limit,))
         return [_entry(row) for row in rows]
 
+    def search(
+        self,
+        *,
+        status: str = "",
+        kind: str = "",
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> Iterator[JournalEntry]:
+        """``search_entries`` on this connection (this thread; see ``reading`` for another)."""
+        return search_entries(self._db, status=status, kind=kind, since=since, until=until)
+
     def unsettled(self, account: str) -> list[JournalEntry]:
         marks = ", ".join("?" for _ in OPEN_STATUSES)
         rows = self._db.execute(
@@ -155,6 +198,46 @@ class OrderJournal:
             (account, *OPEN_STATUSES),
         )
         return [_entry(row) for row in rows]
+
+
+@contextmanager
+def reading(path: Path) -> Iterator[sqlite3.Connection]:
+    """A read-only connection of its own to the journal at ``path``, for a read off the GUI
+    thread (a connection serves only the thread that made it; WAL lets it read beside the
+    writer)."""
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    db.row_factory = sqlite3.Row
+    try:
+        yield db
+    finally:
+        db.close()
+
+
+def search_entries(
+    db: sqlite3.Connection,
+    *,
+    status: str = "",
+    kind: str = "",
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> Iterator[JournalEntry]:
+    """Entries newest first (as written), lazily: the caller stops reading when it has enough.
+    ``status``, ``kind``: equal when given; ``since`` (inclusive) and ``until`` (exclusive)
+    bound the intent time."""
+    clauses, values = [], []
+    for column, wanted in (("status", status), ("kind", kind)):
+        if wanted:
+            clauses.append(f"{column} = ?")
+            values.append(wanted)
+    if since is not None:
+        clauses.append("created_at >= ?")
+        values.append(format_timestamp(since))
+    if until is not None:
+        clauses.append("created_at < ?")
+        values.append(format_timestamp(until))
+    where = f"WHERE {' AND '.join(clauses)} " if clauses else ""
+    cursor = db.execute(f"SELECT * FROM journal {where}ORDER BY id DESC", values)  # noqa: S608
+    return (_entry(row) for row in cursor)
 
 
 def _entry(row: sqlite3.Row) -> JournalEntry:
@@ -169,6 +252,7 @@ def _entry(row: sqlite3.Row) -> JournalEntry:
         row["detail"],
         parse_timestamp(row["updated_at"]),
         row["request"],
+        parse_timestamp(row["sent_at"]) if row["sent_at"] else None,
     )
 
 

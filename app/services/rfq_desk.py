@@ -729,7 +729,10 @@ class RfqDesk:
             def last_moment() -> str | None:
                 nonlocal ms_left
                 ms_left = int(live.remaining(side) * 1000)
-                return live.late_reason(side) if checked else None
+                late = live.late_reason(side) if checked else None
+                if late is None:
+                    self.journal.record_sent(client_order_id)  # it leaves now
+                return late
 
             try:
                 order = await client.accept_quote(live.order_id, side, before_send=last_moment)

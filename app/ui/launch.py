@@ -36,6 +36,7 @@ import app as tradeterm
 from app import logs
 from app.domain.display import Precision
 from app.private import take_env_login
+from app.services.audit_trail import AuditTrail
 from app.services.connect import LoginFailed, connect
 from app.services.desks import TradingDesks
 from app.services.sandbox_child import SandboxChild, SandboxStartFailed
@@ -93,8 +94,10 @@ def _import_panels() -> None:
 def default_panels(desks: TradingDesks | None) -> list[PanelSpec]:
     """Every panel, with a place of its own (used only by a window of other panels: this
     set is arranged by the compact and wide layouts of ``app.ui.workspaces``). The tickets take
-    their desks, the order list the journal; without desks (a read-only window, or only
-    importing) the trading panels are left out."""
+    their desks, the order list the journal, the audit trail the journal and the desks' results;
+    without desks (a read-only window, or only importing) the trading panels and the audit trail
+    are left out."""
+    from app.ui.panels.audit import AuditPanel
     from app.ui.panels.balances import BalancesPanel
     from app.ui.panels.chart import ChartPanel
     from app.ui.panels.deposits import DepositsPanel
@@ -136,6 +139,19 @@ def default_panels(desks: TradingDesks | None) -> list[PanelSpec]:
         ]
     journal = desks.journal if desks is not None else None
     outcomes = desks.outcomes if desks is not None else None
+    records: list[PanelSpec] = []
+    if desks is not None:
+        trail = AuditTrail.of(desks)
+        records = [
+            PanelSpec(
+                "audit",
+                "Audit trail",
+                bottom,
+                lambda context: AuditPanel(context, trail),
+                tab_with="orders",
+                shortcut="Ctrl+9",
+            )
+        ]
     return [
         PanelSpec("topOfBook", "Top of book", left, TopOfBookPanel, weight=2, shortcut="Ctrl+1"),
         PanelSpec("balances", "Balances", left, BalancesPanel, shortcut="Ctrl+2"),
@@ -161,6 +177,7 @@ def default_panels(desks: TradingDesks | None) -> list[PanelSpec]:
             tab_with="orders",
             shortcut="Ctrl+8",
         ),
+        *records,
     ]
 
 

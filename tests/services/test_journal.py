@@ -4,7 +4,9 @@ against the server by the settling service at the next start."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -13,7 +15,7 @@ import pytest
 from app.api import ClientSettings, OutcomeUnknown, ServiceClient, new_client_order_id
 from app.domain import Amount
 from app.domain.order_request import OrderRequest
-from app.services.journal import OrderJournal
+from app.services.journal import OrderJournal, reading, search_entries
 from app.services.log_events import LogEvent
 from app.services.session import Environment, TerminalSession
 from app.services.settling import OrderSettler, reconcile_on_start
@@ -145,4 +147,87 @@ def test_the_journal_keeps_the_body_text_verbatim(tmp_path: Path) -> None:
     with pytest.raises(json.JSONDecodeError):
         journal.record_intent("tt-bad", "market", "acct", "not json")
     assert journal.entry("tt-bad") is None
+    journal.close()
+
+
+OLD_SCHEMA = """
+CREATE TABLE journal (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    client_order_id TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    account TEXT NOT NULL,
+    request TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    status TEXT NOT NULL,
+    order_id TEXT NOT NULL DEFAULT '',
+    detail TEXT NOT NULL DEFAULT '',
+    updated_at TEXT NOT NULL
+);
+INSERT INTO journal (client_order_id, kind, account, request, created_at, status, updated_at)
+VALUES ('tt-old', 'market', 'acct', '{"size": "1"}', '2026-01-02T03:04:05.123456Z', 'filled',
+        '2026-01-02T03:04:05.623456Z');
+"""
+
+
+def test_a_journal_from_before_send_times_gets_the_column_and_keeps_its_entries(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "old.db"
+    old = sqlite3.connect(path)
+    old.executescript(OLD_SCHEMA)
+    old.close()
+    path.chmod(0o600)
+    journal = OrderJournal(path)
+    entry = journal.entry("tt-old")
+    assert entry is not None and entry.status == "filled" and entry.sent_at is None
+    journal.record_intent("tt-new", "market", "acct", {"size": "2"})
+    journal.record_sent("tt-new")
+    new = journal.entry("tt-new")
+    assert new is not None and new.sent_at is not None
+    journal.close()
+    assert OrderJournal(path).entry("tt-new") == new  # opening again migrates nothing twice
+
+
+def test_send_time_is_stamped_apart_from_the_intent_and_cleared_by_a_resend(
+    tmp_path: Path,
+) -> None:
+    clock = [datetime(2026, 3, 4, 5, 6, 7, 891000, tzinfo=UTC)]
+    journal = OrderJournal(tmp_path / "times.db", now=lambda: clock[0])
+    journal.record_intent("tt-a", "market", "acct", {"size": "1"})
+    before = journal.entry("tt-a")
+    assert before is not None and before.sent_at is None  # written, not yet sent
+    clock[0] += timedelta(milliseconds=3)
+    journal.record_sent("tt-a")
+    sent = journal.entry("tt-a")
+    assert sent is not None and sent.created_at == before.created_at
+    assert sent.sent_at == before.created_at + timedelta(milliseconds=3)
+    clock[0] += timedelta(seconds=5)
+    journal.record_intent("tt-a", "market", "acct", {"size": "1"})  # the same ticket again
+    again = journal.entry("tt-a")
+    assert again is not None and again.sent_at is None and again.created_at == sent.created_at
+    journal.close()
+
+
+def test_search_is_newest_first_and_filters_by_status_kind_and_intent_time(
+    tmp_path: Path,
+) -> None:
+    start = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
+    clock = [start]
+    journal = OrderJournal(tmp_path / "search.db", now=lambda: clock[0])
+    for number, (kind, status) in enumerate(
+        [("market", "filled"), ("limit", "submitted"), ("accept", "unknown"), ("market", "failed")]
+    ):
+        clock[0] = start + timedelta(seconds=number)
+        journal.record_intent(f"tt-{number}", kind, "acct", {"n": number})
+        journal.record_outcome(f"tt-{number}", status)
+    ids = [e.client_order_id for e in journal.search()]
+    assert ids == ["tt-3", "tt-2", "tt-1", "tt-0"]
+    assert [e.client_order_id for e in journal.search(kind="market")] == ["tt-3", "tt-0"]
+    assert [e.client_order_id for e in journal.search(status="unknown")] == ["tt-2"]
+    window = journal.search(since=start + timedelta(seconds=1), until=start + timedelta(seconds=3))
+    assert [e.client_order_id for e in window] == ["tt-2", "tt-1"]
+    with reading(tmp_path / "search.db") as db:  # its own connection, as a worker thread reads
+        assert [e.client_order_id for e in search_entries(db, kind="limit")] == ["tt-1"]
+        with pytest.raises(sqlite3.OperationalError):
+            db.execute("DELETE FROM journal")  # read-only
     journal.close()

@@ -234,6 +234,8 @@ async def test_a_forced_accept_after_expiry_shows_the_servers_refusal(
         assert await d.free() == before
         entry = d.journal.entry(result.client_order_id)
         assert entry is not None and entry.status == "rejected" and entry.detail == result.message
+        assert entry.sent_at is not None  # it left (checked=False): the server refused it
+        assert entry.created_at <= entry.sent_at <= entry.updated_at
 
 
 @pytest.mark.parametrize("skew", [30, -30])
