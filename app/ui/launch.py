@@ -149,7 +149,7 @@ def default_panels(desks: TradingDesks | None) -> list[PanelSpec]:
                 bottom,
                 lambda context: AuditPanel(context, trail),
                 tab_with="orders",
-                shortcut="Ctrl+9",
+                shortcut="Ctrl+0",  # Ctrl+9 is kept for the positions dock (issue 17)
             )
         ]
     return [
