@@ -36,15 +36,14 @@ from app.domain.money import Amount, Price
 from app.services.order_feed import OrderRow, OrdersSnapshot, status_word
 from app.ui.csv_export import export_value
 from app.ui.models.columns import Column
-from app.ui.models.keyed_table import KeyedTableModel
 from app.ui.models.record_cells import (
     Cell,
-    RecordSortProxy,
     amount_cell,
     pair_price_cell,
     text_cell,
     time_cell,
 )
+from app.ui.models.record_view import RecordTableModel, RecordView
 from app.ui.palette import TradePalette
 
 HIGHLIGHT_SECONDS = 3.0
@@ -302,7 +301,7 @@ COLUMNS: tuple[Column[OrderRow], ...] = (
 )
 
 
-class OrdersModel(KeyedTableModel[OrderRow]):
+class OrdersModel(RecordTableModel[OrderRow]):
     colour_roles = (Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole)
 
     def __init__(
@@ -432,5 +431,6 @@ class OrdersModel(KeyedTableModel[OrderRow]):
         return None
 
 
-class OrdersProxy(RecordSortProxy):
-    """Orders sort as numbers and times; free text filters what is shown."""
+class OrdersProxy(RecordView):
+    """Orders sort as numbers and times; free text filters what is shown (at 100,000 rows
+    on the records worker thread: ``app.ui.models.record_view``)."""

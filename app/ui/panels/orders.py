@@ -175,6 +175,7 @@ class OrdersPanel(RecordPanel):
         self.end_filter.changed.connect(self._filters_edited)
         self.search.textChanged.connect(self.proxy.set_text)
         self.search.textChanged.connect(lambda _: self._show_count())
+        self.proxy.viewChanged.connect(self._show_count)  # a deferred sort or filter is shown
         self.load_more_button.clicked.connect(self.load_more)
         self.details_action.triggered.connect(lambda: self.show_details(self.table.currentIndex()))
         context.bridge.watchlistChanged.connect(self._refresh_choices)
