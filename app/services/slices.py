@@ -30,7 +30,7 @@ T = TypeVar("T")
 Steps = Generator[None, None, T]
 
 #: Work per turn of the event loop (s): a quarter of a 60 Hz frame.
-SLICE_S = 0.004
+SLICE_S = 0.002
 
 _running = 0  # sliced jobs under way
 _paused_gc = False  # whether the first of them turned automatic collection off

@@ -339,6 +339,7 @@ class RecordTableModel(KeyedTableModel[R]):
             generation = self.generation
             lists = self.snapshot_lists()
             plan = await sliced(self._plan_apply(list(records), key, reset, lists))
+            await asyncio.sleep(0)  # the signals and the repaint they cause get a turn alone
             if not wanted():
                 return False
             if generation == self.generation:
@@ -690,6 +691,7 @@ class RecordView(QAbstractTableModel):
 
             new = await sliced(self._compute(inputs))
             plan = await sliced(make_plan(old, new))
+            await asyncio.sleep(0)  # the signals and the repaint they cause get a turn alone
             if self._rerun or self._view is not view or source.generation != generation:
                 continue
             self._carry_out(plan, inputs)

@@ -369,8 +369,10 @@ class RecordPanel(QWidget):
         label (property "level") so a theme switch can restyle it."""
         level = "error" if error else ""
         self.status_label.setText(text)
-        self.status_label.setProperty("level", level)
-        self.status_label.setStyleSheet(level_css(level))
+        if self.status_label.property("level") != level:
+            # A style sheet re-polishes the label (milliseconds): only when the level changes.
+            self.status_label.setProperty("level", level)
+            self.status_label.setStyleSheet(level_css(level))
 
     def set_palette(self, palette: TradePalette) -> None:
         """A theme switch: the status line in the new colour of its level."""
