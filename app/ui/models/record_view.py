@@ -582,7 +582,8 @@ class RecordView(QAbstractTableModel):
         if self._view is None:
             self.dataChanged.emit(self.index(first, left), self.index(last, right), roles)
             return
-        if not roles:
+        sorted_by = left <= self._column <= right
+        if not roles and (self._words or sorted_by):
             self._dirty = True  # content: sort and filter again once the update is complete
             self._later.start()
         if last - first > MAX_RUNS:  # a repaint of the table (theme switch): all shown rows
