@@ -11,11 +11,12 @@ slices stay near the slice length.
 
 While a job runs, the cyclic garbage collector is paused: a job builds lists and dicts of
 100,000 items, which each automatic pass would walk again (passes of 5–170 ms measured in the
-middle of a load). When the last job ends, what survived it (rows, cells, indexes: long-lived
-and free of cycles) is frozen out of the collector's passes (``gc.freeze``) before collection
-resumes — else the first pass walks it all (40–70 ms measured) and every full pass after
-(0.1–0.75 s at 100,000 rows). Reference counting still frees frozen objects that are dropped;
-only cyclic garbage made while a job ran is never collected (a few objects per job).
+middle of a load). When the last job ends after more than one slice, what survived it (rows,
+cells, indexes: long-lived and free of cycles) is frozen out of the collector's passes
+(``gc.freeze``) before collection resumes — else the first pass walks it all (40–70 ms
+measured) and every full pass after (0.1–0.75 s at 100,000 rows). Reference counting still
+frees frozen objects that are dropped; only cyclic garbage made while such a job ran is never
+collected (a few objects per job).
 """
 
 from __future__ import annotations
@@ -34,11 +35,12 @@ SLICE_S = 0.002
 
 _running = 0  # sliced jobs under way
 _paused_gc = False  # whether the first of them turned automatic collection off
+_long = False  # whether one of them took more than a slice (big data: worth freezing)
 
 
 async def sliced(steps: Steps[T]) -> T:
     """Run a generator job on the event loop, ``SLICE_S`` of steps per turn; its result."""
-    global _running, _paused_gc
+    global _running, _paused_gc, _long
     if _running == 0 and gc.isenabled():
         gc.disable()
         _paused_gc = True
@@ -52,13 +54,15 @@ async def sliced(steps: Steps[T]) -> T:
                 result: T = done.value
                 return result
             if time.perf_counter() >= deadline:
+                _long = True
                 await asyncio.sleep(0)
                 deadline = time.perf_counter() + SLICE_S
     finally:
         _running -= 1
         if _running == 0 and _paused_gc:
-            _paused_gc = False
-            gc.freeze()
+            if _long:  # a small job (one slice) made too little to be worth freezing
+                gc.freeze()
+            _paused_gc = _long = False
             gc.enable()
 
 

@@ -10,6 +10,7 @@ import csv
 import functools
 import gc
 import random
+import time
 from collections.abc import Hashable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -120,18 +121,25 @@ def test_sliced_jobs_pause_the_collector_and_freeze_what_they_made(
     qtbot: QtBot, qloop: QEventLoop
 ) -> None:
     seen: list[bool] = []
+    kept: list[list[object]] = []
 
-    def job() -> slices.Steps[int]:
-        for _ in range(3):
+    def job(steps: int, busy: float) -> slices.Steps[int]:
+        for _ in range(steps):
             seen.append(gc.isenabled())
+            kept.append([object() for _ in range(100)])  # what a job leaves behind
+            started = time.perf_counter()
+            while time.perf_counter() - started < busy:  # a step's work
+                pass
             yield
         return 7
 
     frozen = gc.get_freeze_count()
     assert gc.isenabled()
-    assert run(qtbot, slices.sliced(job())) == 7
-    assert seen == [False, False, False]
-    assert gc.isenabled() and gc.get_freeze_count() >= frozen
+    assert run(qtbot, slices.sliced(job(3, 0.0))) == 7  # one slice: nothing worth freezing
+    assert gc.isenabled() and gc.get_freeze_count() == frozen
+    assert run(qtbot, slices.sliced(job(3, slices.SLICE_S))) == 7  # three slices
+    assert seen == [False] * 6
+    assert gc.isenabled() and gc.get_freeze_count() > frozen
 
 
 # -- the view over a real table ------------------------------------------------------------------
