@@ -14,6 +14,12 @@ the balance after the newest entry loaded is anchored on the account's holding o
 read between two reads of the asset's newest ordering, and again if they differ, so the holding
 and the ledger describe the same moment. Older entries walk back from there, one amount at a
 time, so paging back costs no extra request.
+
+Grouping is a pass over every loaded entry (100,000 at a time in a long session): above
+``SLICED_ENTRIES`` entries it runs as a sliced job (``group_steps`` under
+``app.services.slices.sliced``: a few ms of work per turn of the event loop, over a copy of the
+list), and so does "load more"'s check for entries already loaded, so a page never stalls the
+terminal. "Load more" groups only the page it adds (a page never splits a trade).
 """
 
 from __future__ import annotations
@@ -29,12 +35,17 @@ from app.domain.pair_terms import PairSide, Trade
 from app.domain.records import KNOWN_EVENT_TYPES, LedgerEntry
 from app.services.order_feed import ReadFailed
 from app.services.session import TerminalSession
+from app.services.slices import Steps, run_now, sliced
 
 MAX_TRANSACTIONS = 10_000
 DEFAULT_MAX = 100
 EVENT_TYPES = tuple(sorted(KNOWN_EVENT_TYPES))
 #: Tries to read the account and the ledger at the same moment for the running balance.
 ANCHOR_TRIES = 3
+#: Grouping more entries than this runs sliced (below it, a few ms at once).
+SLICED_ENTRIES = 2000
+#: Entries per step of a sliced job.
+STEP_ENTRIES = 200
 
 
 class LedgerQueryError(ValueError):
@@ -123,8 +134,19 @@ def group_rows(
     """Rows for ``entries`` (newest first): adjacent entries with the same ordering and
     transaction id form one group; ``anchor`` is the balance after the first entry; a trade's
     legs carry the trade in pair terms (``known_pairs`` decide the base)."""
+    return run_now(group_steps(entries, anchor, known_pairs))
+
+
+def group_steps(
+    entries: list[LedgerEntry],
+    anchor: Decimal | None,
+    known_pairs: Iterable[str] = (),
+    first_group: int = 0,
+) -> Steps[tuple[LedgerRow, ...]]:
+    """``group_rows`` as a job: a step per ``STEP_ENTRIES`` entries; groups are numbered from
+    ``first_group`` (rows that continue rows already grouped)."""
     groups: list[list[LedgerEntry]] = []
-    for entry in entries:
+    for number, entry in enumerate(entries):
         last = groups[-1][-1] if groups else None
         if (
             last is not None
@@ -134,16 +156,21 @@ def group_rows(
             groups[-1].append(entry)
         else:
             groups.append([entry])
+        if number % (STEP_ENTRIES * 10) == 0:
+            yield
     rows = []
     balance = anchor
     names = tuple(known_pairs)
-    with localcontext(MONEY_CONTEXT):
-        for number, members in enumerate(groups):
+    for number, members in enumerate(groups):
+        with localcontext(MONEY_CONTEXT):
             trade = leg_trade(members, names)
             for position, entry in enumerate(members):
-                rows.append(LedgerRow(entry, number, position, len(members), balance, trade))
+                group = first_group + number
+                rows.append(LedgerRow(entry, group, position, len(members), balance, trade))
                 if balance is not None:
                     balance -= entry.amount
+        if number % STEP_ENTRIES == 0:
+            yield
     return tuple(rows)
 
 
@@ -155,6 +182,7 @@ class _BrowserState:
     more: bool = False
     anchor: Decimal | None = None  # balance after entries[0]
     note: str = ""
+    rows: tuple[LedgerRow, ...] = ()  # the rows of entries[:len(rows)], when grouped already
 
 
 class LedgerBrowser:
@@ -182,6 +210,30 @@ class LedgerBrowser:
             reset,
         )
 
+    async def _snapshot(self, added: int = 0, *, reset: bool = False) -> LedgerSnapshot:
+        """``snapshot``, grouped as a sliced job when there are many entries; entries appended
+        by "load more" are grouped on their own, after the rows already grouped (a page never
+        splits a trade), so a page costs its own size, not the whole ledger's."""
+        state = self._state
+        more = state.more and state.cursor is not None
+        if len(state.entries) <= SLICED_ENTRIES:
+            snapshot = self.snapshot(added, reset=reset)
+            state.rows = snapshot.rows
+            return snapshot
+        pairs = tuple(self.session.available_pairs)
+        done = state.rows
+        entries = list(state.entries)
+        if done and len(done) <= len(entries) and _continues(done, entries):
+            last = done[-1]
+            with localcontext(MONEY_CONTEXT):
+                balance = None if last.balance is None else last.balance - last.entry.amount
+            tail = entries[len(done) :]
+            rows = done + await sliced(group_steps(tail, balance, pairs, last.group + 1))
+        else:
+            rows = await sliced(group_steps(entries, state.anchor, pairs))
+        state.rows = rows
+        return LedgerSnapshot(rows, state.query, more, added, state.note, reset)
+
     async def load(self, query: LedgerQuery) -> LedgerSnapshot:
         """The newest page of ``query`` (LedgerQueryError when it is invalid)."""
         query.validate()
@@ -195,28 +247,32 @@ class LedgerBrowser:
         except ServiceError as exc:
             raise ReadFailed(str(exc)) from exc
         if ticket != self._loads:
-            return self.snapshot()  # a newer load was asked for meanwhile
+            return await self._snapshot()  # a newer load was asked for meanwhile
         state.note = _note(query, state.anchor, bool(entries))
         self._state = state
-        return self.snapshot(len(entries), reset=True)
+        return await self._snapshot(len(entries), reset=True)
 
     async def load_more(self) -> LedgerSnapshot:
         """The page before the oldest entry loaded (nothing when there is none)."""
         state = self._state
         if not state.more or state.cursor is None:
-            return self.snapshot()
+            return await self._snapshot()
         try:
             entries, more = await self._page(state.query, state.cursor)
         except ServiceError as exc:
             raise ReadFailed(str(exc)) from exc
         if state is not self._state:
-            return self.snapshot()
-        known = {_key(entry) for entry in state.entries}
-        fresh = [entry for entry in entries if _key(entry) not in known]
+            return await self._snapshot()
+        if len(state.entries) > SLICED_ENTRIES:
+            fresh = await sliced(_fresh(list(state.entries), entries))
+            if state is not self._state:
+                return await self._snapshot()
+        else:
+            fresh = run_now(_fresh(state.entries, entries))
         state.entries.extend(fresh)
         state.cursor = _below(entries, state.cursor)
         state.more = more
-        return self.snapshot(len(fresh))
+        return await self._snapshot(len(fresh))
 
     async def refresh(self) -> LedgerSnapshot:
         """Entries newer than the newest loaded go on top (open-ended queries; others are read
@@ -230,7 +286,7 @@ class LedgerBrowser:
         except ServiceError as exc:
             raise ReadFailed(str(exc)) from exc
         if state is not self._state:
-            return self.snapshot()
+            return await self._snapshot()
         newer = [entry for entry in entries if entry.ordering > top]
         if more and len(newer) == len(entries):
             return await self.load(state.query)  # a gap: more new entries than a page
@@ -238,7 +294,9 @@ class LedgerBrowser:
             with localcontext(MONEY_CONTEXT):
                 state.anchor += sum((entry.amount for entry in newer), Decimal(0))
         state.entries[:0] = newer
-        return self.snapshot(len(newer))
+        if newer:
+            state.rows = ()  # groups renumber from the new top
+        return await self._snapshot(len(newer))
 
     async def _page(
         self, query: LedgerQuery, start_at: int | None
@@ -289,6 +347,27 @@ class LedgerBrowser:
 
 def _key(entry: LedgerEntry) -> tuple[int, str, str, str]:
     return (entry.ordering, entry.transaction_id, entry.asset, entry.sub_event_type)
+
+
+def _continues(rows: tuple[LedgerRow, ...], entries: list[LedgerEntry]) -> bool:
+    """Whether ``rows`` are the rows of ``entries``' first entries and the next entry starts a
+    new transaction."""
+    count = len(rows)
+    if rows[0].entry is not entries[0] or rows[-1].entry is not entries[count - 1]:
+        return False
+    if count == len(entries):
+        return True
+    last, following = entries[count - 1], entries[count]
+    return (last.ordering, last.transaction_id) != (following.ordering, following.transaction_id)
+
+
+def _fresh(known: list[LedgerEntry], page: list[LedgerEntry]) -> Steps[list[LedgerEntry]]:
+    """The entries of ``page`` not already in ``known``."""
+    keys: set[tuple[int, str, str, str]] = set()
+    for start in range(0, len(known), STEP_ENTRIES * 10):
+        keys.update(_key(entry) for entry in known[start : start + STEP_ENTRIES * 10])
+        yield
+    return [entry for entry in page if _key(entry) not in keys]
 
 
 def _below(entries: list[LedgerEntry], current: int | None) -> int | None:

@@ -19,6 +19,7 @@ import pytest
 from app.api import ClientSettings, InsufficientFunds, ServiceClient
 from app.domain import utc_now
 from app.domain.records import Order
+from app.services import ledger_browser
 from app.services.journal import OrderJournal
 from app.services.ledger_browser import LedgerBrowser, LedgerQuery, LedgerQueryError, group_rows
 from app.services.order_feed import OrderFeed, OrderFilter, OrdersSnapshot
@@ -335,7 +336,16 @@ async def test_every_ledger_filter_is_asked_of_the_server(app_sandbox: AppSandbo
             await browser.load(LedgerQuery(start=at, end=at))
 
 
-async def test_ledger_pages_back_with_legs_together(app_sandbox: AppSandbox) -> None:
+# Big ledgers are grouped as sliced jobs, a page added by "load more" on its own: 0 takes that
+# path at any size.
+SLICED = pytest.mark.parametrize("sliced_above", [ledger_browser.SLICED_ENTRIES, 0])
+
+
+@SLICED
+async def test_ledger_pages_back_with_legs_together(
+    app_sandbox: AppSandbox, sliced_above: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ledger_browser, "SLICED_ENTRIES", sliced_above)
     async with open_account(app_sandbox) as d:
         trades = [await d.client.market_order("USD", "BTC", D(100 + i)) for i in range(2)]
         everything = await d.client.ledger(100)  # 2 trades x 2 legs + 3 initial balances
@@ -358,7 +368,11 @@ async def test_ledger_pages_back_with_legs_together(app_sandbox: AppSandbox) -> 
         assert [row.group for row in seen] == [0, 0, 1, 1, 2, 3, 4]
 
 
-async def test_running_balance_is_anchored_on_the_account(app_sandbox: AppSandbox) -> None:
+@SLICED
+async def test_running_balance_is_anchored_on_the_account(
+    app_sandbox: AppSandbox, sliced_above: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ledger_browser, "SLICED_ENTRIES", sliced_above)
     async with open_account(app_sandbox) as d:
         for size in ("1000", "250.5", "13.37"):
             await d.client.market_order("USD", "BTC", D(size))
@@ -394,6 +408,13 @@ async def test_running_balance_is_anchored_on_the_account(app_sandbox: AppSandbo
         assert refreshed.rows[0].balance == rows[0].balance - D(7)
         assert [r.balance for r in refreshed.rows[1:]] == [r.balance for r in unbounded.rows]
         # No running balance across assets or with a type filter.
+        # Paged back one transaction at a time, the balances walk on from page to page.
+        page = await browser.load(LedgerQuery(asset="USD", max_transactions=1))
+        while page.more:
+            page = await browser.load_more()
+        assert [(r.entry, r.balance) for r in page.rows] == [
+            (r.entry, r.balance) for r in refreshed.rows
+        ]
         assert (await browser.load(LedgerQuery())).rows[0].balance is None
         typed = await browser.load(LedgerQuery(asset="USD", event_type="trade"))
         assert typed.rows[0].balance is None and "type" in typed.balance_note

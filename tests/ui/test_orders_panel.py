@@ -694,3 +694,23 @@ def test_an_unknown_outcome_is_shown_above_the_orders_until_the_trader_dismisses
     entry = desks.journal.entry(cid)
     assert entry is not None and entry.status == "dismissed"
     assert entry.detail == "dismissed by the trader while unknown; last known: the answer was lost"
+
+
+def test_a_big_list_is_taken_in_by_sliced_jobs(qtbot: QtBot, trader: Trader) -> None:
+    """Issue 16: past ``sync_rows`` a poll's list reaches the table as sliced jobs (here forced
+    at any size): new orders still go on top highlighted, sorted and searched as before."""
+    first = trader.market("USD", "BTC", "100")
+    panel = open_panel(qtbot, trader.live, interval=0.5)
+    panel.model.sync_rows = 0
+    panel.proxy.sync_rows = 0
+    assert shown_ids(panel) == [first.order_id]
+    second = trader.market("USD", "ETH", "50")
+    qtbot.waitUntil(lambda: shown_ids(panel) == [second.order_id, first.order_id], timeout=WAIT_MS)
+    assert second.order_id in panel.model.highlighted()
+    assert panel.snapshot is not None and second.order_id in panel.snapshot.new_ids
+    panel.sort_by(COL["notional"], Qt.SortOrder.AscendingOrder)
+    qtbot.waitUntil(lambda: not panel.proxy.pending(), timeout=WAIT_MS)
+    assert shown_ids(panel) == [second.order_id, first.order_id]  # 50 < 100 USD
+    QTest.keyClicks(panel.search, "eth")
+    qtbot.waitUntil(lambda: shown_ids(panel) == [second.order_id], timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: panel.status_label.text() == "1 of 2 orders", timeout=WAIT_MS)

@@ -3,7 +3,9 @@ linked (a ┌ … └ bracket in the Leg column and a shared tint), with a runni
 query shows one asset.
 
 Sorting keeps a trade's legs together: ``LedgerSortProxy`` sorts groups by the value of their
-first leg in the sort column, then keeps the legs in their own order under it.
+first leg in the sort column, then keeps the legs in their own order under it. It sorts key
+lists, not by comparisons in Python (``app.ui.models.record_view``): at 100,000 rows it runs on
+the records worker thread, and ``LedgerModel.show_snapshot`` takes a big page there too.
 
 Colours follow the theme (``app.ui.palette``): negative amounts in the error colour, the legs'
 tint the theme's bar blue made faint, so every text colour still reads on it.
@@ -11,29 +13,33 @@ tint the theme's bar blue made faint, so every text colour still reads on it.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Sequence
 from decimal import Decimal
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QObject, Qt
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor
 
 from app.domain.display import Precision
 from app.services.ledger_browser import LedgerRow, LedgerSnapshot
+from app.services.slices import Steps
 from app.ui.csv_export import export_value
 from app.ui.models.columns import Column
-from app.ui.models.keyed_table import KeyedTableModel
+from app.ui.models.keyed_table import Cells
 from app.ui.models.record_cells import (
     Cell,
-    Index,
-    RecordSortProxy,
-    SortKey,
     amount_cell,
     pair_price_cell,
     text_cell,
     time_cell,
 )
-from app.ui.models.sorting import sort_less
+from app.ui.models.record_view import (
+    BLOCK,
+    RecordTableModel,
+    RecordView,
+    column_keys,
+    stable_order,
+)
 from app.ui.palette import TradePalette
 
 #: Opacity (0–255) of the tint shared by the legs of one trade.
@@ -180,13 +186,11 @@ def row_key(row: LedgerRow) -> Hashable:
     return (entry.ordering, entry.transaction_id, entry.asset, entry.sub_event_type)
 
 
-class LedgerModel(KeyedTableModel[LedgerRow]):
+class LedgerModel(RecordTableModel[LedgerRow]):
     colour_roles = (Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole)
 
     def __init__(self, precision: Precision, parent: QObject | None = None) -> None:
         super().__init__(COLUMNS, precision, parent)
-        self._first_of_group: dict[int, int] = {}
-        self._group_keys: dict[int, list[SortKey]] = {}
         self._tint = linked_tint(self.palette)
 
     @property
@@ -200,25 +204,28 @@ class LedgerModel(KeyedTableModel[LedgerRow]):
 
     def set_snapshot(self, snapshot: LedgerSnapshot) -> None:
         self.apply([(row_key(row), row) for row in snapshot.rows], reset=snapshot.reset)
-        self._first_of_group = {}
-        self._group_keys = {}
-        for index in range(self.rowCount()):
-            self._first_of_group.setdefault(self.ledger_row(index).group, index)
+
+    async def show_snapshot(
+        self, snapshot: LedgerSnapshot, wanted: Callable[[], bool] = lambda: True
+    ) -> bool:
+        """``set_snapshot`` that makes a big page's cells on the worker thread; False when
+        ``wanted()`` turned false meanwhile (nothing changed)."""
+        return await self.apply_async(snapshot.rows, row_key, reset=snapshot.reset, wanted=wanted)
+
+    def reuse_cells(self, old: LedgerRow, new: LedgerRow) -> bool:
+        """The browser regroups every page: a row whose entry (the same object), place in its
+        transaction, balance and trade are unchanged keeps its cells (its group number, which
+        the cells do not show, may have moved)."""
+        return old is new or (
+            old.entry is new.entry
+            and old.position == new.position
+            and old.size == new.size
+            and old.balance == new.balance
+            and old.trade == new.trade
+        )
 
     def ledger_row(self, row: int) -> LedgerRow:
         return self.record(row)
-
-    def group_key(self, row: int, column: int) -> SortKey:
-        """The sort key of ``row``'s group: its first leg's value in ``column``."""
-        keys = self._group_keys.get(column)
-        if keys is None:  # once per column and snapshot: sorting asks for it N log N times
-            first = self._first_of_group
-            keys = [
-                self.cell(first.get(self.ledger_row(r).group, r), column).sort
-                for r in range(self.rowCount())
-            ]
-            self._group_keys[column] = keys
-        return keys[row]
 
     def extra_data(self, row: int, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.BackgroundRole:
@@ -226,32 +233,44 @@ class LedgerModel(KeyedTableModel[LedgerRow]):
         return None
 
 
-class LedgerSortProxy(RecordSortProxy):
+class LedgerSortProxy(RecordView):
     """Sorts transactions by their first leg's value; a transaction's legs stay together and
-    in their own order whichever way the column is sorted."""
+    in their own order whichever way the column is sorted. Ties between transactions keep the
+    ledger's order ascending and the reverse descending (as the comparison sort did)."""
 
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._ledger: LedgerModel | None = None
-
-    def setSourceModel(self, model: QAbstractItemModel) -> None:
-        self._ledger = model if isinstance(model, LedgerModel) else None
-        super().setSourceModel(model)
-
-    def lessThan(self, source_left: Index, source_right: Index) -> bool:
-        model = self._ledger
-        assert model is not None, "LedgerSortProxy sorts a LedgerModel"
-        column = source_left.column()
-        left, right = source_left.row(), source_right.row()
-        a, b = model.ledger_row(left), model.ledger_row(right)
-        if a.group != b.group:
-            key_a, key_b = model.group_key(left, column), model.group_key(right, column)
-            if sort_less(key_a, key_b):
-                return True
-            if sort_less(key_b, key_a):
-                return False
-            return a.group < b.group
-        # Qt sorts descending by asking lessThan(right, left): flip so the legs keep their order.
-        if self.sortOrder() == Qt.SortOrder.DescendingOrder:
-            return a.position > b.position
-        return a.position < b.position
+    def order_rows(
+        self,
+        rows: list[int],
+        cells: Sequence[Cells],
+        records: Sequence[Any],
+        column: int,
+        descending: bool,
+    ) -> Steps[list[int]]:
+        keys = yield from column_keys(cells, column)
+        first: dict[int, int] = {}  # group -> its first row in the model (its first leg)
+        for number, record in enumerate(records):
+            first.setdefault(record.group, number)
+            if number % BLOCK == 0:
+                yield
+        legs: dict[int, list[int]] = {}
+        for number, row in enumerate(rows):
+            legs.setdefault(records[row].group, []).append(row)
+            if number % BLOCK == 0:
+                yield
+        groups = sorted(legs)
+        group_keys = {group: keys[first[group]] for group in groups}
+        yield
+        present = [group for group in groups if group_keys[group] is not None]
+        missing = [group for group in groups if group_keys[group] is None]
+        ordered = (yield from stable_order(present, group_keys)) + missing  # "—" last
+        if descending:
+            ordered.reverse()
+        result: list[int] = []
+        for number, group in enumerate(ordered):
+            members = legs[group]
+            if len(members) > 1:
+                members = sorted(members, key=lambda row: records[row].position)
+            result.extend(members)
+            if number % BLOCK == 0:
+                yield
+        return result

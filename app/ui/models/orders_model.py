@@ -22,7 +22,7 @@ theme's amber bar colour, translucent so the row's text and status colours still
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -34,17 +34,17 @@ from app.domain import utc_now
 from app.domain.display import DASH, Precision
 from app.domain.money import Amount, Price
 from app.services.order_feed import OrderRow, OrdersSnapshot, status_word
+from app.services.slices import Steps, run_now, sliced
 from app.ui.csv_export import export_value
 from app.ui.models.columns import Column
-from app.ui.models.keyed_table import KeyedTableModel
 from app.ui.models.record_cells import (
     Cell,
-    RecordSortProxy,
     amount_cell,
     pair_price_cell,
     text_cell,
     time_cell,
 )
+from app.ui.models.record_view import BLOCK, RecordTableModel, RecordView
 from app.ui.palette import TradePalette
 
 HIGHLIGHT_SECONDS = 3.0
@@ -302,7 +302,7 @@ COLUMNS: tuple[Column[OrderRow], ...] = (
 )
 
 
-class OrdersModel(KeyedTableModel[OrderRow]):
+class OrdersModel(RecordTableModel[OrderRow]):
     colour_roles = (Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole)
 
     def __init__(
@@ -338,7 +338,26 @@ class OrdersModel(KeyedTableModel[OrderRow]):
         if snapshot.reset:
             self._highlight_until.clear()
         self.apply([(row.order_id, row) for row in snapshot.rows], reset=snapshot.reset)
-        self._counting = tuple(row.order_id for row in snapshot.rows if self._counts_down(row))
+        self._counting = run_now(_counting(snapshot.rows))
+        self._highlight_fresh(snapshot)
+
+    async def show_snapshot(
+        self, snapshot: OrdersSnapshot, wanted: Callable[[], bool] = lambda: True
+    ) -> bool:
+        """``set_snapshot`` that takes a big list as sliced jobs (a poll of 100,000 orders
+        must not freeze the loop); False when ``wanted()`` turned false (nothing changed)."""
+        counting = await sliced(_counting(snapshot.rows))
+        if not await self.apply_async(
+            snapshot.rows, _order_id, reset=snapshot.reset, wanted=wanted
+        ):
+            return False
+        if snapshot.reset:
+            self._highlight_until.clear()
+        self._counting = counting
+        self._highlight_fresh(snapshot)
+        return True
+
+    def _highlight_fresh(self, snapshot: OrdersSnapshot) -> None:
         fresh = snapshot.new_ids | snapshot.filled_ids
         if fresh:
             until = self._clock() + HIGHLIGHT_SECONDS
@@ -432,5 +451,23 @@ class OrdersModel(KeyedTableModel[OrderRow]):
         return None
 
 
-class OrdersProxy(RecordSortProxy):
-    """Orders sort as numbers and times; free text filters what is shown."""
+def _order_id(row: OrderRow) -> Hashable:
+    return row.order_id
+
+
+def _counting(rows: Sequence[OrderRow]) -> Steps[tuple[str, ...]]:
+    """The ids of resting orders with an end time (their time left changes)."""
+    found: list[str] = []
+    for start in range(0, len(rows), BLOCK):
+        found.extend(
+            row.order_id
+            for row in rows[start : start + BLOCK]
+            if row.resting and row.order.end_at is not None
+        )
+        yield
+    return tuple(found)
+
+
+class OrdersProxy(RecordView):
+    """Orders sort as numbers and times; free text filters what is shown (at 100,000 rows
+    on the records worker thread: ``app.ui.models.record_view``)."""

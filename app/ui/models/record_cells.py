@@ -1,5 +1,5 @@
 """The cells of table rows (display text, sort key, exact export text), computed once per
-record, and the record tables' sort proxy with a free-text filter.
+record. (The record tables' sort and free-text filter: ``app.ui.models.record_view``.)
 
 Every number goes through ``app.domain.display`` (one formatting module for every view, the
 CSV texts and the command line): an amount shows at least its asset's decimals and never rounds
@@ -16,17 +16,10 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import NamedTuple
 
-from PySide6.QtCore import (
-    QModelIndex,
-    QObject,
-    QPersistentModelIndex,
-    QSortFilterProxyModel,
-    Qt,
-)
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 
 from app.domain.display import DASH, Precision, digits_of, format_number
-from app.ui.csv_export import EXPORT_ROLE, export_value
-from app.ui.models.sorting import DecimalSortProxy
+from app.ui.csv_export import export_value
 
 Index = QModelIndex | QPersistentModelIndex
 SortKey = Decimal | str | None
@@ -98,40 +91,3 @@ def pair_price_cell(value: Decimal | None, pair: str, precision: Precision) -> C
 
 def text_cell(text: str) -> Cell:
     return Cell(text, text or None, text)
-
-
-class RecordSortProxy(DecimalSortProxy):
-    """Numbers and times sort as numbers; ``set_text`` keeps the rows whose display or exact
-    text contains the words typed (all of them, any case)."""
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._words: list[str] = []
-
-    def set_text(self, text: str) -> None:
-        words = text.casefold().split()
-        if words == self._words:
-            return
-        if hasattr(self, "endFilterChange"):  # Qt 6.10+: invalidateRowsFilter is deprecated
-            self.beginFilterChange()
-            self._words = words
-            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
-        else:
-            self._words = words
-            self.invalidateRowsFilter()
-
-    @property
-    def text(self) -> str:
-        return " ".join(self._words)
-
-    def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
-        if not self._words:
-            return True
-        model = self.sourceModel()
-        texts = []
-        for column in range(model.columnCount()):
-            index = model.index(source_row, column, source_parent)
-            texts.append(str(model.data(index, Qt.ItemDataRole.DisplayRole) or ""))
-            texts.append(str(model.data(index, EXPORT_ROLE) or ""))
-        haystack = "\n".join(texts).casefold()
-        return all(word in haystack for word in self._words)

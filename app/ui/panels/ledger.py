@@ -173,6 +173,7 @@ class LedgerPanel(RecordPanel):
             edit.returnPressed.connect(self.run_query)
         self.search_box.textChanged.connect(self.proxy.set_text)
         self.search_box.textChanged.connect(lambda _: self._show_count())
+        self.proxy.viewChanged.connect(self._show_count)  # a deferred sort or filter is shown
         self.load_more_button.clicked.connect(self.load_more)
         self.refresh_button.clicked.connect(self.refresh)
         bridge.fills.connect(self._on_fill)
@@ -288,12 +289,19 @@ class LedgerPanel(RecordPanel):
             return
         if request != self._request:
             return  # a newer request owns the view
+        # A big page's cells are made on the records worker; a newer request drops this one.
+        if not await self.model.show_snapshot(snapshot, lambda: request == self._request):
+            return
         self.busy = False
-        self._apply(snapshot)
+        self._shown(snapshot)
 
     def _apply(self, snapshot: LedgerSnapshot) -> None:
-        self.snapshot = snapshot
         self.model.set_snapshot(snapshot)
+        self._shown(snapshot)
+
+    def _shown(self, snapshot: LedgerSnapshot) -> None:
+        """The model shows ``snapshot``: the note, Load more and the count follow."""
+        self.snapshot = snapshot
         self.balance_note.setText(snapshot.balance_note)
         self.load_more_button.setEnabled(snapshot.more)
         self._show_count()
@@ -302,7 +310,8 @@ class LedgerPanel(RecordPanel):
         snapshot = self.snapshot
         if snapshot is None:
             return
-        transactions = len({row.group for row in snapshot.rows})
+        rows = snapshot.rows  # groups are numbered 0, 1, … from the top: no pass over 100k rows
+        transactions = rows[-1].group + 1 if rows else 0
         shown, loaded = self.proxy.rowCount(), self.model.rowCount()
         entries = self.count_text(loaded)
         if shown != loaded:

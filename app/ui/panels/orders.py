@@ -92,6 +92,7 @@ class OrdersPanel(RecordPanel):
             interval = float(Preferences.load(context.settings).orders)
         self.feed = bridge.order_feed(journal, interval=interval, page_size=page_size)
         self.snapshot: OrdersSnapshot | None = None
+        self._snapshots = 0  # lists received; a big one shown late yields to a newer one
         self._loading_more = False
 
         self.model = OrdersModel(context.precision, self, now=self.server_now)
@@ -175,6 +176,7 @@ class OrdersPanel(RecordPanel):
         self.end_filter.changed.connect(self._filters_edited)
         self.search.textChanged.connect(self.proxy.set_text)
         self.search.textChanged.connect(lambda _: self._show_count())
+        self.proxy.viewChanged.connect(self._show_count)  # a deferred sort or filter is shown
         self.load_more_button.clicked.connect(self.load_more)
         self.details_action.triggered.connect(lambda: self.show_details(self.table.currentIndex()))
         context.bridge.watchlistChanged.connect(self._refresh_choices)
@@ -256,8 +258,22 @@ class OrdersPanel(RecordPanel):
     # -- feed -----------------------------------------------------------------------------------
 
     def _on_snapshot(self, snapshot: OrdersSnapshot) -> None:
+        """A poll's list: at once when small; a big one (tens of thousands of orders loaded)
+        as sliced jobs, a newer list dropping an older one still being taken in."""
+        self._snapshots += 1
+        if len(snapshot.rows) + self.model.rowCount() > self.model.sync_rows:
+            self.tasks.spawn(self._show_big(snapshot, self._snapshots), "show the orders")
+            return
         self.snapshot = snapshot
         self.model.set_snapshot(snapshot)
+        self._shown(snapshot)
+
+    async def _show_big(self, snapshot: OrdersSnapshot, number: int) -> None:
+        if await self.model.show_snapshot(snapshot, lambda: number == self._snapshots):
+            self.snapshot = snapshot
+            self._shown(snapshot)
+
+    def _shown(self, snapshot: OrdersSnapshot) -> None:
         self.load_more_button.setEnabled(snapshot.more and not self._loading_more)
         self._arm_time_left()
         self._show_count()

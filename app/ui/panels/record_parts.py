@@ -37,8 +37,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.services.log_events import LogLevel
-from app.ui.csv_export import ask_and_export, export_csv, rows_as_tsv
-from app.ui.models.record_cells import Index, RecordSortProxy
+from app.ui.csv_export import ask_and_export, rows_as_tsv
+from app.ui.models.record_cells import Index
+from app.ui.models.record_view import RecordView
 from app.ui.palette import TradePalette, follow_palette, level_css
 from app.ui.panels.base import PanelContext
 from app.ui.record_details import RecordDetailsDialog
@@ -312,7 +313,7 @@ class RecordPanel(QWidget):
     export_name = "records.csv"
     record_words = ("record", "records")
 
-    proxy: RecordSortProxy
+    proxy: RecordView
     table: RecordTable
     details_button: QPushButton
     copy_button: QPushButton
@@ -368,8 +369,10 @@ class RecordPanel(QWidget):
         label (property "level") so a theme switch can restyle it."""
         level = "error" if error else ""
         self.status_label.setText(text)
-        self.status_label.setProperty("level", level)
-        self.status_label.setStyleSheet(level_css(level))
+        if self.status_label.property("level") != level:
+            # A style sheet re-polishes the label (milliseconds): only when the level changes.
+            self.status_label.setProperty("level", level)
+            self.status_label.setStyleSheet(level_css(level))
 
     def set_palette(self, palette: TradePalette) -> None:
         """A theme switch: the status line in the new colour of its level."""
@@ -392,8 +395,9 @@ class RecordPanel(QWidget):
         return dialog
 
     def export_to(self, path: Path) -> int:
-        """The current view (filter and sort) to ``path``; returns the rows written."""
-        return export_csv(self.proxy, path)
+        """The current view (filter and sort) to ``path``; returns the rows written. (The
+        same writer as Export CSV…, which runs it in slices.)"""
+        return self.proxy.export_now(path)
 
     def ask_export(self) -> QFileDialog:
         self.export_dialog = ask_and_export(
@@ -407,6 +411,7 @@ class RecordPanel(QWidget):
                 LogLevel.ERROR, f"Cannot write {path}: {exc.strerror or exc}"
             ),
             self._context.settings,
+            self.proxy.export,
         )
         return self.export_dialog
 
