@@ -26,8 +26,9 @@ from app.services.audit_trail import (
     utc_ms,
 )
 from app.ui.models.columns import Column
-from app.ui.models.keyed_table import Cells, KeyedTableModel
+from app.ui.models.keyed_table import Cells
 from app.ui.models.record_cells import Cell, text_cell, time_key
+from app.ui.models.record_view import RecordTableModel
 from app.ui.palette import TradePalette
 
 #: Columns in the CSV, the copied rows and the details, not on screen.
@@ -144,7 +145,7 @@ COLUMNS: tuple[Column[AuditRow], ...] = (
 )
 
 
-class AuditModel(KeyedTableModel[AuditRow]):
+class AuditModel(RecordTableModel[AuditRow]):
     """The trail's rows keyed by clientOrderId, in the order read (newest first).
 
     The cells of new rows can be made off the GUI thread first (``prepare``: plain Python, no

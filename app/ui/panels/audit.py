@@ -35,7 +35,7 @@ from app.services.log_events import LogLevel
 from app.ui.bridge import QtTopic
 from app.ui.models.audit_model import EXPORT_ONLY, AuditModel
 from app.ui.models.keyed_table import Cells
-from app.ui.models.record_cells import RecordSortProxy
+from app.ui.models.record_view import RecordView
 from app.ui.panels.base import PanelContext
 from app.ui.panels.record_parts import (
     SEARCH_MIN_WIDTH,
@@ -91,7 +91,7 @@ class AuditPanel(RecordPanel):
         self._stale = True  # the journal may have changed since the last read
 
         self.model = AuditModel(context.precision, self)
-        self.proxy = RecordSortProxy(self)
+        self.proxy = RecordView(self)
         self.proxy.setSourceModel(self.model)
         self.table = self._record_table("audit", "Audit trail")
         for key in EXPORT_ONLY:  # exported, copied and in the details: not on screen
