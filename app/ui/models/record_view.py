@@ -47,7 +47,6 @@ from PySide6.QtCore import (
     QObject,
     QPersistentModelIndex,
     Qt,
-    QTimer,
     Signal,
 )
 
@@ -56,6 +55,7 @@ from app.ui.csv_export import EXPORT_ROLE, header_texts
 from app.ui.models.keyed_table import Cells, KeyedTableModel, changed_columns, runs
 from app.ui.models.record_cells import RECORD_ROLE
 from app.ui.models.sorting import SORT_ROLE
+from app.ui.timers import make_timer
 
 R = TypeVar("R")
 T = TypeVar("T")
@@ -475,14 +475,8 @@ class RecordView(QAbstractTableModel):
         self._forwarding: list[str] = []
         self._saved: list[tuple[QModelIndex, Key]] = []
         self.sync_rows = SYNC_ROWS
-        self._debounce = QTimer(self)
-        self._debounce.setSingleShot(True)
-        self._debounce.setInterval(FILTER_DEBOUNCE_MS)
-        self._debounce.timeout.connect(self.refresh)
-        self._later = QTimer(self)
-        self._later.setSingleShot(True)
-        self._later.setInterval(0)
-        self._later.timeout.connect(self.refresh)
+        self._debounce = make_timer(self, FILTER_DEBOUNCE_MS, self.refresh, single_shot=True)
+        self._later = make_timer(self, 0, self.refresh, single_shot=True)
         jobs = self._job
         self.destroyed.connect(lambda *_: [task.cancel() for task in jobs])
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from PySide6.QtCore import QTimer
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QWidget
 
@@ -46,6 +45,7 @@ from app.ui.panels.record_parts import (
 )
 from app.ui.record_details import RecordDetailsDialog
 from app.ui.tasks import TaskOwner
+from app.ui.timers import make_timer
 
 #: Filter edits apply this long after the last change (ms).
 APPLY_MS = 300
@@ -150,18 +150,9 @@ class AuditPanel(RecordPanel):
         QWidget.setTabOrder(self.end_filter, self.search)
         QWidget.setTabOrder(self.search, self.table)
 
-        self.apply_timer = QTimer(self)
-        self.apply_timer.setSingleShot(True)
-        self.apply_timer.setInterval(APPLY_MS)
-        self.apply_timer.timeout.connect(self.read)
-        self.changed_timer = QTimer(self)
-        self.changed_timer.setSingleShot(True)
-        self.changed_timer.setInterval(CHANGED_MS)
-        self.changed_timer.timeout.connect(self.read)
-        self.refresh_timer = QTimer(self)
-        self.refresh_timer.setObjectName("auditRefreshTimer")
-        self.refresh_timer.setInterval(refresh_ms)
-        self.refresh_timer.timeout.connect(self.read)
+        self.apply_timer = make_timer(self, APPLY_MS, self.read, single_shot=True)
+        self.changed_timer = make_timer(self, CHANGED_MS, self.read, single_shot=True)
+        self.refresh_timer = make_timer(self, refresh_ms, self.read, name="auditRefreshTimer")
         for box in (self.outcome_filter, self.kind_filter):
             box.currentIndexChanged.connect(self._filters_edited)
         self.start_filter.changed.connect(self._filters_edited)

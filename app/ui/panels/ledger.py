@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from PySide6.QtCore import QRegularExpression, QTimer
+from PySide6.QtCore import QRegularExpression
 from PySide6.QtGui import QRegularExpressionValidator, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -50,6 +50,7 @@ from app.ui.panels.record_parts import (
 )
 from app.ui.record_details import RecordDetailsDialog, ledger_details
 from app.ui.tasks import TaskOwner
+from app.ui.timers import make_timer
 
 #: After a fill, wait this long for more before reading the new entries (ms).
 FILL_REFRESH_MS = 300
@@ -153,14 +154,8 @@ class LedgerPanel(RecordPanel):
         QWidget.setTabOrder(self.search_button, self.search_box)
         QWidget.setTabOrder(self.search_box, self.table)
 
-        self._fill_timer = QTimer(self)
-        self._fill_timer.setSingleShot(True)
-        self._fill_timer.setInterval(FILL_REFRESH_MS)
-        self._fill_timer.timeout.connect(self._after_fill)
-        self.apply_timer = QTimer(self)
-        self.apply_timer.setSingleShot(True)
-        self.apply_timer.setInterval(APPLY_MS)
-        self.apply_timer.timeout.connect(self.apply_filters)
+        self._fill_timer = make_timer(self, FILL_REFRESH_MS, self._after_fill, single_shot=True)
+        self.apply_timer = make_timer(self, APPLY_MS, self.apply_filters, single_shot=True)
         for box in (self.asset_filter, self.type_filter):
             box.currentIndexChanged.connect(self._filters_edited)
         for edit in (self.transaction_filter, self.ordering_filter):

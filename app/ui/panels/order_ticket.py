@@ -41,7 +41,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from itertools import pairwise
 
-from PySide6.QtCore import QDateTime, QEvent, QObject, Qt, QTimer, QTimeZone
+from PySide6.QtCore import QDateTime, QEvent, QObject, Qt, QTimeZone
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -94,6 +94,7 @@ from app.ui.panels.order_ticket_view import (
 )
 from app.ui.preferences import Preferences
 from app.ui.tasks import TaskOwner
+from app.ui.timers import make_timer
 
 OUTCOME_LEVEL = {
     "filled": "success",
@@ -186,9 +187,7 @@ class OrderTicketPanel(QWidget):
         context.bridge.topOfBook.connect(self._on_top_of_book)
         context.bridge.health.connect(self._on_health)
         follow_palette(self.set_palette)
-        self._age_timer = QTimer(self)
-        self._age_timer.setInterval(1000)
-        self._age_timer.timeout.connect(self._show_estimate)
+        self._age_timer = make_timer(self, 1000, self._show_estimate)
         self._fill_pairs()
         if self._bridge.selected_pair:
             self.preset_pair(self._bridge.selected_pair)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from PySide6.QtCore import QTimer
 from PySide6.QtGui import QAction, QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -53,6 +52,7 @@ from app.ui.panels.record_parts import (
 from app.ui.preferences import Preferences
 from app.ui.record_details import RecordDetailsDialog, order_details
 from app.ui.tasks import TaskOwner
+from app.ui.timers import make_timer
 from app.ui.widgets.unknown_outcomes import UnknownOutcomesStrip
 
 #: Filter edits apply this long after the last change (ms).
@@ -101,10 +101,9 @@ class OrdersPanel(RecordPanel):
         self.table = self._record_table("orders", "Orders")
         for key in WIRE_COLUMNS:  # exported and copied, read in the details: not on screen
             self.table.setColumnHidden(self.model.column(key), True)
-        self.time_left_timer = QTimer(self)
-        self.time_left_timer.setObjectName("ordersTimeLeft")
-        self.time_left_timer.setInterval(TIME_LEFT_MS)
-        self.time_left_timer.timeout.connect(self.model.refresh_time_left)
+        self.time_left_timer = make_timer(
+            self, TIME_LEFT_MS, self.model.refresh_time_left, name="ordersTimeLeft"
+        )
 
         # -- filters --------------------------------------------------------------------------
         self.status_filter = QComboBox(self)
@@ -166,10 +165,7 @@ class OrdersPanel(RecordPanel):
         QWidget.setTabOrder(self.end_filter, self.search)
         QWidget.setTabOrder(self.search, self.table)
 
-        self._apply_timer = QTimer(self)
-        self._apply_timer.setSingleShot(True)
-        self._apply_timer.setInterval(APPLY_MS)
-        self._apply_timer.timeout.connect(self.apply_filters)
+        self._apply_timer = make_timer(self, APPLY_MS, self.apply_filters, single_shot=True)
         for box in (self.status_filter, self.type_filter, self.pair_filter, self.asset_filter):
             box.currentIndexChanged.connect(self._filters_edited)
         self.start_filter.changed.connect(self._filters_edited)

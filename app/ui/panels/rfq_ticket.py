@@ -96,6 +96,7 @@ from app.ui.palette import TradePalette, current_palette, follow_palette, level_
 from app.ui.panels.base import PanelContext
 from app.ui.preferences import Preferences
 from app.ui.tasks import TaskOwner
+from app.ui.timers import make_timer
 from app.ui.widgets.quote_history import QuoteHistoryModel, QuoteHistoryView
 from app.ui.widgets.quote_side import QuoteSideBox
 
@@ -194,9 +195,7 @@ class RfqTicketPanel(QWidget):
         self._build_history()
         self._lay_out()
 
-        self._frame_timer = QTimer(self)
-        self._frame_timer.setInterval(FRAME_MS)
-        self._frame_timer.timeout.connect(self._frame)
+        self._frame_timer = make_timer(self, FRAME_MS, self._frame)
 
         self.quotes: QtTopic[LiveQuote] = QtTopic(desk.quotes, self)
         self.history: QtTopic[QuoteEvent] = QtTopic(desk.history, self)

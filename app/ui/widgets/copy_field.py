@@ -3,11 +3,12 @@ retyped. The button puts the exact value on the clipboard and says "Copied" for 
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPushButton, QWidget
 
 from app.ui.fonts import number_font
+from app.ui.timers import make_timer
 
 #: How long the button says "Copied" (ms).
 COPIED_MS = 1500
@@ -45,10 +46,9 @@ class CopyField(QWidget):
         self.button.setAccessibleName(f"Copy {label}")
         self.button.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.button.clicked.connect(self.copy)
-        self._reset = QTimer(self)
-        self._reset.setSingleShot(True)
-        self._reset.setInterval(COPIED_MS)
-        self._reset.timeout.connect(lambda: self.button.setText("Copy"))
+        self._reset = make_timer(
+            self, COPIED_MS, lambda: self.button.setText("Copy"), single_shot=True
+        )
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.edit, 1)
