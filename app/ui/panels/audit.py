@@ -18,7 +18,7 @@ import asyncio
 from typing import Any
 
 from PySide6.QtGui import QHideEvent, QShowEvent
-from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QWidget
+from PySide6.QtWidgets import QLabel, QPushButton, QWidget
 
 from app.services.audit_trail import (
     KIND_WORDS,
@@ -37,11 +37,11 @@ from app.ui.models.keyed_table import Cells
 from app.ui.models.record_view import RecordView
 from app.ui.panels.base import PanelContext
 from app.ui.panels.record_parts import (
-    SEARCH_MIN_WIDTH,
     FlowLayout,
     OptionalDateTime,
     RecordPanel,
     counted,
+    worded,
 )
 from app.ui.record_details import RecordDetailsDialog
 from app.ui.tasks import TaskOwner
@@ -98,38 +98,24 @@ class AuditPanel(RecordPanel):
             self.table.setColumnHidden(self.model.column(key), True)
 
         # -- filters --------------------------------------------------------------------------
-        self.outcome_filter = QComboBox(self)
-        self.outcome_filter.setObjectName("auditOutcome")
-        self.outcome_filter.setAccessibleName("Outcome filter")
-        self.outcome_filter.addItem("Any outcome", "")
-        for status, words in OUTCOMES.items():
-            self.outcome_filter.addItem(words, status)
-        self.kind_filter = QComboBox(self)
-        self.kind_filter.setObjectName("auditKind")
-        self.kind_filter.setAccessibleName("Type filter")
-        self.kind_filter.addItem("Any type", "")
-        for kind, words in KIND_WORDS.items():
-            self.kind_filter.addItem(words, kind)
+        self.outcome_filter = self._choice_box(
+            "auditOutcome", "Outcome filter", worded("Any outcome", OUTCOMES)
+        )
+        self.kind_filter = self._choice_box(
+            "auditKind", "Type filter", worded("Any type", KIND_WORDS)
+        )
         self.start_filter = OptionalDateTime("From", "auditFrom", self)
         self.start_filter.setToolTip("Intent time from (local time)")
         self.end_filter = OptionalDateTime("To", "auditTo", self)
         self.end_filter.setToolTip("Intent time before (local time; the end is exclusive)")
-        self.search = QLineEdit(self)
-        self.search.setObjectName("auditSearch")
-        self.search.setPlaceholderText("Search words and ids…")
-        self.search.setAccessibleName("Search")
+        self.search = self._search_box("auditSearch", "Search words and ids…")
         self.search.setToolTip("Every word, in what was sent, its ids, outcome, detail or body")
-        self.search.setClearButtonEnabled(True)
-        self.search.setMinimumWidth(SEARCH_MIN_WIDTH)
 
         # -- actions --------------------------------------------------------------------------
         self.refresh_button = QPushButton("Refresh", self)
         self.refresh_button.setObjectName("auditRefresh")
         self.refresh_button.setToolTip("Read the journal again now")
-        self.load_more_button = QPushButton("Load more", self)
-        self.load_more_button.setObjectName("auditLoadMore")
-        self.load_more_button.setToolTip(f"Show {PAGE:,} older entries too")
-        self.load_more_button.setEnabled(False)
+        self.load_more_button = self._load_more_button("audit", f"Show {PAGE:,} older entries too")
         self.details_button, self.copy_button, self.export_button = self._record_buttons("audit")
         self.export_button.setToolTip(
             "Save the entries shown, in this order, to a CSV file (times in UTC and local, ms)"

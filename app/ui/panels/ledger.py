@@ -19,7 +19,6 @@ from typing import Any
 from PySide6.QtCore import QRegularExpression
 from PySide6.QtGui import QRegularExpressionValidator, QShowEvent
 from PySide6.QtWidgets import (
-    QComboBox,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -40,7 +39,6 @@ from app.services.order_feed import ReadFailed
 from app.ui.models.ledger_model import LedgerModel, LedgerSortProxy
 from app.ui.panels.base import PanelContext
 from app.ui.panels.record_parts import (
-    SEARCH_MIN_WIDTH,
     FlowLayout,
     OptionalDateTime,
     RecordPanel,
@@ -80,13 +78,9 @@ class LedgerPanel(RecordPanel):
         self.table = self._record_table("ledger", "Ledger")
 
         # -- the query ------------------------------------------------------------------------
-        self.asset_filter = QComboBox(self)
-        self.asset_filter.setObjectName("ledgerAsset")
-        self.asset_filter.setAccessibleName("Asset")
+        self.asset_filter = self._choice_box("ledgerAsset", "Asset")
         fill_choices(self.asset_filter, "Any asset", known_assets(bridge.available_pairs))
-        self.type_filter = QComboBox(self)
-        self.type_filter.setObjectName("ledgerType")
-        self.type_filter.setAccessibleName("Event type")
+        self.type_filter = self._choice_box("ledgerType", "Event type")
         fill_choices(self.type_filter, "Any type", list(EVENT_TYPES))
         self.transaction_filter = QLineEdit(self)
         self.transaction_filter.setObjectName("ledgerTransaction")
@@ -115,18 +109,14 @@ class LedgerPanel(RecordPanel):
         self.search_button.setObjectName("ledgerSearch")
         self.search_button.setToolTip("Run the query now (it also runs by itself as you edit)")
         self.search_button.setDefault(True)
-        self.search_box = QLineEdit(self)
-        self.search_box.setObjectName("ledgerText")
-        self.search_box.setPlaceholderText("Search shown entries…")
-        self.search_box.setAccessibleName("Search shown entries")
-        self.search_box.setClearButtonEnabled(True)
-        self.search_box.setMinimumWidth(SEARCH_MIN_WIDTH)
+        self.search_box = self._search_box(
+            "ledgerText", "Search shown entries…", "Search shown entries"
+        )
 
         # -- actions --------------------------------------------------------------------------
-        self.load_more_button = QPushButton("Load more", self)
-        self.load_more_button.setObjectName("ledgerLoadMore")
-        self.load_more_button.setToolTip("Read the transactions before the oldest one shown")
-        self.load_more_button.setEnabled(False)
+        self.load_more_button = self._load_more_button(
+            "ledger", "Read the transactions before the oldest one shown"
+        )
         self.refresh_button = QPushButton("Refresh", self)
         self.refresh_button.setObjectName("ledgerRefresh")
         self.refresh_button.setToolTip("Read again with the filters as they are now")

@@ -18,10 +18,7 @@ from datetime import datetime
 
 from PySide6.QtGui import QAction, QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
-    QComboBox,
     QLabel,
-    QLineEdit,
-    QPushButton,
     QWidget,
 )
 
@@ -41,7 +38,6 @@ from app.ui.bridge import QtTopic
 from app.ui.models.orders_model import WIRE_COLUMNS, OrdersModel, OrdersProxy
 from app.ui.panels.base import PanelContext
 from app.ui.panels.record_parts import (
-    SEARCH_MIN_WIDTH,
     FlowLayout,
     OptionalDateTime,
     RecordPanel,
@@ -106,38 +102,23 @@ class OrdersPanel(RecordPanel):
         )
 
         # -- filters --------------------------------------------------------------------------
-        self.status_filter = QComboBox(self)
-        self.status_filter.setObjectName("ordersStatus")
-        self.status_filter.setAccessibleName("Status filter")
-        for label, value in STATUS_CHOICES:
-            self.status_filter.addItem(label, value)
-        self.type_filter = QComboBox(self)
-        self.type_filter.setObjectName("ordersType")
-        self.type_filter.setAccessibleName("Type filter")
+        self.status_filter = self._choice_box("ordersStatus", "Status filter", STATUS_CHOICES)
+        self.type_filter = self._choice_box("ordersType", "Type filter")
         fill_choices(self.type_filter, "Any type", list(ORDER_TYPES))
-        self.pair_filter = QComboBox(self)
-        self.pair_filter.setObjectName("ordersPair")
-        self.pair_filter.setAccessibleName("Pair filter (either direction)")
+        self.pair_filter = self._choice_box("ordersPair", "Pair filter (either direction)")
         self.pair_filter.setToolTip("Orders between the two assets of the pair, either direction")
         fill_choices(self.pair_filter, "Any pair", sorted(bridge.available_pairs))
-        self.asset_filter = QComboBox(self)
-        self.asset_filter.setObjectName("ordersAsset")
-        self.asset_filter.setAccessibleName("Asset filter (sold or bought)")
+        self.asset_filter = self._choice_box("ordersAsset", "Asset filter (sold or bought)")
         self.asset_filter.setToolTip("Orders selling or buying the asset")
         fill_choices(self.asset_filter, "Any asset", known_assets(bridge.available_pairs))
         self.start_filter = OptionalDateTime("From", "ordersFrom", self)
         self.end_filter = OptionalDateTime("To", "ordersTo", self)
-        self.search = QLineEdit(self)
-        self.search.setObjectName("ordersSearch")
-        self.search.setPlaceholderText("Search shown orders…")
-        self.search.setAccessibleName("Search")
-        self.search.setClearButtonEnabled(True)
+        self.search = self._search_box("ordersSearch", "Search shown orders…")
 
         # -- actions --------------------------------------------------------------------------
-        self.load_more_button = QPushButton("Load more", self)
-        self.load_more_button.setObjectName("ordersLoadMore")
-        self.load_more_button.setToolTip("Read the orders before the oldest one shown")
-        self.load_more_button.setEnabled(False)
+        self.load_more_button = self._load_more_button(
+            "orders", "Read the orders before the oldest one shown"
+        )
         self.details_button, self.copy_button, self.export_button = self._record_buttons("orders")
         self.export_button.setToolTip("Save the orders shown, in this order, to a CSV file")
         self.status_label = QLabel("Loading orders…", self)
@@ -155,7 +136,6 @@ class OrdersPanel(RecordPanel):
             self.end_filter,
         ):
             filters.addWidget(widget)
-        self.search.setMinimumWidth(SEARCH_MIN_WIDTH)
         filters.addWidget(self.search)
         layout = self._lay_out(filters, self.load_more_button)
         self.unknowns: UnknownOutcomesStrip | None = None

@@ -11,7 +11,7 @@ being cut off at its edge (the docks were clipped at 1400 and 1920 px)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Protocol
@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLayout,
     QLayoutItem,
+    QLineEdit,
     QPushButton,
     QSizePolicy,
     QTableView,
@@ -266,6 +267,11 @@ def fill_choices(box: QComboBox, anything: str, values: list[str]) -> None:
     box.blockSignals(False)
 
 
+def worded(anything: str, words: Mapping[str, str]) -> list[tuple[str, str]]:
+    """``anything`` (data "") then each value's words (data: the value): a filter's choices."""
+    return [(anything, ""), *((text, value) for value, text in words.items())]
+
+
 def counted(count: int, one: str, many: str | None = None) -> str:
     """``1 order``, ``2 orders``, ``1,234 entries``: the number grouped like every number the
     trader reads, the noun agreeing with it."""
@@ -334,6 +340,35 @@ class RecordPanel(QWidget):
         table.setModel(self.proxy)
         table.detailsRequested.connect(self.show_details)
         return table
+
+    def _choice_box(
+        self, name: str, title: str, choices: Sequence[tuple[str, str]] = ()
+    ) -> QComboBox:
+        """A filter combo box: its object name, what a screen reader says, (label, data) items."""
+        box = QComboBox(self)
+        box.setObjectName(name)
+        box.setAccessibleName(title)
+        for label, data in choices:
+            box.addItem(label, data)
+        return box
+
+    def _search_box(self, name: str, placeholder: str, title: str = "Search") -> QLineEdit:
+        """The free-text box every record dock has: clearable, never narrower than it reads."""
+        box = QLineEdit(self)
+        box.setObjectName(name)
+        box.setPlaceholderText(placeholder)
+        box.setAccessibleName(title)
+        box.setClearButtonEnabled(True)
+        box.setMinimumWidth(SEARCH_MIN_WIDTH)
+        return box
+
+    def _load_more_button(self, prefix: str, tooltip: str) -> QPushButton:
+        """Load more (disabled until a page says there is more), as every paged dock has it."""
+        button = QPushButton("Load more", self)
+        button.setObjectName(f"{prefix}LoadMore")
+        button.setToolTip(tooltip)
+        button.setEnabled(False)
+        return button
 
     def _record_buttons(self, prefix: str) -> tuple[QPushButton, QPushButton, QPushButton]:
         """Details…, Copy row and Export CSV…, wired to the table (made already)."""
