@@ -38,8 +38,8 @@ from app.domain import format_timestamp, parse_timestamp, utc_now
 from app.domain.records import Order
 
 OPEN_STATUSES = ("sending", "unknown")
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS journal (
+#: The journal's columns from its first version on (``sent_at`` came later).
+FIRST_COLUMNS = """
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     client_order_id TEXT NOT NULL UNIQUE,
     kind TEXT NOT NULL,
@@ -49,12 +49,15 @@ CREATE TABLE IF NOT EXISTS journal (
     status TEXT NOT NULL,
     order_id TEXT NOT NULL DEFAULT '',
     detail TEXT NOT NULL DEFAULT '',
-    updated_at TEXT NOT NULL,
-    sent_at TEXT NOT NULL DEFAULT ''
+    updated_at TEXT NOT NULL"""
+SENT_AT_COLUMN = "sent_at TEXT NOT NULL DEFAULT ''"
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS journal ({FIRST_COLUMNS},
+    {SENT_AT_COLUMN}
 );
 """
 #: Journals written before send times were kept get the column when opened.
-ADD_SENT_AT = "ALTER TABLE journal ADD COLUMN sent_at TEXT NOT NULL DEFAULT ''"
+ADD_SENT_AT = f"ALTER TABLE journal ADD COLUMN {SENT_AT_COLUMN}"
 
 
 def default_path() -> Path:

@@ -15,7 +15,7 @@ import pytest
 from app.api import ClientSettings, OutcomeUnknown, ServiceClient, new_client_order_id
 from app.domain import Amount
 from app.domain.order_request import OrderRequest
-from app.services.journal import OrderJournal, reading, search_entries
+from app.services.journal import FIRST_COLUMNS, OrderJournal, reading, search_entries
 from app.services.log_events import LogEvent
 from app.services.session import Environment, TerminalSession
 from app.services.settling import OrderSettler, reconcile_on_start
@@ -150,19 +150,12 @@ def test_the_journal_keeps_the_body_text_verbatim(tmp_path: Path) -> None:
     journal.close()
 
 
-OLD_SCHEMA = """
-CREATE TABLE journal (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    client_order_id TEXT NOT NULL UNIQUE,
-    kind TEXT NOT NULL,
-    account TEXT NOT NULL,
-    request TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    status TEXT NOT NULL,
-    order_id TEXT NOT NULL DEFAULT '',
-    detail TEXT NOT NULL DEFAULT '',
-    updated_at TEXT NOT NULL
+#: The journal as versions before ``sent_at`` wrote it, with one entry.
+OLD_SCHEMA = f"""
+CREATE TABLE journal ({FIRST_COLUMNS}
 );
+"""
+OLD_SCHEMA += """
 INSERT INTO journal (client_order_id, kind, account, request, created_at, status, updated_at)
 VALUES ('tt-old', 'market', 'acct', '{"size": "1"}', '2026-01-02T03:04:05.123456Z', 'filled',
         '2026-01-02T03:04:05.623456Z');
