@@ -38,6 +38,15 @@ _paused_gc = False  # whether the first of them turned automatic collection off
 _long = False  # whether one of them took more than a slice (big data: worth freezing)
 
 
+def _step(steps: Steps[T]) -> list[T]:
+    """One step of ``steps``: ``[its result]`` once it has ended, else ``[]`` (both runners')."""
+    try:
+        next(steps)
+    except StopIteration as done:
+        return [done.value]
+    return []
+
+
 async def sliced(steps: Steps[T]) -> T:
     """Run a generator job on the event loop, ``SLICE_S`` of steps per turn; its result."""
     global _running, _paused_gc, _long
@@ -47,16 +56,12 @@ async def sliced(steps: Steps[T]) -> T:
     _running += 1
     try:
         deadline = time.perf_counter() + SLICE_S
-        while True:
-            try:
-                next(steps)
-            except StopIteration as done:
-                result: T = done.value
-                return result
+        while not (result := _step(steps)):
             if time.perf_counter() >= deadline:
                 _long = True
                 await asyncio.sleep(0)
                 deadline = time.perf_counter() + SLICE_S
+        return result[0]
     finally:
         _running -= 1
         if _running == 0 and _paused_gc:
@@ -68,9 +73,6 @@ async def sliced(steps: Steps[T]) -> T:
 
 def run_now(steps: Steps[T]) -> T:
     """Run a generator job to its end at once (small inputs, tests)."""
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            result: T = done.value
-            return result
+    while not (result := _step(steps)):
+        pass
+    return result[0]
