@@ -39,6 +39,12 @@ async def still() -> AsyncIterator[AppSandbox]:
         yield sandbox
 
 
+@pytest.fixture
+def cache(tmp_path: Path) -> PositionsCache:
+    """The positions cache in the test's folder (``positions.db``), as most tests open it."""
+    return PositionsCache(tmp_path / "positions.db")
+
+
 def move_prices(sandbox: AppSandbox, steps: int = 200) -> None:
     """Run the sandbox's price simulation ``steps`` ticks on, as time would."""
     market = sandbox.state.market
@@ -98,10 +104,9 @@ def pro_rata(basis: Decimal, part: Decimal, whole: Decimal) -> Decimal:
 
 
 async def test_scripted_trades_deposit_and_withdrawal_by_hand(
-    still: AppSandbox, tmp_path: Path
+    still: AppSandbox, cache: PositionsCache
 ) -> None:
     async with open_desk(still, {"USD": "100000", "BTC": "1"}) as d:
-        cache = PositionsCache(tmp_path / "positions.db")
         average = d.positions(cache, CostMethod.AVERAGE)
         fifo = d.positions(cache, CostMethod.FIFO)
         start = utc_now() - timedelta(seconds=1)
@@ -180,10 +185,9 @@ async def test_scripted_trades_deposit_and_withdrawal_by_hand(
 
 
 async def test_a_cost_the_trader_enters_replaces_the_first_mark(
-    still: AppSandbox, tmp_path: Path
+    still: AppSandbox, tmp_path: Path, cache: PositionsCache
 ) -> None:
     async with open_desk(still, {"USD": "1000"}) as d:
-        cache = PositionsCache(tmp_path / "positions.db")
         service = d.positions(cache, CostMethod.FIFO)
         deposit = await d.top_up("2 BTC")
         m0 = await d.mid()
@@ -250,10 +254,9 @@ async def test_first_marks_and_entries_survive_a_restart(still: AppSandbox, tmp_
 
 
 async def test_a_cache_that_disagrees_with_the_ledger_is_rebuilt(
-    still: AppSandbox, tmp_path: Path
+    still: AppSandbox, cache: PositionsCache
 ) -> None:
     async with open_desk(still, {"USD": "50000", "BTC": "1"}) as d:
-        cache = PositionsCache(tmp_path / "positions.db")
         service = d.positions(cache, CostMethod.FIFO)
         await d.client.market_order("USD", "BTC", D(9000))
         good = await service.refresh()
