@@ -79,22 +79,32 @@ def _updated(row: AuditRow) -> datetime:
     return row.updated_at
 
 
+def local_column(
+    key: str, header: str, when: Callable[[AuditRow], datetime | None], tooltip: str
+) -> Column[AuditRow]:
+    """A local-time column (ms): its cell and its UTC tooltip read the one moment ``when``."""
+    return Column(
+        key,
+        header,
+        lambda r, _: local_cell(when(r)),
+        tooltip,
+        fixed_pitch=True,
+        tip=utc_tip(when),
+    )
+
+
 COLUMNS: tuple[Column[AuditRow], ...] = (
-    Column(
+    local_column(
         "intent",
         "Intent (local)",
-        lambda r, _: local_cell(r.intent_at),
+        _intent,
         "Journaled before it was sent (local time, ms; exported with UTC too)",
-        fixed_pitch=True,
-        tip=utc_tip(_intent),
     ),
-    Column(
+    local_column(
         "sent",
         "Sent (local)",
-        lambda r, _: local_cell(r.sent_at),
+        _sent,
         "When the request left (local time, ms); — when it never left",
-        fixed_pitch=True,
-        tip=utc_tip(_sent),
     ),
     Column(
         "what",
@@ -122,13 +132,11 @@ COLUMNS: tuple[Column[AuditRow], ...] = (
         lambda r, _: text_cell(r.client_order_id),
         "The id this terminal gave the request (clientOrderId)",
     ),
-    Column(
+    local_column(
         "updated",
         "Last update (local)",
-        lambda r, _: local_cell(r.updated_at),
+        _updated,
         "The entry's last change: its outcome, a look-up or a dismissal (local time, ms)",
-        fixed_pitch=True,
-        tip=utc_tip(_updated),
     ),
     Column("detail", "Detail", lambda r, _: text_cell(r.detail), "The outcome in words"),
     Column(

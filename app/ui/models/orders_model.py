@@ -204,13 +204,19 @@ def wire_cell(value: Amount | Price | None) -> Cell:
     return Cell(text or DASH, text or None, text)
 
 
+def time_column(
+    key: str, header: str, moment: Callable[[OrderRow], datetime | None], tooltip: str
+) -> Column[OrderRow]:
+    """A local-time column: its cell and its UTC tooltip read the one ``moment``."""
+    return Column(key, header, lambda r, _: time_cell(moment(r)), tooltip, tip=utc_tip(moment))
+
+
 COLUMNS: tuple[Column[OrderRow], ...] = (
-    Column(
+    time_column(
         "submitted",
         "Submitted",
-        lambda r, _: time_cell(submitted(r)),
+        submitted,
         "When the order was submitted (local time; exported as UTC)",
-        tip=utc_tip(submitted),
     ),
     Column("pair", "Pair", lambda r, _: text_cell(pair_name(r)), "The pair, BASE/QUOTE"),
     Column(
@@ -259,20 +265,18 @@ COLUMNS: tuple[Column[OrderRow], ...] = (
         numeric=True,
         tip=unit_tip(lambda r: r.terms.limit, "price"),
     ),
-    Column(
+    time_column(
         "end",
         "End",
-        lambda r, _: time_cell(ends(r)),
+        ends,
         "When a resting order ends (the service offers no cancel); local time, exported as UTC",
-        tip=utc_tip(ends),
     ),
     Column("type", "Type", lambda r, _: text_cell(r.order.type)),
-    Column(
+    time_column(
         "executed",
         "Executed / updated",
-        lambda r, _: time_cell(executed(r)),
+        executed,
         "When it executed; for orders not executed, when it last changed",
-        tip=utc_tip(executed),
     ),
     Column("order_id", "Order id", lambda r, _: text_cell(r.order.order_id)),
     Column(
