@@ -12,7 +12,7 @@ on a theme switch.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 
 from PySide6.QtCore import QObject
@@ -75,6 +75,35 @@ def amount_cell(record: DepositRecord, precision: Precision) -> Cell:
     return Cell(precision.exact(amount, record.asset), amount, format_trimmed(amount))
 
 
+def address_tip(record: DepositRecord, _: Precision) -> str | None:
+    """The whole address (a function: mypy types no lambda after ``COLUMNS``' starred entries)."""
+    return record.address or None
+
+
+def step_columns(
+    key: str,
+    header: str,
+    step: Callable[[DepositRecord], TransferStep | None],
+    tooltip: str,
+) -> tuple[Column[DepositRecord], Column[DepositRecord]]:
+    """When a step was done and by whom (``key`` and ``key_by``): both read the one ``step``."""
+    return (
+        Column(
+            key,
+            header,
+            lambda r, _: time_cell(at.at if (at := step(r)) else None),
+            tooltip,
+            tip=lambda r, _: step_tip(step(r)),
+        ),
+        Column(
+            f"{key}_by",
+            f"{header} by",
+            lambda r, _: text_cell(who(step(r))),
+            tip=lambda r, _: email_tip(step(r)),
+        ),
+    )
+
+
 COLUMNS: tuple[Column[DepositRecord], ...] = (
     Column(
         "ordering",
@@ -111,31 +140,17 @@ COLUMNS: tuple[Column[DepositRecord], ...] = (
         fixed_pitch=True,
         tip=lambda r, _: r.hash or None,
     ),
-    Column(
+    *step_columns(
         "created",
         "Created",
-        lambda r, _: time_cell(r.created.at if r.created else None),
+        lambda r: r.created,
         "When the record was created (local time; UTC in the cell's tooltip)",
-        tip=lambda r, _: step_tip(r.created),
     ),
-    Column(
-        "created_by",
-        "Created by",
-        lambda r, _: text_cell(who(r.created)),
-        tip=lambda r, _: email_tip(r.created),
-    ),
-    Column(
+    *step_columns(
         "completed",
         "Completed",
-        lambda r, _: time_cell(r.completed.at if r.completed else None),
+        lambda r: r.completed,
         "When the funds were credited (local time); empty while pending",
-        tip=lambda r, _: step_tip(r.completed),
-    ),
-    Column(
-        "completed_by",
-        "Completed by",
-        lambda r, _: text_cell(who(r.completed)),
-        tip=lambda r, _: email_tip(r.completed),
     ),
     Column(
         "address",
@@ -143,7 +158,7 @@ COLUMNS: tuple[Column[DepositRecord], ...] = (
         lambda r, _: text_cell(r.address),
         "Destination address of a withdrawal",
         fixed_pitch=True,
-        tip=lambda r, _: r.address or None,
+        tip=address_tip,
     ),
 )
 
