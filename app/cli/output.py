@@ -24,19 +24,26 @@ class TextColumn:
     numeric: bool = False
 
 
-def cell(value: object) -> str:
-    """The display text of one value: Decimals exact and plain, times in the wire form."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
+def exact_text(value: object) -> str | None:
+    """A Decimal, time, Amount or Price as its exact wire text (else None): the table and the
+    JSON write these alike."""
     if isinstance(value, Decimal):
         return format_decimal(value)
     if isinstance(value, datetime):
         return format_timestamp(value)
     if isinstance(value, Amount | Price):
         return str(value)
-    return str(value)
+    return None
+
+
+def cell(value: object) -> str:
+    """The display text of one value: Decimals exact and plain, times in the wire form."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    text = exact_text(value)
+    return str(value) if text is None else text
 
 
 def table(columns: Sequence[TextColumn], rows: Sequence[Sequence[object]]) -> str:
@@ -77,10 +84,7 @@ def to_json(data: Any) -> str:
 
 
 def _encode(value: object) -> object:
-    if isinstance(value, Decimal):
-        return format_decimal(value)
-    if isinstance(value, datetime):
-        return format_timestamp(value)
-    if isinstance(value, Amount | Price):
-        return str(value)
-    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+    text = exact_text(value)
+    if text is None:
+        raise TypeError(f"cannot write {type(value).__name__} as JSON")
+    return text
