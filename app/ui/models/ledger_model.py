@@ -25,7 +25,6 @@ from app.services.ledger_browser import LedgerRow, LedgerSnapshot
 from app.services.slices import Steps
 from app.ui.csv_export import export_value
 from app.ui.models.columns import Column
-from app.ui.models.keyed_table import Cells
 from app.ui.models.record_cells import (
     Cell,
     amount_cell,
@@ -37,7 +36,6 @@ from app.ui.models.record_view import (
     BLOCK,
     RecordTableModel,
     RecordView,
-    column_keys,
     stable_order,
 )
 from app.ui.palette import TradePalette
@@ -239,14 +237,8 @@ class LedgerSortProxy(RecordView):
     ledger's order ascending and the reverse descending (as the comparison sort did)."""
 
     def order_rows(
-        self,
-        rows: list[int],
-        cells: Sequence[Cells],
-        records: Sequence[Any],
-        column: int,
-        descending: bool,
+        self, rows: list[int], keys: list[Any], records: Sequence[Any], descending: bool
     ) -> Steps[list[int]]:
-        keys = yield from column_keys(cells, column)
         first: dict[int, int] = {}  # group -> its first row in the model (its first leg)
         for number, record in enumerate(records):
             first.setdefault(record.group, number)

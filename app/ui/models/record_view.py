@@ -711,22 +711,18 @@ class RecordView(QAbstractTableModel):
                 yield
             rows = accepted
         if 0 <= inputs.column < self.columnCount():
+            sort_keys = yield from column_keys(inputs.cells, inputs.column)
             rows = yield from self.order_rows(
-                list(rows), inputs.cells, inputs.records, inputs.column, inputs.descending
+                list(rows), sort_keys, inputs.records, inputs.descending
             )
         keys = inputs.keys
         return [keys[row] for row in rows]
 
     def order_rows(
-        self,
-        rows: list[int],
-        cells: Sequence[Cells],
-        records: Sequence[Any],
-        column: int,
-        descending: bool,
+        self, rows: list[int], keys: list[Any], records: Sequence[Any], descending: bool
     ) -> Steps[list[int]]:
-        """``rows`` (model rows) in the order of ``column``; subclasses keep groups together."""
-        keys = yield from column_keys(cells, column)
+        """``rows`` (model rows) in the order of the sort column's ``keys`` (one a model row);
+        subclasses keep groups together."""
         return (
             yield from sorted_rows(
                 rows, keys, descending=descending, missing_first=self._missing_first
