@@ -338,14 +338,17 @@ async def test_every_ledger_filter_is_asked_of_the_server(app_sandbox: AppSandbo
 
 # Big ledgers are grouped as sliced jobs, a page added by "load more" on its own: 0 takes that
 # path at any size.
-SLICED = pytest.mark.parametrize("sliced_above", [ledger_browser.SLICED_ENTRIES, 0])
+@pytest.fixture(params=[ledger_browser.SLICED_ENTRIES, 0])
+def sliced_above(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Each test runs with the usual threshold and with 0 (every ledger sliced)."""
+    above: int = request.param
+    monkeypatch.setattr(ledger_browser, "SLICED_ENTRIES", above)
+    return above
 
 
-@SLICED
 async def test_ledger_pages_back_with_legs_together(
-    app_sandbox: AppSandbox, sliced_above: int, monkeypatch: pytest.MonkeyPatch
+    app_sandbox: AppSandbox, sliced_above: int
 ) -> None:
-    monkeypatch.setattr(ledger_browser, "SLICED_ENTRIES", sliced_above)
     async with open_account(app_sandbox) as d:
         trades = [await d.client.market_order("USD", "BTC", D(100 + i)) for i in range(2)]
         everything = await d.client.ledger(100)  # 2 trades x 2 legs + 3 initial balances
@@ -368,11 +371,9 @@ async def test_ledger_pages_back_with_legs_together(
         assert [row.group for row in seen] == [0, 0, 1, 1, 2, 3, 4]
 
 
-@SLICED
 async def test_running_balance_is_anchored_on_the_account(
-    app_sandbox: AppSandbox, sliced_above: int, monkeypatch: pytest.MonkeyPatch
+    app_sandbox: AppSandbox, sliced_above: int
 ) -> None:
-    monkeypatch.setattr(ledger_browser, "SLICED_ENTRIES", sliced_above)
     async with open_account(app_sandbox) as d:
         for size in ("1000", "250.5", "13.37"):
             await d.client.market_order("USD", "BTC", D(size))
