@@ -85,6 +85,17 @@ def divide(numerator: Decimal, denominator: Decimal) -> Decimal:
         return numerator / denominator
 
 
+def _two_parts(text: object, field: str, form: str, sep: str | None = None) -> tuple[str, str]:
+    """``text`` split in two at ``sep`` (white space by default), else the ParseError naming
+    ``form``: the first step of every wire value parser here."""
+    if not isinstance(text, str):
+        raise ParseError(field, f"expected '{form}', got {type(text).__name__}")
+    parts = text.split(sep)
+    if len(parts) != 2:
+        raise ParseError(field, f"expected '{form}', got {text!r}")
+    return parts[0], parts[1]
+
+
 @dataclass(frozen=True, slots=True)
 class Amount:
     """A quantity of one asset, e.g. ``Amount(Decimal("0.5"), "BTC")`` for ``"0.5 BTC"``."""
@@ -94,12 +105,8 @@ class Amount:
 
     @classmethod
     def parse(cls, text: object, field: str = "amount") -> Amount:
-        if not isinstance(text, str):
-            raise ParseError(field, f"expected '<amount> <ASSET>', got {type(text).__name__}")
-        parts = text.split()
-        if len(parts) != 2:
-            raise ParseError(field, f"expected '<amount> <ASSET>', got {text!r}")
-        return cls(parse_decimal(parts[0], field), parse_asset(parts[1], field))
+        value, asset = _two_parts(text, field, "<amount> <ASSET>")
+        return cls(parse_decimal(value, field), parse_asset(asset, field))
 
     def __str__(self) -> str:
         return f"{format_decimal(self.value)} {self.asset}"
@@ -114,12 +121,8 @@ class AssetPair:
 
     @classmethod
     def parse(cls, text: object, field: str = "assetPair") -> AssetPair:
-        if not isinstance(text, str):
-            raise ParseError(field, f"expected '<BASE>/<QUOTE>', got {type(text).__name__}")
-        parts = text.split("/")
-        if len(parts) != 2:
-            raise ParseError(field, f"expected '<BASE>/<QUOTE>', got {text!r}")
-        base, quote = parse_asset(parts[0], field), parse_asset(parts[1], field)
+        first, second = _two_parts(text, field, "<BASE>/<QUOTE>", "/")
+        base, quote = parse_asset(first, field), parse_asset(second, field)
         if base == quote:
             raise ParseError(field, f"base and quote are the same asset: {text!r}")
         return cls(base, quote)
@@ -141,13 +144,9 @@ class Price:
 
     @classmethod
     def parse(cls, text: object, field: str = "price") -> Price:
-        if not isinstance(text, str):
-            raise ParseError(field, f"expected '<price> <A>/<B>', got {type(text).__name__}")
-        parts = text.split()
-        if len(parts) != 2:
-            raise ParseError(field, f"expected '<price> <A>/<B>', got {text!r}")
-        pair = AssetPair.parse(parts[1], field)
-        return cls(parse_decimal(parts[0], field), pair.base, pair.quote)
+        value, pair_text = _two_parts(text, field, "<price> <A>/<B>")
+        pair = AssetPair.parse(pair_text, field)
+        return cls(parse_decimal(value, field), pair.base, pair.quote)
 
     @property
     def pair(self) -> AssetPair:
