@@ -219,6 +219,28 @@ def new_client_request(
     }
 
 
+def add_client(
+    sandbox: SandboxProcess,
+    user: str,
+    password: str,
+    balances: dict[str, str],
+    credit: dict[str, str] | None = None,
+) -> None:
+    """Create ``user`` (account ``acct-<user>``) with a password of its own: the tests that look
+    for a leaked secret need one unlike every name."""
+    request: dict[str, Any] = {
+        "user": user,
+        "password": digest(password),
+        "accountId": f"acct-{user}",
+        "balances": balances,
+    }
+    if credit is not None:
+        request["credit"] = credit
+    with sandbox.admin() as admin:
+        response = admin.post("/api/v1/sandbox/admin/clients", json=request)
+        assert response.status_code == 200, response.text
+
+
 def new_client(
     sandbox: SandboxProcess,
     balances: dict[str, str] | None = None,

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.harness import Faults, SandboxProcess, Session, digest
+from tests.harness import Faults, SandboxProcess, Session, add_client
 
 ROOT = Path(__file__).resolve().parents[2]
 NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
@@ -120,18 +120,9 @@ def fresh_session(
     """A new user whose password differs from every name, so a leak would be visible."""
     name = f"cli-{uuid.uuid4().hex[:10]}"
     password = f"pw-{uuid.uuid4().hex}-secret"
-    with sandbox.admin() as admin:
-        response = admin.post(
-            "/api/v1/sandbox/admin/clients",
-            json={
-                "user": name,
-                "password": digest(password),
-                "accountId": f"acct-{name}",
-                "balances": balances or {"USD": "100000.25", "BTC": "2.5"},
-                "credit": credit or {},
-            },
-        )
-        assert response.status_code == 200, response.text
+    add_client(
+        sandbox, name, password, balances or {"USD": "100000.25", "BTC": "2.5"}, credit or {}
+    )
     return Session(sandbox.url, name, password, f"acct-{name}")
 
 

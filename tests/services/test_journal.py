@@ -19,7 +19,7 @@ from app.services.journal import FIRST_COLUMNS, OrderJournal, reading, search_en
 from app.services.log_events import LogEvent
 from app.services.session import Environment, TerminalSession
 from app.services.settling import OrderSettler, reconcile_on_start
-from tests.harness import Recorder, SandboxProcess, Session
+from tests.harness import Faults, Recorder, SandboxProcess, Session
 
 pytestmark = pytest.mark.anyio
 
@@ -42,19 +42,9 @@ async def test_a_crash_between_send_and_answer_is_reconciled_on_restart(
         journal.record_intent(
             request.client_order_id, "limit", client.account, request.body_text(client.account)
         )
-    with sandbox.admin() as admin:
-        admin.post(
-            "/api/v1/sandbox/admin/faults",
-            json={
-                "faults": [
-                    {
-                        "kind": "drop_after_commit",
-                        "path": f"/account/{client.account}/order/limit$",
-                        "count": 1,
-                    }
-                ]
-            },
-        ).raise_for_status()
+    Faults(sandbox)(
+        {"kind": "drop_after_commit", "path": f"/account/{client.account}/order/limit$", "count": 1}
+    )
     with pytest.raises(OutcomeUnknown):  # answer lost; the app "dies" unsettled
         await api.place_order(sent)
     journal.close()

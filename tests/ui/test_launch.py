@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.harness import SandboxProcess, digest, new_client
+from tests.harness import Faults, SandboxProcess, add_client, digest, new_client
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -115,31 +115,20 @@ def test_smoke_test_fails_with_a_reason_when_prices_never_come(
     sandbox: SandboxProcess, clean_env: dict[str, str]
 ) -> None:
     account = new_client(sandbox)
-    with sandbox.admin() as admin:
-        admin.post(
-            "/api/v1/sandbox/admin/faults",
-            json={
-                "faults": [
-                    {
-                        "kind": "status",
-                        "status": 503,
-                        "path": f"/account/{account.account}/topofbook",
-                    },
-                ]
-            },
-        ).raise_for_status()
-        try:
-            env = {
-                **clean_env,
-                "TRADETERM_BASE_URL": sandbox.url,
-                "TRADETERM_USER": account.user,
-                "TRADETERM_PASSWORD": account.password,
-                "TRADETERM_ACCOUNT": account.account,
-                "TRADETERM_SMOKE_TIMEOUT": "4",
-            }
-            done = launch("--smoke-test", env=env)
-        finally:
-            admin.delete("/api/v1/sandbox/admin/faults")
+    faults = Faults(sandbox)
+    faults({"kind": "status", "status": 503, "path": f"/account/{account.account}/topofbook"})
+    try:
+        env = {
+            **clean_env,
+            "TRADETERM_BASE_URL": sandbox.url,
+            "TRADETERM_USER": account.user,
+            "TRADETERM_PASSWORD": account.password,
+            "TRADETERM_ACCOUNT": account.account,
+            "TRADETERM_SMOKE_TIMEOUT": "4",
+        }
+        done = launch("--smoke-test", env=env)
+    finally:
+        faults.clear()
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: smoke test: no top of book"), lines
@@ -153,20 +142,10 @@ def test_a_debug_session_logs_no_password_hash_or_token(
     """A whole DEBUG session (login, feeds, smoke test) leaves no secret in the log file."""
     password = "Corr3ct-Horse-" + os.urandom(6).hex()
     user = "secret-check-" + os.urandom(4).hex()
-    with sandbox.admin() as admin:
-        created = admin.post(
-            "/api/v1/sandbox/admin/clients",
-            json={
-                "user": user,
-                "password": digest(password),
-                "accountId": f"acct-{user}",
-                "balances": {"USD": "1000"},
-            },
-        )
-        assert created.status_code == 200, created.text
-        token = httpx.post(
-            f"{sandbox.url}/api/v1/identity/jwt", json={"user": user, "password": digest(password)}
-        ).json()["token"]
+    add_client(sandbox, user, password, {"USD": "1000"})
+    token = httpx.post(
+        f"{sandbox.url}/api/v1/identity/jwt", json={"user": user, "password": digest(password)}
+    ).json()["token"]
     logs = tmp_path / "logs"
     env = {
         **clean_env,

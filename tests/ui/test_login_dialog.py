@@ -27,7 +27,7 @@ from app.ui.login_dialog import LoginDialog, ask_login, error_css
 from app.ui.qt import QEventLoop
 from app.ui.secrets import SERVICE_NAME, system_keyring
 from app.ui.theme import apply_theme, trade_palette
-from tests.harness import SandboxProcess, digest
+from tests.harness import SandboxProcess, add_client, digest
 from tests.ui.conftest import run
 
 LOGIN_TIMEOUT_MS = 15_000
@@ -45,18 +45,7 @@ def trader(sandbox: SandboxProcess) -> Trader:
     """A fresh user whose password differs from its name and account (so "absent" means it)."""
     name = f"ui-{uuid.uuid4().hex[:8]}"
     trader = Trader(name, f"pw-{uuid.uuid4().hex}", f"acct-{name}")
-    with sandbox.admin() as admin:
-        response = admin.post(
-            "/api/v1/sandbox/admin/clients",
-            json={
-                "user": trader.user,
-                "password": digest(trader.password),
-                "accountId": trader.account,
-                "balances": {"USD": "1000"},
-                "credit": {},
-            },
-        )
-        assert response.status_code == 200, response.text
+    add_client(sandbox, trader.user, trader.password, {"USD": "1000"}, {})
     return trader
 
 
