@@ -191,6 +191,15 @@ def palette_listeners() -> int:
 LEVELS = ("error", "warning", "success")
 
 
+def named_colour(palette: TradePalette, name: str | None) -> QColor | None:
+    """The colour ``palette`` has under ``name`` (None: ordinary text), for the tables that
+    map a status or kind to a colour's name."""
+    if name is None:
+        return None
+    colour: QColor = getattr(palette, name)
+    return colour
+
+
 def level_colour(level: str, palette: TradePalette | None = None) -> QColor | None:
     """The text colour of a message of ``level`` ("error", "warning", "success"); None for
     ordinary text ("info", "")."""

@@ -45,7 +45,7 @@ from app.ui.models.record_cells import (
     time_cell,
 )
 from app.ui.models.record_view import BLOCK, RecordTableModel, RecordView
-from app.ui.palette import TradePalette
+from app.ui.palette import TradePalette, named_colour
 
 HIGHLIGHT_SECONDS = 3.0
 #: Opacity (0–255) of the highlight: a quarter, so text and status colours read through it.
@@ -79,11 +79,7 @@ WIRE_COLUMNS = (
 
 def status_colour(status: str, palette: TradePalette) -> QColor | None:
     """The status column's colour for ``status`` in ``palette`` (None: ordinary text)."""
-    name = STATUS_COLOURS.get(status)
-    if name is None:
-        return None
-    colour: QColor = getattr(palette, name)
-    return colour
+    return named_colour(palette, STATUS_COLOURS.get(status))
 
 
 def highlight_colour(palette: TradePalette) -> QColor:

@@ -24,7 +24,7 @@ from app.services.rfq_desk import QuoteEvent, side_name, size_text
 from app.ui.models.columns import ALIGN_NUMBER, Column
 from app.ui.models.keyed_table import KeyedTableModel
 from app.ui.models.record_cells import Cell, text_cell
-from app.ui.palette import TradePalette
+from app.ui.palette import TradePalette, named_colour
 
 #: What each event kind is called in the table.
 KIND_TEXT = {
@@ -132,11 +132,7 @@ CELL_PADDING = 16
 
 def kind_colour(kind: str, palette: TradePalette) -> QColor | None:
     """The event column's colour for ``kind`` in ``palette`` (None: ordinary text)."""
-    name = KIND_COLOUR.get(kind)
-    if name is None:
-        return None
-    colour: QColor = getattr(palette, name)
-    return colour
+    return named_colour(palette, KIND_COLOUR.get(kind))
 
 
 class QuoteHistoryModel(KeyedTableModel[QuoteEvent]):
