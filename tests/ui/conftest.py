@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import pytest
 from PySide6.QtCore import QCoreApplication, QSettings
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.api import ClientSettings, ServiceClient
@@ -33,6 +33,7 @@ from app.ui.theme import THEME_PROPERTY, apply_theme
 from tests.harness import SandboxProcess, Session, new_client
 
 T = TypeVar("T")
+W = TypeVar("W", bound=QWidget)
 
 
 @pytest.fixture(autouse=True)
@@ -59,6 +60,15 @@ def qloop(qt_loop: QEventLoop) -> Iterator[QEventLoop]:
         QCoreApplication.processEvents()
     gc.collect()
     asyncio.events._set_running_loop(None)
+
+
+def shown(qtbot: QtBot, widget: W, width: int, height: int) -> W:
+    """``widget`` at ``width`` x ``height``, shown and closed with the test: how a dock test
+    opens its panel."""
+    qtbot.addWidget(widget)
+    widget.resize(width, height)
+    widget.show()
+    return widget
 
 
 def run(qtbot: QtBot, coro: Coroutine[Any, Any, T], timeout: float = 15.0) -> T:

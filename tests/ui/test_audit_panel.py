@@ -28,7 +28,7 @@ from app.ui.models.audit_model import COLUMNS, EXPORT_ONLY
 from app.ui.models.columns import column_numbers
 from app.ui.panels.audit import AuditPanel
 from tests.harness import Faults
-from tests.ui.conftest import Live, run
+from tests.ui.conftest import Live, run, shown
 
 COL = column_numbers(COLUMNS)
 WAIT_MS = 15_000
@@ -57,10 +57,8 @@ class Sent:
 
 
 def open_panel(qtbot: QtBot, live: Live, refresh_ms: int = 5000) -> AuditPanel:
-    panel = AuditPanel(live.context, AuditTrail.of(live.desks), refresh_ms=refresh_ms)
-    qtbot.addWidget(panel)
-    panel.resize(1400, 500)
-    panel.show()
+    trail = AuditTrail.of(live.desks)
+    panel = shown(qtbot, AuditPanel(live.context, trail, refresh_ms=refresh_ms), 1400, 500)
     qtbot.waitUntil(lambda: panel.reads >= 1, timeout=WAIT_MS)
     return panel
 

@@ -21,7 +21,7 @@ from app.ui.models.columns import column_numbers
 from app.ui.models.deposits_model import COLUMNS, SORT_ROLE, DepositsModel
 from app.ui.panels.deposits import DepositsPanel
 from tests.harness import Faults, Session, body
-from tests.ui.conftest import Live
+from tests.ui.conftest import Live, shown
 from tests.ui.records_helpers import fits_at_every_width
 
 #: Column numbers by key (the model's column spec list).
@@ -49,10 +49,7 @@ def server_records(session: Session) -> list[dict[str, Any]]:
 
 
 def make_panel(qtbot: QtBot, live: Live, rows: int, **kw: Any) -> DepositsPanel:
-    panel = DepositsPanel(live.context, **kw)
-    qtbot.addWidget(panel)
-    panel.resize(1400, 400)
-    panel.show()
+    panel = shown(qtbot, DepositsPanel(live.context, **kw), 1400, 400)
     qtbot.waitUntil(lambda: panel.model.rowCount() == rows, timeout=WAIT_MS)
     return panel
 

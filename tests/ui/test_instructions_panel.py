@@ -20,7 +20,7 @@ from app.ui.panels.instructions import InstructionsPanel
 from app.ui.qr import QUIET_ZONE, QrCodeWidget
 from app.ui.widgets.instruction_card import BlockchainCard, FiatCard, RawCard, build_card
 from tests.harness import Faults, Session, body
-from tests.ui.conftest import Live
+from tests.ui.conftest import Live, shown
 
 WAIT_MS = 10_000
 
@@ -59,10 +59,7 @@ def drawn_matrix(widget: QrCodeWidget) -> tuple[tuple[bool, ...], ...]:
 
 @pytest.fixture
 def panel(qtbot: QtBot, live: Live) -> InstructionsPanel:
-    widget = InstructionsPanel(live.context)
-    qtbot.addWidget(widget)
-    widget.resize(900, 1400)
-    widget.show()
+    widget = shown(qtbot, InstructionsPanel(live.context), 900, 1400)
     qtbot.waitUntil(lambda: widget.loaded and bool(widget.cards), timeout=WAIT_MS)
     return widget
 
