@@ -29,6 +29,7 @@ from app.services.pretrade import CheckLimits, checks, what_if
 from app.services.session import Environment, TerminalSession
 from app.services.ticket import TicketError, TicketInput
 from tests.harness import ADMIN_TOKEN, Recorder, SandboxProcess, new_client, until
+from tests.services.session_desk import SessionDesk
 
 pytestmark = pytest.mark.anyio
 
@@ -37,16 +38,12 @@ CREDIT_LINE = {"USD": "-50000"}
 
 
 @dataclass
-class Desk:
+class Desk(SessionDesk):
     sandbox: SandboxProcess
     session: TerminalSession
     desk: OrderDesk
     journal: OrderJournal
     recorder: Recorder
-
-    @property
-    def client(self) -> ServiceClient:
-        return self.session.client
 
     @property
     def account(self) -> str:

@@ -25,6 +25,7 @@ from app.services.ledger_browser import LedgerBrowser, LedgerQuery, LedgerQueryE
 from app.services.order_feed import OrderFeed, OrderFilter, OrdersSnapshot
 from app.services.session import Environment, TerminalSession
 from tests.harness import AppAccount, AppSandbox, until
+from tests.services.session_desk import SessionDesk
 
 pytestmark = pytest.mark.anyio
 
@@ -55,15 +56,11 @@ class Recorder(httpx.AsyncBaseTransport):
 
 
 @dataclass
-class Desk:
+class Desk(SessionDesk):
     session: TerminalSession
     recorder: Recorder
     journal: OrderJournal
     user: AppAccount
-
-    @property
-    def client(self) -> ServiceClient:
-        return self.session.client
 
 
 @asynccontextmanager
