@@ -75,6 +75,12 @@ def local_ms_iso(moment: datetime | None) -> str:
     return moment.astimezone().isoformat(timespec="milliseconds")
 
 
+def both_times(label: str, moment: datetime | None) -> list[tuple[str, str]]:
+    """``label (UTC)`` and ``label (local)`` with ``moment`` to the ms: each time of an entry
+    is given both ways."""
+    return [(f"{label} (UTC)", utc_ms(moment)), (f"{label} (local)", local_ms_iso(moment))]
+
+
 @dataclass(frozen=True)
 class AuditQuery:
     """What the trail shows: ``status`` and ``kind`` exactly when given, ``text`` (every word,
@@ -151,12 +157,9 @@ class AuditRow:
             ("account", self.account),
             ("clientOrderId", self.client_order_id),
             ("orderId", self.order_id),
-            ("intent time (UTC)", utc_ms(self.intent_at)),
-            ("intent time (local)", local_ms_iso(self.intent_at)),
-            ("send time (UTC)", utc_ms(self.sent_at)),
-            ("send time (local)", local_ms_iso(self.sent_at)),
-            ("last update (UTC)", utc_ms(self.updated_at)),
-            ("last update (local)", local_ms_iso(self.updated_at)),
+            *both_times("intent time", self.intent_at),
+            *both_times("send time", self.sent_at),
+            *both_times("last update", self.updated_at),
             ("detail", self.detail),
             ("body sent", self.body),
         ]
