@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+from PySide6.QtWidgets import QTableView, QWidget
 
 from app.domain.display import DASH, Precision
 from app.services.rfq_desk import QuoteEvent, side_name, size_text
@@ -25,6 +25,7 @@ from app.ui.models.columns import ALIGN_NUMBER, Column
 from app.ui.models.keyed_table import KeyedTableModel
 from app.ui.models.record_cells import Cell, text_cell
 from app.ui.palette import TradePalette, named_colour
+from app.ui.widgets.read_only_table import read_only_rows
 
 #: What each event kind is called in the table.
 KIND_TEXT = {
@@ -167,14 +168,8 @@ class QuoteHistoryView(QTableView):
         super().__init__(parent)
         self.setAccessibleName("Quote history")
         self.setModel(model)
-        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.setWordWrap(False)
-        self.verticalHeader().hide()
+        header = read_only_rows(self)
         self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
-        header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
         metrics = self.fontMetrics()
         for key, sample in SAMPLES.items():
             column = model.column(key)
