@@ -18,7 +18,7 @@ import asyncio
 from typing import Any
 
 from PySide6.QtGui import QHideEvent, QShowEvent
-from PySide6.QtWidgets import QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QWidget
 
 from app.services.audit_trail import (
     KIND_WORDS,
@@ -112,25 +112,23 @@ class AuditPanel(RecordPanel):
         self.search.setToolTip("Every word, in what was sent, its ids, outcome, detail or body")
 
         # -- actions --------------------------------------------------------------------------
-        self.refresh_button = QPushButton("Refresh", self)
-        self.refresh_button.setObjectName("auditRefresh")
-        self.refresh_button.setToolTip("Read the journal again now")
+        self.refresh_button = self._button("Refresh", "auditRefresh", "Read the journal again now")
         self.load_more_button = self._load_more_button("audit", f"Show {PAGE:,} older entries too")
         self.details_button, self.copy_button, self.export_button = self._record_buttons("audit")
         self.export_button.setToolTip(
             "Save the entries shown, in this order, to a CSV file (times in UTC and local, ms)"
         )
-        self.status_label = QLabel("Reading the journal…", self)
-        self.status_label.setObjectName("auditStatusLabel")
+        self.status_label = self._status_line("audit", "Reading the journal…")
 
-        filters = FlowLayout()
-        for widget in (
+        query: tuple[QWidget, ...] = (  # a change to any of them reads the journal again
             self.outcome_filter,
             self.kind_filter,
             self.start_filter,
             self.end_filter,
             self.search,
-        ):
+        )
+        filters = FlowLayout()
+        for widget in query:
             filters.addWidget(widget)
         self._lay_out(filters, self.load_more_button, self.refresh_button)
         QWidget.setTabOrder(self.end_filter, self.search)
@@ -139,11 +137,7 @@ class AuditPanel(RecordPanel):
         self.apply_timer = make_timer(self, APPLY_MS, self.read, single_shot=True)
         self.changed_timer = make_timer(self, CHANGED_MS, self.read, single_shot=True)
         self.refresh_timer = make_timer(self, refresh_ms, self.read, name="auditRefreshTimer")
-        for box in (self.outcome_filter, self.kind_filter):
-            box.currentIndexChanged.connect(self._filters_edited)
-        self.start_filter.changed.connect(self._filters_edited)
-        self.end_filter.changed.connect(self._filters_edited)
-        self.search.textChanged.connect(self._filters_edited)
+        self._on_edit(self._filters_edited, *query)
         self.search.returnPressed.connect(self.read)
         self.refresh_button.clicked.connect(self.read)
         self.load_more_button.clicked.connect(self.load_more)

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFileDialog,
-    QHeaderView,
     QLabel,
     QMenu,
     QPushButton,
@@ -45,11 +44,13 @@ from app.services.transfers import (
 )
 from app.ui.bridge import QtTopic
 from app.ui.csv_export import EXPORT_ROLE, ask_and_export, export_csv, rows_as_tsv
+from app.ui.level_text import restyle_level, show_level
 from app.ui.models.deposits_model import RECORD_ROLE, DepositsModel, DepositsSortProxy
-from app.ui.palette import TradePalette, follow_palette, level_css
+from app.ui.palette import TradePalette, follow_palette
 from app.ui.panels.base import PanelContext
 from app.ui.panels.record_parts import FlowLayout, counted, stop_with
 from app.ui.widgets.copy_field import copy_text
+from app.ui.widgets.read_only_table import read_only_rows
 
 KINDS: tuple[tuple[str, TransferKind], ...] = (
     ("Deposits", "deposit"),
@@ -111,16 +112,10 @@ class DepositsPanel(QWidget):
         self.table = QTableView(self)
         self.table.setObjectName("depositsTable")
         self.table.setModel(self.proxy)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        header = read_only_rows(self.table)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setAlternatingRowColors(True)
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
-        self.table.setWordWrap(False)
-        self.table.verticalHeader().setVisible(False)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
         header.setSortIndicatorClearable(True)
         self.table.setSortingEnabled(True)
         self.show_server_order()
@@ -176,15 +171,11 @@ class DepositsPanel(QWidget):
     def _say(self, text: str, level: str = "") -> None:
         """``text`` on the status line in the colour of ``level`` ("error", or "" for ordinary
         text); the level stays on the label (property "level") for a theme switch."""
-        self.status.setText(text)
-        self.status.setProperty("level", level)
-        self.status.setStyleSheet(level_css(level))
+        show_level(self.status, text, level)
 
     def set_palette(self, palette: TradePalette) -> None:
         """A theme switch: the status line in the new colour of its level."""
-        level = self.status.property("level")
-        if isinstance(level, str) and level:
-            self.status.setStyleSheet(level_css(level, palette))
+        restyle_level(self.status, palette)
 
     def _button(self, text: str, name: str, slot: Callable[[], object]) -> QPushButton:
         button = QPushButton(text, self)

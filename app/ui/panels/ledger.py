@@ -21,7 +21,6 @@ from PySide6.QtGui import QRegularExpressionValidator, QShowEvent
 from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
-    QPushButton,
     QSpinBox,
     QWidget,
 )
@@ -105,9 +104,9 @@ class LedgerPanel(RecordPanel):
         self.max_filter.setRange(1, MAX_TRANSACTIONS)
         self.max_filter.setValue(DEFAULT_MAX)
         self.max_filter.setPrefix("max ")
-        self.search_button = QPushButton("Search", self)
-        self.search_button.setObjectName("ledgerSearch")
-        self.search_button.setToolTip("Run the query now (it also runs by itself as you edit)")
+        self.search_button = self._button(
+            "Search", "ledgerSearch", "Run the query now (it also runs by itself as you edit)"
+        )
         self.search_button.setDefault(True)
         self.search_box = self._search_box(
             "ledgerText", "Search shown entries…", "Search shown entries"
@@ -117,12 +116,11 @@ class LedgerPanel(RecordPanel):
         self.load_more_button = self._load_more_button(
             "ledger", "Read the transactions before the oldest one shown"
         )
-        self.refresh_button = QPushButton("Refresh", self)
-        self.refresh_button.setObjectName("ledgerRefresh")
-        self.refresh_button.setToolTip("Read again with the filters as they are now")
+        self.refresh_button = self._button(
+            "Refresh", "ledgerRefresh", "Read again with the filters as they are now"
+        )
         self.details_button, self.copy_button, self.export_button = self._record_buttons("ledger")
-        self.status_label = QLabel("", self)
-        self.status_label.setObjectName("ledgerStatusLabel")
+        self.status_label = self._status_line("ledger")
         self.balance_note = QLabel("", self)
         self.balance_note.setObjectName("ledgerBalanceNote")
 
@@ -146,13 +144,16 @@ class LedgerPanel(RecordPanel):
 
         self._fill_timer = make_timer(self, FILL_REFRESH_MS, self._after_fill, single_shot=True)
         self.apply_timer = make_timer(self, APPLY_MS, self.apply_filters, single_shot=True)
-        for box in (self.asset_filter, self.type_filter):
-            box.currentIndexChanged.connect(self._filters_edited)
-        for edit in (self.transaction_filter, self.ordering_filter):
-            edit.textChanged.connect(self._filters_edited)
-        self.start_filter.changed.connect(self._filters_edited)
-        self.end_filter.changed.connect(self._filters_edited)
-        self.max_filter.valueChanged.connect(self._filters_edited)
+        self._on_edit(
+            self._filters_edited,
+            self.asset_filter,
+            self.type_filter,
+            self.transaction_filter,
+            self.ordering_filter,
+            self.start_filter,
+            self.end_filter,
+            self.max_filter,
+        )
         self.search_button.clicked.connect(self.run_query)
         for edit in (self.transaction_filter, self.ordering_filter):
             edit.returnPressed.connect(self.run_query)

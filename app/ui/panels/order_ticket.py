@@ -77,6 +77,7 @@ from app.services.ticket import OrderType, TicketError, TicketForm, TicketInput
 from app.ui.bridge import QtTopic
 from app.ui.click_trade import TradeRequest
 from app.ui.fonts import number_font
+from app.ui.level_text import show_level
 from app.ui.order_confirm import SETTINGS_KEY as CONFIRM_KEY
 from app.ui.order_confirm import confirm_order, update_confirmation
 from app.ui.palette import TradePalette, current_palette, follow_palette, level_colour, level_css
@@ -119,9 +120,7 @@ UNIT_SAMPLE = "USD to spend"
 def _styled(label: QLabel, level: str, text: str) -> None:
     """``text`` in the colour of ``level``; the level stays on the label (property "level")
     so a theme switch can restyle it."""
-    label.setText(text)
-    label.setProperty("level", level)
-    label.setStyleSheet(level_css(level))
+    show_level(label, text, level)
 
 
 def _check_line(level: str, text: str) -> str:

@@ -18,7 +18,6 @@ from datetime import datetime
 
 from PySide6.QtGui import QAction, QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
-    QLabel,
     QWidget,
 )
 
@@ -121,20 +120,20 @@ class OrdersPanel(RecordPanel):
         )
         self.details_button, self.copy_button, self.export_button = self._record_buttons("orders")
         self.export_button.setToolTip("Save the orders shown, in this order, to a CSV file")
-        self.status_label = QLabel("Loading orders…", self)
-        self.status_label.setObjectName("ordersStatusLabel")
+        self.status_label = self._status_line("orders", "Loading orders…")
         self.details_action = QAction("Details…", self)
         self.table.addAction(self.details_action)
 
-        filters = FlowLayout()  # wraps onto a second row in a narrow dock
-        for widget in (
+        query: tuple[QWidget, ...] = (  # a change to any of them asks the server again
             self.status_filter,
             self.type_filter,
             self.pair_filter,
             self.asset_filter,
             self.start_filter,
             self.end_filter,
-        ):
+        )
+        filters = FlowLayout()  # wraps onto a second row in a narrow dock
+        for widget in query:
             filters.addWidget(widget)
         filters.addWidget(self.search)
         layout = self._lay_out(filters, self.load_more_button)
@@ -146,10 +145,7 @@ class OrdersPanel(RecordPanel):
         QWidget.setTabOrder(self.search, self.table)
 
         self._apply_timer = make_timer(self, APPLY_MS, self.apply_filters, single_shot=True)
-        for box in (self.status_filter, self.type_filter, self.pair_filter, self.asset_filter):
-            box.currentIndexChanged.connect(self._filters_edited)
-        self.start_filter.changed.connect(self._filters_edited)
-        self.end_filter.changed.connect(self._filters_edited)
+        self._on_edit(self._filters_edited, *query)
         self.search.textChanged.connect(self.proxy.set_text)
         self.search.textChanged.connect(lambda _: self._show_count())
         self.proxy.viewChanged.connect(self._show_count)  # a deferred sort or filter is shown

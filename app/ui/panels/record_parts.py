@@ -11,7 +11,7 @@ being cut off at its edge (the docks were clipped at 1400 and 1920 px)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Protocol
@@ -25,13 +25,13 @@ from PySide6.QtWidgets import (
     QDateTimeEdit,
     QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLayout,
     QLayoutItem,
     QLineEdit,
     QPushButton,
     QSizePolicy,
+    QSpinBox,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -39,12 +39,14 @@ from PySide6.QtWidgets import (
 
 from app.services.log_events import LogLevel
 from app.ui.csv_export import ask_and_export, rows_as_tsv
+from app.ui.level_text import restyle_level, show_level
 from app.ui.models.record_cells import Index
 from app.ui.models.record_view import RecordView
-from app.ui.palette import TradePalette, follow_palette, level_css
+from app.ui.palette import TradePalette, follow_palette
 from app.ui.panels.base import PanelContext
 from app.ui.record_details import RecordDetailsDialog
 from app.ui.widgets.copy_field import copy_text
+from app.ui.widgets.read_only_table import read_only_rows
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: The free-text search box of a record dock is never narrower than this (px).
@@ -211,15 +213,9 @@ class RecordTable(QTableView):
     def __init__(self, name: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName(name)
-        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        header = read_only_rows(self)
         self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.setWordWrap(False)
-        self.verticalHeader().hide()
         self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
-        header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
         header.setSortIndicatorClearable(True)  # third click: back to newest first
         header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.setSortingEnabled(True)
@@ -362,6 +358,34 @@ class RecordPanel(QWidget):
         box.setMinimumWidth(SEARCH_MIN_WIDTH)
         return box
 
+    def _button(self, text: str, name: str, tooltip: str) -> QPushButton:
+        """A push button of the dock with its object name and tooltip (Refresh, Search)."""
+        button = QPushButton(text, self)
+        button.setObjectName(name)
+        button.setToolTip(tooltip)
+        return button
+
+    def _status_line(self, prefix: str, text: str = "") -> QLabel:
+        """The status line's label (``<prefix>StatusLabel``), ``text`` until the first read."""
+        label = QLabel(text, self)
+        label.setObjectName(f"{prefix}StatusLabel")
+        return label
+
+    def _on_edit(self, slot: Callable[..., object], *filters: QWidget) -> None:
+        """Call ``slot`` whenever one of ``filters`` (a combo box, text box, date-time bound or
+        spin box) changes: every query dock re-reads on any of them."""
+        for widget in filters:
+            if isinstance(widget, QComboBox):
+                widget.currentIndexChanged.connect(slot)
+            elif isinstance(widget, QLineEdit):
+                widget.textChanged.connect(slot)
+            elif isinstance(widget, OptionalDateTime):
+                widget.changed.connect(slot)
+            elif isinstance(widget, QSpinBox):
+                widget.valueChanged.connect(slot)
+            else:
+                raise TypeError(f"not a filter: {widget!r}")
+
     def _load_more_button(self, prefix: str, tooltip: str) -> QPushButton:
         """Load more (disabled until a page says there is more), as every paged dock has it."""
         button = QPushButton("Load more", self)
@@ -402,18 +426,11 @@ class RecordPanel(QWidget):
     def _say(self, text: str, *, error: bool = False) -> None:
         """``text`` on the status line; an error in the error colour. The level stays on the
         label (property "level") so a theme switch can restyle it."""
-        level = "error" if error else ""
-        self.status_label.setText(text)
-        if self.status_label.property("level") != level:
-            # A style sheet re-polishes the label (milliseconds): only when the level changes.
-            self.status_label.setProperty("level", level)
-            self.status_label.setStyleSheet(level_css(level))
+        show_level(self.status_label, text, "error" if error else "")
 
     def set_palette(self, palette: TradePalette) -> None:
         """A theme switch: the status line in the new colour of its level."""
-        level = self.status_label.property("level")
-        if isinstance(level, str) and level:
-            self.status_label.setStyleSheet(level_css(level, palette))
+        restyle_level(self.status_label, palette)
 
     # -- details, copy, export ------------------------------------------------------------------
 

@@ -1,0 +1,26 @@
+"""A label whose text has a level ("error", "warning", "success" or "" for ordinary text): the
+status lines of the docks and the ticket's messages, shown in the level's colour and restyled
+when the theme switches."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel
+
+from app.ui.palette import TradePalette, level_css
+
+
+def show_level(label: QLabel, text: str, level: str = "") -> None:
+    """``text`` on ``label`` in the colour of ``level``; the level stays on the label (property
+    "level") so a theme switch can restyle it (``restyle_level``)."""
+    label.setText(text)
+    if label.property("level") != level:
+        # A style sheet re-polishes the label (milliseconds): only when the level changes.
+        label.setProperty("level", level)
+        label.setStyleSheet(level_css(level))
+
+
+def restyle_level(label: QLabel, palette: TradePalette) -> None:
+    """A theme switch: ``label`` in the new colour of its level (ordinary text stays as it is)."""
+    level = label.property("level")
+    if isinstance(level, str) and level:
+        label.setStyleSheet(level_css(level, palette))
