@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QSettings, QTimer
-from PySide6.QtWidgets import QApplication, QLabel, QWidget
+from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
+from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.domain import Amount
@@ -249,3 +249,42 @@ def test_the_status_bar_keeps_its_width_whatever_it_says(qtbot: QtBot, live: Liv
         assert [label.width() for label in (status.state, status.latency, status.age)] == widths
         assert status.minimumSizeHint() == hint
     assert window.minimumSize() == MIN_SIZE
+
+
+def test_docks_are_not_animated_and_a_steady_state_is_not_restyled(
+    qtbot: QtBot, live: Live
+) -> None:
+    """Issue 16: animated docks ran QPropertyAnimations on every relayout, and the state's
+    style sheet was set again on every poll."""
+    window = make_window(qtbot, live)
+    assert not window.isAnimated()
+    assert not window.dockOptions() & QMainWindow.DockOption.AnimatedDocks
+    status = window.status
+    qtbot.waitUntil(lambda: "LIVE" in status.state.text(), timeout=10000)
+    polished: list[int] = []
+    status.state.installEventFilter(filter_of(polished, QEvent.Type.StyleChange))
+    status.show_health(live.session.health.current)  # the same state again
+    qtbot.wait(20)
+    assert polished == []
+    status.show_health(HealthState(Health.OFFLINE, "a reason", ()))
+    qtbot.waitUntil(lambda: polished != [])
+
+
+class _Counter(QObject):
+    def __init__(self, found: list[int], kind: QEvent.Type) -> None:
+        super().__init__()
+        self.found, self.kind = found, kind
+
+    def eventFilter(self, _watched: QObject, event: QEvent) -> bool:
+        if event.type() == self.kind:
+            self.found.append(1)
+        return False
+
+
+_filters: list[_Counter] = []
+
+
+def filter_of(found: list[int], kind: QEvent.Type) -> _Counter:
+    counter = _Counter(found, kind)
+    _filters.append(counter)  # kept alive for the test
+    return counter

@@ -39,7 +39,7 @@ from app.domain.money import MONEY_CONTEXT
 from app.domain.records import TopOfBook
 from app.ui.frame_clock import FrameClock, shared_frame_clock
 from app.ui.models.columns import ALIGN_NUMBER, ALIGN_TEXT, Column
-from app.ui.models.keyed_table import Index, KeyedTableModel, changed_columns, runs
+from app.ui.models.keyed_table import Cells, Index, KeyedTableModel, changed_columns, runs
 from app.ui.models.record_cells import Cell
 from app.ui.models.sorting import SORT_ROLE as SORT_ROLE
 from app.ui.palette import (
@@ -303,6 +303,8 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         self._visible: tuple[int, int] | None = None
         #: Pairs whose cells are older than their record (formatted when next read).
         self._unformatted: set[str] = set()
+        #: Per column, the longest display text formatted so far (characters).
+        self._widest = [0] * COLUMN_COUNT
         self._frames = frames if frames is not None else shared_frame_clock()
         self._age_due = math.inf
         self._frames.listen(self._on_frame)
@@ -406,6 +408,7 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
             else:
                 changed = changed_columns(cells[row], new)
             cells[row] = new
+            self._measure(new, changed)
             self.signal_cells(row, changed)
         if books:
             self._sort_dirty = True
@@ -571,6 +574,11 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
 
     # -- reading --------------------------------------------------------------------------------
 
+    def widest(self, column: int) -> int:
+        """The longest text (characters) ``column`` has shown: its width grows only when this
+        does."""
+        return self._widest[column]
+
     def cell(self, row: int, column: int) -> Cell:
         self._formatted(row)
         return self._cells[row][column]
@@ -641,6 +649,14 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
             age = Cell(age_text(self._clock() - quote.received), None, None)
             cells = (*cells[:_AGE], age, *cells[_AGE + 1 :])
         self._cells[row] = cells
+        self._widest = [max(a, len(c.display)) for a, c in zip(self._widest, cells, strict=True)]
+
+    def _measure(self, cells: Cells, columns: Sequence[int]) -> None:
+        """Keep the longest text of each column up to date."""
+        widest = self._widest
+        for column in columns:
+            if len(cells[column].display) > widest[column]:
+                widest[column] = len(cells[column].display)
 
     def _on_frame(self, now: float) -> None:
         """The frame clock's tick: a fade step when one is due, the ages once a second."""

@@ -59,6 +59,7 @@ from app.ui.click_trade import TradeRequest, side_of_click
 from app.ui.column_choice import ColumnChoice
 from app.ui.frame_clock import SLICE_SECONDS, FrameClock, shared_frame_clock
 from app.ui.models.top_of_book_model import (
+    COLUMNS,
     FLASH_KEYS,
     STALE_FACTOR,
     UP_SIGN,
@@ -128,6 +129,8 @@ class TopOfBookPanel(QWidget):
         self._sort_dirty = False
         self._sorted_at = 0.0
         self._sized = False
+        #: Per column, the longest text (characters) its width was fitted to.
+        self._fitted = [0] * len(COLUMNS)
         self._choices_from: tuple[str, ...] | None = None
         #: True while the panel itself moves the highlight: that is not the trader choosing.
         self._syncing = False
@@ -414,10 +417,19 @@ class TopOfBookPanel(QWidget):
         if not self._sized and updated:
             self._sized = True
             self._fit_columns()
+        elif self._sized and updated:
+            self._fit_grown()
         if len(self._bridge.available_pairs) != len(self._choices_from or ()):
             self._refresh_choices()
 
-    def _fit_columns(self) -> None:
+    def _fit_grown(self) -> None:
+        """Columns whose longest text grew (e.g. more decimals once the pairs are known) are
+        fitted again; nothing else changes width on a tick."""
+        grown = [c for c, fitted in enumerate(self._fitted) if self.model.widest(c) > fitted]
+        if grown:
+            self._fit_columns(grown)
+
+    def _fit_columns(self, columns: list[int] | None = None) -> None:
         """Fit the columns to the first data, with room for the ▲/▼ sign prices gain later.
 
         Measures the longest text of each column (fixed-pitch digits: longest is widest)
@@ -428,7 +440,10 @@ class TopOfBookPanel(QWidget):
         names = QFontMetrics(bold)
         header = self.table.horizontalHeader()
         for column, spec in enumerate(self.model.columns):
+            if columns is not None and column not in columns:
+                continue
             texts = self.model.column_texts(column)
+            self._fitted[column] = self.model.widest(column)
             longest = max(texts, key=len, default="")
             if spec.key in FLASH_KEYS:
                 longest = UP_SIGN + longest
