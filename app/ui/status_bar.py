@@ -123,12 +123,18 @@ class StatusBar(QStatusBar):
         self.tick()
 
     def _fix_width(self, label: QLabel) -> None:
-        """One width for good, from the widest text the label can show (bold for the state)."""
+        """One size for good, from the widest text the label can show (bold for the state)."""
         font = QFont(label.font())
         font.setBold(label is self.state)
         width = QFontMetrics(font).horizontalAdvance(WIDEST[label.objectName()]) + 8
-        label.setFixedWidth(width)
-        label.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)
+        shown = label.text()
+        label.setText(WIDEST[label.objectName()])
+        height = label.sizeHint().height()
+        label.setText(shown)
+        # Fixed in both directions: Qt then skips the layout invalidation a new text causes, so
+        # the age and latency ticking never relayout the window (issue 16).
+        label.setFixedSize(width, height)
+        label.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
 
     def show_health(self, state: HealthState) -> None:
         text, level = STATE_STYLE.get(state.health, (state.health.upper(), "warning"))

@@ -27,6 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication
 
 from app.services.connect import connect
@@ -38,6 +39,19 @@ from app.ui.qt import QEventLoop
 from app.ui.settings import open_settings
 
 WARM_UP = 10.0
+
+
+class LayoutRequests(QObject):
+    """Counts the layout requests the main window receives (a relayout of the whole window)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def eventFilter(self, _watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.LayoutRequest:
+            self.count += 1
+        return False
 
 
 def rss_mb() -> float:
@@ -65,6 +79,8 @@ async def bench(pairs: int, seconds: float, hz: float, config: Path) -> None:
     watched = session.available_pairs[:pairs]
     window.context.bridge.set_watchlist(watched)
     await asyncio.sleep(WARM_UP)
+    layouts = LayoutRequests()
+    window.installEventFilter(layouts)
     rss_start, cpu_start = rss_mb(), cpu_seconds()
     loop = asyncio.get_running_loop()
     started = loop.time()
@@ -77,6 +93,7 @@ async def bench(pairs: int, seconds: float, hz: float, config: Path) -> None:
         f"{QApplication.platformName()}"
     )
     print(f"process CPU {cpu:.2f} s = {100 * cpu / elapsed:.1f} % of one core")
+    print(f"layout requests of the main window: {layouts.count}")
     print(f"RSS {rss_start:.1f} MB -> {rss_end:.1f} MB ({rss_end - rss_start:+.2f} MB)")
     window.save_layout()
     window.hide()
@@ -92,6 +109,7 @@ async def bench(pairs: int, seconds: float, hz: float, config: Path) -> None:
             {
                 "cpu_pct": round(100 * cpu / elapsed, 2),
                 "rss_growth_mb": round(rss_end - rss_start, 2),
+                "layout_requests": layouts.count,
                 "pairs": len(watched),
                 "hz": hz,
                 "seconds": round(elapsed),

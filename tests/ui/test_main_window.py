@@ -25,6 +25,7 @@ from app.ui import errors
 from app.ui.launch import default_panels
 from app.ui.main_window import MIN_SIZE, Area, MainWindow, PanelSpec
 from app.ui.panels.base import PanelContext
+from app.ui.panels.chart import ChartPanel
 from app.ui.panels.deposits import DepositsPanel
 from app.ui.panels.orders import OrdersPanel
 from app.ui.settings import open_settings
@@ -288,3 +289,27 @@ def filter_of(found: list[int], kind: QEvent.Type) -> _Counter:
     counter = _Counter(found, kind)
     _filters.append(counter)  # kept alive for the test
     return counter
+
+
+def test_ticking_prices_never_relayout_the_window(qtbot: QtBot, live: Live) -> None:
+    """Issue 16: the chart title, the balances total and the status bar's ages changed their
+    size hints on every tick and the whole window was laid out again each time."""
+    window = MainWindow(live.context, default_panels(live.desks), "9.9.9")
+    qtbot.addWidget(window)
+    window.resize(1366, 768)
+    window.show()
+    window.docks["chart"].raise_()
+    chart = window.docks["chart"].widget()
+    assert isinstance(chart, ChartPanel)
+    qtbot.waitUntil(lambda: "bid —" not in chart.title.text(), timeout=10000)
+    qtbot.wait(1500)  # the first data fitted the columns; from here on it only ticks
+    requests: list[int] = []
+    window.installEventFilter(filter_of(requests, QEvent.Type.LayoutRequest))
+    titles = {chart.title.text()}
+
+    def three_titles() -> bool:
+        titles.add(chart.title.text())
+        return len(titles) >= 3
+
+    qtbot.waitUntil(three_titles, timeout=10000)
+    assert requests == []

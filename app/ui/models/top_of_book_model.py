@@ -412,8 +412,8 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
             self.signal_cells(row, changed)
         if books:
             self._sort_dirty = True
-        if flashed:
-            self._flash_due = min(self._flash_due, now + FLASH_SECONDS / FADE_STEPS)
+        if flashed and self._flash_due == math.inf:  # else the running cadence steps it
+            self._flash_due = now + FLASH_SECONDS / FADE_STEPS
             self._frames.request(FLASH_SECONDS / FADE_STEPS)
         self._schedule_ages()
 
@@ -448,10 +448,10 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
 
     def expire_flashes(self) -> None:
         """Step the fades: signal the cells in view whose fade moved a step or ended (only
-        those), forget the ended ones, and ask the frame clock for the next step."""
+        those), forget the ended ones, and ask the frame clock for the next step (one cadence
+        for all fades, so concurrent fades share each repaint)."""
         now = self._clock() + _FLASH_SLACK
         step_length = FLASH_SECONDS / FADE_STEPS
-        due = math.inf
         first, last = self._visible or (0, len(self._records) - 1)
         for pair, flashes in list(self._flashes.items()):
             steps = self._steps.setdefault(pair, {})
@@ -466,16 +466,17 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
                 if step != steps.get(column, 0):
                     steps[column] = step
                     moved_cells.append(column)
-                due = min(due, started + (step + 1) * step_length)
             if not flashes:
                 del self._flashes[pair]
                 self._steps.pop(pair, None)
             row = self._index[pair]
             if moved_cells and first <= row <= last:
                 self.signal_cells(row, sorted(moved_cells))
-        self._flash_due = due
-        if due < math.inf:
-            self._frames.request(max(0.0, due - self._clock()))
+        # One cadence for every fade (one repaint per step for all rows, as a shared timer
+        # would): a fade that began between two steps moves at the next one.
+        self._flash_due = self._clock() + step_length if self._flashes else math.inf
+        if self._flashes:
+            self._frames.request(step_length)
 
     def set_flash_mode(self, mode: str) -> None:
         """The trader chose how prices fade (off, subtle, full): the running fades repaint in

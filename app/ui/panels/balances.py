@@ -48,6 +48,7 @@ from app.ui.models.balances_model import (
 from app.ui.palette import TradePalette, current_palette, follow_palette, level_css
 from app.ui.panels.base import PanelContext
 from app.ui.preferences import Preferences
+from app.ui.widgets.live_text import TextHost
 
 SETTINGS_KEY = "valuation_currency"
 DEFAULT_CURRENCY = "USD"
@@ -152,7 +153,8 @@ class BalancesPanel(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(self.table, 1)
-        layout.addWidget(self.total_label)
+        # hosted: a new total repaints the label and never relayouts the window
+        layout.addWidget(TextHost(self.total_label, "Total: 0,000,000.00 USD", self))
         layout.addWidget(self.note_label)
 
         self._frames.listen(self._on_frame)

@@ -91,9 +91,12 @@ from app.ui.frame_clock import shared_frame_clock
 from app.ui.palette import TradePalette, current_palette, follow_palette
 from app.ui.panels.base import PanelContext
 from app.ui.ring_buffer import FloatArray, RingBuffer
+from app.ui.widgets.live_text import TextHost
 
 CAPACITY = 20_000
 FRAME_MS = 33
+#: The text the title's size hint is measured on (its text changes on every tick).
+TITLE_SAMPLE = "BTC/USD   bid 00,000.00   ask 00,000.00   spread 0.00"
 #: How often the ticks recorded for the history go to its writer thread.
 FLUSH_MS = 5_000
 #: The shortest pause in ticks that breaks the lines, in seconds.
@@ -546,7 +549,8 @@ class ChartPanel(QWidget):
 
         top_row = QHBoxLayout()
         top_row.setContentsMargins(4, 0, 4, 0)
-        top_row.addWidget(self.title, 1)
+        # hosted: a new price in the title repaints it and never relayouts the window
+        top_row.addWidget(TextHost(self.title, TITLE_SAMPLE, self), 1)
         top_row.addWidget(self.view_choice)
         legend_row = QHBoxLayout()
         legend_row.setContentsMargins(4, 0, 4, 0)
