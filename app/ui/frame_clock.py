@@ -6,6 +6,10 @@ per tick. Here views only *ask* for a frame — now, or after a delay (a fade's 
 next second of an age) — and one single-shot timer serves them all, at most ``FRAME_MS`` apart
 (≤ 60 Hz). When nobody asked, the timer is stopped: an idle terminal does nothing at all.
 
+Fresh data does not wait behind another view's frame: a view may ask ``soon`` when its own
+last frame is at least ``FRAME_MS`` old (the watchlist does for new prices), so each view still
+runs at most 60 frames a second while a price never queues behind a fade step.
+
 A frame calls every subscriber with the frame's monotonic time; a subscriber does its work only
 if something changed (it asked for this frame, or has pending data) and asks again if it wants
 a later one. A subscriber that has more work than its slice (about ``SLICE_SECONDS`` of one

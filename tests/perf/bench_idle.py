@@ -10,7 +10,8 @@ sandbox's own) and polls every feed at ``--hz``. After a warm-up, the process's 
 (``os.times``, all threads; the sandbox child is not counted) over wall time is the idle CPU;
 RSS (``/proc/self/statm``) growth from the end of the warm-up to the end is the memory figure.
 ``--soak 600`` runs that long instead of ``--seconds`` (e.g. ``--soak 600 --hz 10`` for the
-chart's memory). Prints figures and ends with one JSON line; asserts nothing.
+chart's memory); ``--profile PATH`` saves cProfile stats of the measured part (main thread).
+Prints figures and ends with one JSON line; asserts nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import argparse
 import asyncio
+import cProfile
 import json
 import resource
 import sys
@@ -65,7 +67,9 @@ def cpu_seconds() -> float:
     return times.user + times.system
 
 
-async def bench(pairs: int, seconds: float, hz: float, config: Path) -> None:
+async def bench(
+    pairs: int, seconds: float, hz: float, config: Path, profile: Path | None = None
+) -> None:
     child = SandboxChild(":memory:")
     url = await child.start()
     session = await connect(url, "demo", "demo", "demo", sandbox=True)
@@ -81,10 +85,16 @@ async def bench(pairs: int, seconds: float, hz: float, config: Path) -> None:
     await asyncio.sleep(WARM_UP)
     layouts = LayoutRequests()
     window.installEventFilter(layouts)
+    profiler = cProfile.Profile() if profile is not None else None
     rss_start, cpu_start = rss_mb(), cpu_seconds()
     loop = asyncio.get_running_loop()
     started = loop.time()
+    if profiler is not None:
+        profiler.enable()
     await asyncio.sleep(seconds)
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(str(profile))
     elapsed = loop.time() - started
     cpu, rss_end = cpu_seconds() - cpu_start, rss_mb()
     print(
@@ -124,6 +134,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--hz", type=float, default=1.0)
     parser.add_argument("--soak", type=float, default=None, help="run this many seconds")
+    parser.add_argument("--profile", type=Path, default=None, help="cProfile stats of the run")
     options = parser.parse_args()
     seconds = options.soak if options.soak is not None else options.seconds
     app = QApplication.instance() or QApplication(sys.argv)
@@ -134,7 +145,7 @@ def main() -> None:
         asyncio.Runner(loop_factory=lambda: QEventLoop(app)) as runner,
     ):
         os.environ["TRADETERM_CONFIG_DIR"] = config  # settings and chart history
-        runner.run(bench(options.pairs, seconds, options.hz, Path(config)))
+        runner.run(bench(options.pairs, seconds, options.hz, Path(config), options.profile))
 
 
 if __name__ == "__main__":
