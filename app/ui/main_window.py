@@ -10,6 +10,7 @@ View > Layout offers both and a reset to the screen's default. The window never 
 its minimum size is set once (``MIN_SIZE``, inside 1280×720), so no panel's growing size hint
 (a ticket warning, a longer status text) can push the window bigger. View > Workspaces saves,
 loads, renames and deletes named layouts, and locks the docks against accidental drags.
+Docks are not animated (issue 16): a relayout moves them at once, with no animations.
 """
 
 from __future__ import annotations
@@ -107,6 +108,9 @@ class MainWindow(QMainWindow):
         self.setObjectName("mainWindow")
         self.setWindowTitle(f"Tradeterm — {env.account} @ {env.label}")
         self.setDockNestingEnabled(True)
+        # Issue 16: with animated docks every relayout (a label's size hint on a tick) ran
+        # QPropertyAnimations for the docks — about 1,700 in 30 s idle. Docks move at once.
+        self.setAnimated(False)
         # the bottom tab group (the records: the widest filter bars) spans the whole width
         self.setCorner(Qt.Corner.BottomLeftCorner, Area.BottomDockWidgetArea)
         self.setCorner(Qt.Corner.BottomRightCorner, Area.BottomDockWidgetArea)

@@ -25,7 +25,10 @@ class RingBuffer:
         self.capacity = capacity
         self.columns = columns
         # One row per column, so each series' window is contiguous in memory.
-        self._data: FloatArray = np.zeros((columns, 2 * capacity), dtype=np.float64)
+        # Every page written now (np.zeros would leave them to the first write): the memory is
+        # all taken at start, so the process's size stays flat as the ring fills (issue 16).
+        self._data: FloatArray = np.empty((columns, 2 * capacity), dtype=np.float64)
+        self._data.fill(0.0)
         self._count = 0  # samples ever appended since the last clear
 
     def __len__(self) -> int:

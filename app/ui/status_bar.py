@@ -2,10 +2,11 @@
 
 Connection state with colour and a word (not colour alone), last request latency, age of the
 freshest top-of-book data, server clock offset, token expiry countdown, a SANDBOX badge, and
-the version. Ages and countdowns tick once a second from one timer. Numbers are grouped
-(1,234 ms); the state's tooltip gives the reason in words (no URL: the log has it). The state's
-colour (success, warning, error) and the badge (the theme's background on its warning colour)
-come from the palette in force and follow a theme switch.
+the version. Ages and countdowns tick once a second from the application's frame clock
+(``app.ui.frame_clock``), and the state's style is set only when it changes. Numbers are
+grouped (1,234 ms); the state's tooltip gives the reason in words (no URL: the log has it). The
+state's colour (success, warning, error) and the badge (the theme's background on its warning
+colour) come from the palette in force and follow a theme switch.
 
 Every label has a fixed width, measured once from the widest text it can show (``WIDEST``), so a
 longer state ("✗ LOGIN EXPIRED" after "● LIVE") never widens the status bar and with it the
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QLabel, QPushButton, QSizePolicy, QStatusBar, QWidget
 
@@ -24,6 +25,7 @@ from app.domain.words import in_words
 from app.services.health import Health, HealthState
 from app.services.poller import FeedStatus
 from app.ui.bridge import SessionBridge
+from app.ui.frame_clock import FrameClock, shared_frame_clock
 from app.ui.palette import TradePalette, current_palette, follow_palette, level_colour
 
 #: Each state's text and message level (its colour in the palette); others show as a warning.
@@ -71,8 +73,17 @@ class StatusBar(QStatusBar):
     #: The trader asked to log in again (the button shown while the login is expired).
     logInAgainRequested = Signal()
 
-    def __init__(self, bridge: SessionBridge, version: str, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        bridge: SessionBridge,
+        version: str,
+        parent: QWidget | None = None,
+        *,
+        frames: FrameClock | None = None,
+    ) -> None:
+        """``frames``: the frame clock (the application's by default)."""
         super().__init__(parent)
+        self._shown_health: tuple[str, str] | None = None
         self._bridge = bridge
         self.state = _label(self, "state", "Connection state")
         self.latency = _label(self, "latency", "Duration of the last successful request")
@@ -106,25 +117,32 @@ class StatusBar(QStatusBar):
         follow_palette(self.set_palette)
         bridge.health.connect(self.show_health)
         bridge.feedStatus.connect(self._feed)
-        self._timer = QTimer(self)
-        self._timer.setInterval(1000)
-        self._timer.timeout.connect(self.tick)
-        self._timer.start()
+        self._frames = frames if frames is not None else shared_frame_clock()
+        self._tick_due = 0.0
+        self._frames.listen(self._on_frame)
         self.tick()
 
     def _fix_width(self, label: QLabel) -> None:
-        """One width for good, from the widest text the label can show (bold for the state)."""
+        """One size for good, from the widest text the label can show (bold for the state)."""
         font = QFont(label.font())
         font.setBold(label is self.state)
         width = QFontMetrics(font).horizontalAdvance(WIDEST[label.objectName()]) + 8
-        label.setFixedWidth(width)
-        label.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)
+        shown = label.text()
+        label.setText(WIDEST[label.objectName()])
+        height = label.sizeHint().height()
+        label.setText(shown)
+        # Fixed in both directions: Qt then skips the layout invalidation a new text causes, so
+        # the age and latency ticking never relayout the window (issue 16).
+        label.setFixedSize(width, height)
+        label.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
 
     def show_health(self, state: HealthState) -> None:
         text, level = STATE_STYLE.get(state.health, (state.health.upper(), "warning"))
-        self.state.setText(text)
-        self.state.setProperty("level", level)
-        self.state.setStyleSheet(state_css(level, current_palette()))
+        if self._shown_health != (text, level):  # a style sheet set again re-polishes
+            self._shown_health = (text, level)
+            self.state.setText(text)
+            self.state.setProperty("level", level)
+            self.state.setStyleSheet(state_css(level, current_palette()))
         self.state.setToolTip(f"Connection {state.health}: {in_words(state.reason)}")
         if state.health in (Health.OFFLINE, Health.AUTH_EXPIRED):
             self.latency.setText("—")  # no last good latency while nothing answers
@@ -143,7 +161,14 @@ class StatusBar(QStatusBar):
             self._top = status
             self.tick()
 
+    def _on_frame(self, now: float) -> None:
+        if now >= self._tick_due:
+            self.tick()
+
     def tick(self) -> None:
+        """The ages and countdowns (once a second, from the frame clock)."""
+        self._tick_due = self._frames.now() + 1.0
+        self._frames.request(1.0)
         age = self._top.age(time.monotonic()) if self._top else None
         self.age.setText("data —" if age is None else f"data {age:,.1f} s")
         offset_ms = self._bridge.clock_offset.total_seconds() * 1000

@@ -16,7 +16,14 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QColor, QContextMenuEvent, QImage, QPainter
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QMenu, QStyle, QStyleOptionViewItem, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QHeaderView,
+    QMenu,
+    QStyle,
+    QStyleOptionViewItem,
+    QWidget,
+)
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
@@ -483,3 +490,25 @@ def test_less_used_columns_are_hidden_and_chosen_from_the_header_menu(
     panel.columns.set_shown("free", True)
     panel.columns.set_shown("credit_limit", False)
     assert read_hidden(live.context.settings, "balances", ()) == list(DEFAULT_HIDDEN)
+
+
+def test_columns_are_fitted_once_and_a_tick_changes_no_width(
+    qtbot: QtBot, panel: BalancesPanel
+) -> None:
+    """Issue 16: ResizeToContents measured every cell on every tick and relaid the window
+    out; the widths are fitted to the contents once and grow only when a text grows."""
+    header = panel.table.horizontalHeader()
+    free = COL["free"]
+    assert header.sectionResizeMode(free) == QHeaderView.ResizeMode.Interactive
+    qtbot.waitUntil(lambda: not panel._fit_due, timeout=WAIT_MS)
+    widths = [header.sectionSize(column) for column in range(header.count() - 1)]
+    assert header.sectionSize(free) >= panel.table.sizeHintForColumn(free)  # the text fits
+    resized: list[int] = []
+    header.sectionResized.connect(lambda column, _old, _new: resized.append(column))
+    panel.model.set_top_of_book({"BTC/USD": book("BTC/USD", "90001", "90011")})  # a tick
+    qtbot.wait(50)
+    assert resized == [] and widths == [header.sectionSize(c) for c in range(header.count() - 1)]
+    grown = balances({**BASE_ROWS, "BTC": ("123456789.5", "0", "0", "0")})
+    panel.model.set_balances(grown)  # a longer text: its column grows to fit
+    qtbot.waitUntil(lambda: free in resized, timeout=WAIT_MS)
+    assert header.sectionSize(free) >= panel.table.sizeHintForColumn(free)

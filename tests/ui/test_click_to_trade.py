@@ -121,7 +121,7 @@ def click(view: QWidget, index: QModelIndex, *, double: bool = False) -> None:
 def watch_cell(panel: TopOfBookPanel, pair: str, key: str) -> QModelIndex:
     row = panel.model.row_of(pair)
     assert row is not None
-    return panel.proxy.mapFromSource(panel.model.index(row, panel.model.column(key)))
+    return panel.model.index(row, panel.model.column(key))
 
 
 def assert_prefilled(ticket: OrderTicketPanel, pair: str, side: str, price: Decimal) -> None:

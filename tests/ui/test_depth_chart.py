@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtCore import QModelIndex, QPoint, QPointF, Qt
 from PySide6.QtGui import QColor, QWheelEvent
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLabel, QTabWidget
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
@@ -603,3 +603,28 @@ def test_the_price_axis_groups_thousands(qtbot: QtBot, offline: PanelContext) ->
     assert axis.tickStrings([12345.5], 1.0, 0.5) == ["12,345.5"]
     spread = panel.spread_plot.getAxis("left")
     assert spread.tickStrings([0.0001, 0.0002], 1.0, 0.0001) == ["0.0001", "0.0002"]
+
+
+def test_a_chart_hidden_behind_a_tab_draws_nothing_until_shown(
+    qtbot: QtBot, offline: PanelContext
+) -> None:
+    """Issue 16: the chart redrew on every tick while the depth tab hid it."""
+    tabs = QTabWidget()
+    qtbot.addWidget(tabs)
+    panel = ChartPanel(offline)
+    tabs.addTab(QLabel("depth"), "Depth")
+    tabs.addTab(panel, "Chart")
+    tabs.show()
+    qtbot.waitExposed(tabs)
+    assert not panel.isVisible()
+    qtbot.waitUntil(lambda: not panel.redraw_pending())  # what was asked before it was hidden
+    before = panel.redraws
+    for i in range(5):
+        offline.bridge.topOfBook.emit({"BTC/USD": top("BTC/USD", f"{100 + i}", f"{101 + i}")})
+    qtbot.wait(100)
+    assert not panel.redraw_pending() and panel.redraws == before
+    tabs.setCurrentWidget(panel)  # shown: what came while hidden is drawn, once
+    qtbot.waitUntil(lambda: panel.redraws == before + 1)
+    assert _length(panel) == 5
+    qtbot.wait(60)
+    assert panel.redraws == before + 1

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QSettings, QTimer
-from PySide6.QtWidgets import QApplication, QLabel, QWidget
+from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
+from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.domain import Amount
@@ -25,6 +25,7 @@ from app.ui import errors
 from app.ui.launch import default_panels
 from app.ui.main_window import MIN_SIZE, Area, MainWindow, PanelSpec
 from app.ui.panels.base import PanelContext
+from app.ui.panels.chart import ChartPanel
 from app.ui.panels.deposits import DepositsPanel
 from app.ui.panels.orders import OrdersPanel
 from app.ui.settings import open_settings
@@ -249,3 +250,66 @@ def test_the_status_bar_keeps_its_width_whatever_it_says(qtbot: QtBot, live: Liv
         assert [label.width() for label in (status.state, status.latency, status.age)] == widths
         assert status.minimumSizeHint() == hint
     assert window.minimumSize() == MIN_SIZE
+
+
+def test_docks_are_not_animated_and_a_steady_state_is_not_restyled(
+    qtbot: QtBot, live: Live
+) -> None:
+    """Issue 16: animated docks ran QPropertyAnimations on every relayout, and the state's
+    style sheet was set again on every poll."""
+    window = make_window(qtbot, live)
+    assert not window.isAnimated()
+    assert not window.dockOptions() & QMainWindow.DockOption.AnimatedDocks
+    status = window.status
+    qtbot.waitUntil(lambda: "LIVE" in status.state.text(), timeout=10000)
+    polished: list[int] = []
+    status.state.installEventFilter(filter_of(polished, QEvent.Type.StyleChange))
+    status.show_health(live.session.health.current)  # the same state again
+    qtbot.wait(20)
+    assert polished == []
+    status.show_health(HealthState(Health.OFFLINE, "a reason", ()))
+    qtbot.waitUntil(lambda: polished != [])
+
+
+class _Counter(QObject):
+    def __init__(self, found: list[int], kind: QEvent.Type) -> None:
+        super().__init__()
+        self.found, self.kind = found, kind
+
+    def eventFilter(self, _watched: QObject, event: QEvent) -> bool:
+        if event.type() == self.kind:
+            self.found.append(1)
+        return False
+
+
+_filters: list[_Counter] = []
+
+
+def filter_of(found: list[int], kind: QEvent.Type) -> _Counter:
+    counter = _Counter(found, kind)
+    _filters.append(counter)  # kept alive for the test
+    return counter
+
+
+def test_ticking_prices_never_relayout_the_window(qtbot: QtBot, live: Live) -> None:
+    """Issue 16: the chart title, the balances total and the status bar's ages changed their
+    size hints on every tick and the whole window was laid out again each time."""
+    window = MainWindow(live.context, default_panels(live.desks), "9.9.9")
+    qtbot.addWidget(window)
+    window.resize(1366, 768)
+    window.show()
+    window.docks["chart"].raise_()
+    chart = window.docks["chart"].widget()
+    assert isinstance(chart, ChartPanel)
+    qtbot.waitUntil(lambda: "bid —" not in chart.title.text(), timeout=10000)
+    qtbot.wait(1500)  # the first data fitted the columns; from here on it only ticks
+    requests: list[int] = []
+    window.installEventFilter(filter_of(requests, QEvent.Type.LayoutRequest))
+    titles = {chart.title.text()}
+
+    def three_titles() -> bool:
+        titles.add(chart.title.text())
+        return len(titles) >= 3
+
+    qtbot.waitUntil(three_titles, timeout=10000)
+    assert requests == []

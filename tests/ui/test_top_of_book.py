@@ -33,7 +33,6 @@ from app.ui.models.top_of_book_model import (
     FLASH_SECONDS,
     SORT_ROLE,
     TopOfBookModel,
-    TopOfBookSortProxy,
 )
 from app.ui.palette import DEFAULT_FLASH_MODE, DEFAULT_PALETTE, flash_colour, flash_mode
 from app.ui.panels.base import PanelContext
@@ -156,12 +155,11 @@ def test_model_passes_the_qt_model_tester(
     model.refresh_ages()
     model.set_pairs([])
     assert model.rowCount() == 0
-    proxy = TopOfBookSortProxy()
-    proxy.setSourceModel(model)
-    qtmodeltester.check(proxy)  # type: ignore[no-untyped-call]
+    model.sort(COL["pair"])  # the model sorts itself: the tester checks the layout change
     model.set_pairs(["ETH/USD", "BTC/USD"])
-    proxy.sort(COL["pair"])
-    assert [proxy.index(r, 0).data() for r in range(2)] == ["BTC/USD", "ETH/USD"]
+    assert [model.index(r, 0).data() for r in range(2)] == ["BTC/USD", "ETH/USD"]
+    model.sort(-1)
+    assert [model.index(r, 0).data() for r in range(2)] == ["ETH/USD", "BTC/USD"]
 
 
 def test_only_changed_cells_are_signalled(model: TopOfBookModel) -> None:
@@ -297,8 +295,7 @@ def test_numbers_sort_as_numbers_and_ticks_do_not_resort(qtbot: QtBot, clock: Fa
             "CCC/USD": book("CCC/USD", "100.00", "100.50", bid_size="20"),
         }
     )
-    proxy = TopOfBookSortProxy()
-    proxy.setSourceModel(model)
+    proxy = model  # the model keeps its own sort order (no proxy)
 
     def order() -> list[str]:
         return [proxy.index(row, COL["pair"]).data() for row in range(proxy.rowCount())]
@@ -321,7 +318,7 @@ def test_numbers_sort_as_numbers_and_ticks_do_not_resort(qtbot: QtBot, clock: Fa
     proxy.sort(COL["bid"], Qt.SortOrder.AscendingOrder)
     model.update({"BBB/USD": book("BBB/USD", "200", "201")})  # a tick does not re-sort
     assert order() == ["BBB/USD", "AAA/USD", "CCC/USD"]
-    proxy.resort()  # the panel's slow timer does
+    proxy.resort()  # the panel does, at most once a second
     assert order() == ["AAA/USD", "CCC/USD", "BBB/USD"]
     model.deleteLater()
 
@@ -498,12 +495,12 @@ def test_header_clicks_sort_by_value_then_restore_watchlist_order(qtbot: QtBot, 
         QTest.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, 5))
 
     def bids() -> list[Decimal]:
-        proxy = panel.proxy
-        return [proxy.index(row, COL["bid"]).data(SORT_ROLE) for row in range(proxy.rowCount())]
+        model = panel.model
+        return [model.index(row, COL["bid"]).data(SORT_ROLE) for row in range(model.rowCount())]
 
     def shown_pairs() -> list[str]:
-        proxy = panel.proxy
-        return [proxy.index(row, COL["pair"]).data() for row in range(proxy.rowCount())]
+        model = panel.model
+        return [model.index(row, COL["pair"]).data() for row in range(model.rowCount())]
 
     click_bid_header()
     assert panel.sort_column == COL["bid"]
@@ -512,7 +509,7 @@ def test_header_clicks_sort_by_value_then_restore_watchlist_order(qtbot: QtBot, 
     click_bid_header()
     assert bids() == sorted(bids(), reverse=True)
     click_bid_header()  # third click clears the sort: watchlist order again
-    assert panel.proxy.sortColumn() == -1
+    assert panel.model.sort_column == -1
     assert shown_pairs() == live.session.watchlist
 
 
@@ -527,7 +524,7 @@ def test_watchlist_add_remove_persist_across_panels(qtbot: QtBot, live: Live) ->
     def remove_with_delete_key(pair: str) -> None:
         row = panel.model.row_of(pair)
         assert row is not None
-        index = panel.proxy.mapFromSource(panel.model.index(row, COL["bid"]))
+        index = panel.model.index(row, COL["bid"])
         panel.table.setFocus()
         QTest.mouseClick(
             panel.table.viewport(),
@@ -594,13 +591,13 @@ class Screen:
         self.panel, self.depth, self.chart, self.live = panel, depth, chart, live
 
     def shown_pairs(self) -> list[str]:
-        proxy = self.panel.proxy
-        return [proxy.index(row, COL["pair"]).data() for row in range(proxy.rowCount())]
+        model = self.panel.model
+        return [model.index(row, COL["pair"]).data() for row in range(model.rowCount())]
 
     def click_row(self, row: int, *, double: bool = False) -> None:
         """A real click on the table's viewport at the centre of the row's Ask cell."""
         table = self.panel.table
-        centre = table.visualRect(self.panel.proxy.index(row, COL["ask"])).center()
+        centre = table.visualRect(self.panel.model.index(row, COL["ask"])).center()
         QTest.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=centre)
         if double:  # Qt 6's mouseDClick sends only the second press: a click comes first
             QTest.mouseDClick(table.viewport(), Qt.MouseButton.LeftButton, pos=centre)
@@ -661,7 +658,7 @@ def test_a_click_or_an_arrow_key_selects_the_pair_everywhere(qtbot: QtBot, scree
     assert screen.traded() == shown[4]
     # A Ctrl+click that would clear the highlight leaves the traded pair highlighted.
     table = screen.panel.table
-    centre = table.visualRect(screen.panel.proxy.index(4, COL["ask"])).center()
+    centre = table.visualRect(screen.panel.model.index(4, COL["ask"])).center()
     QTest.mouseClick(
         table.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier, centre
     )
@@ -841,3 +838,24 @@ def test_the_view_menu_sets_and_remembers_the_fade(
     finally:
         palette.set_flash_mode(DEFAULT_FLASH_MODE)
         model.deleteLater()
+
+
+def test_rows_out_of_view_are_formatted_when_read_and_not_signalled(
+    model: TopOfBookModel, clock: FakeClock
+) -> None:
+    model.set_visible((0, 1))  # SOL/USD (row 2) is scrolled out of view
+    spy = ChangeSpy(model)
+    clock.now += 2.0
+    model.update(
+        {
+            "BTC/USD": book("BTC/USD", "91234.60", "91235.00"),
+            "SOL/USD": book("SOL/USD", "151.0100", "151.0300"),
+        }
+    )
+    assert {row for row, _ in spy.cells} == {0}  # only the row in view repaints
+    assert text(model, 2, COL["bid"]) == "▲ 151.01"  # formatted when painted
+    assert key(model, 2, COL["bid"]) == Decimal("151.0100")
+    model.refresh_ages()
+    assert text(model, 1, COL["age"]) == "2 s"  # a row that did not tick ages as before
+    assert text(model, 2, COL["age"]) == "0 s"
+    model.set_visible(None)

@@ -199,7 +199,10 @@ class DepthModel(KeyedTableModel[DepthRow]):
     # -- updates --------------------------------------------------------------------------------
 
     def set_book(self, book: OrderBook | None) -> None:
-        """A new book: the cells that changed, or a reset for another pair or level count."""
+        """A new book: the cells that changed, or a reset for another pair or level count; the
+        same book again (a quiet market) costs one comparison and no signal."""
+        if book is not None and book == self._book:
+            return
         rows, ask_count = ([], 0) if book is None else ladder_rows(book)
         same_shape = (
             self._book is not None

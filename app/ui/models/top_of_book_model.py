@@ -1,44 +1,47 @@
 """The watchlist table: best bid and ask of each watched pair, with mid, spread and data age.
 
-One row per watched pair, in watchlist order. The display text and sort key of every cell are
-computed once per update (not on every paint), and the model tells the view exactly which cells
-changed: one ``dataChanged`` per run of changed cells in a row, never a reset on a tick.
+One row per watched pair. The display text of a cell is computed once per change (never per
+paint) and only for the rows in view (a row out of view is formatted when it is next painted);
+sort keys are the raw values. The model tells the view exactly which cells in view changed: one
+``dataChanged`` per run of changed cells in a row, never a reset on a tick.
 
 Colours have one meaning each (``app.ui.palette``): every number is in the theme's neutral
 text colour; the Bid and Ask columns are told apart by their headers, which carry a swatch of
 the side's colour (the themes' style sheets colour header text themselves). A price that moves
 keeps a ▲/▼ sign of its last move and fades in the palette's up or down tint over
 ``FLASH_SECONDS`` — only the cells whose value changed, never a whole row on every tick. The
-fade's strength is the trader's setting (``palette.flash_mode``: off, subtle, full); one timer
-steps the fades (``FADE_STEPS`` steps), signalling only the cells still fading.
+fade's strength is the trader's setting (``palette.flash_mode``: off, subtle, full); the fades
+step (``FADE_STEPS`` steps) in the application's frame clock (``app.ui.frame_clock``), not with a
+timer of their own, signalling only the cells still fading.
 A row whose data is older than ``stale_after`` seconds greys out; the age column is refreshed
-by one timer each second. Colours come from the palette in force and follow a theme switch:
-one ``dataChanged`` over the whole table for the foreground and background roles only.
+once a second, also from the frame clock. Colours come from the palette in force and follow a
+theme switch: one ``dataChanged`` over the whole table for the foreground and background roles
+only.
 
-Sorting goes through ``TopOfBookSortProxy``: Decimal keys from ``SORT_ROLE`` (numbers sort as
-numbers), dynamic sorting off so a tick never re-sorts; the panel re-sorts at most once a
-second.
+Sorting is the model's own (no proxy): rows are shown in watchlist order or sorted by one
+column's raw key (Decimal: numbers sort as numbers); a tick never re-sorts, ``resort()`` does,
+and the panel calls it at most once a second.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any, NamedTuple
 
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor, QFont, QIcon, QPixmap
 
 from app.domain.display import DASH, Precision, format_number
 from app.domain.money import MONEY_CONTEXT
 from app.domain.records import TopOfBook
+from app.ui.frame_clock import FrameClock, shared_frame_clock
 from app.ui.models.columns import ALIGN_NUMBER, ALIGN_TEXT, Column
-from app.ui.models.keyed_table import Index, KeyedTableModel, runs
+from app.ui.models.keyed_table import Cells, Index, KeyedTableModel, changed_columns, runs
 from app.ui.models.record_cells import Cell
 from app.ui.models.sorting import SORT_ROLE as SORT_ROLE
-from app.ui.models.sorting import DecimalSortProxy
 from app.ui.palette import (
     TradePalette,
     flash_colour,
@@ -249,6 +252,19 @@ _MOVED = (_BID, _ASK, _MID)
 
 
 class TopOfBookModel(KeyedTableModel[BookRow]):
+    """The watchlist's rows, in the order shown: watchlist order, or sorted by one column.
+
+    Why it keeps its own order instead of a ``QSortFilterProxyModel``: a proxy doubles the
+    Python calls of every painted cell (index mapping, ``data`` through the proxy) and its
+    re-sort compares through a Python ``lessThan``; here a sort is one ``sorted`` over raw
+    keys and a layout change (the view keeps selection and current row), done only when a
+    sort key changed and the owner asks (``resort``), never on a tick.
+
+    Why cells are formatted lazily: a tick stores raw values for every pair (and its sort
+    keys), but formats text and signals ``dataChanged`` only for the rows in view
+    (``set_visible``); a row out of view is formatted when it is next painted.
+    """
+
     colour_roles = (Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole)
     move_rows = True  # a reordered watchlist keeps the data, flashes and selection of its pairs
 
@@ -260,8 +276,11 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         palette: TradePalette | None = None,
         clock: Clock = time.monotonic,
         stale_after: float = 1.5,
+        frames: FrameClock | None = None,
     ) -> None:
-        """``palette``: None (the default) follows the theme; a palette given here stays."""
+        """``palette``: None (the default) follows the theme; a palette given here stays.
+        ``frames``: the frame clock that steps fades and ages (the application's by default).
+        """
         super().__init__(COLUMNS, precision, parent, palette=palette)
         self._clock = clock
         self._stale_after = stale_after
@@ -270,23 +289,32 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         self._flashes: dict[str, dict[int, float]] = {}
         #: Pair -> column -> the fade step last signalled (0 at the change).
         self._steps: dict[str, dict[int, int]] = {}
+        #: Model-clock time of the next fade step (inf: no fade running).
+        self._flash_due = math.inf
         self._flash_mode = flash_mode()
         self._swatches = self._side_swatches()
         self._bold = QFont()
         self._bold.setBold(True)
-        self._flash_timer = QTimer(self)
-        self._flash_timer.setInterval(math.ceil(FLASH_SECONDS / FADE_STEPS * 1000))
-        self._flash_timer.timeout.connect(self.expire_flashes)
+        self._watchlist: list[str] = []
+        self._sort_column = -1
+        self._sort_order = Qt.SortOrder.AscendingOrder
+        self._sort_dirty = False
+        #: Rows in view (first, last); None: every row.
+        self._visible: tuple[int, int] | None = None
+        #: Pairs whose cells are older than their record (formatted when next read).
+        self._unformatted: set[str] = set()
+        #: Per column, the longest display text formatted so far (characters).
+        self._widest = [0] * COLUMN_COUNT
+        self._frames = frames if frames is not None else shared_frame_clock()
+        self._age_due = math.inf
+        self._frames.listen(self._on_frame)
         flash_mode_changed.connect(self.set_flash_mode)
-        self._age_timer = QTimer(self)
-        self._age_timer.setInterval(AGE_TICK_MS)
-        self._age_timer.timeout.connect(self.refresh_ages)
-        self._age_timer.start()
 
     # -- what the panel drives ----------------------------------------------------------------
 
     @property
     def pairs(self) -> list[str]:
+        """The pair of each row, in the order shown (watchlist order unless sorted)."""
         return [quote.pair for quote in self._records]
 
     def pair_at(self, row: int) -> str:
@@ -305,20 +333,27 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
             self._stale_after = seconds
             self.refresh_ages()
 
+    def set_visible(self, rows: tuple[int, int] | None) -> None:
+        """The rows in view (first, last), None for all: only they are formatted and
+        signalled on a tick."""
+        self._visible = rows
+
     def set_pairs(self, pairs: Sequence[str]) -> None:
-        """Show ``pairs`` in this order: rows removed, moved and inserted, never a reset, so
-        the data, flashes and selection of the pairs that stay are kept."""
-        rows = [
-            (
-                pair,
-                self._records[row] if (row := self.position(pair)) is not None else new_quote(pair),
-            )
-            for pair in dict.fromkeys(pairs)
-        ]
-        self.apply(rows)
+        """Show ``pairs`` (in this order, or sorted): rows removed, moved and inserted, never a
+        reset, so the data, flashes and selection of the pairs that stay are kept."""
+        self._watchlist = list(dict.fromkeys(pairs))
+        records = {
+            pair: self._records[row]
+            if (row := self.position(pair)) is not None
+            else new_quote(pair)
+            for pair in self._watchlist
+        }
+        self.apply([(pair, records[pair]) for pair in self._target_order(records)])
         for gone in set(self._flashes) - set(self._index):
             del self._flashes[gone]
             self._steps.pop(gone, None)
+        self._unformatted &= set(self._index)
+        self._schedule_ages()
 
     def set_selected(self, pair: str | None) -> None:
         """The session's selected pair is shown in bold."""
@@ -331,48 +366,93 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
                 self.signal_cells(row, (_PAIR,))
 
     def update(self, books: Mapping[str, TopOfBook]) -> None:
-        """New top of book for some pairs; pairs not shown are ignored."""
+        """New top of book for some pairs; pairs not shown are ignored, pairs whose wire values
+        did not change only get younger. Rows out of view keep raw values (and sort keys) and
+        are formatted when they are next painted."""
         now = self._clock()
         flashed = False
-        index = self._index
+        index, records, cells = self._index, self._records, self._cells
+        unformatted = self._unformatted
+        first, last = self._visible or (0, len(records) - 1)
         for pair, book in books.items():
             row = index.get(pair)
             if row is None:
                 continue
-            old = self._records[row]
+            old = records[row]
+            shown = first <= row <= last
+            if (
+                not old.stale
+                and book.bid == old.bid
+                and book.ask == old.ask
+                and book.bid_size == old.bid_size
+                and book.ask_size == old.ask_size
+            ):
+                records[row] = old._replace(received=now)
+                if not shown:
+                    unformatted.add(pair)
+                elif pair not in unformatted and cells[row][_AGE].display != _FRESH_AGE:
+                    self.set_cell(row, _AGE, Cell(_FRESH_AGE, None, None))
+                    self.signal_cells(row, (_AGE,))
+                continue
             quote = self._quote(old, book, now)
-            changed = self.replace(row, quote)
-            flashed = self._flash(old, quote, now) or flashed
-            if old.stale:  # fresh again: every cell's colour changes
-                changed = list(range(COLUMN_COUNT))
+            records[row] = quote
+            if old.bid is not None and self._flash_mode != "off":
+                flashed = self._flash(old, quote, now) or flashed
+            if not shown:
+                unformatted.add(pair)
+                continue
+            new = self.cells_of(quote)
+            if old.stale or pair in unformatted:
+                changed: Sequence[int] = range(COLUMN_COUNT)
+                unformatted.discard(pair)
+            else:
+                changed = changed_columns(cells[row], new)
+            cells[row] = new
+            self._measure(new, changed)
             self.signal_cells(row, changed)
-        if flashed:
-            self._schedule_flash_clear()
+        if books:
+            self._sort_dirty = True
+        if flashed and self._flash_due == math.inf:  # else the running cadence steps it
+            self._flash_due = now + FLASH_SECONDS / FADE_STEPS
+            self._frames.request(FLASH_SECONDS / FADE_STEPS)
+        self._schedule_ages()
 
     def refresh_ages(self) -> None:
-        """The age column (one signal per run of rows whose age text changed) and the stale
-        state (the whole row when it flips). Called each second by the model's own timer."""
+        """The age column (one signal per run of rows in view whose age text changed) and the
+        stale state (the whole row when it flips). Called each second from the frame clock."""
         now = self._clock()
         aged: list[int] = []
+        first, last = self._visible or (0, len(self._records) - 1)
+        unformatted = self._unformatted
         for number, quote in enumerate(self._records):
             age = None if quote.received is None else now - quote.received
-            text = age_text(age)
             stale = age is None or age > self._stale_after
+            shown = first <= number <= last
             if stale != quote.stale:
-                self.replace(number, quote._replace(stale=stale), self._cells[number])
+                self._records[number] = quote._replace(stale=stale)
+                if shown:
+                    self.set_cell(number, _AGE, Cell(age_text(age), None, None))
+                    self.signal_cells(number, range(COLUMN_COUNT))
+                continue
+            if quote.pair in unformatted:
+                continue
+            text = age_text(age)
+            if text != self._cells[number][_AGE].display:
                 self.set_cell(number, _AGE, Cell(text, None, None))
-                self.signal_cells(number, range(COLUMN_COUNT))
-            elif text != self._cells[number][_AGE].display:
-                self.set_cell(number, _AGE, Cell(text, None, None))
-                aged.append(number)
-        for first, last in runs(aged):
-            self.dataChanged.emit(self.createIndex(first, _AGE), self.createIndex(last, _AGE))
+                if shown:
+                    aged.append(number)
+        for first_row, last_row in runs(aged):
+            self.dataChanged.emit(
+                self.createIndex(first_row, _AGE), self.createIndex(last_row, _AGE)
+            )
 
     def expire_flashes(self) -> None:
-        """Step the fades: signal the cells whose fade moved a step or ended (only those),
-        forget the ended ones, and stop the timer when none is left."""
+        """Step the fades: signal the cells in view whose fade moved a step or ended (only
+        those), forget the ended ones, and ask the frame clock for the next step (one cadence
+        for all fades, so concurrent fades share each repaint)."""
         now = self._clock() + _FLASH_SLACK
         step_length = FLASH_SECONDS / FADE_STEPS
+        first, last = self._visible or (0, len(self._records) - 1)
         for pair, flashes in list(self._flashes.items()):
             steps = self._steps.setdefault(pair, {})
             moved_cells = []
@@ -382,14 +462,21 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
                     del flashes[column]
                     steps.pop(column, None)
                     moved_cells.append(column)
-                elif step != steps.get(column, 0):
+                    continue
+                if step != steps.get(column, 0):
                     steps[column] = step
                     moved_cells.append(column)
             if not flashes:
                 del self._flashes[pair]
                 self._steps.pop(pair, None)
-            self.signal_cells(self._index[pair], sorted(moved_cells))
-        self._schedule_flash_clear()
+            row = self._index[pair]
+            if moved_cells and first <= row <= last:
+                self.signal_cells(row, sorted(moved_cells))
+        # One cadence for every fade (one repaint per step for all rows, as a shared timer
+        # would): a fade that began between two steps moves at the next one.
+        self._flash_due = self._clock() + step_length if self._flashes else math.inf
+        if self._flashes:
+            self._frames.request(step_length)
 
     def set_flash_mode(self, mode: str) -> None:
         """The trader chose how prices fade (off, subtle, full): the running fades repaint in
@@ -400,7 +487,7 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         if mode == "off":
             self._flashes.clear()
             self._steps.clear()
-            self._flash_timer.stop()
+            self._flash_due = math.inf
         if self._records:
             self.dataChanged.emit(
                 self.createIndex(0, 0),
@@ -441,20 +528,83 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
     def is_stale(self, row: int) -> bool:
         return self._records[row].stale
 
+    # -- sorting --------------------------------------------------------------------------------
+
+    @property
+    def sort_column(self) -> int:
+        """The sort column, -1 for watchlist order."""
+        return self._sort_column
+
+    @property
+    def sort_order(self) -> Qt.SortOrder:
+        return self._sort_order
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sort by ``column`` now (numbers as numbers, pairs without data last when
+        ascending); -1 goes back to watchlist order. The view calls this on header clicks."""
+        self._sort_column = column if 0 <= column < COLUMN_COUNT else -1
+        self._sort_order = order
+        self._sort_dirty = True
+        self.resort()
+
+    def resort(self) -> None:
+        """Sort again if a sort key may have changed since the last sort: one ``sorted`` of
+        raw keys and, only when the order changed, one layout change."""
+        if not self._sort_dirty:
+            return
+        self._sort_dirty = False
+        order: list[Hashable] = list(self._target_order({q.pair: q for q in self._records}))
+        if order != self._keys:
+            self._move(order)
+
+    def _target_order(self, records: Mapping[str, BookRow]) -> list[str]:
+        """``records``' pairs in the order shown: the watchlist's, or sorted (stable: equal
+        keys keep watchlist order)."""
+        pairs = [pair for pair in self._watchlist if pair in records]
+        column = self._sort_column
+        if column < 0:
+            return pairs
+        value = _SORT_VALUES[column]
+        descending = self._sort_order == Qt.SortOrder.DescendingOrder
+
+        def key(pair: str) -> tuple[bool, Any]:
+            raw = value(records[pair])
+            return (True, 0) if raw is None else (False, raw)
+
+        return sorted(pairs, key=key, reverse=descending)
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def widest(self, column: int) -> int:
+        """The longest text (characters) ``column`` has shown: its width grows only when this
+        does."""
+        return self._widest[column]
+
+    def cell(self, row: int, column: int) -> Cell:
+        self._formatted(row)
+        return self._cells[row][column]
+
+    def column_texts(self, column: int) -> list[str]:
+        for row in range(len(self._records)):
+            self._formatted(row)
+        return super().column_texts(column)
+
     # -- Qt model interface -------------------------------------------------------------------
 
     def data(self, index: Index, role: int = _DISPLAY) -> Any:
         """Every role answered here in one call (this runs for each visible cell and role on
-        every paint, and for each comparison of a sort)."""
+        every paint)."""
         number = index.row()
         if number < 0:
             return None
         column = index.column()
-        if role == _DISPLAY:
-            return self._cells[number][column].display
         quote = self._records[number]
+        if role == _DISPLAY:
+            if quote.pair in self._unformatted:
+                self._formatted(number)
+            return self._cells[number][column].display
         if role == SORT_ROLE:
-            return self._age_key(quote) if column == _AGE else self._cells[number][column].sort
+            return self._age_key(quote) if column == _AGE else _SORT_VALUES[column](quote)
         if role == _FONT:
             if column != _PAIR:
                 return self.number_font
@@ -464,18 +614,20 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         if role == _FOREGROUND:
             return self._foreground(quote, column)
         if role == _BACKGROUND:
-            if self._flash_of(quote, column) is None:
-                return None
-            move = quote.moves[_MOVED.index(column)]
-            base = self._palette.up_flash if move > 0 else self._palette.down_flash
-            step = self._steps.get(quote.pair, {}).get(column, 0)
-            return flash_colour(base, self._flash_mode, 1 - step / FADE_STEPS)
+            return None if self._flash_of(quote, column) is None else self._fade(quote, column)
         if role == _TOOLTIP and quote.stale:
             if quote.received is None:
                 return f"{quote.pair}: no data yet"
-            age = self._cells[number][_AGE].display
+            age = self.cell(number, _AGE).display
             return f"{quote.pair}: no fresh data (last update {age} ago)"
         return None
+
+    def _fade(self, quote: BookRow, column: int) -> QColor | None:
+        """A fading cell's background: the move's tint at the fade's step."""
+        move = quote.moves[_MOVED.index(column)]
+        base = self._palette.up_flash if move > 0 else self._palette.down_flash
+        step = self._steps.get(quote.pair, {}).get(column, 0)
+        return flash_colour(base, self._flash_mode, 1 - step / FADE_STEPS)
 
     def _foreground(self, quote: BookRow, column: int) -> QColor | None:
         """Grey when stale, else the theme's neutral text: a number's colour never says its
@@ -486,6 +638,44 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         return {_BID: swatch(self._palette.bid), _ASK: swatch(self._palette.ask)}
 
     # -- internals ----------------------------------------------------------------------------
+
+    def _formatted(self, row: int) -> None:
+        """Format ``row``'s cells if they are older than its record (it was out of view)."""
+        quote = self._records[row]
+        if quote.pair not in self._unformatted:
+            return
+        self._unformatted.discard(quote.pair)
+        cells = self.cells_of(quote)
+        if quote.received is not None:
+            age = Cell(age_text(self._clock() - quote.received), None, None)
+            cells = (*cells[:_AGE], age, *cells[_AGE + 1 :])
+        self._cells[row] = cells
+        self._widest = [max(a, len(c.display)) for a, c in zip(self._widest, cells, strict=True)]
+
+    def _measure(self, cells: Cells, columns: Sequence[int]) -> None:
+        """Keep the longest text of each column up to date."""
+        widest = self._widest
+        for column in columns:
+            if len(cells[column].display) > widest[column]:
+                widest[column] = len(cells[column].display)
+
+    def _on_frame(self, now: float) -> None:
+        """The frame clock's tick: a fade step when one is due, the ages once a second."""
+        if self._flashes and self._clock() + _FLASH_SLACK >= self._flash_due:
+            self.expire_flashes()
+        if now >= self._age_due:
+            self._age_due = math.inf
+            self.refresh_ages()
+            self._schedule_ages()
+
+    def _schedule_ages(self) -> None:
+        """One frame a second while any row has data (its age text moves)."""
+        if self._age_due < math.inf or not self._records:
+            return
+        if all(quote.received is None for quote in self._records):
+            return
+        self._age_due = self._frames.now() + AGE_TICK_MS / 1000
+        self._frames.request(AGE_TICK_MS / 1000)
 
     def _quote(self, old: BookRow, book: TopOfBook, now: float) -> BookRow:
         """``old`` with ``book``: each flashing price keeps its last move unless it moved."""
@@ -518,9 +708,7 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         )
 
     def _flash(self, old: BookRow, new: BookRow, now: float) -> bool:
-        """Start a fade on each price that moved; whether any did (none when fades are off)."""
-        if old.bid is None or self._flash_mode == "off":
-            return False
+        """Start a fade on each price that moved; whether any did."""
         started = False
         for column, value, before in (
             (_BID, new.bid, old.bid),
@@ -537,27 +725,31 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         flashes = self._flashes.get(quote.pair)
         return None if flashes is None else flashes.get(column)
 
-    def _schedule_flash_clear(self) -> None:
-        """Keep the fade timer running while a fade runs (not restarted by new ticks, so a
-        busy feed cannot starve it)."""
-        if not self._flashes:
-            self._flash_timer.stop()
-        elif not self._flash_timer.isActive():
-            self._flash_timer.start()
-
     def _age_key(self, quote: BookRow) -> Decimal | None:
         if quote.received is None:
             return None
         return Decimal(round((self._clock() - quote.received) * 1000)).scaleb(-3)
 
 
+def _older_first(quote: BookRow) -> float | None:
+    """The age column's sort key without reading the clock: a later update is younger."""
+    return None if quote.received is None else -quote.received
+
+
+#: Each column's raw sort key (Decimal for numbers, the name for the pair).
+_SORT_VALUES: tuple[Callable[[BookRow], Any], ...] = (
+    lambda q: q.pair.casefold(),
+    lambda q: q.bid,
+    lambda q: q.bid_size,
+    lambda q: q.ask,
+    lambda q: q.ask_size,
+    lambda q: q.mid,
+    lambda q: q.spread,
+    lambda q: q.bps,
+    _older_first,
+)
+_FRESH_AGE = age_text(0.0)
+
+
 def new_quote(pair: str) -> BookRow:
     return BookRow(pair, pair.partition("/")[0])
-
-
-class TopOfBookSortProxy(DecimalSortProxy):
-    """Never re-sorts on its own (prices tick several times a second): the panel calls
-    ``resort()`` on a slow timer. Pairs without data sort last."""
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent, dynamic=False)

@@ -2,7 +2,13 @@
 
 Fed by the bridge's ``balances`` and ``topOfBook`` signals. The valuation currency is kept in
 the settings (``valuation_currency``, USD by default). The sort proxy does not re-sort on every
-tick: changes are collected and the current sort is re-applied at most every ``RESORT_MS``.
+tick: changes are collected and the current sort is re-applied at most every ``RESORT_MS``, in
+a frame of the application's frame clock (``app.ui.frame_clock``).
+
+No layout churn: the columns have fixed (interactive) widths, fitted to their contents when
+rows, headers or the currency change, and on a tick only when a column's longest text grew
+(``fit_columns``) — never ``ResizeToContents``, which measured every cell on every tick and made
+the window relayout each time.
 The note about unvalued assets is in the palette's warning colour and the utilisation bars
 paint from the palette: both follow a theme switch.
 
@@ -15,7 +21,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -33,6 +39,7 @@ from app.services.session import Balances
 from app.ui.bridge import Freshness
 from app.ui.column_choice import ColumnChoice
 from app.ui.delegates import UtilisationBarDelegate
+from app.ui.frame_clock import FrameClock, shared_frame_clock
 from app.ui.models.balances_model import (
     UTILISATION_ROLE,
     BalancesModel,
@@ -41,6 +48,7 @@ from app.ui.models.balances_model import (
 from app.ui.palette import TradePalette, current_palette, follow_palette, level_css
 from app.ui.panels.base import PanelContext
 from app.ui.preferences import Preferences
+from app.ui.widgets.live_text import TextHost
 
 SETTINGS_KEY = "valuation_currency"
 DEFAULT_CURRENCY = "USD"
@@ -68,9 +76,21 @@ def unvalued_text(assets: list[str]) -> str:
 
 
 class BalancesPanel(QWidget):
-    def __init__(self, context: PanelContext, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        context: PanelContext,
+        parent: QWidget | None = None,
+        *,
+        frames: FrameClock | None = None,
+    ) -> None:
+        """``frames``: the frame clock (the application's by default)."""
         super().__init__(parent)
         self.setObjectName("balancesPanel")
+        self._frames = frames if frames is not None else shared_frame_clock()
+        #: Column -> the longest text (in characters) its width was fitted to.
+        self._fitted: dict[int, int] = {}
+        self._fit_due: set[int] = set()
+        self._resort_due = False
         self._context = context
         currency = str(context.settings.value(SETTINGS_KEY, DEFAULT_CURRENCY) or DEFAULT_CURRENCY)
 
@@ -95,7 +115,7 @@ class BalancesPanel(QWidget):
         self.table.verticalHeader().setVisible(False)
         # rows as tight as the watchlist's: five assets fit the compact layout's dock
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.bar_delegate = UtilisationBarDelegate(UTILISATION_ROLE, self.table)
         self.table.setItemDelegateForColumn(self.model.column("utilisation"), self.bar_delegate)
@@ -133,15 +153,21 @@ class BalancesPanel(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(self.table, 1)
-        layout.addWidget(self.total_label)
+        # hosted: a new total repaints the label and never relayouts the window
+        layout.addWidget(TextHost(self.total_label, "Total: 0,000,000.00 USD", self))
         layout.addWidget(self.note_label)
 
-        self._resort = QTimer(self)
-        self._resort.setSingleShot(True)
-        self._resort.setInterval(RESORT_MS)
-        self._resort.timeout.connect(self._apply_sort)
+        self._frames.listen(self._on_frame)
         self.model.dataChanged.connect(self._schedule_resort)
+        self.model.dataChanged.connect(self._cells_changed)
         self.model.modelReset.connect(self._apply_sort)
+        for structural in (
+            self.model.modelReset,
+            self.model.rowsInserted,
+            self.model.rowsRemoved,
+            self.model.headerDataChanged,
+        ):
+            structural.connect(self._refit_all)
         self.model.assetsChanged.connect(self._assets_changed)
         self.model.valuationChanged.connect(self._show_total)
         self._show_total()
@@ -232,8 +258,47 @@ class BalancesPanel(QWidget):
         self.note_label.setVisible(bool(note))
 
     def _schedule_resort(self, *_: object) -> None:
-        if self.proxy.sortColumn() >= 0 and not self._resort.isActive():
-            self._resort.start()
+        if self.proxy.sortColumn() >= 0 and not self._resort_due:
+            self._resort_due = True
+            self._frames.request(RESORT_MS / 1000)
+
+    def _on_frame(self, _now: float) -> None:
+        """The frame clock's tick: the re-sort asked for, columns whose text grew."""
+        if self._resort_due:
+            self._resort_due = False
+            self._apply_sort()
+        if self._fit_due:
+            columns, self._fit_due = sorted(self._fit_due), set()
+            self.fit_columns(columns)
+
+    def _cells_changed(
+        self,
+        top: QModelIndex | QPersistentModelIndex,
+        bottom: QModelIndex | QPersistentModelIndex,
+        roles: list[int] | None = None,
+    ) -> None:
+        if roles and int(Qt.ItemDataRole.DisplayRole) not in roles:
+            return  # colours only
+        self._fit_due.update(range(top.column(), bottom.column() + 1))
+        self._frames.request()
+
+    def _refit_all(self, *_: object) -> None:
+        self._fitted.clear()
+        self._fit_due.update(range(self.model.columnCount()))
+        self._frames.request()
+
+    def fit_columns(self, columns: list[int] | None = None) -> None:
+        """Fit ``columns`` (all by default) to their header and cells — only those whose
+        longest text grew since they were last fitted, so a tick changes no width."""
+        header = self.table.horizontalHeader()
+        for column in range(self.model.columnCount()) if columns is None else columns:
+            longest = max(map(len, self.model.column_texts(column)), default=0)
+            if column in self._fitted and longest <= self._fitted[column]:
+                continue
+            self._fitted[column] = longest
+            width = max(self.table.sizeHintForColumn(column), header.sectionSizeHint(column))
+            if width != header.sectionSize(column):
+                self.table.setColumnWidth(column, width)
 
     def _apply_sort(self) -> None:
         column = self.proxy.sortColumn()

@@ -24,10 +24,13 @@ clock time (HH:MM:SS, HH:MM from one-minute spacing) with at most one label per 
 Until the shown pair has data the plots are replaced by "Waiting for prices…" (no placeholder
 ticks). The legend is a row of its own above the plots, never over a line.
 
-Drawing: ticks only mark the chart dirty; a single-shot ``QTimer`` of ``frame_ms`` (33 ms,
-~30 frames a second) started by the first new sample calls ``setData`` once for the whole
-burst, and nothing runs while no ticks arrive. 1 px cosmetic pens, no antialiasing, and
-``clipToView`` + auto (peak) downsampling set after the curves are added (notes: pyqtgraph).
+Drawing: ticks only mark the chart dirty; the first new sample of the shown pair asks the
+application's frame clock (``app.ui.frame_clock``) for a frame ``frame_ms`` (33 ms, ~30 frames
+a second) later, which calls ``setData`` once for the whole burst; nothing runs while no ticks
+of the shown pair arrive, and nothing is drawn while the chart sits hidden in a window (a tab
+behind the depth, a closed dock): it draws once when shown again (issue 16). 1 px cosmetic
+pens, no antialiasing, and ``clipToView`` + auto (peak) downsampling set after the curves are
+added (notes: pyqtgraph).
 Candles are recorded into a ``QPicture`` only when a finished bucket changes; the open bucket is
 painted on its own.
 
@@ -67,6 +70,7 @@ from PySide6.QtGui import (
     QPainter,
     QPen,
     QPicture,
+    QShowEvent,
 )
 from PySide6.QtWidgets import (
     QComboBox,
@@ -83,12 +87,16 @@ from app.services.mid_history import MidHistory
 from app.services.session import Environment
 from app.ui.bridge import Freshness
 from app.ui.fonts import number_font
+from app.ui.frame_clock import shared_frame_clock
 from app.ui.palette import TradePalette, current_palette, follow_palette
 from app.ui.panels.base import PanelContext
 from app.ui.ring_buffer import FloatArray, RingBuffer
+from app.ui.widgets.live_text import TextHost
 
 CAPACITY = 20_000
 FRAME_MS = 33
+#: The text the title's size hint is measured on (its text changes on every tick).
+TITLE_SAMPLE = "BTC/USD   bid 00,000.00   ask 00,000.00   spread 0.00"
 #: How often the ticks recorded for the history go to its writer thread.
 FLUSH_MS = 5_000
 #: The shortest pause in ticks that breaks the lines, in seconds.
@@ -529,10 +537,11 @@ class ChartPanel(QWidget):
         self._paint_colours(self._palette)
         follow_palette(self.set_palette)
 
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(frame_ms)
-        self._timer.timeout.connect(self._redraw)
+        self._frames = shared_frame_clock()
+        self._frame_seconds = frame_ms / 1000
+        self._redraw_asked = False
+        self._asked_at = 0.0
+        self._frames.listen(self._on_frame)
         self._flush_timer = QTimer(self)
         self._flush_timer.setInterval(FLUSH_MS)
         self._flush_timer.timeout.connect(self._flush)
@@ -540,7 +549,8 @@ class ChartPanel(QWidget):
 
         top_row = QHBoxLayout()
         top_row.setContentsMargins(4, 0, 4, 0)
-        top_row.addWidget(self.title, 1)
+        # hosted: a new price in the title repaints it and never relayouts the window
+        top_row.addWidget(TextHost(self.title, TITLE_SAMPLE, self), 1)
         top_row.addWidget(self.view_choice)
         legend_row = QHBoxLayout()
         legend_row.setContentsMargins(4, 0, 4, 0)
@@ -706,12 +716,26 @@ class ChartPanel(QWidget):
 
     def _schedule(self) -> None:
         self._dirty = True
-        if not self._timer.isActive():
-            self._timer.start()
+        if self._redraw_asked or (self.parentWidget() is not None and not self.isVisible()):
+            return  # hidden in a window: drawn when shown (showEvent)
+        self._redraw_asked = True
+        self._asked_at = self._frames.now()
+        self._frames.request(self._frame_seconds)
+
+    def _on_frame(self, _now: float) -> None:
+        if self._redraw_asked and self._frames.now() >= self._asked_at + self._frame_seconds:
+            self._redraw_asked = False
+            self._redraw()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Shown again: what came while hidden is drawn once."""
+        super().showEvent(event)
+        if self._dirty:
+            self._schedule()
 
     def redraw_pending(self) -> bool:
         """A frame is scheduled (new samples of the shown pair wait to be drawn)."""
-        return self._timer.isActive()
+        return self._redraw_asked
 
     def _redraw(self) -> None:
         if not self._dirty:

@@ -1,10 +1,11 @@
 """The watchlist panel: top of book of every watched pair, live.
 
 Ticks from the bridge are conflated: the slot only merges the snapshot into a pending dict and
-arms a short single-shot timer, which pushes everything pending to the model at once (at most
-``1000 / FLUSH_MS`` times a second however bursty the feed). The sort proxy never re-sorts on a
-tick: while a sort column is set and data changed, the table is re-sorted at most once a second
-(with a flush when one is due, so both share a repaint; else by a timer).
+asks the application's frame clock (``app.ui.frame_clock``) for a frame; the frame pushes what
+is pending to the model — the rows in view first, then the rest in slices of about 4 ms per
+event-loop turn — so a burst costs one repaint and no turn is blocked. The model keeps the sort
+order itself (no proxy) and never re-sorts on a tick: while a sort column is set and data
+changed, the table is re-sorted at most once a second, in a frame.
 
 The watchlist is the session's: adding (pair box + Add) and removing (Remove or the Delete key
 on the highlighted row) go through ``bridge.set_watchlist``; every change is saved in the
@@ -25,15 +26,17 @@ it through the ticket's checks and confirmation.
 
 from __future__ import annotations
 
+import itertools
 import time
 
 from PySide6.QtCore import (
+    QEvent,
     QItemSelectionModel,
     QModelIndex,
+    QObject,
     QPersistentModelIndex,
     QSettings,
     Qt,
-    QTimer,
     Signal,
 )
 from PySide6.QtGui import QAction, QFont, QFontMetrics, QKeyEvent
@@ -54,18 +57,19 @@ from app.services.log_events import LogLevel
 from app.services.poller import FeedStatus
 from app.ui.click_trade import TradeRequest, side_of_click
 from app.ui.column_choice import ColumnChoice
+from app.ui.frame_clock import FRAME_MS, SLICE_SECONDS, FrameClock, shared_frame_clock
 from app.ui.models.top_of_book_model import (
+    COLUMNS,
     FLASH_KEYS,
     STALE_FACTOR,
     UP_SIGN,
     TopOfBookModel,
-    TopOfBookSortProxy,
 )
 from app.ui.panels.base import PanelContext
 
 SETTINGS_KEY = "watchlist"
-#: Ticks are pushed to the model at most this often (ms): conflation of bursts.
-FLUSH_MS = 25
+#: Pairs pushed to the model between two looks at the slice's clock.
+SLICE_PAIRS = 64
 #: A sorted table is re-sorted at most this often (ms) while its data changes.
 RESORT_MS = 1000
 #: Room around a cell's text when fitting columns (px).
@@ -108,26 +112,35 @@ class WatchTable(QTableView):
 
 
 class TopOfBookPanel(QWidget):
-    def __init__(self, context: PanelContext, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        context: PanelContext,
+        parent: QWidget | None = None,
+        *,
+        frames: FrameClock | None = None,
+    ) -> None:
+        """``frames``: the frame clock (the application's by default)."""
         super().__init__(parent)
         self.setObjectName("topOfBookPanel")
+        self._frames = frames if frames is not None else shared_frame_clock()
         self._context = context
         self._bridge = context.bridge
         self._pending: dict[str, TopOfBook] = {}
         self._sort_dirty = False
         self._sorted_at = 0.0
         self._sized = False
+        self._flushed_at = 0.0
+        #: Per column, the longest text (characters) its width was fitted to.
+        self._fitted = [0] * len(COLUMNS)
         self._choices_from: tuple[str, ...] | None = None
         #: True while the panel itself moves the highlight: that is not the trader choosing.
         self._syncing = False
 
-        self.model = TopOfBookModel(context.precision, self)
-        self.proxy = TopOfBookSortProxy(self)
-        self.proxy.setSourceModel(self.model)
+        self.model = TopOfBookModel(context.precision, self, frames=self._frames)
 
         self.table = WatchTable(self)
         self.table.setAccessibleName("Watchlist")
-        self.table.setModel(self.proxy)
+        self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -174,14 +187,9 @@ class TopOfBookPanel(QWidget):
         layout.addWidget(self.toolbar)
         layout.addWidget(self.table)
 
-        self._flush_timer = QTimer(self)
-        self._flush_timer.setSingleShot(True)
-        self._flush_timer.setInterval(FLUSH_MS)
-        self._flush_timer.timeout.connect(self._flush)
-        self._resort_timer = QTimer(self)
-        self._resort_timer.setInterval(RESORT_MS)
-        self._resort_timer.timeout.connect(self._resort)
-        self._resort_timer.start()
+        self._frames.listen(self._on_frame)
+        self.table.verticalScrollBar().valueChanged.connect(self._view_moved)
+        self.table.viewport().installEventFilter(self)
 
         self._restore_watchlist()
         self.model.set_pairs(self._bridge.watchlist)
@@ -239,8 +247,8 @@ class TopOfBookPanel(QWidget):
             self._syncing = False
         self._context.settings.setValue(SETTINGS_KEY, list(pairs))
         self._refresh_choices(force=True)
-        if old_row is not None and selected not in pairs and self.proxy.rowCount():
-            self._choose(self.proxy.index(min(old_row, self.proxy.rowCount() - 1), 0))
+        if old_row is not None and selected not in pairs and self.model.rowCount():
+            self._choose(self.model.index(min(old_row, self.model.rowCount() - 1), 0))
         self._show_selection()
 
     def _refresh_choices(self, force: bool = False) -> None:
@@ -270,7 +278,7 @@ class TopOfBookPanel(QWidget):
     def selected_pairs(self) -> list[str]:
         """The highlighted pair (one at most: it is the traded pair)."""
         rows = self.table.selectionModel().selectedRows()
-        return [self.model.pair_at(self.proxy.mapToSource(index).row()) for index in rows]
+        return [self.model.pair_at(index.row()) for index in rows]
 
     def remove_selected(self) -> None:
         """Remove the highlighted pair; the row that takes its place becomes the traded pair
@@ -283,7 +291,7 @@ class TopOfBookPanel(QWidget):
 
     def _choose(self, index: Index) -> None:
         if index.isValid():
-            self._bridge.select_pair(self.model.pair_at(self.proxy.mapToSource(index).row()))
+            self._bridge.select_pair(self.model.pair_at(index.row()))
 
     def _highlight_moved(self) -> None:
         """The trader moved the highlight (click, arrow keys): that pair is now traded."""
@@ -303,8 +311,7 @@ class TopOfBookPanel(QWidget):
 
     def _shown_row(self, pair: str | None) -> int | None:
         """The table row (after sorting) of ``pair``, None when it is not watched."""
-        row = None if pair is None else self.model.row_of(pair)
-        return None if row is None else self.proxy.mapFromSource(self.model.index(row, 0)).row()
+        return None if pair is None else self.model.row_of(pair)
 
     def _show_selection(self) -> None:
         """Highlight exactly the session's selected pair (none when it is not watched)."""
@@ -323,7 +330,7 @@ class TopOfBookPanel(QWidget):
                 )
                 current = self.table.currentIndex()
                 column = current.column() if current.isValid() else 0
-                selection.setCurrentIndex(self.proxy.index(row, column), flags)
+                selection.setCurrentIndex(self.model.index(row, column), flags)
         finally:
             self._syncing = False
         self.remove_action.setEnabled(selection.hasSelection())
@@ -340,11 +347,10 @@ class TopOfBookPanel(QWidget):
         """A Bid or Ask cell clicked: that price, as the book has it (Decimal), to the ticket."""
         if not index.isValid():
             return
-        source = self.proxy.mapToSource(index)
-        key = self.model.columns[source.column()].key
+        key = self.model.columns[index.column()].key
         if key not in ("bid", "ask"):
             return
-        row = self.model.record(source.row())
+        row = self.model.record(index.row())
         price = row.bid if key == "bid" else row.ask
         if price is not None:
             request = TradeRequest(row.pair, side_of_click(key), price, send=send)
@@ -353,23 +359,83 @@ class TopOfBookPanel(QWidget):
     # -- feed -------------------------------------------------------------------------------------
 
     def _on_top_of_book(self, books: dict[str, TopOfBook]) -> None:
+        """Ticks wait for the next frame; fresh prices do not queue behind another view's
+        frame (a fade step just painted): the watchlist's own flushes stay at most one per
+        ``FRAME_MS``, so a tick is on screen within a frame (issue 16: p99 < 16.7 ms)."""
         self._pending.update(books)
-        if not self._flush_timer.isActive():
-            self._flush_timer.start()
+        soon = time.perf_counter() - self._flushed_at >= FRAME_MS / 1000
+        self._frames.request(soon=soon)
+
+    def _on_frame(self, now: float) -> None:
+        """The frame clock's tick: push pending ticks (sliced), re-sort when due."""
+        if self._pending:
+            self._flush()
+        if self._sort_dirty and self.model.sort_column >= 0:
+            wait = RESORT_MS / 1000 - (time.monotonic() - self._sorted_at)
+            if wait <= 0:
+                self._resort()
+            else:
+                self._frames.request(wait)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """A resized viewport shows other rows: tell the model which."""
+        if event.type() == QEvent.Type.Resize and watched is self.table.viewport():
+            self._view_moved()
+        return super().eventFilter(watched, event)
+
+    def _view_moved(self, *_: object) -> None:
+        self.model.set_visible(self.visible_rows())
+
+    def visible_rows(self) -> tuple[int, int]:
+        """The rows in the table's viewport (first, last)."""
+        count = self.model.rowCount()
+        first = max(0, self.table.rowAt(0))
+        last = self.table.rowAt(self.table.viewport().height() - 1)
+        return first, count - 1 if last < 0 else last
 
     def _flush(self) -> None:
-        books, self._pending = self._pending, {}
-        self.model.update(books)
-        self._sort_dirty = True
-        if time.monotonic() - self._sorted_at >= RESORT_MS / 1000:
-            self._resort()
-        if not self._sized and books:
+        """What is pending to the model: the rows in view first, then slices of the rest until
+        ``SLICE_SECONDS`` are spent; what is left waits for the next event-loop turn."""
+        self._flushed_at = time.perf_counter()
+        ends = self._flushed_at + SLICE_SECONDS
+        pending = self._pending
+        first, last = self.visible_rows()
+        self.model.set_visible((first, last))
+        model = self.model
+        shown = {
+            pair: pending.pop(pair)
+            for row in range(first, min(last + 1, model.rowCount()))
+            if (pair := model.pair_at(row)) in pending
+        }
+        updated = bool(shown)
+        if shown:
+            model.update(shown)
+        while pending and time.perf_counter() < ends:
+            chunk = dict(itertools.islice(pending.items(), SLICE_PAIRS))
+            for pair in chunk:
+                del pending[pair]
+            model.update(chunk)
+            updated = True
+        if pending:
+            self._frames.request(soon=True)
+        if updated:
+            self._sort_dirty = True
+        if not self._sized and updated:
             self._sized = True
             self._fit_columns()
+        elif self._sized and updated:
+            self._fit_grown()
         if len(self._bridge.available_pairs) != len(self._choices_from or ()):
             self._refresh_choices()
 
-    def _fit_columns(self) -> None:
+    def _fit_grown(self) -> None:
+        """Columns whose longest text grew (e.g. more decimals once the pairs are known) are
+        fitted again; nothing else changes width on a tick."""
+        grown = [c for c, fitted in enumerate(self._fitted) if self.model.widest(c) > fitted]
+        if grown:
+            self._fit_columns(grown)
+
+    def _fit_columns(self, columns: list[int] | None = None) -> None:
         """Fit the columns to the first data, with room for the ▲/▼ sign prices gain later.
 
         Measures the longest text of each column (fixed-pitch digits: longest is widest)
@@ -380,7 +446,10 @@ class TopOfBookPanel(QWidget):
         names = QFontMetrics(bold)
         header = self.table.horizontalHeader()
         for column, spec in enumerate(self.model.columns):
+            if columns is not None and column not in columns:
+                continue
             texts = self.model.column_texts(column)
+            self._fitted[column] = self.model.widest(column)
             longest = max(texts, key=len, default="")
             if spec.key in FLASH_KEYS:
                 longest = UP_SIGN + longest
@@ -390,10 +459,10 @@ class TopOfBookPanel(QWidget):
             self.table.setColumnWidth(column, max(width, title))
 
     def _resort(self) -> None:
-        if self._sort_dirty and self.proxy.sortColumn() >= 0:
+        if self._sort_dirty and self.model.sort_column >= 0:
             self._sort_dirty = False
             self._sorted_at = time.monotonic()
-            self.proxy.resort()
+            self.model.resort()
             self._show_selection()
 
     def _on_feed_status(self, status: FeedStatus) -> None:
@@ -402,5 +471,5 @@ class TopOfBookPanel(QWidget):
 
     @property
     def sort_column(self) -> int | None:
-        column = self.proxy.sortColumn()
+        column = self.model.sort_column
         return column if column >= 0 else None
