@@ -15,7 +15,7 @@ in italics. Orders that appear on top after the first load, and known orders tha
 filled, are highlighted for ``HIGHLIGHT_SECONDS``; one single-shot timer ends the highlights.
 
 Colours follow the theme (``app.ui.palette``): filled in the success colour, rejected in the
-error colour, resting in the rising blue, canceled in the stale grey; the highlight is the
+error colour, resting in the warning amber, canceled in the stale grey; the highlight is the
 theme's amber bar colour, translucent so the row's text and status colours still read on it.
 """
 
