@@ -3,22 +3,30 @@
 Run: ``.venv/bin/python -m tests.perf.bench_sandbox [--requests N] [--concurrency C]``.
 Starts a real sandbox process (file database, as users run it) and drives it over loopback
 with keep-alive connections speaking raw HTTP/1.1 (cheaper than httpx, so the figures are the
-server's, not the load generator's). Client and server share the machine's two cores. Prints
-figures; asserts nothing.
+server's, not the load generator's). Client and server share the machine's two cores.
+
+The same run measures a ceiling first: a hello-JSON Starlette app served by uvicorn with the
+sandbox's settings (:mod:`tests.perf.hello_server`), driven by the same client loop with the same
+headers; top of book is then given as a fraction of it (issue 16's target: at least 0.7).
+Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import statistics
+import subprocess
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import httpx
 
 from tests.harness import bench_sandbox, digest
+from tests.perf import hello_server
 
 
 class RawConnection:
@@ -63,7 +71,7 @@ def post(path: str, token: str, payload: dict[str, object]) -> bytes:
 
 async def measure(
     name: str, url: str, total: int, concurrency: int, request: Callable[[int], bytes]
-) -> None:
+) -> float:
     latencies: list[float] = []
     failures = 0
     counter = iter(range(total))
@@ -89,9 +97,35 @@ async def measure(
         f"{total / elapsed:8.0f} req/s, p50 {statistics.median(ordered) * 1000:6.2f} ms, "
         f"p99 {p99 * 1000:6.2f} ms, non-200 {failures}"
     )
+    return total / elapsed
 
 
-async def run(url: str, account: str, user: str, requests: int, concurrency: int) -> None:
+@contextlib.contextmanager
+def hello_process() -> Iterator[str]:
+    """The ceiling's server in a child process; its URL while it runs."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.perf.hello_server"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        if not line.startswith(hello_server.PREFIX):
+            raise RuntimeError(f"hello server did not start: {line!r}")
+        yield line.removeprefix(hello_server.PREFIX).strip()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+async def ceiling(url: str, requests: int, concurrency: int) -> float:
+    hello = get("/hello", "x" * 200)
+    await measure("warm-up", url, 300, concurrency, lambda _: hello)
+    return await measure("hello JSON (ceiling)", url, requests, concurrency, lambda _: hello)
+
+
+async def run(
+    url: str, account: str, user: str, requests: int, concurrency: int, hello: float
+) -> None:
     async with httpx.AsyncClient(base_url=url, timeout=30) as http:
         login = await http.post(
             "/api/v1/identity/jwt", json={"user": user, "password": digest(user)}
@@ -100,7 +134,8 @@ async def run(url: str, account: str, user: str, requests: int, concurrency: int
     pairs = "BTC/USD,ETH/USD,SOL/USD,BTC/USDT,ETH/BTC,USDT/USD"
     tob = get(f"/api/v1/routing/account/{account}/topofbook?assetPairs={pairs}", token)
     await measure("warm-up", url, 300, concurrency, lambda _: tob)
-    await measure("top of book (6 pairs)", url, requests, concurrency, lambda _: tob)
+    top = await measure("top of book (6 pairs)", url, requests, concurrency, lambda _: tob)
+    print(f"{'top of book / ceiling':<28} {top / hello:.2f}")
     order_path = f"/api/v1/routing/account/{account}/order/limit"
 
     def order(index: int) -> bytes:
@@ -125,9 +160,18 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--concurrency", type=int, default=16)
     args = parser.parse_args()
+    with hello_process() as url:
+        hello = asyncio.run(ceiling(url, args.requests, args.concurrency))
     with bench_sandbox({"BTC": "1000", "USD": "1000"}) as (sandbox, session):
         asyncio.run(
-            run(sandbox.url, session.account, session.user, args.requests, args.concurrency)
+            run(
+                sandbox.url,
+                session.account,
+                session.user,
+                args.requests,
+                args.concurrency,
+                hello,
+            )
         )
 
 
