@@ -17,6 +17,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from app.sandbox.cli import uvicorn_config
+from app.sandbox.config import SandboxConfig
+
 PREFIX = "Hello listening on "
 
 
@@ -30,16 +33,7 @@ async def serve() -> None:
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     application = Starlette(routes=[Route("/hello", hello)])
-    server = uvicorn.Server(
-        uvicorn.Config(
-            application,
-            log_level="warning",
-            access_log=False,
-            lifespan="on",
-            timeout_graceful_shutdown=5,
-            timeout_keep_alive=75,
-        )
-    )
+    server = uvicorn.Server(uvicorn_config(application, SandboxConfig().keep_alive))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started and not task.done():
         await asyncio.sleep(0.01)
