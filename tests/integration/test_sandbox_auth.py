@@ -10,8 +10,10 @@ from __future__ import annotations
 import base64
 import json
 import sqlite3
+import time
 import uuid
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,11 @@ import httpx
 import jwt
 import pytest
 
+from app.sandbox.auth import TOKEN_CACHE, Authenticator
+from app.sandbox.demo_data import seed_demo
+from app.sandbox.keyfile import rotate_key
+from app.sandbox.store import Store
+from app.sandbox.wire import ApiError
 from tests.harness import (
     SandboxProcess,
     Session,
@@ -570,3 +577,87 @@ def test_stored_password_is_salted_not_the_hex(sandbox_factory: Factory, tmp_pat
         for user in ("demo", "demo2"):
             assert digest(user).encode() not in raw, path
             assert bytes.fromhex(digest(user)) not in raw, path
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def authority(tmp_path: Path) -> Iterator[tuple[Authenticator, FakeClock, str]]:
+    """An authenticator on a database file (so its key can be rotated) with the demo users, on a
+    clock the test moves."""
+    db = str(tmp_path / "auth.db")
+    store = Store(db)
+    seed_demo(store, datetime.now(UTC))
+    clock = FakeClock()
+    try:
+        yield Authenticator(store, 60, 5, 60, clock, db_path=db), clock, db
+    finally:
+        store.close()
+
+
+def test_a_remembered_token_is_refused_once_it_expires(
+    authority: tuple[Authenticator, FakeClock, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    auth, clock, _ = authority
+    token, _ = auth.issue("demo")
+    assert auth.verify(f"Bearer {token}").user_id == "demo"
+
+    def decode(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a remembered token is not decoded again")
+
+    monkeypatch.setattr(jwt, "decode", decode)
+    assert auth.verify(f"Bearer {token}").user_id == "demo"
+    clock.now += 61
+    with pytest.raises(ApiError) as refused:
+        auth.verify(f"Bearer {token}")
+    assert refused.value.status_code == 401 and "expired" in " ".join(refused.value.messages)
+
+
+def test_a_remembered_token_is_refused_at_once_after_a_key_rotation(
+    authority: tuple[Authenticator, FakeClock, str],
+) -> None:
+    auth, _, db = authority
+    token, _ = auth.issue("demo")
+    assert auth.verify(f"Bearer {token}").user_id == "demo"
+    time.sleep(0.01)  # a distinct mtime for the new key file
+    rotate_key(db)
+    with pytest.raises(ApiError) as refused:
+        auth.verify(f"Bearer {token}")
+    assert refused.value.status_code == 401 and "retired key" in " ".join(refused.value.messages)
+    fresh, _ = auth.issue("demo")
+    assert auth.verify(f"Bearer {fresh}").user_id == "demo"
+
+
+def test_a_remembered_token_is_refused_at_once_after_a_revocation(
+    authority: tuple[Authenticator, FakeClock, str],
+) -> None:
+    auth, _, _ = authority
+    token, _ = auth.issue("demo")
+    assert auth.verify(f"Bearer {token}").user_id == "demo"
+    auth.revoke("demo")
+    with pytest.raises(ApiError) as refused:
+        auth.verify(f"Bearer {token}")
+    assert refused.value.status_code == 401 and "revoked" in " ".join(refused.value.messages)
+
+
+def test_remembered_tokens_are_bounded_and_a_forged_one_is_never_remembered(
+    authority: tuple[Authenticator, FakeClock, str],
+) -> None:
+    auth, _, _ = authority
+    token, _ = auth.issue("demo")
+    forged = jwt.encode(jwt.decode(token, options={"verify_signature": False}), "x" * 32)
+    for _ in range(2):
+        with pytest.raises(ApiError):
+            auth.verify(f"Bearer {forged}")
+    assert forged not in auth._verified
+    tokens = [auth.issue("demo")[0] for _ in range(TOKEN_CACHE + 10)]
+    for each in tokens:
+        auth.verify(f"Bearer {each}")
+    assert auth.verify(f"Bearer {tokens[0]}").user_id == "demo"  # forgotten, verified afresh
+    assert len(auth._verified) == TOKEN_CACHE
