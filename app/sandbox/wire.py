@@ -8,11 +8,21 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
+from json import encoder as _json_encoder
 from typing import Any
 
 from starlette.responses import Response
 
 from app.domain.money import format_trimmed
+
+#: The json module's own escapers (its C versions when built): what ``json.dumps`` of a string
+#: calls, without building an encoder per call.
+_encode_string = _json_encoder.encode_basestring
+_encode_key = _json_encoder.encode_basestring_ascii
+
+#: Decimal texts remembered by :func:`_decimal_text`, forgotten all at once past this many.
+_DECIMAL_TEXTS_KEPT = 4096
+_DECIMAL_TEXTS: dict[Decimal, str] = {}
 
 _STATUS_WORDS = {
     400: "badRequest",
@@ -31,24 +41,90 @@ _STATUS_WORDS = {
 
 
 def encode(value: Any) -> str:
-    """Compact JSON where Decimals keep every digit (``0.1`` stays ``0.1``)."""
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
+    """Compact JSON where Decimals keep every digit (``0.1`` stays ``0.1``).
+
+    Written into one list of parts, with the json module's C string escapers, rather than as
+    nested joins over generators of ``json.dumps``: encoding was most of what the top-of-book
+    handler cost (issue 16). The text is the same: strings as ``json.dumps(s,
+    ensure_ascii=False)``, keys as ``json.dumps(str(k))``.
+    """
+    parts: list[str] = []
+    _write(value, parts)
+    return "".join(parts)
+
+
+def _write(value: Any, parts: list[str]) -> None:
+    kind = type(value)
+    if kind is str:
+        parts.append(_encode_string(value))
+    elif kind is Decimal:
+        parts.append(_decimal_text(value))
+    elif kind is int:
+        parts.append(str(value))
+    elif kind is dict:
+        _write_object(value, parts)
+    elif kind is list or kind is tuple:
+        _write_array(value, parts)
+    elif value is None:
+        parts.append("null")
+    elif value is True:
+        parts.append("true")
+    elif value is False:
+        parts.append("false")
+    else:
+        _write_subclass(value, parts)
+
+
+def _decimal_text(value: Decimal) -> str:
+    """:func:`format_trimmed`, remembered: the same prices and sizes are written again and
+    again between two market ticks. Equal Decimals (``1.50`` and ``1.5``, ``0`` and ``-0``)
+    trim to the same text, so the value is the key."""
+    text = _DECIMAL_TEXTS.get(value)
+    if text is None:
+        if len(_DECIMAL_TEXTS) >= _DECIMAL_TEXTS_KEPT:
+            _DECIMAL_TEXTS.clear()
+        text = _DECIMAL_TEXTS[value] = format_trimmed(value)
+    return text
+
+
+def _write_subclass(value: Any, parts: list[str]) -> None:
+    """Subclasses of the plain types (str and int enums, ...), written as the plain types are."""
     if isinstance(value, Decimal):
-        return format_trimmed(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{json.dumps(str(k))}:{encode(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list | tuple):
-        return "[" + ",".join(encode(item) for item in value) + "]"
-    raise TypeError(f"cannot encode {type(value).__name__} as JSON")
+        parts.append(format_trimmed(value))
+    elif isinstance(value, int):
+        parts.append(str(value))
+    elif isinstance(value, str):
+        parts.append(_encode_string(value))
+    elif isinstance(value, dict):
+        _write_object(value, parts)
+    elif isinstance(value, list | tuple):
+        _write_array(value, parts)
+    else:
+        raise TypeError(f"cannot encode {type(value).__name__} as JSON")
+
+
+def _write_object(value: dict[Any, Any], parts: list[str]) -> None:
+    parts.append("{")
+    first = True
+    for key, item in value.items():
+        if not first:
+            parts.append(",")
+        first = False
+        parts.append(_encode_key(str(key)))
+        parts.append(":")
+        _write(item, parts)
+    parts.append("}")
+
+
+def _write_array(value: list[Any] | tuple[Any, ...], parts: list[str]) -> None:
+    parts.append("[")
+    first = True
+    for item in value:
+        if not first:
+            parts.append(",")
+        first = False
+        _write(item, parts)
+    parts.append("]")
 
 
 def json_response(

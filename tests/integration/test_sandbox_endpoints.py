@@ -8,18 +8,24 @@ rest runs on the shared session sandbox. Money is compared as Decimal, never as 
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_CEILING, ROUND_DOWN, Decimal
+from enum import IntEnum, StrEnum
 from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import app.sandbox.server  # noqa: F401  (importing the server registers every route)
+from app.domain.money import format_trimmed
 from app.domain.records import FIAT_FIELDS, PORTFOLIO_FIELDS
+from app.sandbox import wire
 from app.sandbox.api import ENDPOINTS
 from tests.harness import (
     SandboxProcess,
@@ -1368,3 +1374,69 @@ def test_sandbox_parses_http_with_httptools_and_falls_back_to_h11(
     assert cli.uvicorn_config(lambda *_: None, 75).http == "httptools"  # type: ignore[arg-type]
     monkeypatch.setitem(sys.modules, "httptools", None)  # what an absent package looks like
     assert cli.http_protocol() == "h11"
+
+
+def _reference_encode(value: Any) -> str:
+    """The sandbox's JSON encoder as it was before issue 16 made it cheaper: the new one must
+    write the same text."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, Decimal):
+        return format_trimmed(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, dict):
+        items = (f"{json.dumps(str(k))}:{_reference_encode(v)}" for k, v in value.items())
+        return "{" + ",".join(items) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(_reference_encode(item) for item in value) + "]"
+    raise TypeError(f"cannot encode {type(value).__name__} as JSON")
+
+
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text()
+    | st.decimals(allow_nan=False, allow_infinity=False),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.lists(inner, max_size=3).map(tuple)
+        | st.dictionaries(st.text() | st.integers(), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_JSON_VALUES)
+def test_json_encoding_writes_what_it_always_wrote(value: Any) -> None:
+    text = wire.encode(value)
+    assert text == _reference_encode(value)
+    assert json.loads(text, parse_float=Decimal) == json.loads(
+        _reference_encode(value), parse_float=Decimal
+    )
+
+
+def test_json_encoding_of_subclasses_and_refusals() -> None:
+    class Side(StrEnum):
+        BUY = "bu\u00e9y"
+
+    class Count(IntEnum):
+        ONE = 1
+
+    value = {Side.BUY: [Side.BUY, Count.ONE, Decimal("-0.000"), Decimal("1E+3")]}
+    assert wire.encode(value) == _reference_encode(value) == '{"bu\\u00e9y":["bu\u00e9y",1,0,1000]}'
+    # remembered texts are keyed by value: equal Decimals of other exponents trim alike
+    alike = (("1.50", "1.5", "1.5"), ("-0.000", "0", "0"), ("1E+3", "1000", "1000"))
+    for first, second, text in alike:
+        assert wire.encode([Decimal(first), Decimal(second)]) == f"[{text},{text}]"
+    for bad in (1.5, object(), {1, 2}):
+        with pytest.raises(TypeError):
+            wire.encode(bad)
