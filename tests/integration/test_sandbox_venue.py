@@ -448,3 +448,25 @@ async def test_a_lost_withdrawal_resent_with_its_key_withdraws_once(
         )
         listed = await api.withdrawals()
     assert [(w.transaction_id, w.amount) for w in listed] == [(resent.transaction_id, Decimal(40))]
+
+
+def test_a_post_that_declares_no_body_is_refused_at_once_and_the_connection_kept(
+    sandbox: SandboxProcess, client: Session
+) -> None:
+    """Without Content-Length or Transfer-Encoding a request has no body: the sandbox skips
+    the timed body read (issue 16) and judges the empty order at once, on a connection that
+    serves the next request."""
+    path = f"/api/v1/routing/account/{client.account}/order/limit"
+    bare = (
+        f"POST {path} HTTP/1.1\r\nHost: venue-test\r\nAuthorization: Bearer {client.token}\r\n"
+        "Content-Type: application/json\r\n\r\n"
+    ).encode()
+    with connect(sandbox) as sock:
+        started = time.monotonic()
+        sock.sendall(bare)
+        status, answer = read_response(sock)
+        assert status == 400, answer
+        assert time.monotonic() - started < 2
+        sock.sendall(bare)
+        again, _ = read_response(sock)
+        assert again == 400
