@@ -191,6 +191,7 @@ class Authenticator:
         self._waiting = 0
         self._keys = KeyFile(db_path, lambda: store.get_meta("jwt_secret"))
         self._verified: dict[str, VerifiedToken] = {}
+        self._principals: dict[str, Principal] = {}
         if store.get_meta("jwt_secret") is not None:
             with store.transaction():
                 store.execute("DELETE FROM meta WHERE key = 'jwt_secret'")
@@ -317,6 +318,21 @@ class Authenticator:
         return verified
 
     def principal(self, user_id: str) -> Principal | None:
+        """Who ``user_id`` is and which accounts it owns. Remembered once found: a user and
+        its account are written together and never changed afterwards (a second client of the
+        same name or account is a 409), so only an unknown user is asked of the database again
+        (it may be created later)."""
+        known = self._principals.get(user_id)
+        if known is not None:
+            return known
+        found = self._lookup(user_id)
+        if found is not None:
+            if len(self._principals) >= TOKEN_CACHE:
+                self._principals.clear()
+            self._principals[user_id] = found
+        return found
+
+    def _lookup(self, user_id: str) -> Principal | None:
         row = self._store.query_one("SELECT * FROM users WHERE user_id = ?", (user_id,))
         if row is None:
             return None

@@ -22,7 +22,7 @@ import jwt
 import pytest
 
 from app.sandbox.auth import TOKEN_CACHE, Authenticator
-from app.sandbox.demo_data import seed_demo
+from app.sandbox.demo_data import create_client, seed_demo
 from app.sandbox.keyfile import rotate_key
 from app.sandbox.store import Store
 from app.sandbox.wire import ApiError
@@ -661,3 +661,24 @@ def test_remembered_tokens_are_bounded_and_a_forged_one_is_never_remembered(
         auth.verify(f"Bearer {each}")
     assert auth.verify(f"Bearer {tokens[0]}").user_id == "demo"  # forgotten, verified afresh
     assert len(auth._verified) == TOKEN_CACHE
+
+
+def test_an_unknown_user_is_looked_up_again_and_a_known_one_remembered(
+    authority: tuple[Authenticator, FakeClock, str],
+) -> None:
+    auth, _, _ = authority
+    assert auth.principal("newcomer") is None
+    create_client(
+        auth._store,
+        user="newcomer",
+        password_hex=digest("newcomer"),
+        account="newcomer-1",
+        name="Newcomer",
+        account_name="newcomer-1 account",
+        balances={},
+        credit={},
+        now=datetime.now(UTC),
+    )
+    found = auth.principal("newcomer")
+    assert found is not None and found.accounts == frozenset({"newcomer-1"})
+    assert auth.principal("newcomer") is found
