@@ -347,7 +347,7 @@ class OrderTicketPanel(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(scroll)
-        layout = QVBoxLayout(content)
+        layout = self._content_layout = QVBoxLayout(content)
         layout.setContentsMargins(6, 6, 6, 6)  # a dock is narrow: no width wasted on margins
         layout.addLayout(form)
         layout.addWidget(self.input_error)
@@ -391,11 +391,16 @@ class OrderTicketPanel(QWidget):
         self._fit_width()
 
     def _fit_width(self) -> None:
-        """The dock is never narrower than the ticket's widest row (plus room for the vertical
-        scrollbar): there is no horizontal scrollbar, so a narrower dock cut the row's end off
-        ("USD to spen" at 1366×768). Followed on every relayout of the content."""
+        """The dock is never narrower than the ticket's form rows (plus margins and room for
+        the vertical scrollbar): there is no horizontal scrollbar, so a narrower dock cut a
+        row's end off ("USD to spen" at 1366×768). Only the form counts: its rows change with
+        the pair and side, not with every tick, so a price never relays the window out (the
+        labels below wrap)."""
+        margins = self._content_layout.contentsMargins()
         bar = self._scroll.verticalScrollBar().sizeHint().width()
-        self._scroll.setMinimumWidth(self._content.minimumSizeHint().width() + bar)
+        width = self._form.minimumSize().width() + margins.left() + margins.right() + bar
+        if width != self._scroll.minimumWidth():
+            self._scroll.setMinimumWidth(width)
 
     def _buddy(self, text: str, field: QWidget) -> QLabel:
         """A row label whose Alt+letter jumps to ``field`` (rows holding a layout need one)."""
