@@ -29,18 +29,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from PySide6.QtWidgets import QApplication, QMainWindow
+from PySide6.QtWidgets import QApplication
 
-from app.api import ClientSettings, ServiceClient
-from app.domain.display import Precision
 from app.domain.records import TopOfBook
-from app.services.session import Environment, TerminalSession
-from app.ui.bridge import SessionBridge
-from app.ui.panels.base import PanelContext
-from app.ui.panels.top_of_book import TopOfBookPanel
 from app.ui.qt import QEventLoop
-from app.ui.settings import open_settings
-from tests.perf.bench_watchlist import RandomWalks
+from tests.perf.bench_watchlist import RandomWalks, ShownWatchlist
 
 PAINT_EVERY = 50
 
@@ -103,18 +96,9 @@ def run_vnpy(python: str | None, rows: int, ticks: int) -> float | None:
 
 async def ours(app: QApplication, rows: int, ticks: int, config: Path) -> float:
     walks = RandomWalks(rows)
-    client = ServiceClient(ClientSettings("http://127.0.0.1:9"))  # never called
-    session = TerminalSession(client, Environment("http://127.0.0.1:9", "bench", "bench"))
-    session.available_pairs = walks.names()
-    session.set_watchlist(walks.names())
-    bridge = SessionBridge(session)
-    context = PanelContext(bridge, Precision(), open_settings(config), lambda _l, _m: None)
-    window = QMainWindow()
-    panel = TopOfBookPanel(context)
-    window.setCentralWidget(panel)
-    window.resize(1400, 900)
-    window.show()
-    session.top_of_book.data.publish(walks.snapshot())
+    shown = ShownWatchlist(walks, config)
+    panel = shown.panel
+    shown.session.top_of_book.data.publish(walks.snapshot())
     await asyncio.sleep(0.5)
     made: list[dict[str, TopOfBook]] = []
     while len(made) < ticks:
@@ -128,10 +112,7 @@ async def ours(app: QApplication, rows: int, ticks: int, config: Path) -> float:
             app.processEvents()
     app.processEvents()
     rate = ticks / (time.perf_counter() - started)
-    window.close()
-    panel.deleteLater()
-    bridge.detach()
-    await client.aclose()
+    await shown.close()
     return rate
 
 

@@ -189,20 +189,37 @@ async def phase(
     }
 
 
+class ShownWatchlist:
+    """A real ``TopOfBookPanel`` in a 1400×900 window over a session that is never started
+    (its client is never called): ticks published on the session's topic take the app's path."""
+
+    def __init__(self, walks: RandomWalks, config: Path) -> None:
+        self.client = ServiceClient(ClientSettings("http://127.0.0.1:9"))  # never called
+        self.session = TerminalSession(
+            self.client, Environment("http://127.0.0.1:9", "bench", "bench")
+        )
+        self.session.available_pairs = walks.names()
+        self.session.set_watchlist(walks.names())
+        self.bridge = SessionBridge(self.session)
+        settings = open_settings(config)
+        context = PanelContext(self.bridge, Precision(), settings, lambda _l, _m: None)
+        self.window = QMainWindow()
+        self.panel = TopOfBookPanel(context)
+        self.window.setCentralWidget(self.panel)
+        self.window.resize(1400, 900)
+        self.window.show()
+
+    async def close(self) -> None:
+        self.window.close()
+        self.panel.deleteLater()
+        self.bridge.detach()
+        await self.client.aclose()
+
+
 async def bench(app: QApplication, pairs: int, hz: float, seconds: float, config: Path) -> None:
     walks = RandomWalks(pairs)
-    client = ServiceClient(ClientSettings("http://127.0.0.1:9"))  # never called
-    session = TerminalSession(client, Environment("http://127.0.0.1:9", "bench", "bench"))
-    session.available_pairs = walks.names()
-    session.set_watchlist(walks.names())
-    bridge = SessionBridge(session)
-    context = PanelContext(bridge, Precision(), open_settings(config), lambda _l, _m: None)
-
-    window = QMainWindow()
-    panel = TopOfBookPanel(context)
-    window.setCentralWidget(panel)
-    window.resize(1400, 900)
-    window.show()
+    shown = ShownWatchlist(walks, config)
+    session, panel = shown.session, shown.panel
 
     latency = Latency()
     model, table = panel.model, panel.table
@@ -243,10 +260,7 @@ async def bench(app: QApplication, pairs: int, hz: float, seconds: float, config
     }
     for name, figures in results.items():
         summary[name] = {key: figures[key] for key in keys}
-    window.close()
-    panel.deleteLater()
-    bridge.detach()
-    await client.aclose()
+    await shown.close()
     app.processEvents()
     print(json.dumps(summary))
 
