@@ -50,6 +50,7 @@ from app.ui.palette import TradePalette, follow_palette
 from app.ui.panels.base import PanelContext
 from app.ui.panels.record_parts import FlowLayout, counted, stop_with
 from app.ui.widgets.copy_field import copy_text
+from app.ui.widgets.live_text import TextHost
 from app.ui.widgets.read_only_table import read_only_rows
 
 KINDS: tuple[tuple[str, TransferKind], ...] = (
@@ -57,6 +58,8 @@ KINDS: tuple[tuple[str, TransferKind], ...] = (
     ("Withdrawals", "withdrawal"),
 )
 HASH_WIDTH = 240
+#: What the status line's width is measured on.
+STATUS_SAMPLE = "20 deposits, newest first · updated 00:00:00"
 
 
 def plural(kind: TransferKind, count: int) -> str:
@@ -146,7 +149,8 @@ class DepositsPanel(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(self.table, 1)
-        layout.addWidget(self.status)
+        # refreshed every 15 s: its own host, so a new time does not relayout the window
+        layout.addWidget(TextHost(self.status, STATUS_SAMPLE, self))
         for first, second in (
             (self.kind_box, self.oldest_first),
             (self.oldest_first, self.max_box),

@@ -43,8 +43,11 @@ from app.ui.fonts import number_font
 from app.ui.models.depth_model import DepthModel, DepthRole
 from app.ui.palette import TradePalette, current_palette, follow_palette
 from app.ui.panels.base import PanelContext
+from app.ui.widgets.live_text import TextHost
 
 BAR_ALPHA = 60
+#: What the header's width is measured on (its text changes with every book).
+HEADER_SAMPLE = "BTC-USD   Spread 00,000.00 (0.0 bps)"
 #: Pixels between a size bar and its row's top and bottom edges.
 BAR_INSET = 2
 #: Keys that move through the ladder: the trader is browsing, the ladder stops following.
@@ -150,7 +153,8 @@ class DepthPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
-        layout.addWidget(self.header)
+        # the spread changes with every book: its own host, so the window is not relaid out
+        layout.addWidget(TextHost(self.header, HEADER_SAMPLE, self))
         layout.addWidget(self.view)
 
         self.freshness = context.bridge.freshness(context.bridge.order_book_feed, self)
