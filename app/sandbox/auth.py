@@ -192,6 +192,7 @@ class Authenticator:
         self._keys = KeyFile(db_path, lambda: store.get_meta("jwt_secret"))
         self._verified: dict[str, VerifiedToken] = {}
         self._principals: dict[str, Principal] = {}
+        self._generations: dict[str, int] = {}
         if store.get_meta("jwt_secret") is not None:
             with store.transaction():
                 store.execute("DELETE FROM meta WHERE key = 'jwt_secret'")
@@ -221,12 +222,26 @@ class Authenticator:
         self.logins[user] += 1
 
     def generation(self, user: str) -> int:
-        """Tokens carry their user's revocation count; revoking bumps it and voids older ones."""
+        """Tokens carry their user's revocation count; revoking bumps it and voids older ones.
+        Remembered once read: this sandbox is the database's one writer and every bump goes
+        through :meth:`revoke`, so the count is read from the database once per user, not on
+        every request (issue 16)."""
+        known = self._generations.get(user)
+        if known is None:
+            known = self._stored_generation(user)
+            if len(self._generations) >= TOKEN_CACHE:
+                self._generations.clear()
+            self._generations[user] = known
+        return known
+
+    def _stored_generation(self, user: str) -> int:
         return int(self._store.get_meta(f"token_generation:{user}") or "0")
 
     def revoke(self, user: str) -> None:
         with self._store.transaction():
-            self._store.set_meta(f"token_generation:{user}", str(self.generation(user) + 1))
+            bumped = self._stored_generation(user) + 1
+            self._store.set_meta(f"token_generation:{user}", str(bumped))
+        self._generations[user] = bumped  # once written: a rolled-back bump changes nothing
 
     def credentials_match(self, user: str, digest: str) -> bool:
         """Compare with the stored scrypt; runs scrypt even for unknown users (no timing oracle)."""

@@ -22,6 +22,7 @@ from app.sandbox.market import Market
 from app.sandbox.orders import OrderEngine
 from app.sandbox.rfq import QuoteDesk
 from app.sandbox.store import Store
+from app.sandbox.top_bodies import TopOfBookBodies
 from app.sandbox.transfers import Transfers
 
 
@@ -38,6 +39,7 @@ class Sandbox:
     build: dict[str, Any]
     instance: str
     faults: Faults = field(default_factory=Faults)
+    top_bodies: TopOfBookBodies = field(default_factory=TopOfBookBodies)
     now: Callable[[], datetime] = field(default=utc_now)
 
     @classmethod

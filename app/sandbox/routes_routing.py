@@ -8,6 +8,8 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from starlette.responses import Response
+
 from app.domain import format_timestamp
 from app.domain.money import divide, format_trimmed
 from app.sandbox import queries
@@ -74,17 +76,11 @@ def _pair_names(raw: str | None) -> list[str]:
     return names
 
 
-async def _top_of_book(call: Call) -> dict[str, Any]:
-    market = call.sandbox.market
-    books = {}
-    for name in _pair_names(call.params.get("assetPairs")):
-        quote = market.quote(name)
-        books[name] = {
-            "spread": quote.spread,
-            "ask": [quote.ask, quote.ask_size],
-            "bid": [quote.bid, quote.bid_size],
-        }
-    return ok({"topOfBooks": books})
+async def _top_of_book(call: Call) -> Response:
+    body = call.sandbox.top_bodies.body(
+        call.sandbox.market, call.params.get("assetPairs") or "", _pair_names
+    )
+    return Response(body, media_type="application/json")
 
 
 def _read_route(
@@ -100,7 +96,7 @@ def _read_route(
 @_read_route(
     ACCOUNT + "/topofbook", "Get top of book: ask and bid as [price, size]", (_PAIRS,), _TOP_OF_BOOK
 )
-async def top_of_book(call: Call) -> dict[str, Any]:
+async def top_of_book(call: Call) -> Response:
     return await _top_of_book(call)
 
 
@@ -110,7 +106,7 @@ async def top_of_book(call: Call) -> dict[str, Any]:
     (_PAIRS,),
     _TOP_OF_BOOK,
 )
-async def top_of_book_ops(call: Call) -> dict[str, Any]:
+async def top_of_book_ops(call: Call) -> Response:
     return await _top_of_book(call)
 
 
