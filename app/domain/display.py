@@ -68,10 +68,14 @@ class Precision:
 
     assets: dict[str, int] = field(default_factory=lambda: dict(ASSET_DECIMALS))
     prices: dict[str, int] = field(default_factory=dict)
+    #: ``price`` by pair, remembered: the watchlist asks on every tick (issue 16); ``learn``,
+    #: the one writer of ``assets`` and ``prices``, forgets it.
+    _price_places: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     def learn(self, infos: dict[str, PairInfo]) -> None:
         """The service's word replaces the defaults (it knows its assets' real decimals); where
         two pairs disagree on an asset, the finer one wins (nothing held is ever hidden)."""
+        self._price_places.clear()
         learned: dict[str, int] = {}
         for name, info in infos.items():
             if info.price_increment is not None:
@@ -95,10 +99,14 @@ class Precision:
         return format_number(value, max(self.asset(code), digits_of(value)))
 
     def price(self, pair: str) -> int:
-        if pair in self.prices:
-            return self.prices[pair]
-        quote = pair.split("/")[-1]
-        return max(self.asset(quote), 2)
+        places = self._price_places.get(pair)
+        if places is None:
+            if pair in self.prices:
+                places = self.prices[pair]
+            else:
+                places = max(self.asset(pair.split("/")[-1]), 2)
+            self._price_places[pair] = places
+        return places
 
     def amount(self, value: Decimal | None, code: str) -> str:
         return format_number(value, self.asset(code))

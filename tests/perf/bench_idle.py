@@ -23,6 +23,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import argparse
 import asyncio
 import cProfile
+import ctypes
 import json
 import resource
 import sys
@@ -62,6 +63,18 @@ def rss_mb() -> float:
     return pages * resource.getpagesize() / 2**20
 
 
+def trimmed_rss_mb() -> float | None:
+    """RSS after glibc hands back the free memory it keeps (``malloc_trim``): what is left of
+    a growth is held by live objects; what goes was the allocator's retention, not a leak.
+    None where there is no glibc."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):
+        return None
+    return rss_mb()
+
+
 def cpu_seconds() -> float:
     times = os.times()
     return times.user + times.system
@@ -97,6 +110,7 @@ async def bench(
         profiler.dump_stats(str(profile))
     elapsed = loop.time() - started
     cpu, rss_end = cpu_seconds() - cpu_start, rss_mb()
+    rss_trimmed = trimmed_rss_mb()
     print(
         f"main window on the sandbox, {len(watched)} pairs watched (asked {pairs}), feeds at "
         f"{hz:g} Hz, {elapsed:.0f} s after {WARM_UP:.0f} s warm-up, platform "
@@ -105,6 +119,8 @@ async def bench(
     print(f"process CPU {cpu:.2f} s = {100 * cpu / elapsed:.1f} % of one core")
     print(f"layout requests of the main window: {layouts.count}")
     print(f"RSS {rss_start:.1f} MB -> {rss_end:.1f} MB ({rss_end - rss_start:+.2f} MB)")
+    if rss_trimmed is not None:
+        print(f"RSS after malloc_trim {rss_trimmed:.1f} MB ({rss_trimmed - rss_start:+.2f} MB)")
     window.save_layout()
     window.hide()
     await window.tasks.aclose()
@@ -119,6 +135,9 @@ async def bench(
             {
                 "cpu_pct": round(100 * cpu / elapsed, 2),
                 "rss_growth_mb": round(rss_end - rss_start, 2),
+                "rss_growth_trimmed_mb": (
+                    None if rss_trimmed is None else round(rss_trimmed - rss_start, 2)
+                ),
                 "layout_requests": layouts.count,
                 "pairs": len(watched),
                 "hz": hz,

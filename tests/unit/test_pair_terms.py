@@ -101,3 +101,13 @@ def test_pairs_that_disagree_on_an_asset_show_its_finer_decimals() -> None:
 
 def test_a_fill_with_nothing_received_has_no_price() -> None:
     assert Trade.of(order("USD", "BTC", "10", "0"), PAIRS) is None
+
+
+def test_price_places_asked_before_the_service_speaks_follow_what_it_says() -> None:
+    """``price`` is remembered per pair (the watchlist asks on every tick); ``learn`` forgets."""
+    precision = Precision()
+    before = precision.price("BTC/USD")
+    assert before == 2
+    precision.learn({"BTC/USD": PairInfo(AssetPair("BTC", "USD"), D("0.0001"), 8, 2)})
+    assert precision.price("BTC/USD") == 4
+    assert precision.price_text(D("1.5"), "BTC/USD") == "1.5000"

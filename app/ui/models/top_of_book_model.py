@@ -709,17 +709,28 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
 
     def _flash(self, old: BookRow, new: BookRow, now: float) -> bool:
         """Start a fade on each price that moved; whether any did."""
-        started = False
-        for column, value, before in (
-            (_BID, new.bid, old.bid),
-            (_ASK, new.ask, old.ask),
-            (_MID, new.mid, old.mid),
-        ):
-            if value != before:
-                self._flashes.setdefault(new.pair, {})[column] = now
-                self._steps.setdefault(new.pair, {})[column] = 0
-                started = True
-        return started
+        moved_columns = [
+            column
+            for column, value, before in (
+                (_BID, new.bid, old.bid),
+                (_ASK, new.ask, old.ask),
+                (_MID, new.mid, old.mid),
+            )
+            if value != before
+        ]
+        if not moved_columns:
+            return False
+        # the pair's two dicts, found or made once (not an empty dict made per call to throw away)
+        flashes = self._flashes.get(new.pair)
+        if flashes is None:
+            flashes = self._flashes[new.pair] = {}
+        steps = self._steps.get(new.pair)
+        if steps is None:
+            steps = self._steps[new.pair] = {}
+        for column in moved_columns:
+            flashes[column] = now
+            steps[column] = 0
+        return True
 
     def _flash_of(self, quote: BookRow, column: int) -> float | None:
         flashes = self._flashes.get(quote.pair)
