@@ -30,8 +30,8 @@ import httpx
 import pytest
 
 from tests.harness import run_captured
+from tests.packaging.support import ROOT, bare_env, log_tail, run
 
-ROOT = Path(__file__).resolve().parents[2]
 LINUX_FILES = ROOT / "packaging" / "linux"
 APP_ID = "io.tradeterm.Tradeterm"
 ICON_SIZES = (16, 32, 48, 64, 128, 256)
@@ -74,33 +74,6 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     assert re.search(r"^Bundle size: \S+$", done.stdout, re.MULTILINE), done.stdout
     return out / "dist" / "tradeterm"
-
-
-def bare_env(home: Path) -> dict[str, str]:
-    """A trader's session: no venv, no PYTHONPATH, every user folder inside ``home``."""
-    keep = {"LANG", "LC_ALL", "TZ", "TMPDIR"}
-    env = {key: value for key, value in os.environ.items() if key in keep}
-    env.update(
-        PATH="/usr/bin:/bin",
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        XDG_DATA_HOME=str(home / ".local" / "share"),
-        XDG_STATE_HOME=str(home / ".local" / "state"),
-        XDG_CACHE_HOME=str(home / ".cache"),
-        QT_QPA_PLATFORM="offscreen",
-    )
-    return env
-
-
-def run(
-    argv: list[str], env: dict[str, str], timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    return run_captured(argv, env=env, timeout=timeout, cwd=env["HOME"])
-
-
-def log_tail(home: Path) -> str:
-    log = home / ".local" / "state" / "tradeterm" / "log" / "tradeterm.log"
-    return log.read_text(errors="replace")[-3000:] if log.exists() else "(no log)"
 
 
 @bundle_test
@@ -162,8 +135,7 @@ def test_bundle_carries_resources_and_leaves_out_what_the_app_does_not_use(
     bundle: Path,
 ) -> None:
     internal = bundle / "_internal"
-    # every run-time resource, beside the app package as in the source tree (the app finds them
-    # from importlib.resources.files("app").parent / "resources")
+    # every run-time resource, in _internal/resources (app/resources.py finds them there)
     shipped = [
         path.relative_to(ROOT)
         for path in (ROOT / "resources").rglob("*")
