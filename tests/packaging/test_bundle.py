@@ -131,6 +131,27 @@ def test_bundle_reports_its_version_and_runs_the_command_line(bundle: Path, tmp_
 
 
 @bundle_test
+def test_bundle_has_the_keyring_with_the_secret_service_backend(
+    bundle: Path, tmp_path: Path
+) -> None:
+    """keyring imports its backends by name from its entry points: the bundle's self-check
+    loads them as keyring does (no D-Bus needed), and the Secret Service stack under them."""
+    done = run([str(bundle / "tradeterm"), "--bundle-self-check"], bare_env(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    backends = re.search(r"^keyring \S+: backends (.+)$", done.stdout, re.MULTILINE)
+    assert backends, done.stdout
+    assert "SecretService" in backends.group(1).split(", "), done.stdout
+    assert f"resources: {bundle / '_internal' / 'resources'}\n" in done.stdout
+    assert "problem:" not in done.stdout
+    # the version pinned in the lock, with its metadata (the entry points live there)
+    pinned = re.search(
+        r"^keyring==(\S+)$", (ROOT / "packaging" / "constraints.txt").read_text(), re.MULTILINE
+    )
+    assert pinned, "keyring is not pinned in packaging/constraints.txt"
+    assert (bundle / "_internal" / f"keyring-{pinned.group(1)}.dist-info").is_dir()
+
+
+@bundle_test
 def test_bundle_carries_resources_and_leaves_out_what_the_app_does_not_use(
     bundle: Path,
 ) -> None:
