@@ -4,14 +4,13 @@
 #   bash packaging/build.sh
 #
 # It makes (or reuses) its own virtual environment, build/venv, so test tools never end up in
-# the bundle; installs the app there (editable: PyInstaller reads the source tree) with a
-# pinned PyInstaller; runs packaging/tradeterm.spec; prints the bundle's size and the build
-# time. Environment: PYTHON (interpreter for the venv, default python3), TRADETERM_BUILD_VENV,
-# TRADETERM_DIST_DIR (default dist), TRADETERM_WORK_DIR (default build/pyinstaller).
+# the bundle; installs the app there (editable: PyInstaller reads the source tree) with its
+# `bundle` extra — PyInstaller and keyring (with the Secret Service backend on Linux) — at the
+# versions pinned in packaging/constraints.txt; runs packaging/tradeterm.spec; prints the
+# bundle's size and the build time. Environment: PYTHON (interpreter for the venv, default
+# python3), TRADETERM_BUILD_VENV, TRADETERM_DIST_DIR (default dist), TRADETERM_WORK_DIR
+# (default build/pyinstaller).
 set -euo pipefail
-
-PYINSTALLER_VERSION=6.22.3
-HOOKS_CONTRIB_VERSION=2026.9
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv=${TRADETERM_BUILD_VENV:-$root/build/venv}
@@ -23,9 +22,7 @@ if [ ! -x "$venv/bin/python" ]; then
     "${PYTHON:-python3}" -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-    "pyinstaller==$PYINSTALLER_VERSION" \
-    "pyinstaller-hooks-contrib==$HOOKS_CONTRIB_VERSION" \
-    -e "$root"
+    -c "$root/packaging/constraints.txt" -e "$root[bundle]"
 
 # Qt must not look for a display while PyInstaller's hooks query it.
 QT_QPA_PLATFORM=offscreen "$venv/bin/python" -m PyInstaller \

@@ -17,8 +17,9 @@ ALLOWED = {
     "domain": {"domain"},
     "api": {"api", "domain"},
     "services": {"services", "api", "domain"},
-    # and the process-wide helpers at the top of app/ (log file, private files and secrets)
-    "ui": {"ui", "services", "domain", "logs", "private"},
+    # and the process-wide helpers at the top of app/ (log file, private files and secrets,
+    # where the shipped resources are)
+    "ui": {"ui", "services", "domain", "logs", "private", "resources"},
     "sandbox": {"sandbox", "domain"},
 }
 

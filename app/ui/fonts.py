@@ -16,10 +16,11 @@ that every non-ASCII character in the app's strings is in one of the two.
 from __future__ import annotations
 
 import logging
-from importlib import resources
 from pathlib import Path
 
 from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication
+
+from app import resources
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +36,8 @@ _loaded: dict[str, int] = {}  # file name -> application font id
 
 
 def fonts_folder() -> Path:
-    """``resources/fonts``, beside the ``app`` package (source tree, install and bundle)."""
-    return Path(str(resources.files("app"))).parent / "resources" / "fonts"
+    """``resources/fonts``, wherever this install keeps it (``app.resources``)."""
+    return resources.fonts_folder()
 
 
 def load_fonts() -> list[str]:

@@ -6,7 +6,9 @@
   in as ``demo``; the child stops when the app exits;
 - otherwise: the login dialog.
 ``--smoke-test`` opens the window, waits until balances and top of book show server data,
-saves ``--screenshot`` if given, and exits 0 — or exits 1 with a one-line reason after 30 s.
+checks the shipped resources are in use (theme style sheet, window icon, fonts: an install
+without them fails here), saves ``--screenshot`` if given, and exits 0 — or exits 1 with a
+one-line reason after 30 s.
 Quitting (window close, File > Quit, Ctrl-C, SIGTERM) sets one event; the main coroutine then
 stops the feeds, closes the client and the sandbox child, and returns (qt-asyncio-notes.md).
 """
@@ -33,7 +35,7 @@ from PySide6.QtCore import (
 from PySide6.QtWidgets import QApplication, QWidget
 
 import app as tradeterm
-from app import logs
+from app import logs, resources
 from app.domain.display import Precision
 from app.private import take_env_login
 from app.services.audit_trail import AuditTrail
@@ -43,6 +45,7 @@ from app.services.sandbox_child import SandboxChild, SandboxStartFailed
 from app.services.session import TerminalSession
 from app.ui import errors
 from app.ui.bridge import SessionBridge
+from app.ui.fonts import NUMBER_FAMILY, UI_FAMILY, load_fonts
 from app.ui.icon import app_icon
 from app.ui.main_window import Area, MainWindow, PanelSpec
 from app.ui.panels.base import PanelContext
@@ -308,6 +311,7 @@ async def _smoke(window: MainWindow, screenshot: Path | None) -> int:
             )
         await asyncio.sleep(0.05)
     await asyncio.sleep(0.3)  # let the tables and chart paint what arrived
+    print(f"smoke test: {_resources_in_use()}", flush=True)
     if screenshot is not None:
         _save(window, screenshot)
     print(
@@ -317,6 +321,26 @@ async def _smoke(window: MainWindow, screenshot: Path | None) -> int:
         flush=True,
     )
     return 0
+
+
+def _resources_in_use() -> str:
+    """Which shipped resources the running terminal uses, and from where; ``Failed`` naming
+    what is missing (a wheel or bundle built without ``resources/`` starts, but bare)."""
+    application = QApplication.instance()
+    assert isinstance(application, QApplication)
+    problems = [f"no {name}" for name in resources.missing()]
+    if not application.styleSheet():
+        problems.append("no theme style sheet applied")
+    if application.windowIcon().isNull():
+        problems.append("no window icon")
+    absent = {UI_FAMILY, NUMBER_FAMILY} - set(load_fonts())
+    problems.extend(f"font {family} not loaded" for family in sorted(absent))
+    if problems:
+        raise Failed(
+            f"smoke test: resources missing from {resources.resources_root()}: "
+            + "; ".join(problems)
+        )
+    return f"themes, icons and fonts in use from {resources.resources_root()}"
 
 
 def _qt_message(kind: QtMsgType, _: QMessageLogContext, message: str) -> None:

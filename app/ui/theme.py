@@ -6,12 +6,10 @@ colours Qt draws itself, and a style sheet (``resources/themes/<name>.qss``) for
 borders, paddings, dock title bars, tabs, headers, scroll bars. The trading colours
 (``app.ui.palette``) switch with it and announce the change through ``palette_changed``.
 
-The style sheets are read with ``importlib.resources`` anchored on the ``app`` package:
-``resources/`` sits beside ``app/`` in the source tree, in an editable install and in the
-PyInstaller bundle (``packaging/tradeterm.spec`` copies it there), so one lookup serves all
-three. Images in the sheets (combo and spin box arrows) are ``url(themes:<theme>/<file>.svg)``,
-resolved through a ``QDir`` search path set to that folder. The chosen theme is kept in the
-settings under ``THEME_KEY``.
+The style sheets are read from ``resources/themes``, found by ``app.resources`` in a checkout,
+an editable install, a wheel and the PyInstaller bundle alike. Images in the sheets (combo and
+spin box arrows) are ``url(themes:<theme>/<file>.svg)``, resolved through a ``QDir`` search
+path set to that folder. The chosen theme is kept in the settings under ``THEME_KEY``.
 
 ``apply_theme`` also loads the fonts the terminal ships (``app.ui.fonts``) and makes Inter the
 application font, so every start (and every test that applies a theme) draws with them.
@@ -25,13 +23,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from PySide6.QtCore import QDir, QObject, QSettings, Signal
 from PySide6.QtGui import QAction, QActionGroup, QColor, QPalette
 from PySide6.QtWidgets import QApplication, QMenu
 
+from app import resources
 from app.ui.fonts import apply_ui_font
 from app.ui.palette import (
     DARK_PALETTE,
@@ -145,9 +143,8 @@ def trade_palette(name: str) -> TradePalette:
 
 
 def themes_folder() -> Path:
-    """``resources/themes``, beside the ``app`` package (see the module docstring)."""
-    package = Path(str(resources.files("app")))
-    return package.parent / "resources" / "themes"
+    """``resources/themes``, wherever this install keeps it (``app.resources``)."""
+    return resources.themes_folder()
 
 
 def style_sheet(name: str) -> str:

@@ -30,14 +30,14 @@ import httpx
 import pytest
 
 from tests.harness import run_captured
+from tests.packaging.support import ROOT, bare_env, log_tail, run
 
-ROOT = Path(__file__).resolve().parents[2]
 LINUX_FILES = ROOT / "packaging" / "linux"
 APP_ID = "io.tradeterm.Tradeterm"
 ICON_SIZES = (16, 32, 48, 64, 128, 256)
 BUILD_TIMEOUT = 1500  # seconds for build.sh, including a first download of the dependencies
 TEST_TIMEOUT = 1800  # per test; the first one also pays for the module's build
-MAX_BUNDLE_MB = 230  # measured ~175 MB; a jump means an excluded Qt module or package came back
+MAX_BUNDLE_MB = 230  # ~191 MB with keyring; a jump means an excluded Qt module or package came back
 SMOKE_LINE = re.compile(r"smoke test: balances and top of book received from (http://\S+);")
 
 
@@ -74,33 +74,6 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     assert re.search(r"^Bundle size: \S+$", done.stdout, re.MULTILINE), done.stdout
     return out / "dist" / "tradeterm"
-
-
-def bare_env(home: Path) -> dict[str, str]:
-    """A trader's session: no venv, no PYTHONPATH, every user folder inside ``home``."""
-    keep = {"LANG", "LC_ALL", "TZ", "TMPDIR"}
-    env = {key: value for key, value in os.environ.items() if key in keep}
-    env.update(
-        PATH="/usr/bin:/bin",
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        XDG_DATA_HOME=str(home / ".local" / "share"),
-        XDG_STATE_HOME=str(home / ".local" / "state"),
-        XDG_CACHE_HOME=str(home / ".cache"),
-        QT_QPA_PLATFORM="offscreen",
-    )
-    return env
-
-
-def run(
-    argv: list[str], env: dict[str, str], timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    return run_captured(argv, env=env, timeout=timeout, cwd=env["HOME"])
-
-
-def log_tail(home: Path) -> str:
-    log = home / ".local" / "state" / "tradeterm" / "log" / "tradeterm.log"
-    return log.read_text(errors="replace")[-3000:] if log.exists() else "(no log)"
 
 
 @bundle_test
@@ -158,12 +131,32 @@ def test_bundle_reports_its_version_and_runs_the_command_line(bundle: Path, tmp_
 
 
 @bundle_test
+def test_bundle_has_the_keyring_with_the_secret_service_backend(
+    bundle: Path, tmp_path: Path
+) -> None:
+    """keyring imports its backends by name from its entry points: the bundle's self-check
+    loads them as keyring does (no D-Bus needed), and the Secret Service stack under them."""
+    done = run([str(bundle / "tradeterm"), "--bundle-self-check"], bare_env(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    backends = re.search(r"^keyring \S+: backends (.+)$", done.stdout, re.MULTILINE)
+    assert backends, done.stdout
+    assert "SecretService" in backends.group(1).split(", "), done.stdout
+    assert f"resources: {bundle / '_internal' / 'resources'}\n" in done.stdout
+    assert "problem:" not in done.stdout
+    # the version pinned in the lock, with its metadata (the entry points live there)
+    pinned = re.search(
+        r"^keyring==(\S+)$", (ROOT / "packaging" / "constraints.txt").read_text(), re.MULTILINE
+    )
+    assert pinned, "keyring is not pinned in packaging/constraints.txt"
+    assert (bundle / "_internal" / f"keyring-{pinned.group(1)}.dist-info").is_dir()
+
+
+@bundle_test
 def test_bundle_carries_resources_and_leaves_out_what_the_app_does_not_use(
     bundle: Path,
 ) -> None:
     internal = bundle / "_internal"
-    # every run-time resource, beside the app package as in the source tree (the app finds them
-    # from importlib.resources.files("app").parent / "resources")
+    # every run-time resource, in _internal/resources (app/resources.py finds them there)
     shipped = [
         path.relative_to(ROOT)
         for path in (ROOT / "resources").rglob("*")
