@@ -6,6 +6,10 @@ mids are ratios of asset values (so cross rates agree), rounded to the pair's ti
 spread and sizes come from the same seed. Given ``--seed``, the n-th tick is identical on every
 run; what a client sees at a moment depends on how many ticks have elapsed since start.
 All arithmetic is Decimal or integer; the random generator only produces integers.
+
+Tests that need a price where they want it (a price alert crossing a level) pin a pair's mid
+through the admin route (``pin``): the pair is then quoted around that mid, with its usual
+spread and sizes, until unpinned; the walk of the assets goes on underneath, untouched.
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ class Market:
         self._tick = 0
         self._values = {code: spec.usd_anchor for code, spec in sorted(ASSETS.items())}
         self._quotes: dict[str, MarketQuote] = {}
+        self._pinned: dict[str, Decimal] = {}
 
     @property
     def tick(self) -> int:
@@ -101,6 +106,21 @@ class Market:
             self._quotes[pair] = cached
         return cached
 
+    def pin(self, pair: str, mid: Decimal | None) -> MarketQuote:
+        """Hold ``pair``'s mid at ``mid`` (a multiple of its tick; None: back to the walk) and
+        return the pair's quote from now on. ValueError says why a mid cannot be used."""
+        spec = PAIRS[pair]
+        if mid is None:
+            self._pinned.pop(pair, None)
+        else:
+            if mid <= 0 or mid % spec.tick != 0:
+                raise ValueError(f"a {pair} mid is a positive multiple of {spec.tick}")
+            if mid - _half_spread(mid, spec) <= 0:
+                raise ValueError(f"a {pair} mid of {mid} leaves no positive bid")
+            self._pinned[pair] = mid
+        self._quotes.pop(pair, None)
+        return self.quote(pair)
+
     def book(self, pair: str, levels: int) -> Book:
         """``levels`` price levels per side, starting at the top of book, sizes in BASE."""
         top = self.quote(pair)
@@ -116,14 +136,22 @@ class Market:
         return Book(pair, bids, asks[:levels])
 
     def _make_quote(self, spec: PairSpec) -> MarketQuote:
-        with localcontext(MONEY_CONTEXT):
-            raw_mid = self._values[spec.pair.base] / self._values[spec.pair.quote]
-            mid = to_tick(raw_mid, spec.tick, ROUND_FLOOR)
-            half = max(spec.tick, to_tick(mid * spec.spread_bps / 20_000, spec.tick, ROUND_CEILING))
+        mid = self._pinned.get(spec.name)
+        if mid is None:
+            with localcontext(MONEY_CONTEXT):
+                raw_mid = self._values[spec.pair.base] / self._values[spec.pair.quote]
+                mid = to_tick(raw_mid, spec.tick, ROUND_FLOOR)
+        half = _half_spread(mid, spec)
         rng = random.Random(f"{self._seed}:{self._tick}:{spec.name}:top")
         return MarketQuote(
             spec.name, mid - half, _size(rng, spec, 1), mid + half, _size(rng, spec, 1)
         )
+
+
+def _half_spread(mid: Decimal, spec: PairSpec) -> Decimal:
+    """Half the quoted spread around ``mid``: at least one tick."""
+    with localcontext(MONEY_CONTEXT):
+        return max(spec.tick, to_tick(mid * spec.spread_bps / 20_000, spec.tick, ROUND_CEILING))
 
 
 def to_tick(value: Decimal, tick: Decimal, rounding: str) -> Decimal:

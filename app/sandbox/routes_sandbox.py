@@ -1,5 +1,8 @@
 """Sandbox-only routes: paper-trading top-ups for a client, and admin routes for tests.
 
+``POST /api/v1/sandbox/admin/price`` pins a pair's mid (or lets it walk again): tests drive a
+price across a level with it (price alerts, issue 17).
+
 Admin routes exist only when the sandbox is started with ``--admin-token-file`` (or env
 ``TRADETERM_SANDBOX_ADMIN_TOKEN``) and need header ``X-Sandbox-Admin`` with that token.
 """
@@ -13,12 +16,13 @@ from typing import Any
 from app.domain import Amount
 from app.sandbox.api import Call, Handler, endpoint
 from app.sandbox.auth import is_password_digest
-from app.sandbox.catalogue import ASSETS
+from app.sandbox.catalogue import ASSETS, PAIRS
 from app.sandbox.demo_data import create_client
 from app.sandbox.schemas import (
     AMOUNT,
     BOOLEAN,
     NUMBER,
+    PAIR,
     PASSWORD_DIGEST,
     STRING,
     TEXT,
@@ -273,3 +277,39 @@ async def revoke_tokens(call: Call) -> dict[str, Any]:
 async def stats(call: Call) -> dict[str, Any]:
     auth = call.sandbox.auth
     return ok({"logins": dict(auth.logins), "passwordChecks": auth.password_checks})
+
+
+@admin_endpoint(
+    "POST",
+    "/api/v1/sandbox/admin/price",
+    "Admin: hold a pair's mid at a price (QUOTE per BASE, a multiple of the pair's tick), or "
+    "with mid null let it follow the simulated market again",
+    errors=(400, 404),
+    body=obj(
+        ("assetPair", "mid"),
+        assetPair=PAIR,
+        mid={"type": ["string", "null"], "pattern": r"^[0-9]+(\.[0-9]+)?$"},
+    ),
+    response=success(
+        ("assetPair", "bid", "ask", "pinned"),
+        assetPair=PAIR,
+        bid=NUMBER,
+        ask=NUMBER,
+        pinned=BOOLEAN,
+    ),
+)
+async def pin_price(call: Call) -> dict[str, Any]:
+    """The pair is quoted around the pinned mid (usual spread and sizes) by every route, top of
+    book, order book, orders and quotes alike, until unpinned."""
+    body = require_object(await call.json())
+    pair, raw = body.get("assetPair"), body.get("mid")
+    if not isinstance(pair, str) or pair not in PAIRS:
+        raise bad_request(f"Unknown assetPair {pair!r}; known pairs: {', '.join(sorted(PAIRS))}")
+    if raw is not None and not isinstance(raw, str):
+        raise bad_request("mid must be a decimal string such as '90000.5', or null")
+    mid = None if raw is None else decimal_value(raw, "mid")
+    try:
+        quote = call.sandbox.market.pin(pair, mid)
+    except ValueError as exc:
+        raise bad_request(str(exc)) from None
+    return ok({"assetPair": pair, "bid": quote.bid, "ask": quote.ask, "pinned": mid is not None})

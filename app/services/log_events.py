@@ -41,10 +41,14 @@ class EventKind(StrEnum):
     QUOTE_EXPIRING = "quote_expiring"
     OFFLINE = "offline"
     ONLINE = "online"
+    PRICE_ALERT = "price_alert"  # a price alert fired (app/services/alerts.py)
 
 
-#: The kinds that notify, in the order Settings lists them.
-NOTIFY_KINDS: tuple[EventKind, ...] = tuple(kind for kind in EventKind if kind)
+#: The kinds Edit > Settings lists, in its order. A price alert's desktop alert is switched in
+#: View > Notifications (``app.ui.notifier.KINDS``) and by the trader's own alerts.
+NOTIFY_KINDS: tuple[EventKind, ...] = tuple(
+    kind for kind in EventKind if kind and kind is not EventKind.PRICE_ALERT
+)
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,11 @@ Feeds (intervals configurable in Settings): top of book for every watched pair i
 (0.5 s), balances = account + portfolio together (5 s, and at once after a fill), the order book
 of the selected pair (1 s). Each feed's request is a poll (``poll=True``: a deadline of 1–2 s,
 no retries) and the three form one ``FeedGroup``: they recover together, and a lost login halts
-them all until ``log_in_again``. The default watchlist is the server's available pairs, falling back
-to ``FALLBACK_WATCHLIST`` when the server has no pairs operation.
+them all until ``log_in_again``. The top-of-book request asks for the watched pairs and for the
+pairs the price alerts need that are not watched (``poll_also``): the alerts add pairs to that
+one request, never a request of their own, and nothing when none needs it. The default
+watchlist is the server's available pairs, falling back to ``FALLBACK_WATCHLIST`` when the
+server has no pairs operation.
 
 The session is what the terminal's widgets are served by (through ``app/ui/bridge.py`` only):
 its topics, the intents (select a pair, set the watchlist, refresh) and the feeds it hands out
@@ -32,6 +35,7 @@ from app.domain.records import (
     ServiceInfo,
     TopOfBook,
 )
+from app.services.alerts import PriceAlerts
 from app.services.events import Topic, cancel_and_wait
 from app.services.health import Health, HealthMonitor, HealthState
 from app.services.log_events import EventKind, LogEvent, LogLevel
@@ -95,6 +99,7 @@ class TerminalSession:
         self.environment = environment
         intervals = intervals or FeedIntervals()
         self._watchlist: list[str] = list(watchlist or [])
+        self._also_polled: list[str] = []  # pairs the price alerts need, watched or not
         self._selected: str | None = None
         self.available_pairs: list[str] = []
         self.pair_info: dict[str, PairInfo] = {}
@@ -117,6 +122,9 @@ class TerminalSession:
         self._time_keeper: asyncio.Task[None] | None = None
         self.clock_check_seconds = CLOCK_CHECK_SECONDS
         self.health.changes.subscribe(self._log_health)
+        self.price_alerts = PriceAlerts(
+            self.top_of_book.data, self.poll_also, self.log, lambda: self.pair_info
+        )
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -193,6 +201,19 @@ class TerminalSession:
         self._watchlist = list(dict.fromkeys(pairs))
         self.watchlist_changed.publish(self.watchlist)
         self.top_of_book.refresh()
+
+    def poll_also(self, pairs: Sequence[str]) -> None:
+        """Ask for ``pairs`` in the top-of-book request too (those not watched are added); a
+        pair not polled yet is asked for at once."""
+        new = [pair for pair in pairs if pair not in self._polled_pairs()]
+        self._also_polled = list(dict.fromkeys(pairs))
+        if new:
+            self.top_of_book.refresh()
+
+    def _polled_pairs(self) -> list[str]:
+        """The top-of-book request's pairs: the watchlist, then what else the alerts need."""
+        watched = set(self._watchlist)
+        return [*self._watchlist, *(p for p in self._also_polled if p not in watched)]
 
     @property
     def selected_pair(self) -> str | None:
@@ -274,9 +295,10 @@ class TerminalSession:
     # -- fetches --------------------------------------------------------------------------------
 
     async def _fetch_top(self) -> dict[str, TopOfBook]:
-        if not self._watchlist:
+        pairs = self._polled_pairs()
+        if not pairs:
             return {}
-        return await self.client.top_of_book(self._watchlist, poll=True)
+        return await self.client.top_of_book(pairs, poll=True)
 
     async def _fetch_balances(self) -> Balances:
         account, portfolio = await asyncio.gather(

@@ -27,7 +27,9 @@ from typing import Any, Generic, TypeVar
 
 from PySide6.QtCore import QObject, QTimer, Signal, SignalInstance
 
+from app.domain.alerts import PriceAlert
 from app.domain.records import OrderBook, PairInfo, ServiceInfo, TopOfBook
+from app.services.alerts import PriceAlerts
 from app.services.connect import log_in_again
 from app.services.estimates import EstimateFeed
 from app.services.events import Topic
@@ -133,6 +135,10 @@ class SessionBridge(QObject):
         self.watchlistChanged: QtTopic[list[str]] = QtTopic(session.watchlist_changed, self)
         self.selectionChanged: QtTopic[str] = QtTopic(session.selection_changed, self)
         self.fills: QtTopic[None] = QtTopic(session.fills, self)
+        #: The price alerts, the whole list after every change (added, fired, re-armed, ...).
+        self.priceAlerts: QtTopic[tuple[PriceAlert, ...]] = QtTopic(
+            session.price_alerts.changed, self
+        )
         self._topics: list[QtTopic[Any]] = [
             self.topOfBook,
             self.balances,
@@ -143,6 +149,7 @@ class SessionBridge(QObject):
             self.watchlistChanged,
             self.selectionChanged,
             self.fills,
+            self.priceAlerts,
         ]
 
     def detach(self, *_: object) -> None:
@@ -249,6 +256,12 @@ class SessionBridge(QObject):
 
     def transfer_feed(self, query: TransferQuery, *, interval: float) -> TransferFeed:
         return self._session.transfer_feed(query, interval=interval)
+
+    @property
+    def price_alerts(self) -> PriceAlerts:
+        """The session's price alerts: list, add, edit, remove, re-arm (changes arrive on
+        ``priceAlerts``)."""
+        return self._session.price_alerts
 
 
 # -- is the data on screen still true? -------------------------------------------------------------

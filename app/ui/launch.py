@@ -100,6 +100,7 @@ def default_panels(desks: TradingDesks | None) -> list[PanelSpec]:
     their desks, the order list the journal, the audit trail the journal and the desks' results;
     without desks (a read-only window, or only importing) the trading panels and the audit trail
     are left out."""
+    from app.ui.panels.alerts import AlertsPanel
     from app.ui.panels.audit import AuditPanel
     from app.ui.panels.balances import BalancesPanel
     from app.ui.panels.chart import ChartPanel
@@ -181,6 +182,9 @@ def default_panels(desks: TradingDesks | None) -> list[PanelSpec]:
             shortcut="Ctrl+8",
         ),
         *records,
+        PanelSpec(
+            "alerts", "Alerts", bottom, AlertsPanel, tab_with="orders", shortcut="Ctrl+Shift+A"
+        ),
     ]
 
 

@@ -22,6 +22,7 @@ key                       default  meaning
 ``notify/quote_expiring`` true     ... for an RFQ quote about to expire
 ``notify/offline``        true     ... when the connection is lost
 ``notify/online``         true     ... when it comes back
+``notify/price_alert``    true     ... when a price alert fires (View > Notifications only)
 ========================  =======  ============================================================
 
 A kind switched off still shows its in-app notice (nothing a trader must know is hidden from
@@ -45,7 +46,8 @@ from app.services.log_events import NOTIFY_KINDS, EventKind, LogLevel
 log = logging.getLogger(__name__)
 
 Kind = EventKind
-KINDS: tuple[Kind, ...] = NOTIFY_KINDS
+#: Every kind with a switch in View > Notifications: Settings' kinds and price alerts.
+KINDS: tuple[Kind, ...] = (*NOTIFY_KINDS, Kind.PRICE_ALERT)
 Notice = Callable[[LogLevel, str], None]  # (level, message): the in-app notice
 
 TRAY_KEY = "notify/tray"
@@ -60,6 +62,7 @@ LEVELS: dict[Kind, LogLevel] = {
     Kind.QUOTE_EXPIRING: LogLevel.WARNING,
     Kind.OFFLINE: LogLevel.ERROR,
     Kind.ONLINE: LogLevel.SUCCESS,
+    Kind.PRICE_ALERT: LogLevel.WARNING,
 }
 TITLES: dict[Kind, str] = {
     Kind.FILL: "Order filled",
@@ -67,6 +70,7 @@ TITLES: dict[Kind, str] = {
     Kind.QUOTE_EXPIRING: "Quote expiring",
     Kind.OFFLINE: "Connection lost",
     Kind.ONLINE: "Connection restored",
+    Kind.PRICE_ALERT: "Price alert",
 }
 MENU_TEXT: dict[Kind, str] = {
     Kind.FILL: "&Fills",
@@ -74,6 +78,7 @@ MENU_TEXT: dict[Kind, str] = {
     Kind.QUOTE_EXPIRING: "&Expiring quotes",
     Kind.OFFLINE: "Connection &lost",
     Kind.ONLINE: "Connection &restored",
+    Kind.PRICE_ALERT: "&Price alerts",
 }
 _TRAY_ICONS: dict[Kind, QSystemTrayIcon.MessageIcon] = {
     Kind.FILL: QSystemTrayIcon.MessageIcon.Information,
@@ -81,6 +86,7 @@ _TRAY_ICONS: dict[Kind, QSystemTrayIcon.MessageIcon] = {
     Kind.QUOTE_EXPIRING: QSystemTrayIcon.MessageIcon.Warning,
     Kind.OFFLINE: QSystemTrayIcon.MessageIcon.Warning,
     Kind.ONLINE: QSystemTrayIcon.MessageIcon.Information,
+    Kind.PRICE_ALERT: QSystemTrayIcon.MessageIcon.Information,
 }
 #: How long a tray message stays up (ms); the desktop may cap it.
 TRAY_MS = 6000

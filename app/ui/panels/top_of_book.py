@@ -22,12 +22,17 @@ click does (the pair is already selected by the first click).
 Click-to-trade (``app/ui/click_trade.py``): a click on a Bid cell asks the order ticket for a
 sell limit at that bid, on an Ask cell for a buy limit at that ask; a double-click there sends
 it through the ticket's checks and confirmation.
+
+Price alerts (issue 17): a right click on a row offers "Price alert on <pair>…", which opens the
+alert dialog (``app.ui.alert_dialog``) for that pair, on the bid or ask when the click was on
+that column (the mid otherwise) and at the price shown there.
 """
 
 from __future__ import annotations
 
 import itertools
 import time
+from decimal import Decimal
 
 from PySide6.QtCore import (
     QEvent,
@@ -35,6 +40,7 @@ from PySide6.QtCore import (
     QModelIndex,
     QObject,
     QPersistentModelIndex,
+    QPoint,
     QSettings,
     Qt,
     Signal,
@@ -44,17 +50,20 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QHeaderView,
+    QMenu,
     QTableView,
     QToolBar,
     QVBoxLayout,
     QWidget,
 )
 
+from app.domain.alerts import PriceSource
 from app.domain.errors import ParseError
 from app.domain.money import AssetPair
 from app.domain.records import TopOfBook
 from app.services.log_events import LogLevel
 from app.services.poller import FeedStatus
+from app.ui.alert_dialog import AlertDialog, open_alert_dialog
 from app.ui.click_trade import TradeRequest, side_of_click
 from app.ui.column_choice import ColumnChoice
 from app.ui.frame_clock import FRAME_MS, SLICE_SECONDS, FrameClock, shared_frame_clock
@@ -91,6 +100,10 @@ def read_watchlist(settings: QSettings) -> list[str] | None:
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return list(value)
     return None
+
+
+def _mid(bid: Decimal | None, ask: Decimal | None) -> Decimal | None:
+    return None if bid is None or ask is None else (bid + ask) / 2
 
 
 class WatchTable(QTableView):
@@ -210,6 +223,16 @@ class TopOfBookPanel(QWidget):
         self.table.selectionModel().selectionChanged.connect(self._highlight_moved)
         self.add_action.triggered.connect(self.add_chosen)
         self.remove_action.triggered.connect(self.remove_selected)
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.table.customContextMenuRequested.connect(self._row_menu)
+        self._menu_index = QPersistentModelIndex()  # the row the menu was opened on
+        self.row_menu = QMenu(self.table)
+        self.row_menu.setObjectName("watchlistRowMenu")
+        self.alert_action = self.row_menu.addAction("Price &alert…")
+        self.alert_action.setObjectName("newPriceAlert")
+        self.alert_action.triggered.connect(lambda: self.new_alert(self._menu_index))
+        #: The price alert dialog last opened from the row menu.
+        self.alert_dialog: AlertDialog | None = None
 
     # -- watchlist ------------------------------------------------------------------------------
 
@@ -355,6 +378,32 @@ class TopOfBookPanel(QWidget):
         if price is not None:
             request = TradeRequest(row.pair, side_of_click(key), price, send=send)
             self._context.trade.request(request)
+
+    # -- price alerts (row context menu) ----------------------------------------------------------
+
+    def _row_menu(self, point: QPoint) -> None:
+        """The row menu (one menu, kept: a menu deleted on close while its action opened a
+        dialog crashed offscreen), for the row under the pointer."""
+        index = self.table.indexAt(point)
+        if not index.isValid():
+            return
+        self._menu_index = QPersistentModelIndex(index)
+        self.alert_action.setText(f"Price &alert on {self.model.pair_at(index.row())}…")
+        self.row_menu.popup(self.table.viewport().mapToGlobal(point))
+
+    def new_alert(self, index: Index) -> AlertDialog | None:
+        """The alert dialog for the row's pair: on the clicked column's bid or ask (the mid
+        elsewhere), at the price the row shows."""
+        if not index.isValid():
+            return None
+        row = self.model.record(index.row())
+        key = self.model.columns[index.column()].key
+        source = PriceSource(key) if key in ("bid", "ask") else PriceSource.MID
+        price = {"bid": row.bid, "ask": row.ask}.get(key, _mid(row.bid, row.ask))
+        self.alert_dialog = open_alert_dialog(
+            self._context, self, pair=row.pair, source=source, level=price
+        )
+        return self.alert_dialog
 
     # -- feed -------------------------------------------------------------------------------------
 
