@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from app.doctor import checks
-from app.doctor.checks import Check, Terminal
+from app.doctor.checks import Check, Status, Terminal
 
 OK, FAILED = 0, 1
 
@@ -50,19 +51,42 @@ async def _all(url: str | None, sandbox_db: str | None, terminal: Terminal) -> l
     sandbox = asyncio.ensure_future(checks.sandbox_check(sandbox_db))
     service = asyncio.ensure_future(checks.service_check(url)) if url else None
     local = await asyncio.to_thread(_local_checks, terminal)
-    found = await probe
+    try:
+        found = await probe
+    except OSError as exc:  # the child could not even be started
+        found = checks.Probe(1, {}, None, f"cannot start {checks.probe_command()}: {exc}")
     rows = [checks.platform_check(found), *checks.font_checks(found), *local]
-    rows.append(await sandbox)
+    rows.append(await _guarded_async("Sandbox database", sandbox))
     if service is not None:
-        rows.append(await service)
+        rows.append(await _guarded_async("Service URL", service))
     return rows
 
 
 def _local_checks(terminal: Terminal) -> list[Check]:
     """The keyring (which may ask D-Bus) and the folders, off the event loop."""
-    rows = [checks.keyring_check(terminal.keyring())]
-    folders = checks.app_folders(terminal.config_dir())
-    return rows + [checks.folder_check(name, path) for name, path in folders]
+    rows = [_guarded("Keyring", lambda: checks.keyring_check(terminal.keyring()), "WARN")]
+    for name, path in checks.app_folders(terminal.config_dir()):
+        rows.append(_guarded(name, functools.partial(checks.folder_check, name, path)))
+    return rows
+
+
+def _guarded(name: str, check: Callable[[], Check], status: Status = "FAIL") -> Check:
+    """One check that broke is one row saying so: the other rows still answer."""
+    try:
+        return check()
+    except Exception as exc:
+        return _broken(name, exc, status)
+
+
+async def _guarded_async(name: str, check: Awaitable[Check]) -> Check:
+    try:
+        return await check
+    except Exception as exc:
+        return _broken(name, exc, "FAIL")
+
+
+def _broken(name: str, exc: Exception, status: Status) -> Check:
+    return Check(name, status, f"could not be checked: {type(exc).__name__}: {exc}")
 
 
 def render(rows: Sequence[Check]) -> str:

@@ -173,6 +173,9 @@ def diagnose(
             "Without any screen (servers, CI): QT_QPA_PLATFORM=offscreen tradeterm --sandbox "
             "--smoke-test.",
         ]
+    if name.startswith("wayland") and not environ.get("WAYLAND_DISPLAY"):
+        parts.append("no Wayland display: WAYLAND_DISPLAY is not set")
+        advice.append("On an X11 desktop: QT_QPA_PLATFORM=xcb tradeterm.")
     if not parts:
         last = _last_words(qt_output)
         parts.append(f'the Qt platform plugin "{name}" cannot start ({last})')
