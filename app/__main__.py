@@ -2,7 +2,8 @@
 
 Without a command it opens the terminal (login dialog, or ``--sandbox``, or the
 ``TRADETERM_*`` environment). ``tradeterm api ...`` goes straight to app.cli without importing
-the sandbox or Qt, so a script's every call starts fast.
+the sandbox or Qt, so a script's every call starts fast; ``tradeterm doctor`` checks the
+machine (app.doctor).
 """
 
 from __future__ import annotations
@@ -47,6 +48,12 @@ def build_parser(*, sandbox_options: bool = False) -> argparse.ArgumentParser:
         from app.sandbox import cli as sandbox_cli
 
         sandbox_cli.add_arguments(sandbox)
+    doctor = commands.add_parser(
+        "doctor", help="check this machine: Qt, fonts, keyring, folders, sandbox, service"
+    )
+    from app.doctor import options as doctor_options
+
+    doctor_options.add_arguments(doctor)
     api = commands.add_parser(
         "api", help="run one service operation from the command line (tradeterm api --help)"
     )
@@ -71,6 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app.cli import runner
 
         return runner.run(args)
+    if args.command == "doctor":
+        return _doctor(args)
     if args.command == "sandbox":
         from app.sandbox import cli as sandbox_cli
 
@@ -89,6 +98,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             screenshot=Path(args.screenshot) if args.screenshot else None,
         )
     )
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    """``tradeterm doctor``; with ``--qt-probe``, its Qt child. Only this module may hand the
+    doctor the terminal's own helpers (app.ui), which it reaches without starting Qt."""
+    from app.ui import doctor_probe
+
+    if args.qt_probe:
+        return doctor_probe.main()
+    from app.doctor import report
+    from app.doctor.checks import Terminal
+    from app.ui.settings import config_dir
+
+    return report.run(args, Terminal(config_dir, doctor_probe.keyring_state))
 
 
 if __name__ == "__main__":

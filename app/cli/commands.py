@@ -20,7 +20,9 @@ from app.cli.errors import UsageError
 from app.cli.output import fields
 from app.domain import AssetPair, Price
 from app.domain.order_request import OrderRequest
+from app.domain.pair_terms import PairSide
 from app.domain.records import Order
+from app.services.limit_prices import wire_limit
 from app.services.settling import OrderSettler, Sought, Verdict, patience_for
 
 log = logging.getLogger("tradeterm.cli")
@@ -75,12 +77,14 @@ async def time(client: ServiceClient, args: argparse.Namespace) -> Output:
 
 async def account(client: ServiceClient, args: argparse.Namespace) -> Output:
     value = await client.account()
-    return Output(wire.account(value), views.account(value))
+    terms = await pair_terms(client)
+    return Output(wire.account(value), views.account(value, terms))
 
 
 async def portfolio(client: ServiceClient, args: argparse.Namespace) -> Output:
     value = await client.portfolio()
-    return Output(wire.portfolio(value), views.portfolio(value))
+    terms = await pair_terms(client)
+    return Output(wire.portfolio(value), views.portfolio(value, terms))
 
 
 async def ledger(client: ServiceClient, args: argparse.Namespace) -> Output:
@@ -130,13 +134,25 @@ async def pairs(client: ServiceClient, args: argparse.Namespace) -> Output:
 
 
 async def estimate(client: ServiceClient, args: argparse.Namespace) -> Output:
-    value = await client.estimate(args.source, args.destination, args.size, args.quote)
+    """Without ``--quote`` the service is asked in the pair's quote asset, so even the JSON's
+    price reads QUOTE per BASE (the pairs are read first for that)."""
     terms = await pair_terms(client)
+    quote = args.quote or PairSide.of(args.source, args.destination, terms.pairs).pair.quote
+    value = await client.estimate(args.source, args.destination, args.size, quote)
     return Output(wire.estimate(value), views.estimate(value, terms))
 
 
 async def limit(client: ServiceClient, args: argparse.Namespace) -> Output:
+    """``--price`` is in the pair's terms (QUOTE per BASE, as the ticket takes it) and becomes
+    the wire's SOURCE/DESTINATION limit here (rounded so it never loosens: app.services.
+    limit_prices); ``--limit`` is the wire's own. Only ``--price`` reads the pairs first."""
     limit_price = None if args.limit is None else Price(args.limit, args.source, args.destination)
+    if args.price is not None:
+        terms = await pair_terms(client)
+        pair = PairSide.of(args.source, args.destination, terms.pairs).pair
+        limit_price = wire_limit(
+            args.source, args.destination, Price(args.price, pair.base, pair.quote)
+        )
     request = OrderRequest(
         "limit",
         args.source,
@@ -250,7 +266,7 @@ def check(args: argparse.Namespace) -> None:
     name = args.api_command
     if name in ("estimate", "limit", "market") and args.source == args.destination:
         raise UsageError(f"the source and the destination are the same asset ({args.source})")
-    if name == "estimate" and args.quote not in (args.source, args.destination):
+    if name == "estimate" and args.quote not in (None, args.source, args.destination):
         raise UsageError(
             f"--quote must be the source or the destination asset "
             f"({args.source} or {args.destination}), got {args.quote}"

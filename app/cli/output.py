@@ -1,7 +1,8 @@
 """Readable output: aligned tables and key/value blocks, and exact JSON.
 
 Numbers are shown from their Decimal text (never through a float, never with an exponent), so
-what a trader reads is exactly what the service sent.
+what a trader reads is exactly what the service sent; in tables with thousands grouped and a
+column's decimal points one under the other. ``--json`` keeps the exact wire strings.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from app.domain import Amount, Price, format_decimal, format_timestamp
 
 @dataclass(frozen=True)
 class TextColumn:
-    """A table column; ``numeric`` columns are right-aligned."""
+    """A table column; ``numeric`` columns are right-aligned on the decimal point."""
 
     header: str
     numeric: bool = False
@@ -47,8 +48,18 @@ def cell(value: object) -> str:
 
 
 def table(columns: Sequence[TextColumn], rows: Sequence[Sequence[object]]) -> str:
-    """Columns separated by two spaces; numbers right-aligned, text left-aligned."""
-    texts = [[cell(value) for value in row] for row in rows]
+    """Columns separated by two spaces; text left-aligned, numbers right-aligned on the
+    decimal point (``numeric_cell``: a Decimal grouped, exact)."""
+    texts = [
+        [
+            numeric_cell(value) if column.numeric else cell(value)
+            for value, column in zip(row, columns, strict=True)
+        ]
+        for row in rows
+    ]
+    for index, column in enumerate(columns):
+        if column.numeric:
+            _align_points(texts, index)
     widths = [
         max([len(column.header), *(len(row[index]) for row in texts)])
         for index, column in enumerate(columns)
@@ -64,6 +75,25 @@ def table(columns: Sequence[TextColumn], rows: Sequence[Sequence[object]]) -> st
     lines = [line([column.header for column in columns])]
     lines += [line(row) for row in texts]
     return "\n".join(lines)
+
+
+def numeric_cell(value: object) -> str:
+    """A number for a table: a Decimal exact with its thousands grouped (``250,000.00``);
+    integers (orderings, counts, ids) and texts as they are."""
+    if isinstance(value, Decimal):
+        return format(value, ",f")
+    return cell(value)
+
+
+def _align_points(texts: list[list[str]], index: int) -> None:
+    """Pad the cells of column ``index`` on the right so that their decimal points line up; a
+    cell without one ends where the points are (``12`` under ``3.50`` reads ``12   ``)."""
+    cells = [row[index] for row in texts]
+    places = [len(text) - len(text.split(".", 1)[0]) for text in cells]
+    widest = max(places, default=0)
+    for row, text, own in zip(texts, cells, places, strict=True):
+        if text:
+            row[index] = text + " " * (widest - own)
 
 
 def fields(pairs: Sequence[tuple[str, object]]) -> str:

@@ -17,6 +17,8 @@ from typing import Any, NoReturn
 from app.cli import values
 
 SERVICES = ("routing", "accounting", "identity")
+#: Records a listing returns unless ``--max`` says otherwise (ledger, deposits, orders alike).
+DEFAULT_MAX = 100
 EPILOG = """\
 The service URL and the login come from the environment: TRADETERM_BASE_URL (or --base-url),
 TRADETERM_USER, TRADETERM_PASSWORD and TRADETERM_ACCOUNT; at a terminal, whatever is missing is
@@ -86,21 +88,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         return p
 
     p = command("info", "service information (no login)", login=False)
-    p.add_argument("service", nargs="?", default="routing", choices=SERVICES)
+    p.add_argument(
+        "service",
+        nargs="?",
+        default="routing",
+        choices=SERVICES,
+        help="which service to ask (default routing)",
+    )
     command("time", "the service's clock (no login)", login=False)
-    command("account", "balances: free, locked, limit, available")
+    command("account", "balances: free, locked, available, credit limit, used and available credit")
     command("portfolio", "funds and credit per asset")
 
     p = command("ledger", "ledger entries, newest first")
-    p.add_argument("--max", type=values.positive_int, required=True, metavar="N")
-    p.add_argument("--asset", type=values.asset)
+    _max(p, "entries")
+    p.add_argument("--asset", type=values.asset, metavar="ASSET", help="only this asset's entries")
     p.add_argument("--type", metavar="EVENT_TYPE", help="e.g. trade, deposit, initialBalances")
-    p.add_argument("--transaction-id", metavar="ID")
-    p.add_argument("--start-at-ordering", type=values.non_negative_int, metavar="N")
+    p.add_argument("--transaction-id", metavar="ID", help="only this transaction's entries")
+    _start_at_ordering(p)
     _time_range(p)
 
     p = command("deposits", "deposit records, newest first")
-    p.add_argument("--max", type=values.positive_int, metavar="N")
+    _max(p, "records")
     p.add_argument("--asc", action="store_true", help="oldest first")
 
     command("deposit-instructions", "where to send deposits")
@@ -109,31 +117,46 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = command("tob", "top of book: best bid and ask (all pairs when none given)")
     p.add_argument("pairs", nargs="*", type=values.pair, metavar="PAIR", help="e.g. BTC/USD")
     p = command("book", "order book levels of one pair")
-    p.add_argument("pair", type=values.pair, metavar="PAIR")
-    p.add_argument("--levels", type=values.positive_int, metavar="N")
+    p.add_argument("pair", type=values.pair, metavar="PAIR", help="e.g. BTC/USD")
+    p.add_argument("--levels", type=values.positive_int, metavar="N", help="price levels per side")
     command("pairs", "tradable pairs with increments and precisions")
 
     p = command("estimate", "indicative price for selling SIZE of SOURCE")
     _trade_assets(p)
-    p.add_argument("--quote", type=values.asset, required=True, metavar="ASSET")
+    p.add_argument(
+        "--quote",
+        type=values.asset,
+        metavar="ASSET",
+        help="the asset the service prices in, SOURCE or DESTINATION (default: the pair's "
+        "quote); only --json shows it: the text reads QUOTE per BASE either way",
+    )
 
     p = command("limit", "sell SIZE of SOURCE for DESTINATION (limit order)")
     _trade_assets(p)
-    p.add_argument(
+    price = p.add_mutually_exclusive_group()
+    price.add_argument(
+        "--price",
+        type=values.positive_decimal,
+        metavar="PRICE",
+        help="limit price in QUOTE per BASE of the pair, as the terminal's ticket takes it "
+        "(e.g. 90000 on BTC/USD, buying or selling): the most paid when buying the base, the "
+        "least received when selling it",
+    )
+    price.add_argument(
         "--limit",
         type=values.positive_decimal,
         metavar="PRICE",
-        help="least DESTINATION per SOURCE accepted (SOURCE/DESTINATION)",
+        help="the wire's limit instead: least DESTINATION per SOURCE (SOURCE/DESTINATION)",
     )
     p.add_argument("--end-at", type=values.timestamp, metavar="TIME", help="cancel at (ISO 8601)")
-    p.add_argument("--client-order-id", metavar="ID")
+    _client_order_id(p)
 
     p = command("market", "sell SIZE of SOURCE for DESTINATION at market")
     _trade_assets(p)
-    p.add_argument("--client-order-id", metavar="ID")
+    _client_order_id(p)
 
     p = command("rfq", "request a quote, e.g. rfq BTC/USD '0.5 BTC'")
-    p.add_argument("pair", type=values.pair, metavar="PAIR")
+    p.add_argument("pair", type=values.pair, metavar="PAIR", help="e.g. BTC/USD")
     p.add_argument(
         "size",
         nargs="+",
@@ -142,21 +165,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="amount with its asset, e.g. '0.5 BTC'",
     )
     p = command("accept", "take one side of a quote")
-    p.add_argument("order_id", metavar="ORDER_ID")
-    p.add_argument("--side", choices=("buy", "sell"), required=True)
+    p.add_argument("order_id", metavar="ORDER_ID", help="the quote's id, as rfq printed it")
+    p.add_argument(
+        "--side",
+        choices=("buy", "sell"),
+        required=True,
+        help="buy or sell the pair's base at the quoted price",
+    )
 
     p = command("orders", "orders, newest first")
-    p.add_argument("--max", type=values.positive_int, metavar="N")
-    p.add_argument("--source", type=values.asset, metavar="ASSET")
-    p.add_argument("--destination", type=values.asset, metavar="ASSET")
+    _max(p, "orders")
+    p.add_argument("--source", type=values.asset, metavar="ASSET", help="only orders selling ASSET")
+    p.add_argument(
+        "--destination", type=values.asset, metavar="ASSET", help="only orders buying ASSET"
+    )
     p.add_argument("--type", metavar="TYPE", help="limit, market or rfq")
     p.add_argument("--status", metavar="STATUS", help="e.g. filled")
-    p.add_argument("--start-at-ordering", type=values.non_negative_int, metavar="N")
+    _start_at_ordering(p)
     p.add_argument("--asc", action="store_true", help="oldest first")
-    p.add_argument("--client-order-id", metavar="ID")
+    p.add_argument("--client-order-id", metavar="ID", help="only the order with this client id")
     _time_range(p)
     p = command("order", "one order")
-    p.add_argument("order_id", metavar="ORDER_ID")
+    p.add_argument("order_id", metavar="ORDER_ID", help="the service's order id")
 
 
 def _trade_assets(p: argparse.ArgumentParser) -> None:
@@ -166,6 +196,35 @@ def _trade_assets(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--size", type=values.positive_decimal, required=True, metavar="X", help="SOURCE amount"
+    )
+
+
+def _max(p: argparse.ArgumentParser, what: str) -> None:
+    """The one rule for every listing: at most N, 100 unless told (sent on every request, so a
+    listing does not depend on each service's own default)."""
+    p.add_argument(
+        "--max",
+        type=values.positive_int,
+        default=DEFAULT_MAX,
+        metavar="N",
+        help=f"at most N {what} (default {DEFAULT_MAX})",
+    )
+
+
+def _start_at_ordering(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--start-at-ordering",
+        type=values.non_negative_int,
+        metavar="N",
+        help="begin at this ordering (the ORDERING column; to page through)",
+    )
+
+
+def _client_order_id(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--client-order-id",
+        metavar="ID",
+        help="your id for the order, to find it again (default: a new one)",
     )
 
 

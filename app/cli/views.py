@@ -4,7 +4,9 @@ Tables for lists, key/value blocks for single records. Orders, fills, trades and
 the trader's terms (design.md §8): Buy or Sell of a pair's base, prices in QUOTE per BASE at the
 pair's price increment with thousands separators, amounts exact at the asset's precision — all
 through ``app.domain.display`` with the precision ``PairTerms`` learned from the service's
-pairs. Account balances and the other records print the service's exact digits.
+pairs. Balances read as the terminal's balances table (credit limit, used and available
+credit) with the same precision; the other records print the service's exact digits. Every
+table groups thousands and aligns a column's numbers on the decimal point (app.cli.output).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from datetime import datetime
 from decimal import Decimal
 
 from app.cli.output import TextColumn, blocks, fields, table
+from app.domain.balance_rows import merge_row
 from app.domain.display import ASSET_DECIMALS, DASH, DEFAULT_DECIMALS, Precision
 from app.domain.money import AssetPair
 from app.domain.pair_terms import PairSide, Trade
@@ -100,46 +103,63 @@ def _head(account_id: str, kind: str, name: str) -> str:
     return fields([("Account", account_id), ("Type", kind or None), ("Name", name or None)])
 
 
-def account(value: Account) -> str:
+def account(value: Account, terms: PairTerms | None = None) -> str:
+    """Balances as the terminal's balances table shows them (app.domain.balance_rows): the
+    credit limit a positive amount (the wire's ``limit`` -250000 reads 250,000.00), then the
+    credit used and still available; amounts exact at the asset's precision."""
+    terms = terms or PairTerms()
     columns = _cols(
         ("ASSET", False),
         ("FREE", N),
         ("LOCKED", N),
-        ("LIMIT", N),
-        ("PENDING DEPOSIT", N),
         ("AVAILABLE", N),
+        ("CREDIT LIMIT", N),
+        ("USED CREDIT", N),
+        ("AVAILABLE CREDIT", N),
+        ("PENDING DEPOSIT", N),
     )
-    rows = [
-        [asset, b.free, b.locked, b.limit, b.pending_deposit, b.available]
-        for asset, b in sorted(value.balances.items())
-    ]
+    rows = []
+    for asset, balance in sorted(value.balances.items()):
+        row = merge_row(asset, balance, None)
+        amounts = (
+            row.free,
+            row.locked,
+            row.available,
+            row.credit_limit,
+            row.used_credit,
+            row.available_credit,
+            row.pending_deposit,
+        )
+        rows.append([asset, *(terms.number(amount, asset) for amount in amounts)])
     return blocks(_head(value.account_id, value.type, value.name), table(columns, rows))
 
 
-def portfolio(value: Portfolio) -> str:
+def portfolio(value: Portfolio, terms: PairTerms | None = None) -> str:
+    """Funds and credit per asset, credit in the terminal's words (the service's
+    ``totalCredit`` is the credit limit)."""
+    terms = terms or PairTerms()
     columns = _cols(
         ("ASSET", False),
         ("AVAILABLE TO TRADE", N),
         ("TOTAL FUNDS", N),
         ("AVAILABLE FUNDS", N),
         ("LOCKED FUNDS", N),
-        ("TOTAL CREDIT", N),
-        ("AVAILABLE CREDIT", N),
+        ("CREDIT LIMIT", N),
         ("USED CREDIT", N),
+        ("AVAILABLE CREDIT", N),
     )
-    rows = [
-        [
-            asset,
+    rows = []
+    for asset, b in sorted(value.balances.items()):
+        amounts = (
             b.available_to_trade,
             b.total_funds,
             b.available_funds,
             b.locked_funds,
             b.total_credit,
-            b.available_credit,
             b.used_credit,
-        ]
-        for asset, b in sorted(value.balances.items())
-    ]
+            b.available_credit,
+        )
+        rows.append([asset, *(terms.number(amount, asset) for amount in amounts)])
     return blocks(_head(value.account_id, value.type, value.name), table(columns, rows))
 
 

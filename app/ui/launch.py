@@ -21,11 +21,14 @@ import os
 import signal
 import sys
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 from PySide6.QtCore import (
+    QLibraryInfo,
     QMessageLogContext,
     QSettings,
     QTimer,
@@ -347,6 +350,10 @@ def _resources_in_use() -> str:
     return f"themes, icons and fonts in use from {resources.resources_root()}"
 
 
+#: Qt's last messages: read only if Qt is about to abort for want of a platform plugin.
+_QT_SAID: deque[str] = deque(maxlen=20)
+
+
 def _qt_message(kind: QtMsgType, _: QMessageLogContext, message: str) -> None:
     """Qt's own messages go to the log file, not to stderr (kept for one-line reasons)."""
     level = {
@@ -355,6 +362,24 @@ def _qt_message(kind: QtMsgType, _: QMessageLogContext, message: str) -> None:
         QtMsgType.QtWarningMsg: logging.WARNING,
     }.get(kind, logging.ERROR)
     logging.getLogger("qt").log(level, "%s", message)
+    _QT_SAID.append(message)
+    if kind == QtMsgType.QtFatalMsg and "platform plugin" in message:
+        _no_platform()
+
+
+def _no_platform() -> NoReturn:
+    """No platform plugin loads: Qt would abort inside ``QApplication()`` with its own text.
+    Print the doctor's advice (the missing libraries and their packages, or the missing
+    display) and exit 1 instead. Chosen over probing the plugin in a child before every start
+    (about half a second each time): the message handler is installed anyway, so a healthy
+    launch pays nothing, and the diagnosis (``ldd``) runs only on this path."""
+    from app.services.qt_platform import startup_advice
+
+    plugins = QLibraryInfo.path(QLibraryInfo.LibraryPath.PluginsPath)
+    sys.stderr.write(startup_advice("\n".join(_QT_SAID), plugins) + "\n")
+    sys.stderr.flush()
+    logging.shutdown()
+    os._exit(1)  # from inside Qt's fatal handler: returning would abort
 
 
 def _save(widget: QWidget, path: Path) -> None:

@@ -152,19 +152,40 @@ def assert_no_floats(value: Any, where: str = "$") -> None:
         assert not exponent, f"{where} has an exponent: {value!r}"
 
 
-def column_values(text: str, header: str) -> dict[str, str]:
-    """First cell -> the cell under ``header``, read at the header's right edge (a numeric
-    column is right-aligned, so each value must end exactly where the header ends)."""
+def numeric_cells(text: str, header: str) -> dict[str, tuple[int, str]]:
+    """First cell -> (where it starts, the cell under ``header``) of a numeric column: the
+    column is right-aligned under its header and its numbers aligned on the decimal point, so
+    each value ends at or before the header's right edge, padded to it with spaces."""
     lines = [line for line in text.splitlines() if line.strip()]
     pattern = re.compile(rf"(?:^|  ){re.escape(header)}(?=  |$)")
     head_index = next(i for i, line in enumerate(lines) if pattern.search(line))
     right = pattern.search(lines[head_index]).end()  # type: ignore[union-attr]
     found = {}
     for line in lines[head_index + 1 :]:
-        assert len(line) == right or line[right : right + 1] == " ", (header, line)
-        cell = line[:right].split("  ")[-1].strip()
-        found[line.split()[0]] = cell
+        assert len(line) <= right or line[right : right + 1] == " ", (header, line)
+        cell = line[:right].rstrip().split("  ")[-1].strip()
+        found[line.split()[0]] = (line.rindex(cell, 0, right), cell)
     return found
+
+
+def column_values(text: str, header: str) -> dict[str, str]:
+    """First cell -> the cell under the numeric column ``header``."""
+    return {key: cell for key, (_, cell) in numeric_cells(text, header).items()}
+
+
+def assert_points_aligned(text: str, *headers: str) -> None:
+    """In each numeric column, the decimal points one under the other, and a number without
+    one ending where the points are."""
+    for header in headers:
+        cells = numeric_cells(text, header)
+        points = {start + len(cell.split(".")[0]) for start, cell in cells.values() if cell}
+        assert len(points) == 1, (header, cells)
+
+
+def plain(number: str) -> Decimal:
+    """A grouped number as the table shows it (``250,000.00``) back to its value."""
+    assert GROUPED.match(number.lstrip("+")), number
+    return Decimal(number.replace(",", ""))
 
 
 def text_column(text: str, header: str) -> dict[str, str]:
@@ -214,8 +235,19 @@ def test_account_and_portfolio(cli: Cli) -> None:
     assert usd["totalCredit"] == "5000"
     assert set(usd) >= {"availableToTrade", "totalFunds", "availableCredit", "usedCredit"}
     free = column_values(table.out, "FREE")
-    assert free["BTC"] == btc["free"] and free["USD"] == account["balances"]["USD"]["free"]
-    assert column_values(credit_table.out, "TOTAL CREDIT")["USD"] == "5000"
+    assert plain(free["BTC"]) == Decimal(btc["free"]) and free["BTC"] == "2.50000000"
+    assert free["USD"] == "100,000.25" and account["balances"]["USD"]["free"] == "100000.25"
+    # Credit as the terminal's balances table shows it: the wire's limit -5000 is a credit
+    # limit of 5,000.00, at USD's precision; the JSON keeps the wire's exact string.
+    assert account["balances"]["USD"]["limit"] == "-5000"
+    assert "LIMIT " not in table.out.replace("CREDIT LIMIT", "")
+    for shown in (table, credit_table):
+        assert column_values(shown.out, "CREDIT LIMIT")["USD"] == "5,000.00", shown.out
+        assert column_values(shown.out, "USED CREDIT")["USD"] == "0.00"
+        assert column_values(shown.out, "AVAILABLE CREDIT")["USD"] == "5,000.00"
+    assert column_values(table.out, "AVAILABLE")["USD"] == "105,000.25"
+    assert_points_aligned(table.out, "FREE", "LOCKED", "AVAILABLE", "CREDIT LIMIT")
+    assert_points_aligned(credit_table.out, "AVAILABLE TO TRADE", "TOTAL FUNDS", "CREDIT LIMIT")
 
 
 # -- market data ------------------------------------------------------------------------------
@@ -388,6 +420,88 @@ def test_without_the_pairs_amounts_show_their_own_digits(sandbox: SandboxProcess
     total = Decimal(order["result"]["total"].split()[0])
     assert column_values(table.out, "NOTIONAL")[stamp] == f"{total:,}"
     assert re.fullmatch(r"\d{2,3},\d{3}\.\d{2}", column_values(table.out, "PRICE")[stamp])
+    session.close()
+
+
+def test_estimate_defaults_its_quote_to_the_pair_and_limit_takes_a_pair_price(
+    sandbox: SandboxProcess,
+) -> None:
+    """Issue 18: ``estimate`` asks in the pair's quote asset unless ``--quote`` says otherwise
+    (so even the JSON reads USD per BTC, buying or selling); ``limit --price`` is in QUOTE per
+    BASE as the terminal's ticket takes it, and the wire gets its own SOURCE/DESTINATION."""
+    session = fresh_session(sandbox)
+    cli = Cli(sandbox.url, session)
+    buy_usd = ("--source", "USD", "--destination", "BTC")
+    buy_json, sell_json, bought, sold, both = cli.many(
+        ["--json", "estimate", *buy_usd, "--size", "1000"],
+        ["--json", "estimate", "--source", "BTC", "--destination", "USD", "--size", "0.01"],
+        ["--json", "limit", *buy_usd, "--size", "100", "--price", "50000"],
+        ["limit", "--source", "BTC", "--destination", "USD", "--size", "0.001", "--price", "1e9"],
+        ["limit", *buy_usd, "--size", "100", "--price", "50000", "--limit", "1"],
+    )
+    assert buy_json.code == sell_json.code == 0, (buy_json, sell_json)
+    for run in (buy_json, sell_json):
+        assert re.fullmatch(r"\d{5,6}(\.\d+)? BTC/USD", run.json()["price"]), run.json()
+    assert bought.code == 0, bought
+    order = bought.json()["order"]
+    assert order["limit"] == "0.00002 USD/BTC"  # at most 50,000 USD per BTC, on the wire
+    assert order["result"]["status"] == "submitted"  # resting: 50,000 is below the market
+    assert sold.code == 0, sold
+    assert re.search(r"^Limit\s+1,000,000,000\.00 USD per BTC$", sold.out, re.MULTILINE)
+    assert re.search(r"^Side\s+Sell BTC/USD$", sold.out, re.MULTILINE)
+    assert both.code == 2 and "not allowed with argument" in both.err, both
+    listed = cli("orders", "--max", "5")
+    assert column_values(listed.out, "LIMIT")[order["submittedAt"]] == "50,000.00"
+    session.close()
+
+
+@pytest.mark.slow
+def test_every_listing_defaults_to_100_records(sandbox: SandboxProcess) -> None:
+    """Issue 18: ``ledger`` required ``--max`` while ``orders`` and ``deposits`` left it to the
+    service; now each returns at most 100 unless told, and ``--max`` reaches past it alike."""
+    session = fresh_session(sandbox, balances={"USD": "1000", "BTC": "5"})
+    for _ in range(101):
+        deposited = session.post(
+            "/api/v1/sandbox/account/{account}/deposit", {"amount": "0.001 BTC"}
+        )
+        assert deposited.status_code == 200, deposited.text
+        placed = session.limit_order("BTC", "USD", "0.001", limit="10000000 BTC/USD")
+        assert placed.status_code == 200, placed.text
+    cli = Cli(sandbox.url, session)
+    # At most four logins of one user at a time: the sandbox's login throttle counts them.
+    runs = cli.many(["--json", "ledger"], ["--json", "deposits"], ["--json", "orders"], ["ledger"])
+    runs += cli.many(
+        ["--json", "ledger", "--max", "150"],
+        ["--json", "deposits", "--max", "150"],
+        ["--json", "orders", "--max", "150"],
+    )
+    assert [run for run in runs if run.code] == []
+    ledger, deposits, orders, table, more_ledger, more_deposits, more_orders = runs
+    assert len(ledger.json()) == len(deposits.json()) == len(orders.json()["orders"]) == 100
+    assert len(more_ledger.json()) > 101 and len(more_deposits.json()) == 101
+    assert len(more_orders.json()["orders"]) == 101
+    assert len(table.out.splitlines()) == 101  # the header and 100 entries
+    assert_points_aligned(table.out, "AMOUNT")
+    session.close()
+
+
+def test_tables_group_thousands_and_align_points(sandbox: SandboxProcess) -> None:
+    """Issue 18: numbers were right-aligned but not on the decimal point, without thousands
+    separators; ``--json`` keeps the exact decimal strings (the ticking prices are compared in
+    ``test_market_data``; here the fixed increments and a new client's balances)."""
+    session = fresh_session(sandbox, credit={"USD": "-5000"})
+    tob, pairs, pairs_json, account = Cli(sandbox.url, session).many(
+        ["tob"], ["pairs"], ["--json", "pairs"], ["--json", "account"]
+    )
+    assert tob.code == pairs.code == pairs_json.code == account.code == 0
+    assert_points_aligned(tob.out, "BID SIZE", "BID", "ASK", "ASK SIZE", "SPREAD")
+    assert_points_aligned(pairs.out, "PRICE INCREMENT")
+    assert re.fullmatch(r"\d{2,3},\d{3}\.\d{2}", column_values(tob.out, "BID")["BTC/USD"])
+    shown = column_values(pairs.out, "PRICE INCREMENT")
+    for pair in pairs_json.json()["assetPairs"]:
+        assert shown[pair["assetPair"]] == pair["priceIncrement"]  # exact, nothing added
+    usd = account.json()["account"]["balances"]["USD"]
+    assert usd["free"] == "100000.25" and usd["available"] == "105000.25"  # no separators
     session.close()
 
 

@@ -16,16 +16,17 @@ failing, or too old) every cell is in the stale grey, so no number looks current
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QColor
 
+from app.domain.balance_rows import ZERO, AssetRow, merge_row
 from app.domain.display import Precision
 from app.domain.money import MONEY_CONTEXT
-from app.domain.records import Balance, PortfolioBalance, TopOfBook
+from app.domain.records import TopOfBook
 from app.domain.valuation import valuation_rate
 from app.services.session import Balances
 from app.ui.models.columns import Column
@@ -39,40 +40,10 @@ from app.ui.palette import TradePalette
 VALUE_ROLE = Qt.ItemDataRole.UserRole + 2
 #: ``(used, total)`` credit as Decimals for the utilisation bar, None without a credit line.
 UTILISATION_ROLE = Qt.ItemDataRole.UserRole + 3
-ZERO = Decimal(0)
 HUNDRED = Decimal(100)
 
 
 # -- rows -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AssetRow:
-    """One asset as the table shows it; Decimal throughout."""
-
-    asset: str
-    free: Decimal
-    locked: Decimal
-    available: Decimal
-    credit_limit: Decimal
-    used_credit: Decimal
-    available_credit: Decimal
-    pending_deposit: Decimal
-    value: Decimal | None = None
-    #: The valuation currency and the rate the value was computed with.
-    currency: str = ""
-    rate: Decimal | None = None
-
-    @property
-    def holding(self) -> Decimal:
-        return self.free + self.locked
-
-    @property
-    def utilisation(self) -> tuple[Decimal, Decimal] | None:
-        """``(used, total)`` credit, or None when the asset has no credit line."""
-        if self.credit_limit <= 0:
-            return None
-        return (self.used_credit, self.credit_limit)
 
 
 def utilisation_percent(utilisation: tuple[Decimal, Decimal] | None) -> Decimal | None:
@@ -91,27 +62,6 @@ def utilisation_text(percent: Decimal | None) -> str:
     if ZERO < percent < 1:
         return "<1%"
     return f"{percent.quantize(Decimal(1), rounding=ROUND_HALF_EVEN)}%"
-
-
-def merge_row(asset: str, account: Balance | None, portfolio: PortfolioBalance | None) -> AssetRow:
-    """One asset from Get Account and Get Account Credit; either may lack the asset."""
-    if account is not None:
-        free, locked = account.free, account.locked
-        pending = account.pending_deposit
-    else:
-        assert portfolio is not None
-        free = portfolio.available_funds - portfolio.used_credit
-        locked, pending = portfolio.locked_funds, ZERO
-    if portfolio is not None:
-        credit_limit = portfolio.total_credit
-        used, available_credit = portfolio.used_credit, portfolio.available_credit
-    else:
-        assert account is not None
-        credit_limit = max(ZERO, -account.limit)
-        used = max(ZERO, -account.free)
-        available_credit = max(ZERO, credit_limit - used)
-    available = account.available if account is not None else free + credit_limit
-    return AssetRow(asset, free, locked, available, credit_limit, used, available_credit, pending)
 
 
 def merge_balances(balances: Balances) -> list[AssetRow]:
