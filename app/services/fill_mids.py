@@ -109,14 +109,16 @@ class FillMids:
         moments = [(moment - offset).timestamp() for _, _, moment in fills]
         columns = nearest(data, moments, self.tolerance)
         self.look_ups += len(fills)
+        first = float(data[0, 0]) if data.shape[1] else None
+        found = [column for column in columns if column is not None]
+        picked = iter(data[:, found].T.tolist())  # plain floats, one conversion for all
         for (order, terms, moment), local, column in zip(fills, moments, columns, strict=True):
             if column is None:
                 final = now >= local + self.tolerance
-                first = float(data[0, 0]) if data.shape[1] else None
                 reason = _why_none(pair, first, local, self.tolerance, final)
                 yield order.order_id, _economics(order, terms, moment, reason, final=final)
                 continue
-            at, bid, ask = (float(v) for v in data[:, column])
+            at, bid, ask = next(picked)
             settled = max(local + abs(at - local), math.floor(at) + 1.0)
             sample = MidSample(
                 datetime.fromtimestamp(at, UTC) + offset, stored_price(bid), stored_price(ask)
