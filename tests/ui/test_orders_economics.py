@@ -15,7 +15,10 @@ from collections.abc import Callable
 from decimal import Decimal, localcontext
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QMenu
 from pytestqt.qtbot import QtBot
 
 from app.domain import Amount
@@ -25,12 +28,13 @@ from app.services.fill_mids import MID_TOLERANCE, filled_at
 from app.services.mid_history import MidHistory, stored_price
 from app.ui.csv_export import EXPORT_ROLE
 from app.ui.models.columns import column_numbers
-from app.ui.models.orders_model import BPS_TOOLTIP, COLUMNS
+from app.ui.models.orders_model import BPS_TOOLTIP, COLUMNS, WIRE_COLUMNS
 from app.ui.models.sorting import SORT_ROLE
 from app.ui.panels.chart import ChartPanel
 from app.ui.panels.orders import OrdersPanel
 from tests.harness import SandboxProcess
 from tests.ui.conftest import Live, LiveFactory, run
+from tests.ui.test_balances import right_click
 
 COL = column_numbers(COLUMNS)
 D = Decimal
@@ -220,3 +224,28 @@ def test_a_fill_without_a_stored_mid_shows_a_dash_and_why(qtbot: QtBot, live: Li
     row = model.row_of(watched.order_id)
     assert model.cell(row, COL["mid"]).sort is not None
     assert model.cell(row, COL["vs_mid"]).display.startswith("+")
+
+
+@pytest.mark.qt_log_ignore(
+    "^This plugin does not support raise\\(\\)$",  # the offscreen platform, for the popup menu
+    "^This plugin does not support grabbing the keyboard$",
+)
+def test_the_header_menu_offers_the_economics_columns(qtbot: QtBot, live: Live) -> None:
+    panel = open_blotter(qtbot, live)
+    table, columns = panel.table, panel.columns
+    header = table.horizontalHeader()
+    where = QPoint(header.sectionViewportPosition(COL["price"]) + 4, header.height() // 2)
+    right_click(header.viewport(), where)
+    qtbot.waitUntil(lambda: isinstance(QApplication.activePopupWidget(), QMenu))
+    menu = QApplication.activePopupWidget()
+    assert menu is columns.menu
+    offered = [action.text() for action in columns.menu.actions()]
+    assert "Mid at fill" in offered and "vs mid (bps)" in offered
+    assert not {"size", "result.price", "result.status"} & set(offered)  # the wire's: never
+    bps = columns.actions["vs_mid"]
+    QTest.mouseClick(menu, Qt.MouseButton.LeftButton, pos=menu.actionGeometry(bps).center())
+    qtbot.waitUntil(lambda: table.isColumnHidden(COL["vs_mid"]))
+    assert not table.isColumnHidden(COL["mid"])
+    again = open_blotter(qtbot, live)  # the choice is kept; the wire's columns stay hidden
+    hidden = [again.table.isColumnHidden(c) for c in range(again.model.columnCount())]
+    assert hidden == [key == "vs_mid" or key in WIRE_COLUMNS for key in COL]

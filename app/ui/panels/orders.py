@@ -7,9 +7,11 @@ type, pair, asset and time range go to the server (see ``app.services.order_feed
 search box filters what is shown. "Load more" reads the page before the oldest order shown.
 
 The table is in the trader's terms (``app.ui.models.orders_model``); the wire's columns are
-hidden here and exported. The service offers no cancel, so a resting order's end time matters:
-while resting orders with an end time are shown, a timer (once a second) refreshes their time
-left in server time, without polling.
+hidden here and exported. The header's context menu shows or hides the others
+(``app.ui.column_choice``, kept under ``columns/orders``); the wire's are not offered. The
+service offers no cancel, so a resting order's end time matters: while resting orders with an
+end time are shown, a timer (once a second) refreshes their time left in server time, without
+polling.
 
 Each fill's mid at fill and the basis points against it (issue 17) come from the chart's stored
 mids (``app.services.mid_history``, the store the chart panel of this window records into,
@@ -39,6 +41,7 @@ from app.services.order_feed import (
 from app.services.poller import FeedStatus
 from app.services.unknown_outcomes import UnknownOutcomes
 from app.ui.bridge import QtTopic
+from app.ui.column_choice import ColumnChoice
 from app.ui.models.orders_model import (
     WIRE_COLUMNS,
     OrdersModel,
@@ -113,7 +116,16 @@ class OrdersPanel(RecordPanel):
         self.proxy = OrdersProxy(self)
         self.proxy.setSourceModel(self.model)
         self.table = self._record_table("orders", "Orders")
-        for key in WIRE_COLUMNS:  # exported and copied, read in the details: not on screen
+        self.columns = ColumnChoice(
+            self.table,
+            "orders",
+            [spec.key for spec in self.model.columns],
+            [spec.header for spec in self.model.columns],
+            context.settings,
+            WIRE_COLUMNS,
+        )
+        for key in WIRE_COLUMNS:  # exported and copied, read in the details: never on screen
+            self.columns.menu.removeAction(self.columns.actions[key])
             self.table.setColumnHidden(self.model.column(key), True)
         self.time_left_timer = make_timer(
             self, TIME_LEFT_MS, self.model.refresh_time_left, name="ordersTimeLeft"
