@@ -62,6 +62,8 @@ class FillMids:
         self.look_ups = 0  # fills looked up in the store (once each, and again while unsettled)
 
     def of(self, orders: Iterable[Order], pairs: tuple[str, ...]) -> dict[str, FillEconomics]:
+        """Each filled order's economics by id (``pairs``: the service's, deciding each
+        order's base): kept ones as they are, the others looked up, one read per pair."""
         found: dict[str, FillEconomics] = {}
         wanted: dict[str, list[tuple[Order, OrderTerms, datetime]]] = {}
         for order in orders:
