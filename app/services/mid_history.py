@@ -14,6 +14,12 @@ Off the hot path: ``record`` only conflates in memory (the last sample of each s
 ``flush`` hands the finished seconds to one writer thread, so a tick never waits on the disk.
 At most one flush interval of samples is lost in a crash. Values are plot coordinates (floats),
 never money.
+
+Looking a moment up (issue 17, the blotter's mid at fill): ``nearest`` finds the sample nearest
+to given times; ``stored_price`` turns a stored float back into the Decimal price it was made
+from (its shortest ``repr``: exact for prices of up to 15 significant digits, which every
+pair's price increment gives). ``history_of`` hands a reader the store open on a folder in
+this process (the chart's), so samples not yet written to disk are seen too.
 """
 
 from __future__ import annotations
@@ -21,7 +27,10 @@ from __future__ import annotations
 import os
 import stat
 import threading
+import weakref
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -56,6 +65,7 @@ class MidHistory:
         self._lock = threading.Lock()
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chart-history")
         self._closed = False
+        _OPEN[folder] = self
 
     # -- the GUI thread -------------------------------------------------------------------------
 
@@ -179,3 +189,42 @@ def _increasing(data: FloatArray) -> FloatArray:
     before = np.maximum.accumulate(np.concatenate([[-np.inf], times[:-1]]))
     keep: FloatArray = data[:, times > before]
     return keep
+
+
+# -- looking a moment up (the blotter's mid at fill) ---------------------------------------------
+
+#: The newest store opened on each folder in this process (the chart's, which records the ticks).
+_OPEN: weakref.WeakValueDictionary[Path, MidHistory] = weakref.WeakValueDictionary()
+
+
+def history_of(folder: Path) -> MidHistory:
+    """The store open on ``folder`` in this process (its samples still on their way to disk
+    included), else a store that reads what is on disk. Ask again for each look-up rather than
+    keeping the answer: a chart opened later takes over the folder."""
+    store = _OPEN.get(folder)
+    return store if store is not None else MidHistory(folder)
+
+
+def stored_price(value: float) -> Decimal:
+    """The Decimal price a stored float was made from (its shortest repr)."""
+    return Decimal(repr(value))
+
+
+def nearest(data: FloatArray, moments: Sequence[float], tolerance: float) -> list[int | None]:
+    """For each of ``moments`` (epoch seconds), the column of ``data`` (``read``'s ``(3, n)``,
+    times increasing) nearest to it in time, the earlier one on a tie; None when no sample is
+    within ``tolerance`` seconds."""
+    times = data[0]
+    if times.size == 0:
+        return [None] * len(moments)
+    wanted = np.asarray(moments, dtype=np.float64)
+    after = np.clip(np.searchsorted(times, wanted, side="left"), 0, times.size - 1)
+    before = np.clip(after - 1, 0, times.size - 1)
+    to_before = np.abs(wanted - times[before])
+    to_after = np.abs(times[after] - wanted)
+    pick = np.where(to_after < to_before, after, before)
+    distance = np.minimum(to_before, to_after)
+    return [
+        int(column) if gap <= tolerance else None
+        for column, gap in zip(pick.tolist(), distance.tolist(), strict=True)
+    ]

@@ -17,6 +17,9 @@ the view can highlight them), known orders are updated in place, and resting ord
 the page are re-read one by one (a few per poll) so a fill on page two is not missed. A page
 that does not reach the orders already known (more than a page of new orders) replaces the list.
 The clientOrderId is the server's echo, else the one the order journal wrote for that order id.
+
+Given a mid store (``use_mids``), each filled row carries its economics: the mid at fill and
+the basis points against it (``app.services.fill_mids``), looked up once per fill.
 """
 
 from __future__ import annotations
@@ -27,9 +30,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.api import NotFound, ServiceError
+from app.domain.fill_economics import FillEconomics
 from app.domain.money import Price
 from app.domain.pair_terms import PairSide, Trade
 from app.domain.records import KNOWN_ORDER_STATUSES, Order
@@ -37,6 +41,10 @@ from app.services.events import Topic
 from app.services.journal import OrderJournal
 from app.services.poller import Poller
 from app.services.session import TerminalSession
+
+if TYPE_CHECKING:
+    from app.services.fill_mids import FillMids
+    from app.services.mid_history import MidHistory
 
 log = logging.getLogger("tradeterm.services")
 
@@ -162,6 +170,7 @@ class OrderRow:
     order: Order
     client_order_id: str  # the server's echo, else the journal's; "" when unknown
     pairs: tuple[str, ...] = ()  # the service's pairs, which decide each order's base
+    economics: FillEconomics | None = None  # a fill's mid at fill (given a mid store)
 
     @property
     def order_id(self) -> str:
@@ -231,6 +240,8 @@ class OrderFeed:
         self._journal_ids: dict[str, str] = {}
         self._journal_read = False
         self._active = True
+        self.mids: FillMids | None = None
+        self._economics: dict[str, FillEconomics] = {}  # as last published
         self._unsubscribe: list[Callable[[], None]] = [
             session.fills.subscribe(lambda _: self.poller.refresh())
         ]
@@ -262,6 +273,14 @@ class OrderFeed:
 
     def refresh(self) -> None:
         self.poller.refresh()
+
+    def use_mids(self, store: Callable[[], MidHistory], **options: Any) -> FillMids:
+        """Give every fill its mid at fill from ``store`` (the chart's history; asked for each
+        look-up). ``options``: ``FillMids``'s ``now`` and ``tolerance``."""
+        from app.services.fill_mids import FillMids
+
+        self.mids = FillMids(store, lambda: self.session.clock_offset, **options)
+        return self.mids
 
     @property
     def active(self) -> bool:
@@ -337,10 +356,27 @@ class OrderFeed:
             state.cursor = self._next_cursor(head, None)
             changed = changed or state.more != more
             state.more = more
-        if not changed:
+        if not changed and not self._economics_moved():
             return  # nothing new: the view keeps what it has
         self._publish(
             new_ids=frozenset(order.order_id for order in new), filled_ids=frozenset(filled)
+        )
+
+    def _economics_moved(self) -> bool:
+        """Whether the mid at fill of a fill of the last seconds, not settled when the list
+        was published, has been found, changed or settled since (then it is published again;
+        a settled list costs nothing here)."""
+        if self.mids is None or not self.mids.unsettled:
+            return False
+        orders = self._state.orders
+        waiting = [
+            orders[order_id]
+            for order_id, economics in self._economics.items()
+            if not economics.final and order_id in orders
+        ]
+        now = self.mids.of(waiting, tuple(self.session.available_pairs))
+        return any(
+            economics != self._economics.get(order_id) for order_id, economics in now.items()
         )
 
     async def _refresh_open(self, state: _FeedState, seen: set[str]) -> list[Order]:
@@ -422,7 +458,12 @@ class OrderFeed:
         shown = [order for order in state.orders.values() if state.filter.matches(order)]
         shown.sort(key=newest_first, reverse=True)
         pairs = tuple(self.session.available_pairs)
-        rows = tuple(OrderRow(order, self._client_order_id(order), pairs) for order in shown)
+        economics = {} if self.mids is None else self.mids.of(shown, pairs)
+        self._economics = economics
+        rows = tuple(
+            OrderRow(order, self._client_order_id(order), pairs, economics.get(order.order_id))
+            for order in shown
+        )
         ids = {row.order_id for row in rows}
         return OrdersSnapshot(
             rows,

@@ -452,6 +452,8 @@ def test_csv_export_is_the_view_exactly(qtbot: QtBot, trader: Trader, tmp_path: 
         "Side",
         "Amount",
         "Price",
+        "Mid at fill",
+        "vs mid (bps)",
         "Notional",
         "Status",
         "Limit",

@@ -14,6 +14,15 @@ panel's timer — without a new poll). Statuses this version does not know are s
 in italics. Orders that appear on top after the first load, and known orders that just
 filled, are highlighted for ``HIGHLIGHT_SECONDS``; one single-shot timer ends the highlights.
 
+Per-trade economics (issue 17): "Mid at fill" is the top-of-book mid the terminal stored nearest
+to the fill's time (``app.services.fill_mids``: within 5 s, else "—" with the reason in its
+tooltip, never an invented number), in QUOTE per BASE at the pair's price increment (one more
+decimal when the mid falls between two increments: it is shown exactly); "vs mid (bps)" is the
+fill's price against that mid, **positive a cost to the trader for a Buy and a Sell alike**
+(``app.domain.fill_economics``): slippage for an order, the quote's markup for an RFQ fill.
+Shown to 1 decimal, sorted by the exact figure, exported to 4 decimals; both come with the
+order's row (computed once per fill by the feed), so a paint formats nothing.
+
 Colours follow the theme (``app.ui.palette``): filled in the success colour, rejected in the
 error colour, resting in the warning amber, canceled in the stale grey; the highlight is the
 theme's amber bar colour, translucent so the row's text and status colours still read on it.
@@ -31,8 +40,10 @@ from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QColor, QFont
 
 from app.domain import utc_now
-from app.domain.display import DASH, Precision
+from app.domain.display import DASH, Precision, digits_of, format_number
+from app.domain.fill_economics import BPS_EXPORTED, BPS_SHOWN
 from app.domain.money import Amount, Price
+from app.services.fill_mids import MID_TOLERANCE
 from app.services.order_feed import OrderRow, OrdersSnapshot, status_word
 from app.services.slices import Steps, run_now, sliced
 from app.ui.csv_export import export_value
@@ -194,6 +205,118 @@ def amount_tip(row: OrderRow, precision: Precision) -> str | None:
     return unit_tip(lambda r: r.terms.base, "base")(row, precision)
 
 
+# -- per-trade economics --------------------------------------------------------------------------
+
+MID_TOOLTIP = (
+    "The top-of-book mid, (bid + ask) / 2 in QUOTE per BASE, that this terminal stored nearest "
+    f"to the fill's time (within {MID_TOLERANCE:g} s); — when it stored none then"
+)
+BPS_TOOLTIP = (
+    "The fill's price against the mid at fill, in basis points. Positive is a cost to you: a "
+    "Buy paid above the mid, a Sell received below it; negative, a price better than the mid. "
+    "For an RFQ fill, the quote's markup against the mid; for an order, its slippage"
+)
+_BPS_QUANTUM = Decimal(1).scaleb(-BPS_EXPORTED)
+
+
+def mid_cell(row: OrderRow, precision: Precision) -> Cell:
+    """The mid at fill at the pair's price increment, or exactly when it has a half increment."""
+    economics = row.economics
+    mid = None if economics is None else economics.mid
+    if mid is None:
+        return Cell(DASH, None, "")
+    places = max(precision.price(pair_name(row)), digits_of(mid))
+    return Cell(format_number(mid, places), mid, export_value(mid))
+
+
+def bps_cell(row: OrderRow, _: Precision) -> Cell:
+    """Signed basis points (+ a cost), shown to 1 decimal, sorted exactly, exported to 4."""
+    economics = row.economics
+    bps = None if economics is None else economics.bps
+    if bps is None:
+        return Cell(DASH, None, "")
+    exported = export_value(bps.quantize(_BPS_QUANTUM))
+    return Cell(format_number(bps, BPS_SHOWN, signed=True), bps, exported)
+
+
+def no_mid_reason(row: OrderRow) -> str | None:
+    """Why a row has no mid at fill, in words (None when it has one)."""
+    economics = row.economics
+    if economics is None:
+        if row.order.result.status != "filled":
+            return "Not filled: there is no fill to compare with the mid"
+        return "No mid known: this list has no stored mids to look the fill up in"
+    if economics.sample is None:
+        return f"No mid known for this fill: {economics.missing}"
+    if economics.price is None:
+        return "No execution price: nothing to compare with the mid"
+    return None
+
+
+def _when(offset: float) -> str:
+    if abs(offset) < 0.05:
+        return "at the fill's time"
+    return f"{abs(offset):.1f} s {'before' if offset < 0 else 'after'} the fill"
+
+
+def mid_tip(row: OrderRow, precision: Precision) -> str | None:
+    """How the mid was found: the stored bid and ask, and when they came."""
+    reason = no_mid_reason(row)
+    economics = row.economics
+    if reason is not None or economics is None or economics.sample is None:
+        return reason
+    pair = row.terms.pair_side.pair
+    sample, name = economics.sample, str(pair)
+    text = (
+        f"{export_value(sample.mid)} {pair.quote} per {pair.base} = (bid "
+        f"{precision.price_text(sample.bid, name)} + ask {precision.price_text(sample.ask, name)})"
+        f" / 2, the top of book received {_when(economics.sample_offset or 0.0)}"
+    )
+    if not economics.final:
+        text += "\nMay still change: a nearer mid can arrive in the next seconds"
+    return text
+
+
+def bps_tip(row: OrderRow, precision: Precision) -> str | None:
+    """The figure exactly, what it is (slippage or markup), and its sign in words."""
+    reason = no_mid_reason(row)
+    economics = row.economics
+    bps, mid = (None, None) if economics is None else (economics.bps, economics.mid)
+    if reason is not None or economics is None or bps is None or mid is None:
+        return reason
+    name = pair_name(row)
+    price = precision.price_text(economics.price, name)
+    what = "Markup of the RFQ price" if economics.rfq else "Slippage"
+    verb = "Bought" if economics.side == "buy" else "Sold"
+    sense = "a cost" if bps > 0 else "better than the mid" if bps < 0 else "at the mid"
+    return (
+        f"{what} against the mid: {format_number(bps, BPS_EXPORTED, signed=True)} bp, {sense}\n"
+        f"{verb} at {price} against a mid of {export_value(mid)}; positive is a cost for a Buy "
+        "and a Sell alike"
+    )
+
+
+def economics_fields(row: OrderRow) -> list[tuple[str, str]]:
+    """The details' lines for a fill's economics (none for an order that did not fill)."""
+    economics = row.economics
+    if economics is None:
+        return []
+    sample = economics.sample
+    if sample is None:
+        return [("mid at fill (computed)", ""), ("mid at fill: none because", economics.missing)]
+    bps = economics.bps
+    return [
+        ("mid at fill (computed)", export_value(sample.mid)),
+        ("mid at fill: bid", export_value(sample.bid)),
+        ("mid at fill: ask", export_value(sample.ask)),
+        ("mid at fill: received at", export_value(sample.at)),
+        (
+            f"vs mid, bps, + a cost ({economics.kind})",
+            "" if bps is None else export_value(bps.quantize(_BPS_QUANTUM)),
+        ),
+    ]
+
+
 def wire_cell(value: Amount | Price | None) -> Cell:
     """A wire value exactly as sent: ``0.5 BTC``, ``0.0000110018 USD/BTC``."""
     text = export_value(value)
@@ -237,6 +360,8 @@ COLUMNS: tuple[Column[OrderRow], ...] = (
         numeric=True,
         tip=unit_tip(lambda r: r.terms.price, "price"),
     ),
+    Column("mid", "Mid at fill", mid_cell, MID_TOOLTIP, numeric=True, tip=mid_tip),
+    Column("vs_mid", "vs mid (bps)", bps_cell, BPS_TOOLTIP, numeric=True, tip=bps_tip),
     Column(
         "notional",
         "Notional",

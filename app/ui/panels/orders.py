@@ -7,9 +7,15 @@ type, pair, asset and time range go to the server (see ``app.services.order_feed
 search box filters what is shown. "Load more" reads the page before the oldest order shown.
 
 The table is in the trader's terms (``app.ui.models.orders_model``); the wire's columns are
-hidden here and exported. The service offers no cancel, so a resting order's end time matters:
-while resting orders with an end time are shown, a timer (once a second) refreshes their time
-left in server time, without polling.
+hidden here and exported. The header's context menu shows or hides the others
+(``app.ui.column_choice``, kept under ``columns/orders``); the wire's are not offered. The
+service offers no cancel, so a resting order's end time matters: while resting orders with an
+end time are shown, a timer (once a second) refreshes their time left in server time, without
+polling.
+
+Each fill's mid at fill and the basis points against it (issue 17) come from the chart's stored
+mids (``app.services.mid_history``, the store the chart panel of this window records into,
+found by its folder), looked up once per fill by the feed; the details list them too.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from PySide6.QtWidgets import (
 from app.domain import utc_now
 from app.services.journal import OrderJournal
 from app.services.log_events import LogLevel
+from app.services.mid_history import MidHistory, history_of
 from app.services.order_feed import (
     DEFAULT_PAGE,
     ORDER_TYPES,
@@ -34,8 +41,15 @@ from app.services.order_feed import (
 from app.services.poller import FeedStatus
 from app.services.unknown_outcomes import UnknownOutcomes
 from app.ui.bridge import QtTopic
-from app.ui.models.orders_model import WIRE_COLUMNS, OrdersModel, OrdersProxy
+from app.ui.column_choice import ColumnChoice
+from app.ui.models.orders_model import (
+    WIRE_COLUMNS,
+    OrdersModel,
+    OrdersProxy,
+    economics_fields,
+)
 from app.ui.panels.base import PanelContext
+from app.ui.panels.chart import history_folder
 from app.ui.panels.record_parts import (
     FlowLayout,
     OptionalDateTime,
@@ -45,7 +59,7 @@ from app.ui.panels.record_parts import (
     stop_with,
 )
 from app.ui.preferences import Preferences
-from app.ui.record_details import RecordDetailsDialog, order_details
+from app.ui.record_details import RecordDetailsDialog, order_fields, order_json
 from app.ui.tasks import TaskOwner
 from app.ui.timers import make_timer
 from app.ui.widgets.unknown_outcomes import UnknownOutcomesStrip
@@ -76,9 +90,12 @@ class OrdersPanel(RecordPanel):
         *,
         interval: float | None = None,
         page_size: int = DEFAULT_PAGE,
+        mids: MidHistory | None = None,
     ) -> None:
         """``interval``: seconds between polls; by default the "orders" feed preference.
-        ``outcomes``: the orders and accepts not known, shown above the list until settled."""
+        ``outcomes``: the orders and accepts not known, shown above the list until settled.
+        ``mids``: the stored mids fills are measured against; by default the chart's store of
+        this environment (``history_folder``)."""
         super().__init__(context, parent)
         self.setObjectName("ordersPanel")
         bridge = context.bridge
@@ -86,6 +103,11 @@ class OrdersPanel(RecordPanel):
         if interval is None:
             interval = float(Preferences.load(context.settings).orders)
         self.feed = bridge.order_feed(journal, interval=interval, page_size=page_size)
+        if mids is None:
+            folder = history_folder(context.settings, bridge.environment)
+            self.feed.use_mids(lambda: history_of(folder))
+        else:
+            self.feed.use_mids(lambda: mids)
         self.snapshot: OrdersSnapshot | None = None
         self._snapshots = 0  # lists received; a big one shown late yields to a newer one
         self._loading_more = False
@@ -94,7 +116,16 @@ class OrdersPanel(RecordPanel):
         self.proxy = OrdersProxy(self)
         self.proxy.setSourceModel(self.model)
         self.table = self._record_table("orders", "Orders")
-        for key in WIRE_COLUMNS:  # exported and copied, read in the details: not on screen
+        self.columns = ColumnChoice(
+            self.table,
+            "orders",
+            [spec.key for spec in self.model.columns],
+            [spec.header for spec in self.model.columns],
+            context.settings,
+            WIRE_COLUMNS,
+        )
+        for key in WIRE_COLUMNS:  # exported and copied, read in the details: never on screen
+            self.columns.menu.removeAction(self.columns.actions[key])
             self.table.setColumnHidden(self.model.column(key), True)
         self.time_left_timer = make_timer(
             self, TIME_LEFT_MS, self.model.refresh_time_left, name="ordersTimeLeft"
@@ -299,4 +330,11 @@ class OrdersPanel(RecordPanel):
     # -- details --------------------------------------------------------------------------------
 
     def details_of(self, row: int) -> RecordDetailsDialog:
-        return order_details(self.model.order_row(row), self)
+        """The order's fields as the service sent them, then its mid at fill (computed)."""
+        record = self.model.order_row(row)
+        return RecordDetailsDialog(
+            f"Order {record.order_id} · {record.terms.pair_side}",
+            [*order_fields(record), *economics_fields(record)],
+            order_json(record.order),
+            parent=self,
+        )

@@ -1,0 +1,171 @@
+"""The mid at fill of each filled order: looked up once in the terminal's stored mids (the chart's
+history, ``app.services.mid_history``) and kept, so the blotter computes it once per fill.
+
+Which mid: the stored top of book **nearest in time to the fill** (``executedAt``, else
+``updatedAt``), the earlier on a tie, and only within ``MID_TOLERANCE`` (5 s) of it — the pause
+at which the chart breaks its lines because the terminal was not watching. The store's times
+are this machine's clock when a tick arrived; the fill's is the service's, so the fill's time
+is moved by the measured clock offset first. Nothing is invented: with no stored mid that
+close (a fill from before the terminal ran, a pair it never polled) the fill gets no mid and
+a reason in words.
+
+Once and for all: a fill's answer is kept for good once no later tick can change it — the
+clock has passed the fill by the distance of the sample found (a later sample would be
+farther) and that sample's second has ended (the store keeps the last tick of each second); or,
+with nothing found, the clock has passed the fill by the tolerance. Until then (a fill of the
+last few seconds) it is asked again on every update, and ``unsettled`` says so, so the order
+list is published again even when no order changed.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime, timedelta
+
+from app.domain.fill_economics import FillEconomics, MidSample
+from app.domain.records import Order
+from app.services.mid_history import MidHistory, nearest, stored_price
+from app.services.order_feed import OrderTerms
+
+#: A stored mid counts for a fill only this close to the fill's time (seconds).
+MID_TOLERANCE = 5.0
+
+
+def filled_at(order: Order) -> datetime | None:
+    """When an order filled: ``executedAt``, else (a service that omits it) ``updatedAt``."""
+    return order.result.executed_at or order.result.updated_at
+
+
+class FillMids:
+    """``of(orders, pairs)``: the economics of each filled order, by order id.
+
+    ``store`` gives the mid store to read (asked once per update that needs it); ``offset``
+    the service's clock minus this machine's; ``now`` this machine's clock (epoch seconds),
+    the one the store's samples are stamped with."""
+
+    def __init__(
+        self,
+        store: Callable[[], MidHistory],
+        offset: Callable[[], timedelta],
+        *,
+        now: Callable[[], float] = time.time,
+        tolerance: float = MID_TOLERANCE,
+    ) -> None:
+        self._store = store
+        self._offset = offset
+        self._now = now
+        self.tolerance = tolerance
+        self._kept: dict[str, FillEconomics] = {}
+        self.unsettled = False
+        self.look_ups = 0  # fills looked up in the store (once each, and again while unsettled)
+
+    def of(self, orders: Iterable[Order], pairs: tuple[str, ...]) -> dict[str, FillEconomics]:
+        """Each filled order's economics by id (``pairs``: the service's, deciding each
+        order's base): kept ones as they are, the others looked up, one read per pair."""
+        found: dict[str, FillEconomics] = {}
+        wanted: dict[str, list[tuple[Order, OrderTerms, datetime]]] = {}
+        for order in orders:
+            if order.result.status != "filled":
+                continue
+            kept = self._kept.get(order.order_id)
+            if kept is not None:
+                found[order.order_id] = kept
+                continue
+            terms = OrderTerms.of(order, pairs)
+            moment = filled_at(order)
+            if terms.price is None or moment is None:
+                what = "price" if terms.price is None else "time"
+                found[order.order_id] = self._keep(
+                    order.order_id,
+                    _economics(order, terms, moment, f"the service sent no execution {what}"),
+                )
+                continue
+            wanted.setdefault(str(terms.pair_side.pair), []).append((order, terms, moment))
+        self.unsettled = False
+        if wanted:
+            store, offset, now = self._store(), self._offset(), self._now()
+            for pair, fills in wanted.items():
+                for order_id, economics in self._look_up(store, pair, fills, offset, now):
+                    found[order_id] = economics
+                    if economics.final:
+                        self._kept[order_id] = economics
+                    else:
+                        self.unsettled = True
+        return found
+
+    def _keep(self, order_id: str, economics: FillEconomics) -> FillEconomics:
+        self._kept[order_id] = economics
+        return economics
+
+    def _look_up(
+        self,
+        store: MidHistory,
+        pair: str,
+        fills: list[tuple[Order, OrderTerms, datetime]],
+        offset: timedelta,
+        now: float,
+    ) -> Iterable[tuple[str, FillEconomics]]:
+        data = store.read(pair)  # once per pair and update
+        moments = [(moment - offset).timestamp() for _, _, moment in fills]
+        columns = nearest(data, moments, self.tolerance)
+        self.look_ups += len(fills)
+        first = float(data[0, 0]) if data.shape[1] else None
+        found = [column for column in columns if column is not None]
+        picked = iter(data[:, found].T.tolist())  # plain floats, one conversion for all
+        for (order, terms, moment), local, column in zip(fills, moments, columns, strict=True):
+            if column is None:
+                final = now >= local + self.tolerance
+                reason = _why_none(pair, first, local, self.tolerance, final)
+                yield order.order_id, _economics(order, terms, moment, reason, final=final)
+                continue
+            at, bid, ask = next(picked)
+            settled = max(local + abs(at - local), math.floor(at) + 1.0)
+            sample = MidSample(
+                datetime.fromtimestamp(at, UTC) + offset, stored_price(bid), stored_price(ask)
+            )
+            economics = _economics(order, terms, moment, sample=sample, final=now >= settled)
+            yield order.order_id, economics
+
+
+def _economics(
+    order: Order,
+    terms: OrderTerms,
+    moment: datetime | None,
+    missing: str = "",
+    *,
+    sample: MidSample | None = None,
+    final: bool = True,
+) -> FillEconomics:
+    return FillEconomics(
+        terms.pair_side.side,
+        order.type == "rfq",
+        terms.price,
+        moment,
+        sample,
+        missing,
+        final,
+    )
+
+
+def _why_none(pair: str, first: float | None, local: float, tolerance: float, final: bool) -> str:
+    """Why no stored mid of ``pair`` (the first stored at ``first``) is within ``tolerance``
+    of a fill at ``local``."""
+    seconds = f"{tolerance:g} s"
+    if not final:
+        return f"no mid of {pair} stored within {seconds} of the fill yet: waiting for the next"
+    if first is None:
+        return (
+            f"this terminal has stored no mid of {pair}: it keeps the mids of the pairs it "
+            "watches (one a second, the last 24 h)"
+        )
+    if local < first:
+        return (
+            f"the fill is older than the stored mids of {pair}: the terminal was not running, "
+            "or not watching the pair, when it filled"
+        )
+    return (
+        f"no mid of {pair} stored within {seconds} of the fill: the terminal was not running, "
+        "or not watching the pair, then"
+    )
