@@ -300,6 +300,16 @@ class PositionBook:
         position = self._positions.get(asset)
         return list(position.realised) if position else []
 
+    def realisations_of_priced(self) -> list[Realisation]:
+        """Every realisation of every priced asset, oldest first (P&L over time)."""
+        found = [
+            item
+            for position in self._positions.values()
+            if position.priced
+            for item in position.realised
+        ]
+        return sorted(found, key=lambda item: item.time)
+
     def realised_by_day(self, zone: tzinfo) -> dict[date, Decimal]:
         """Realised P&L of every priced asset by day in ``zone``."""
         days: dict[date, Decimal] = {}

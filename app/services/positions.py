@@ -311,6 +311,16 @@ class PositionsService:
     def client(self) -> ServiceClient:
         return self.session.client
 
+    @property
+    def entries(self) -> tuple[LedgerEntry, ...]:
+        """The ledger entries the book was made from, in ledger order."""
+        return tuple(self._entries)
+
+    @property
+    def book(self) -> PositionBook:
+        """The book as of the last refresh (or cost, method or currency change)."""
+        return self._book
+
     # -- reading ------------------------------------------------------------------------------
 
     async def refresh(
@@ -335,10 +345,11 @@ class PositionsService:
         today: datetime | None = None,
         since: datetime | None = None,
     ) -> PositionsReport:
-        """The table at ``books`` (default: the prices of the last refresh): a re-valuation of
-        the last book, no request and no pass over the ledger (cheap enough for every tick)."""
+        """The table at ``books`` (newer prices, over those of the last refresh: a tick may
+        carry only the watched pairs): a re-valuation of the last book, no request and no
+        pass over the ledger (cheap enough for every tick)."""
         if books is not None:
-            self._books = dict(books)
+            self._books = {**self._books, **books}
         book = self._book
         marks = {a: valuation_rate(a, self.currency, self._books) for a in book.assets}
         table = book.table(marks, today=today or local_day_start(self._now()), since=since)

@@ -27,6 +27,7 @@ from typing import Any, Generic, TypeVar
 
 from PySide6.QtCore import QObject, QTimer, Signal, SignalInstance
 
+from app.domain.positions import CostMethod
 from app.domain.records import OrderBook, PairInfo, ServiceInfo, TopOfBook
 from app.services.connect import log_in_again
 from app.services.estimates import EstimateFeed
@@ -37,6 +38,7 @@ from app.services.ledger_browser import LedgerBrowser
 from app.services.log_events import EventKind, LogEvent, LogLevel
 from app.services.order_feed import OrderFeed
 from app.services.poller import FeedStatus
+from app.services.positions import PositionsCache, PositionsService
 from app.services.session import Balances, Environment, FeedIntervals, TerminalSession
 from app.services.transfers import InstructionBook, TransferFeed, TransferQuery
 
@@ -241,6 +243,11 @@ class SessionBridge(QObject):
 
     def ledger_browser(self) -> LedgerBrowser:
         return self._session.ledger_browser()
+
+    def positions(
+        self, cache: PositionsCache, *, currency: str, method: CostMethod
+    ) -> PositionsService:
+        return self._session.positions(cache, currency=currency, method=method)
 
     def order_feed(
         self, journal: OrderJournal | None, *, interval: float, page_size: int

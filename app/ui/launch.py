@@ -106,6 +106,7 @@ def default_panels(desks: TradingDesks | None) -> list[PanelSpec]:
     from app.ui.panels.ledger import LedgerPanel
     from app.ui.panels.order_ticket import OrderTicketPanel
     from app.ui.panels.orders import OrdersPanel
+    from app.ui.panels.positions import PositionsPanel
     from app.ui.panels.rfq_ticket import RfqTicketPanel
     from app.ui.panels.top_of_book import TopOfBookPanel
 
@@ -176,6 +177,9 @@ def default_panels(desks: TradingDesks | None) -> list[PanelSpec]:
             InstructionsPanel,
             tab_with="orders",
             shortcut="Ctrl+8",
+        ),
+        PanelSpec(
+            "positions", "Positions", bottom, PositionsPanel, tab_with="orders", shortcut="Ctrl+9"
         ),
         *records,
     ]

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from app.domain.money import parse_decimal
 from app.ui.palette import TradePalette, follow_palette, level_css
 from app.ui.preferences import (
+    COST_METHODS,
     INTERVAL_RANGES,
     LOG_LEVELS,
     NOTIFY_EVENTS,
@@ -121,6 +122,25 @@ class SettingsDialog(QDialog):
         trading.addRow("Size presets", self.size_presets)
         trading.addRow("RFQ", self.auto_requote)
 
+        self.cost_method = QComboBox(self)
+        self.cost_method.setObjectName("positionsMethod")
+        for method, title in COST_METHODS.items():
+            self.cost_method.addItem(title, method.value)
+        self.cost_method.setCurrentIndex(self.cost_method.findData(prefs.positions_method))
+        self.cost_method.setToolTip(
+            "How a sale's cost is found: the average cost of what is held, or the oldest "
+            "purchases first (README: Positions and P&L)"
+        )
+        self.positions_since = QLineEdit(prefs.positions_since, self)
+        self.positions_since.setObjectName("positionsSince")
+        self.positions_since.setPlaceholderText("YYYY-MM-DD (empty: since the account began)")
+        self.positions_since.setToolTip(
+            'The positions\' "Realised since" column counts from the start of this day'
+        )
+        positions = QFormLayout()
+        positions.addRow("Cost method", self.cost_method)
+        positions.addRow("Realised P&L since", self.positions_since)
+
         self.theme = QComboBox(self)
         self.theme.setObjectName("theme")
         self.theme.addItems(list(THEMES))
@@ -176,6 +196,7 @@ class SettingsDialog(QDialog):
         for title, inner in (
             ("Polling", feeds),
             ("Trading", trading),
+            ("Positions", positions),
             ("Notifications", notify),
             ("Appearance, security and logs", other),
         ):
@@ -198,6 +219,8 @@ class SettingsDialog(QDialog):
             "max_distance_percent": self.max_distance,
             "resting_hours": self.resting_hours,
             "size_presets": self.size_presets,
+            "positions_method": self.cost_method,
+            "positions_since": self.positions_since,
             "theme": self.theme,
             "log_level": self.log_level,
         }
@@ -231,6 +254,8 @@ class SettingsDialog(QDialog):
             remember_password_allowed=self.remember.isChecked(),
             log_level=self.log_level.currentText(),
             size_presets=self.size_presets.text().strip(),
+            positions_method=str(self.cost_method.currentData()),
+            positions_since=self.positions_since.text().strip(),
         )
         prefs.validated(self._pairs, self._assets)
         return prefs
