@@ -211,8 +211,8 @@ def test_scripted_trades_show_hand_computed_figures_under_both_methods(
     header = rows[0]
     cells = {r[0]: dict(zip(header, r, strict=True)) for r in rows[1:]}
     assert [r[0] for r in rows[1:]][-1] == TOTAL
-    assert D(cells["BTC"]["Avg cost (USD, average cost)"]) == divide(basis, held)
-    assert D(cells["BTC"]["Cost basis (USD, average cost)"]) == basis
+    assert D(cells["BTC"]["Avg cost (USD, average)"]) == divide(basis, held)
+    assert D(cells["BTC"]["Cost basis (USD, average)"]) == basis
     assert D(cells["BTC"]["Unrealised (USD)"]) == unrealised
     assert D(cells["BTC"]["Realised today (USD)"]) == realised
     assert D(cells[TOTAL]["Value (USD)"]) == usd + worth

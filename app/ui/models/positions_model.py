@@ -271,7 +271,7 @@ class PositionsModel(KeyedTableModel[PositionLine]):
                 return f"Realised all time ({self._currency})"
             return f"Realised since {self._since:%Y-%m-%d} ({self._currency})"
         if key in ("average_cost", "cost_basis"):
-            method = "FIFO" if self._method is CostMethod.FIFO else "average cost"
+            method = "FIFO" if self._method is CostMethod.FIFO else "average"
             return f"{title} ({self._currency}, {method})"
         if key in IN_CURRENCY:
             return f"{title} ({self._currency})"

@@ -153,7 +153,7 @@ class PositionsPanel(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.horizontalHeader().setStretchLastSection(False)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(self.model.column("asset"), Qt.SortOrder.AscendingOrder)
         for key in EXPORT_ONLY:
@@ -194,6 +194,7 @@ class PositionsPanel(QWidget):
         self.splitter.addWidget(self.chart)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
+        self.splitter.setSizes([700, 300])  # scaled to the dock's width: the chart gets 30 %
         self.splitter.setChildrenCollapsible(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
