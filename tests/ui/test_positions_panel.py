@@ -17,6 +17,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QComboBox, QDialogButtonBox
+from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
 from app.domain import Amount
@@ -27,6 +28,7 @@ from app.domain.records import BlockchainInstruction
 from app.services.positions import PositionsCache
 from app.ui.models.positions_model import TOTAL, unit_places
 from app.ui.palette import current_palette
+from app.ui.panels.base import OwnsFeed
 from app.ui.panels.positions import PositionsPanel, positions_cache_path
 from app.ui.settings_dialog import SettingsDialog
 from tests.harness import SandboxProcess
@@ -249,10 +251,12 @@ def test_since_day_and_a_refused_setting(
 
 
 def test_marks_follow_the_polled_prices_on_the_frame_clock(
-    qtbot: QtBot, live_factory: LiveFactory, still: SandboxProcess
+    qtbot: QtBot, live_factory: LiveFactory, still: SandboxProcess, qtmodeltester: ModelTester
 ) -> None:
     live = live_factory(still, balances={"USD": "1000", "BTC": "2"}, credit={})
     panel = open_panel(qtbot, live)
+    qtmodeltester.check(panel.model)
+    assert isinstance(panel, OwnsFeed)  # the window stops its refresh before the client closes
     basis = panel.model.line("BTC").cost_basis  # type: ignore[union-attr]
     assert basis is not None
     status = panel.status_label.text()

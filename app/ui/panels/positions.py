@@ -211,6 +211,13 @@ class PositionsPanel(QWidget):
         bridge.balances.connect(self._on_balances)
         bridge.fills.connect(self._ledger_moved)
 
+    async def stop_feed(self) -> None:
+        """At quit: end a refresh under way before the connection closes (``OwnsFeed``)."""
+        self.refresh_timer.stop()
+        self.changed_timer.stop()
+        self.chart_timer.stop()
+        await self.tasks.aclose()
+
     # -- when to read ---------------------------------------------------------------------------
 
     def showEvent(self, event: QShowEvent) -> None:
