@@ -136,7 +136,9 @@ def choose_method(qtbot: QtBot, live: Live, panel: PositionsPanel, letter: str) 
     box.setFocus()
     QTest.keyClicks(box, letter)
     apply = dialog.buttons.button(QDialogButtonBox.StandardButton.Apply)
+    made = panel.rebuilds
     QTest.mouseClick(apply, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.rebuilds > made, timeout=WAIT_MS)  # a few ms: in slices
     return dialog
 
 
@@ -255,7 +257,8 @@ def test_marks_follow_the_polled_prices_on_the_frame_clock(
 ) -> None:
     live = live_factory(still, balances={"USD": "1000", "BTC": "2"}, credit={})
     panel = open_panel(qtbot, live)
-    qtmodeltester.check(panel.model)
+    qtmodeltester.check(panel.model)  # type: ignore[no-untyped-call]
+    qtmodeltester.check(panel.proxy)  # type: ignore[no-untyped-call]
     assert isinstance(panel, OwnsFeed)  # the window stops its refresh before the client closes
     basis = panel.model.line("BTC").cost_basis  # type: ignore[union-attr]
     assert basis is not None
@@ -296,8 +299,10 @@ def test_a_cost_entered_for_a_deposit_replaces_its_first_mark(
     assert "not a number" in dialog.error.text() and dialog.unit.text() == "abc"
     dialog.unit.clear()
     QTest.keyClicks(dialog.unit, "45,000.5")
+    made = panel.rebuilds
     QTest.mouseClick(ok, Qt.MouseButton.LeftButton)
     assert not dialog.isVisible()
+    qtbot.waitUntil(lambda: panel.rebuilds > made, timeout=WAIT_MS)
     btc = panel.model.line("BTC")
     assert btc is not None and btc.average_cost == D("45000.5") and btc.cost_basis == D(90001)
     # back to the first mark
@@ -305,6 +310,7 @@ def test_a_cost_entered_for_a_deposit_replaces_its_first_mark(
     again = panel.cost_dialog
     assert again is not None and again.reset.isEnabled()
     QTest.mouseClick(again.reset, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.rebuilds > made + 1, timeout=WAIT_MS)
     assert panel.model.line("BTC").average_cost == m0  # type: ignore[union-attr]
 
 

@@ -132,6 +132,7 @@ class PositionsPanel(QWidget):
         self.refreshing = False
         self.refreshes = 0  # refreshes finished, chart included (tests wait on it)
         self.revaluations = 0  # re-valuations at new marks
+        self.rebuilds = 0  # books made again after a setting or a cost changed
         self._again = False
         self._stale = True  # the ledger may have moved since the last refresh
         self._books: dict[str, TopOfBook] = {}
@@ -324,20 +325,36 @@ class PositionsPanel(QWidget):
     # -- settings -------------------------------------------------------------------------------
 
     def apply_preferences(self, prefs: Preferences) -> None:
-        """Cost method, "since" day and valuation currency, at once."""
+        """Cost method, "since" day and valuation currency, at once: the since day re-reads
+        the book's realisations; a new method or currency makes the book again from the
+        entries already read, in slices (``rebuilds`` counts them)."""
         self._since = prefs.since()
+        rebuild = False
         method = prefs.cost_method()
         if method is not self.service.method:
-            self.service.set_method(method)
+            self.service.set_method(method, rebuild=False)
+            rebuild = True
         if prefs.valuation_currency != self.service.currency:
-            self.service.set_currency(prefs.valuation_currency)
+            self.service.set_currency(prefs.valuation_currency, rebuild=False)
+            rebuild = True
             self._stale = True  # entries get their first marks in it at the next refresh
             if self.isVisible():
                 self.refresh()
-        if self.report is not None:
+        if rebuild:
+            self.tasks.spawn(self._rebuilt(), "make the positions again")
+        elif self.report is not None:
             self._show(self.service.report(since=self._since))
             self._fit_columns()
             self.tasks.spawn(self._update_chart(), "chart positions")
+
+    async def _rebuilt(self) -> None:
+        """The book made again (in slices), then shown with its chart."""
+        await self.service.rebuild()
+        if self.report is not None:
+            self._show(self.service.report(since=self._since))
+            self._fit_columns()
+            await self._update_chart()
+        self.rebuilds += 1
 
     # -- cost of deposits -----------------------------------------------------------------------
 
@@ -364,9 +381,8 @@ class PositionsPanel(QWidget):
 
     def set_cost(self, transaction_id: str, asset: str, unit: Decimal | None) -> None:
         """The trader's unit cost (None: the first mark again), shown at once."""
-        self.service.set_cost(transaction_id, asset, unit)
-        self._show(self.service.report(since=self._since))
-        self.tasks.spawn(self._update_chart(), "chart positions")
+        self.service.set_cost(transaction_id, asset, unit, rebuild=False)
+        self.tasks.spawn(self._rebuilt(), "make the positions again")
         what = "cost entered" if unit is not None else "back to its first mark"
         self._context.notify(LogLevel.INFO, f"Positions: {asset} entry {transaction_id}: {what}")
 
