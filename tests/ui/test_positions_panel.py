@@ -14,7 +14,7 @@ from decimal import Decimal, localcontext
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QComboBox, QDialogButtonBox
 from pytestqt.modeltest import ModelTester
@@ -26,6 +26,8 @@ from app.domain.money import divide
 from app.domain.positions import BOOK_CONTEXT
 from app.domain.records import BlockchainInstruction
 from app.services.positions import PositionsCache
+from app.ui.launch import default_panels
+from app.ui.main_window import MainWindow
 from app.ui.models.positions_model import TOTAL, unit_places
 from app.ui.palette import current_palette
 from app.ui.panels.base import OwnsFeed
@@ -34,6 +36,7 @@ from app.ui.settings_dialog import SettingsDialog
 from tests.harness import SandboxProcess
 from tests.services.test_positions import pro_rata
 from tests.ui.conftest import Live, LiveFactory, run, shown, top
+from tests.ui.test_main_window import filter_of
 
 D = Decimal
 WAIT_MS = 20_000
@@ -365,3 +368,38 @@ def test_the_chart_draws_value_and_realised_and_redraws_only_on_change(
     assert panel.chart.series is not None
     span = panel.chart.series.times[-1] - panel.chart.series.times[0]
     assert span == pytest.approx(7 * 86_400)
+
+
+def test_in_the_window_ctrl_9_shows_it_and_its_ticks_never_relayout(
+    qtbot: QtBot, live: Live
+) -> None:
+    """The dock is a tab of the bottom area at 1366×768; Ctrl+9 brings it to the front, and
+    from then on new marks repaint cells without a layout request of the window."""
+    window = MainWindow(live.context, default_panels(live.desks), "9.9.9")
+    qtbot.addWidget(window)
+    window.resize(1366, 768)
+    window.show()
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    panel = window.docks["positions"].widget()
+    assert isinstance(panel, PositionsPanel)
+    assert window.tabifiedDockWidgets(window.docks["orders"]).count(window.docks["positions"])
+    window.docks["orders"].raise_()
+    qtbot.waitUntil(lambda: not panel.in_front, timeout=WAIT_MS)
+    assert not panel.refresh_timer.isActive()  # behind a tab: no reads, no re-valuing
+    QTest.keyClick(window, Qt.Key.Key_9, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: panel.in_front and panel.refreshes >= 1, timeout=WAIT_MS)
+    assert panel.refresh_timer.isActive()
+    assert panel.width() >= 1300
+    marks = panel.revaluations
+    qtbot.waitUntil(lambda: panel.revaluations >= marks + 2, timeout=WAIT_MS)
+    requests: list[int] = []
+    window.installEventFilter(filter_of(requests, QEvent.Type.LayoutRequest))
+    seen = {panel.model.text(TOTAL, "market_value")}
+
+    def three_totals() -> bool:
+        seen.add(panel.model.text(TOTAL, "market_value"))
+        return len(seen) >= 3
+
+    qtbot.waitUntil(three_totals, timeout=WAIT_MS)  # the prices move: the total with them
+    assert requests == []

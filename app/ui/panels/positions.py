@@ -9,7 +9,7 @@ Two paces:
   ``REFRESH_MS`` while shown, shortly after a fill or after the balances' holdings stop
   matching the table (a deposit or withdrawal credited), on Refresh, and when Settings change
   the valuation currency. One refresh at a time; one asked for meanwhile runs after it. A
-  hidden dock reads nothing until it is shown again.
+  hidden dock, or one behind another tab, reads and re-values nothing until it is in front.
 - **Marks** come from the polled top of book (the bridge's ``topOfBook``): the last book is
   re-valued (``PositionsService.report``: no request, no pass over the ledger) in a frame of
   the application's frame clock at most every ``MARK_SECONDS``, and only the cells that changed
@@ -33,10 +33,11 @@ from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
-from PySide6.QtCore import QModelIndex, QPoint, QSettings, Qt
+from PySide6.QtCore import QModelIndex, QPoint, QSettings, Qt, QTimer
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QDockWidget,
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
@@ -137,6 +138,9 @@ class PositionsPanel(QWidget):
         self._stale = True  # the ledger may have moved since the last refresh
         self._books: dict[str, TopOfBook] = {}
         self._marks_due = False
+        self._front = False  # shown, and not behind another tab
+        self._hooked = False
+        self._fitted: dict[int, int] = {}  # column -> the longest text it was fitted to
         self._read_at: datetime | None = None
         self.cost_dialog: CostDialog | None = None
         self.export_dialog: QFileDialog | None = None
@@ -223,6 +227,38 @@ class PositionsPanel(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
+        dock = self.parentWidget()
+        if isinstance(dock, QDockWidget) and not self._hooked:
+            # A dock behind another tab stays "visible" (moved off screen): its tab's changes
+            # come as the dock's visibilityChanged.
+            self._hooked = True
+            dock.visibilityChanged.connect(self._tab_changed)
+        self._tab_changed()
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        super().hideEvent(event)
+        self._set_front(False)
+
+    def _tab_changed(self, *_: object) -> None:
+        """Look once the dock area has placed the tabs (a zero-time timer)."""
+        QTimer.singleShot(0, self, self._look)
+
+    def _look(self) -> None:
+        self._set_front(self.isVisible() and not self.visibleRegion().isEmpty())
+
+    @property
+    def in_front(self) -> bool:
+        """Shown and not behind another tab: only then does the dock read and re-value."""
+        return self._front
+
+    def _set_front(self, front: bool) -> None:
+        if front == self._front:
+            return
+        self._front = front
+        if not front:
+            self.refresh_timer.stop()
+            self.chart_timer.stop()
+            return
         self.refresh_timer.start()
         self.chart_timer.start()
         if self._stale:
@@ -230,15 +266,10 @@ class PositionsPanel(QWidget):
         elif self._marks_due:
             self._frames.request()
 
-    def hideEvent(self, event: QHideEvent) -> None:
-        super().hideEvent(event)
-        self.refresh_timer.stop()
-        self.chart_timer.stop()
-
     def _ledger_moved(self, *_: object) -> None:
         """A fill (or a credited deposit): the ledger moved; read shortly, if shown."""
         self._stale = True
-        if self.isVisible():
+        if self._front:
             self.changed_timer.start()
 
     def _on_balances(self, balances: Balances) -> None:
@@ -285,17 +316,18 @@ class PositionsPanel(QWidget):
         self._books.update(books)
         if not self._marks_due:
             self._marks_due = True
-            if self.isVisible():
+            if self._front:
                 self._frames.request(MARK_SECONDS)
 
     def _on_frame(self, _now: float) -> None:
         """Re-value the book at the prices that came in (only when some did, and shown)."""
-        if not self._marks_due or self.report is None or not self.isVisible():
+        if not self._marks_due or self.report is None or not self._front:
             return
         self._marks_due = False
         books, self._books = self._books, {}
         self.revaluations += 1
         self._show(self.service.report(books, since=self._since), status=False)
+        self._fit_grown()
 
     def _show(self, report: PositionsReport, *, status: bool = True) -> None:
         self.report = report
@@ -320,7 +352,21 @@ class PositionsPanel(QWidget):
         show_level(self.status_label, " · ".join(parts), level)
 
     def _fit_columns(self, *_: object) -> None:
+        """Every column to its contents (rows came or went, a refresh ended)."""
+        self._fitted = {
+            c: max(map(len, self.model.column_texts(c)), default=0)
+            for c in range(self.model.columnCount())
+        }
         self.table.resizeColumnsToContents()
+
+    def _fit_grown(self) -> None:
+        """After new marks: only the columns whose longest text grew (never a shrink and
+        grow on every tick)."""
+        for column in range(self.model.columnCount()):
+            longest = max(map(len, self.model.column_texts(column)), default=0)
+            if longest > self._fitted.get(column, 0):
+                self._fitted[column] = longest
+                self.table.resizeColumnToContents(column)
 
     # -- settings -------------------------------------------------------------------------------
 
@@ -338,7 +384,7 @@ class PositionsPanel(QWidget):
             self.service.set_currency(prefs.valuation_currency, rebuild=False)
             rebuild = True
             self._stale = True  # entries get their first marks in it at the next refresh
-            if self.isVisible():
+            if self._front:
                 self.refresh()
         if rebuild:
             self.tasks.spawn(self._rebuilt(), "make the positions again")
