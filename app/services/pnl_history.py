@@ -12,6 +12,8 @@ These are plot coordinates (floats), never money: the exact figures are the posi
   or before ``t`` (a pair never charted, a week older than the store), the asset's current mark
   stands in (a flat line: its value moves with its holding only); an asset with neither is left
   out.
+- **The window** ends at the next step boundary after now and starts a day or a week before,
+  or at the ledger's first entry when that is later (an account younger than the window).
 - **Realised P&L** at ``t`` = the sum of the book's realisations (under the cost method in
   force, priced assets only) from the window's start to ``t``: zero at the start.
 """
@@ -84,13 +86,19 @@ def unit_history(asset: str, currency: str, pairs: Iterable[str], read: MidReade
     return UnitHistory(np.empty(0), np.empty(0))
 
 
-def grid(now: float, seconds: int, points: int = POINTS) -> FloatArray:
+def grid(
+    now: float, seconds: int, points: int = POINTS, *, first: float | None = None
+) -> FloatArray:
     """``points`` times ending at the first step boundary at or after ``now`` and reaching
-    ``seconds`` back: the same grid for a whole step, so an unchanged ledger and store give
-    the same lines (and the chart is not redrawn)."""
+    ``seconds`` back — or only back to ``first`` (the ledger's first entry: before it the
+    account held nothing) when that is later: the same grid for a whole step, so an unchanged
+    ledger and store give the same lines (and the chart is not redrawn)."""
     step = seconds / (points - 1)
     end = math.ceil(now / step) * step
-    return np.linspace(end - seconds, end, points)
+    start = end - seconds
+    if first is not None and first > start:
+        start = min(math.floor(first / step) * step, end - step)
+    return np.linspace(start, end, points)
 
 
 def running_sum(moments: Iterable[tuple[float, float]], times: FloatArray) -> FloatArray:

@@ -68,3 +68,12 @@ def test_value_and_realised_lines_from_the_ledger_and_stored_mids(tmp_path: Path
     assert again.same(series)  # the same step: nothing to redraw
     moved = pnl_series(entries, realised, "USD", grid(END + 1, DAY), units, {"BTC": D(300)})
     assert not moved.same(series)
+
+
+def test_a_young_account_is_charted_from_its_first_entry() -> None:
+    step = DAY / 288
+    times = grid(END - 1, DAY, first=END - 1000)
+    assert times[-1] == END and times[0] == END - 1200  # the step boundary before the entry
+    assert times.size == 289
+    assert grid(END - 1, DAY, first=END - 2 * DAY)[0] == END - DAY  # older than the window
+    assert grid(END - 1, DAY, first=END + 50)[0] == END - step  # never an empty window

@@ -23,8 +23,9 @@ from pytestqt.qtbot import QtBot
 from app.domain import Amount
 from app.domain.display import format_number
 from app.domain.money import divide
-from app.domain.positions import BOOK_CONTEXT
+from app.domain.positions import BOOK_CONTEXT, MarkKey
 from app.domain.records import BlockchainInstruction
+from app.services.health import Health, HealthState
 from app.services.positions import PositionsCache
 from app.ui.launch import default_panels
 from app.ui.main_window import MainWindow
@@ -164,6 +165,12 @@ def test_scripted_trades_show_hand_computed_figures_under_both_methods(
         worth = held * script.m0
         unrealised = worth - basis
         usd = D(100000) - D(30000) + script.proceeds
+    # the deposit, the withdrawal and the initial balance entered at their first mark (m0)
+    values = panel.report.values
+    kinds = {e.event_type for e in panel.service.entries if MarkKey.of(e) in values}
+    assert kinds == {"initialBalances", "deposit", "withdrawal"}
+    assert {(v.unit, v.source) for v in values.values()} == {(script.m0, "first mark")}
+    assert panel.report.unpriced == ()
     assert (btc.quantity, btc.cost_basis, btc.realised_today) == (held, basis, realised)
     assert btc.average_cost == divide(basis, held)
     assert (btc.market_value, btc.unrealised) == (worth, unrealised)
@@ -274,6 +281,12 @@ def test_marks_follow_the_polled_prices_on_the_frame_clock(
     assert btc is not None and btc.mark == D(50001)
     assert btc.unrealised == D(100002) - basis and btc.cost_basis == basis
     assert panel.status_label.text() == status  # a tick is no refresh
+    # offline: the figures greyed, the reason on the table
+    live.bridge.health.emit(HealthState(Health.OFFLINE, "no route", ()))
+    qtbot.waitUntil(lambda: panel.model.stale, timeout=WAIT_MS)
+    cell = panel.model.index(0, panel.model.column("unrealised"))
+    assert panel.model.data(cell, Qt.ItemDataRole.ForegroundRole) == current_palette().stale
+    assert "offline" in panel.table.toolTip()
 
 
 def test_a_cost_entered_for_a_deposit_replaces_its_first_mark(
@@ -365,9 +378,13 @@ def test_the_chart_draws_value_and_realised_and_redraws_only_on_change(
     assert panel.chart.redraws == drawn
     panel.chart.window_choice.setCurrentIndex(panel.chart.window_choice.findText("Week"))
     qtbot.waitUntil(lambda: panel.chart.redraws > drawn, timeout=WAIT_MS)
-    assert panel.chart.series is not None
-    span = panel.chart.series.times[-1] - panel.chart.series.times[0]
-    assert span == pytest.approx(7 * 86_400)
+    week = panel.chart.series
+    assert week is not None and week.times.size == series.times.size
+    # a young account: both windows start at the step boundary before its first entry
+    first = panel.service.entries[0].event_time.timestamp()
+    assert series.times[0] <= first < series.times[0] + 86_400 / 288
+    assert week.times[0] <= first < week.times[0] + 7 * 86_400 / 288
+    assert week.times[-1] >= series.times[-1]
 
 
 def test_in_the_window_ctrl_9_shows_it_and_its_ticks_never_relayout(

@@ -9,7 +9,8 @@ unit worth less than one; a value or P&L at the valuation currency's decimals, P
 share in percent. A figure that cannot be known shows "—" (a tooltip says why). Every cell
 exports its exact Decimal (``EXPORT_ROLE``), so the CSV has every digit of the book.
 
-The totals row is last under any sort (``PositionsSortProxy``).
+The totals row is last under any sort (``PositionsSortProxy``). While the top-of-book feed
+is stale (``set_stale``) every cell is in the stale grey.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
+from typing import Any
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor
@@ -276,6 +278,13 @@ class PositionsModel(KeyedTableModel[PositionLine]):
         if key in IN_CURRENCY:
             return f"{title} ({self._currency})"
         return title
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        """While the prices are stale every cell is in the stale grey: no mark looks current
+        that is not."""
+        if self._stale and role == Qt.ItemDataRole.ForegroundRole and index.isValid():
+            return self._palette.stale
+        return super().data(index, role)
 
     def line(self, asset: str) -> PositionLine | None:
         row = self.position(asset if asset != TOTAL else None)

@@ -58,6 +58,7 @@ from app.services.order_feed import ReadFailed
 from app.services.pnl_history import MidReader, PnlSeries, grid, pnl_series, unit_history
 from app.services.positions import PositionsCache, PositionsReport, PositionsService
 from app.services.session import Balances, Environment
+from app.ui.bridge import Freshness
 from app.ui.cost_dialog import CostChoice, CostDialog
 from app.ui.csv_export import ask_and_export
 from app.ui.frame_clock import FrameClock, shared_frame_clock
@@ -210,6 +211,8 @@ class PositionsPanel(QWidget):
         self.changed_timer = make_timer(self, CHANGED_MS, self.refresh, single_shot=True)
         self.chart_timer = make_timer(self, CHART_MS, self._chart_due, name="positionsChart")
         self._frames.listen(self._on_frame)
+        self.freshness = bridge.freshness(bridge.top_of_book_feed, self)
+        self.freshness.changed.connect(self._freshness_changed)
         self.model.modelReset.connect(self._fit_columns)
         self.model.rowsInserted.connect(self._fit_columns)
         bridge.topOfBook.connect(self._on_books)
@@ -318,6 +321,12 @@ class PositionsPanel(QWidget):
             self._marks_due = True
             if self._front:
                 self._frames.request(MARK_SECONDS)
+
+    def _freshness_changed(self, freshness: Freshness) -> None:
+        """Stale prices (offline, a failing feed): the marks and all that follows from them
+        are greyed, with the reason as the table's tooltip."""
+        self.model.set_stale(freshness.stale)
+        self.table.setToolTip(freshness.reason if freshness.stale else "")
 
     def _on_frame(self, _now: float) -> None:
         """Re-value the book at the prices that came in (only when some did, and shown)."""
@@ -494,9 +503,11 @@ class PositionsPanel(QWidget):
             lambda: {a: unit_history(a, currency, pairs, read) for a in assets}
         )
         marks = {row.asset: row.mark for row in report.table.rows}
-        times = grid(time.time(), self.chart.window_seconds)
+        entries = service.entries
+        first = entries[0].event_time.timestamp() if entries else None
+        times = grid(time.time(), self.chart.window_seconds, first=first)
         realised = service.book.realisations_of_priced()
-        series: PnlSeries = pnl_series(service.entries, realised, currency, times, units, marks)
+        series: PnlSeries = pnl_series(entries, realised, currency, times, units, marks)
         self.chart.set_series(series)
 
     # -- looks ----------------------------------------------------------------------------------
