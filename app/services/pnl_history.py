@@ -13,7 +13,9 @@ These are plot coordinates (floats), never money: the exact figures are the posi
   stands in (a flat line: its value moves with its holding only); an asset with neither is left
   out.
 - **The window** ends at the next step boundary after now and starts a day or a week before,
-  or at the ledger's first entry when that is later (an account younger than the window).
+  or at the ledger's first entry when that is later (an account younger than the window);
+  before the first entry there is no value (NaN: no line there). The grid's points after now
+  give way to one point at now, so the lines end at the present.
 - **Realised P&L** at ``t`` = the sum of the book's realisations (under the cost method in
   force, priced assets only) from the window's start to ``t``: zero at the start.
 """
@@ -60,7 +62,7 @@ class PnlSeries:
     def same(self, other: PnlSeries | None) -> bool:
         """Whether ``other`` draws exactly the same lines (then nothing is redrawn)."""
         return other is not None and all(
-            np.array_equal(a, b)
+            np.array_equal(a, b, equal_nan=True)
             for a, b in (
                 (self.times, other.times),
                 (self.value, other.value),
@@ -135,8 +137,14 @@ def pnl_series(
     times: FloatArray,
     units: Mapping[str, UnitHistory],
     marks: Mapping[str, Decimal | None],
+    *,
+    now: float | None = None,
 ) -> PnlSeries:
-    """The value and realised P&L lines at ``times`` (see the module's rules)."""
+    """The value and realised P&L lines at ``times`` (see the module's rules); with ``now``,
+    the grid's points after it (its last step reaches into the future) give way to one point
+    at ``now``: the lines end at the present."""
+    if now is not None:
+        times = np.append(times[times < now], now)
     by_asset: dict[str, list[LedgerEntry]] = {}
     for entry in entries:
         by_asset.setdefault(entry.asset, []).append(entry)
@@ -150,6 +158,9 @@ def pnl_series(
         unit = unit_at(units.get(asset, empty), marks.get(asset), times)
         if unit is not None:
             value += np.nan_to_num(held * unit)
+    if by_asset:  # nothing was held before the first entry: no line there (NaN)
+        first = min(entry.event_time.timestamp() for items in by_asset.values() for entry in items)
+        value[times < first] = np.nan
     start = times[0] if times.size else 0.0
     moments = ((r.time.timestamp(), float(r.amount)) for r in realisations)
     realised = running_sum((m for m in moments if m[0] >= start), times)

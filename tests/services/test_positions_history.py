@@ -68,6 +68,11 @@ def test_value_and_realised_lines_from_the_ledger_and_stored_mids(tmp_path: Path
     assert again.same(series)  # the same step: nothing to redraw
     moved = pnl_series(entries, realised, "USD", grid(END + 1, DAY), units, {"BTC": D(300)})
     assert not moved.same(series)
+    # the grid's points after now give way to one at now (the lines end at the present)
+    cut = pnl_series(entries, realised, "USD", times, units, {"BTC": D(300)}, now=END - 400)
+    assert cut.times.size == times.size - 1 and cut.times[-1] == END - 400
+    assert list(cut.times[:-1]) == list(times[times < END - 400])
+    assert cut.value[-1] == value_at(0) and cut.realised[-1] == 25
 
 
 def test_a_young_account_is_charted_from_its_first_entry() -> None:

@@ -13,6 +13,7 @@ from datetime import date, timedelta
 from decimal import Decimal, localcontext
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtTest import QTest
@@ -26,6 +27,7 @@ from app.domain.money import divide
 from app.domain.positions import BOOK_CONTEXT, MarkKey
 from app.domain.records import BlockchainInstruction
 from app.services.health import Health, HealthState
+from app.services.pnl_history import PnlSeries
 from app.services.positions import PositionsCache
 from app.ui.launch import default_panels
 from app.ui.main_window import MainWindow
@@ -208,7 +210,8 @@ def test_scripted_trades_show_hand_computed_figures_under_both_methods(
     assert (btc.cost_basis, btc.realised_today) == (fifo_basis, fifo_realised)
     assert btc.average_cost == divide(fifo_basis, held)
     assert btc.unrealised == worth - fifo_basis
-    assert model.header(model.column("average_cost")) == "Avg cost (USD, FIFO)"
+    assert model.export_header(model.column("average_cost")) == "Avg cost (USD, FIFO)"
+    assert "in USD · FIFO" in panel.status_label.text()
     choose_method(qtbot, live, panel, "A")
     assert model.line("BTC").cost_basis == basis  # type: ignore[union-attr]
 
@@ -259,7 +262,8 @@ def test_since_day_and_a_refused_setting(
     btc = panel.model.line("BTC")
     assert btc is not None and btc.realised_since == 0 and btc.realised_today == realised
     column = panel.model.column("realised_since")
-    assert panel.model.header(column) == f"Realised since {tomorrow} (USD)"
+    assert panel.model.header(column) == f"Since {tomorrow}"
+    assert panel.model.export_header(column) == f"Realised since {tomorrow} (USD)"
 
 
 def test_marks_follow_the_polled_prices_on_the_frame_clock(
@@ -370,16 +374,19 @@ def test_the_chart_draws_value_and_realised_and_redraws_only_on_change(
     assert series is not None and panel.report is not None
     totals = panel.report.table.totals
     # no stored mids: every asset at its mark now, so the last value is the table's total
+    assert np.isnan(series.value[0])  # before the account's first entry: no line
+    assert series.times[-1] >= panel.service.entries[-1].event_time.timestamp()  # now
     assert series.value[-1] == pytest.approx(float(totals.market_value))
-    assert series.realised[0] == 0
+    assert series.realised[0] == 0  # from the window's start
     assert series.realised[-1] == pytest.approx(float(totals.realised_today))
-    drawn = panel.chart.redraws
-    run(qtbot, panel._update_chart())  # same ledger, same store, same window: not redrawn
-    assert panel.chart.redraws == drawn
+    redraws = panel.chart.redraws
+    copy = PnlSeries(series.times.copy(), series.value.copy(), series.realised.copy())
+    assert not panel.chart.set_series(copy)  # the same lines: not drawn again
+    assert panel.chart.redraws == redraws
     panel.chart.window_choice.setCurrentIndex(panel.chart.window_choice.findText("Week"))
-    qtbot.waitUntil(lambda: panel.chart.redraws > drawn, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: panel.chart.redraws > redraws, timeout=WAIT_MS)
     week = panel.chart.series
-    assert week is not None and week.times.size == series.times.size
+    assert week is not None
     # a young account: both windows start at the step boundary before its first entry
     first = panel.service.entries[0].event_time.timestamp()
     assert series.times[0] <= first < series.times[0] + 86_400 / 288

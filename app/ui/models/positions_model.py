@@ -21,7 +21,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QAbstractItemModel, QIdentityProxyModel, QObject, Qt
 from PySide6.QtGui import QColor
 
 from app.domain.display import DASH, Precision, format_number
@@ -266,16 +266,26 @@ class PositionsModel(KeyedTableModel[PositionLine]):
             self.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, self.columnCount() - 1)
 
     def header(self, column: int) -> str:
+        """The title on screen: short (the currency and the method are on the status line)."""
+        key = self.columns[column].key
+        if key == "realised_since":
+            return "Realised all time" if self._since is None else f"Since {self._since:%Y-%m-%d}"
+        return super().header(column)
+
+    def export_header(self, column: int) -> str:
+        """The title in the CSV: it names the valuation currency and the cost method."""
         key = self.columns[column].key
         title = super().header(column)
         if key == "realised_since":
-            if self._since is None:
-                return f"Realised all time ({self._currency})"
-            return f"Realised since {self._since:%Y-%m-%d} ({self._currency})"
+            title = (
+                "Realised all time"
+                if self._since is None
+                else f"Realised since {self._since:%Y-%m-%d}"
+            )
         if key in ("average_cost", "cost_basis"):
             method = "FIFO" if self._method is CostMethod.FIFO else "average"
             return f"{title} ({self._currency}, {method})"
-        if key in IN_CURRENCY:
+        if key in IN_CURRENCY or key == "realised_since":
             return f"{title} ({self._currency})"
         return title
 
@@ -311,3 +321,18 @@ class PositionsSortProxy(DecimalSortProxy):
         if left.total != right.total:  # the view reverses a descending sort: last either way
             return right.total if ascending else left.total
         return super().lessThan(source_left, source_right)
+
+
+class ExportHeaders(QIdentityProxyModel):
+    """The view's rows (its sort) under the CSV's titles (``PositionsModel.export_header``),
+    for ``app.ui.csv_export``."""
+
+    def __init__(self, model: PositionsModel, view: QAbstractItemModel) -> None:
+        super().__init__(view)
+        self._model = model
+        self.setSourceModel(view)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self._model.export_header(section)
+        return super().headerData(section, orientation, role)

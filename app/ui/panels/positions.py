@@ -55,7 +55,7 @@ from app.domain.records import TopOfBook
 from app.services.log_events import LogLevel
 from app.services.mid_history import MidHistory
 from app.services.order_feed import ReadFailed
-from app.services.pnl_history import MidReader, PnlSeries, grid, pnl_series, unit_history
+from app.services.pnl_history import MidReader, grid, pnl_series, unit_history
 from app.services.positions import PositionsCache, PositionsReport, PositionsService
 from app.services.session import Balances, Environment
 from app.ui.bridge import Freshness
@@ -65,6 +65,7 @@ from app.ui.frame_clock import FrameClock, shared_frame_clock
 from app.ui.level_text import restyle_level, show_level
 from app.ui.models.positions_model import (
     EXPORT_ONLY,
+    ExportHeaders,
     PositionsModel,
     PositionsSortProxy,
 )
@@ -85,7 +86,7 @@ CHANGED_MS = 700
 MARK_SECONDS = 0.25
 #: While shown, the chart is computed again this often (ms): the stored mids move on.
 CHART_MS = 60_000
-STATUS_SAMPLE = "Ledger to #0000000 · read 00:00:00 · average cost · 000 entries without a value"
+STATUS_SAMPLE = "Ledger to #0000000 · read 00:00:00 · in USDT · average cost · 000 without a value"
 #: Ledger event types that take a cost the trader enters.
 COSTED = ("deposit", "withdrawal", "initialBalances")
 
@@ -149,6 +150,7 @@ class PositionsPanel(QWidget):
         self.model = PositionsModel(context.precision, self)
         self.proxy = PositionsSortProxy(self, dynamic=False)
         self.proxy.setSourceModel(self.model)
+        self.export_view = ExportHeaders(self.model, self.proxy)
         self.table = QTableView(self)
         self.table.setObjectName("positionsTable")
         self.table.setAccessibleName("Positions")
@@ -200,7 +202,7 @@ class PositionsPanel(QWidget):
         self.splitter.addWidget(self.chart)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
-        self.splitter.setSizes([700, 300])  # scaled to the dock's width: the chart gets 30 %
+        self.splitter.setSizes([720, 280])  # scaled to the dock's width: the chart gets 30 %
         self.splitter.setChildrenCollapsible(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
@@ -350,6 +352,7 @@ class PositionsPanel(QWidget):
         if self._read_at is not None:
             parts.append(f"read {self._read_at:%H:%M:%S}")
         method = report.table.method
+        parts.append(f"in {report.table.currency}")
         parts.append("FIFO" if method is CostMethod.FIFO else "average cost")
         level = ""
         if report.unpriced:
@@ -473,7 +476,7 @@ class PositionsPanel(QWidget):
         notify = self._context.notify
         self.export_dialog = ask_and_export(
             self,
-            self.proxy,
+            self.export_view,
             "positions.csv",
             lambda path, rows: notify(LogLevel.INFO, f"Exported {rows - 1} positions to {path}"),
             lambda path, exc: notify(LogLevel.ERROR, f"Cannot write {path}: {exc.strerror or exc}"),
@@ -505,9 +508,10 @@ class PositionsPanel(QWidget):
         marks = {row.asset: row.mark for row in report.table.rows}
         entries = service.entries
         first = entries[0].event_time.timestamp() if entries else None
-        times = grid(time.time(), self.chart.window_seconds, first=first)
+        now = time.time()
+        times = grid(now, self.chart.window_seconds, first=first)
         realised = service.book.realisations_of_priced()
-        series: PnlSeries = pnl_series(entries, realised, currency, times, units, marks)
+        series = pnl_series(entries, realised, currency, times, units, marks, now=now)
         self.chart.set_series(series)
 
     # -- looks ----------------------------------------------------------------------------------

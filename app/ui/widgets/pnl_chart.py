@@ -59,8 +59,10 @@ class PnlChart(QWidget):
         self.realised_plot = self._plot(1, "Realised")
         self.realised_plot.setXLink(self.value_plot)
         self.value_plot.getAxis("bottom").setStyle(showValues=False)
-        self.value_curve = self.value_plot.plot(antialias=False, name="value")
-        self.realised_curve = self.realised_plot.plot(antialias=False, name="realised")
+        self.value_curve = self.value_plot.plot(antialias=False, name="value", connect="finite")
+        self.realised_curve = self.realised_plot.plot(
+            antialias=False, name="realised", connect="finite"
+        )
         self.zero = pg.InfiniteLine(pos=0, angle=0, movable=False)
         self.realised_plot.addItem(self.zero, ignoreBounds=True)
         self._paint(current_palette())
