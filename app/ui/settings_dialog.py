@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGridLayout,
     QGroupBox,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QVBoxLayout,
@@ -112,16 +113,6 @@ class SettingsDialog(QDialog):
             "ticket; the first of an asset is the default size of click-to-trade and of "
             "Hit bid / Lift offer (an order's amount is in the asset it sells)"
         )
-        trading = QFormLayout()
-        trading.addRow("Valuation currency", self.currency)
-        trading.addRow("Default watchlist", self.watchlist)
-        trading.addRow("", self.confirm)
-        trading.addRow("Block orders worth more than", self.max_notional)
-        trading.addRow("Warn when a limit is this far from the book (%)", self.max_distance)
-        trading.addRow("Limit orders rest for (hours)", self.resting_hours)
-        trading.addRow("Size presets", self.size_presets)
-        trading.addRow("RFQ", self.auto_requote)
-
         self.cost_method = QComboBox(self)
         self.cost_method.setObjectName("positionsMethod")
         for method, title in COST_METHODS.items():
@@ -133,13 +124,31 @@ class SettingsDialog(QDialog):
         )
         self.positions_since = QLineEdit(prefs.positions_since, self)
         self.positions_since.setObjectName("positionsSince")
-        self.positions_since.setPlaceholderText("YYYY-MM-DD (empty: since the account began)")
+        self.positions_since.setPlaceholderText("YYYY-MM-DD (empty: ever)")
+        wide = self.positions_since.fontMetrics().horizontalAdvance("YYYY-MM-DD (empty: ever)")
+        self.positions_since.setMinimumWidth(wide + 16)
         self.positions_since.setToolTip(
             'The positions\' "Realised since" column counts from the start of this day'
         )
-        positions = QFormLayout()
-        positions.addRow("Cost method", self.cost_method)
-        positions.addRow("Realised P&L since", self.positions_since)
+
+        # Positions (issue 17) on the valuation currency's row: the dialog grows no taller
+        valuation = QHBoxLayout()
+        valuation.addWidget(self.currency)
+        for text, field in (("positions by", self.cost_method), ("since", self.positions_since)):
+            label = QLabel(text, self)
+            label.setBuddy(field)
+            valuation.addWidget(label)
+            valuation.addWidget(field)
+        valuation.addStretch(1)
+        trading = QFormLayout()
+        trading.addRow("Valuation currency", valuation)
+        trading.addRow("Default watchlist", self.watchlist)
+        trading.addRow("", self.confirm)
+        trading.addRow("Block orders worth more than", self.max_notional)
+        trading.addRow("Warn when a limit is this far from the book (%)", self.max_distance)
+        trading.addRow("Limit orders rest for (hours)", self.resting_hours)
+        trading.addRow("Size presets", self.size_presets)
+        trading.addRow("RFQ", self.auto_requote)
 
         self.theme = QComboBox(self)
         self.theme.setObjectName("theme")
@@ -196,7 +205,6 @@ class SettingsDialog(QDialog):
         for title, inner in (
             ("Polling", feeds),
             ("Trading", trading),
-            ("Positions", positions),
             ("Notifications", notify),
             ("Appearance, security and logs", other),
         ):
