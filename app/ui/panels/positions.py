@@ -209,9 +209,11 @@ class PositionsPanel(QWidget):
         layout.addWidget(self.splitter)
         follow_palette(self.set_palette)
 
-        self.refresh_timer = make_timer(self, refresh_ms, self.refresh, name="positionsRefresh")
+        self.refresh_timer = make_timer(
+            self, refresh_ms, self.refresh, name="positionsRefreshTimer"
+        )
         self.changed_timer = make_timer(self, CHANGED_MS, self.refresh, single_shot=True)
-        self.chart_timer = make_timer(self, CHART_MS, self._chart_due, name="positionsChart")
+        self.chart_timer = make_timer(self, CHART_MS, self._chart_due, name="positionsChartTimer")
         self._frames.listen(self._on_frame)
         self.freshness = bridge.freshness(bridge.top_of_book_feed, self)
         self.freshness.changed.connect(self._freshness_changed)
