@@ -36,11 +36,9 @@ from pathlib import Path
 from PySide6.QtCore import QModelIndex, QPoint, QSettings, Qt, QTimer
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QDockWidget,
     QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QMenu,
     QPushButton,
@@ -77,6 +75,7 @@ from app.ui.tasks import TaskOwner
 from app.ui.timers import make_timer
 from app.ui.widgets.live_text import TextHost
 from app.ui.widgets.pnl_chart import WINDOW_KEY, PnlChart
+from app.ui.widgets.read_only_table import read_only_rows
 
 #: While shown, the ledger is read again this often (ms).
 REFRESH_MS = 30_000
@@ -155,13 +154,9 @@ class PositionsPanel(QWidget):
         self.table.setObjectName("positionsTable")
         self.table.setAccessibleName("Positions")
         self.table.setModel(self.proxy)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        read_only_rows(self.table).setStretchLastSection(False)  # columns fitted, no gap
         self.table.setAlternatingRowColors(True)
-        self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.table.horizontalHeader().setStretchLastSection(False)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(self.model.column("asset"), Qt.SortOrder.AscendingOrder)
         for key in EXPORT_ONLY:
