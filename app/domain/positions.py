@@ -35,15 +35,17 @@ the realised P&L of a position closed to zero is the same under both methods.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, tzinfo
 from decimal import Context, Decimal, localcontext
 from enum import StrEnum
+from typing import TypeVar
 
 from app.domain.money import divide
 from app.domain.records import LedgerEntry
 
+T = TypeVar("T")
 #: Pro-rata shares and marked values are rounded to this, once each (half-even).
 QUANTUM = Decimal("1e-28")
 PLACES = -28
@@ -72,6 +74,27 @@ def times(quantity: Decimal, unit: Decimal) -> Decimal:
     """``quantity`` × ``unit``, exact up to ``QUANTUM``."""
     with localcontext(BOOK_CONTEXT):
         return quantised(quantity * unit)
+
+
+# -- jobs in steps ---------------------------------------------------------------------------
+
+
+#: A job in steps: it yields between blocks of work and returns its result (run it in slices on
+#: the event loop with ``app.services.slices.sliced``, or at once with ``finish``).
+Steps = Generator[None, None, T]
+#: Events booked per step; ledger entries grouped per step.
+STEP_EVENTS = 50
+STEP_ENTRIES = 500
+
+
+def finish(steps: Steps[T]) -> T:
+    """Run a job in steps to its end at once."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            result: T = done.value
+            return result
 
 
 # -- events ---------------------------------------------------------------------------------
@@ -113,11 +136,20 @@ def ledger_events(entries: Iterable[LedgerEntry]) -> list[Event]:
     """``entries`` (any order) as events in ledger order: the two legs of a trade (same
     ordering and transaction, one ``source`` and one ``destination`` of different assets)
     form one ``TradeEvent``; everything else, a lone leg included, is a ``FlowEvent``."""
+    return finish(event_steps(entries))
+
+
+def event_steps(entries: Iterable[LedgerEntry]) -> Steps[list[Event]]:
+    """``ledger_events`` in steps of ``STEP_ENTRIES``."""
     groups: dict[tuple[int, str], list[LedgerEntry]] = {}
-    for entry in entries:
+    for number, entry in enumerate(entries, 1):
         groups.setdefault((entry.ordering, entry.transaction_id), []).append(entry)
+        if number % STEP_ENTRIES == 0:
+            yield
     events: list[Event] = []
-    for key in sorted(groups):
+    for number, key in enumerate(sorted(groups), 1):
+        if number % STEP_ENTRIES == 0:
+            yield
         members = groups[key]
         paid = [e for e in members if e.event_type == "trade" and e.sub_event_type == "source"]
         got = [e for e in members if e.event_type == "trade" and e.sub_event_type == "destination"]
@@ -207,16 +239,13 @@ class _Position:
     priced: bool = True  # False once any flow of this asset had no value
     inflows: Decimal = ZERO  # value of every inflow
     outflows: Decimal = ZERO  # value of every outflow
-
-    @property
-    def quantity(self) -> Decimal:
-        with localcontext(BOOK_CONTEXT):
-            return sum((lot.quantity for lot in self.lots), ZERO)
-
-    @property
-    def basis(self) -> Decimal:
-        with localcontext(BOOK_CONTEXT):
-            return sum((lot.basis for lot in self.lots), ZERO)
+    #: The sums of the lots' quantities and bases, kept as they change (exact additions, so
+    #: equal to summing the lots; summing them on every flow made FIFO quadratic).
+    quantity: Decimal = ZERO
+    basis: Decimal = ZERO
+    #: Realised P&L from a start (None: ever), kept until the next realisation: a table at new
+    #: marks (every tick) then sums nothing again.
+    sums: dict[datetime | None, Decimal] = field(default_factory=dict)
 
 
 def _sign(value: Decimal) -> int:
@@ -258,6 +287,7 @@ class PositionBook:
                 part = signed if closed == abs(flow.quantity) else _share(signed, closed, flow)
                 taken = self._take(position, closed)
                 position.realised.append(Realisation(flow.time, -(part + taken)))
+                position.sums.clear()
                 rest, signed = flow.quantity + _sign(held) * closed, signed - part
             else:
                 rest = flow.quantity
@@ -265,19 +295,22 @@ class PositionBook:
                 self._open(position, _Lot(rest, signed))
 
     def _open(self, position: _Position, lot: _Lot) -> None:
-        if self.method is CostMethod.AVERAGE and position.lots:
-            pool = position.lots[0]
-            with localcontext(BOOK_CONTEXT):
+        with localcontext(BOOK_CONTEXT):
+            position.quantity += lot.quantity
+            position.basis += lot.basis
+            if self.method is CostMethod.AVERAGE and position.lots:
+                pool = position.lots[0]
                 pool.quantity += lot.quantity
                 pool.basis += lot.basis
-        else:
-            position.lots.append(lot)
+            else:
+                position.lots.append(lot)
 
     @staticmethod
     def _take(position: _Position, amount: Decimal) -> Decimal:
         """Remove ``amount`` (a magnitude) from the oldest lots; their basis taken."""
         taken = ZERO
         with localcontext(BOOK_CONTEXT):
+            position.quantity -= _sign(position.quantity) * amount
             while amount:
                 lot = position.lots[0]
                 if abs(lot.quantity) <= amount:
@@ -290,6 +323,7 @@ class PositionBook:
                 lot.quantity -= _sign(lot.quantity) * amount
                 taken += part
                 amount = ZERO
+            position.basis -= taken
         return taken
 
     def positions(self) -> dict[str, tuple[Decimal, Decimal]]:
@@ -299,6 +333,16 @@ class PositionBook:
     def realisations(self, asset: str) -> list[Realisation]:
         position = self._positions.get(asset)
         return list(position.realised) if position else []
+
+    def realisations_of_priced(self) -> list[Realisation]:
+        """Every realisation of every priced asset, oldest first (P&L over time)."""
+        found = [
+            item
+            for position in self._positions.values()
+            if position.priced
+            for item in position.realised
+        ]
+        return sorted(found, key=lambda item: item.time)
 
     def realised_by_day(self, zone: tzinfo) -> dict[date, Decimal]:
         """Realised P&L of every priced asset by day in ``zone``."""
@@ -336,6 +380,22 @@ def _share(signed: Decimal, part: Decimal, flow: Flow) -> Decimal:
         return quantised(signed * part / abs(flow.quantity))
 
 
+def book_steps(
+    events: Sequence[Event],
+    currency: str,
+    method: CostMethod,
+    marks: Mapping[MarkKey, Decimal],
+) -> Steps[PositionBook]:
+    """The book of ``events`` (in ledger order), ``STEP_EVENTS`` events a step."""
+    book = PositionBook(currency, method)
+    for number, event in enumerate(events, 1):
+        for flow in event_flows(event, currency, marks):
+            book.add(flow)
+        if number % STEP_EVENTS == 0:
+            yield
+    return book
+
+
 def build_book(
     entries: Iterable[LedgerEntry],
     currency: str,
@@ -343,11 +403,7 @@ def build_book(
     marks: Mapping[MarkKey, Decimal],
 ) -> PositionBook:
     """The book of a ledger (any order) at the given unit values of its entries' times."""
-    book = PositionBook(currency, method)
-    for event in ledger_events(entries):
-        for flow in event_flows(event, currency, marks):
-            book.add(flow)
-    return book
+    return finish(book_steps(ledger_events(entries), currency, method, marks))
 
 
 # -- the table ------------------------------------------------------------------------------
@@ -404,8 +460,12 @@ class PositionsTable:
 
 
 def _realised(position: _Position, start: datetime | None) -> Decimal:
-    with localcontext(BOOK_CONTEXT):
-        return sum((r.amount for r in position.realised if start is None or r.time >= start), ZERO)
+    found = position.sums.get(start)
+    if found is None:
+        with localcontext(BOOK_CONTEXT):
+            realised = (r.amount for r in position.realised if start is None or r.time >= start)
+            found = position.sums[start] = sum(realised, ZERO)
+    return found
 
 
 def _row(

@@ -55,18 +55,23 @@ from app.api import ServiceClient, ServiceError
 from app.domain import format_decimal, format_timestamp, parse_timestamp, utc_now
 from app.domain.positions import (
     BOOK_CONTEXT,
+    STEP_ENTRIES,
     CostMethod,
+    Event,
     MarkKey,
     PositionBook,
     PositionsTable,
-    build_book,
-    ledger_events,
+    Steps,
+    book_steps,
+    event_steps,
+    finish,
     marks_needed,
 )
 from app.domain.records import Account, LedgerEntry, TopOfBook
 from app.domain.valuation import valuation_rate
 from app.services.order_feed import ReadFailed
 from app.services.session import Environment, TerminalSession
+from app.services.slices import sliced
 
 #: Transactions per ledger page (the service's maximum).
 PAGE_SIZE = 10_000
@@ -143,16 +148,24 @@ class PositionsCache:
 
     def entries(self, service: str, account: str) -> list[LedgerEntry]:
         """The cached entries in ledger order."""
+        return finish(self.entry_steps(service, account))
+
+    def entry_steps(self, service: str, account: str) -> Steps[list[LedgerEntry]]:
+        """``entries`` in steps of ``STEP_ENTRIES`` rows (100,000 take about a second)."""
         rows = self._db.execute(
             "SELECT ordering, transaction_id, asset, amount, event_type, sub_event_type, "
             "event_time FROM entries WHERE service = ? AND account = ? "
             "ORDER BY ordering, transaction_id, sub_event_type DESC, asset",
             (service, account),
         )
-        return [
-            LedgerEntry(o, account, tx, asset, Decimal(amount), kind, sub, parse_timestamp(t))
-            for o, tx, asset, amount, kind, sub, t in rows
-        ]
+        found: list[LedgerEntry] = []
+        while batch := rows.fetchmany(STEP_ENTRIES):
+            found += [
+                LedgerEntry(o, account, tx, asset, Decimal(amount), kind, sub, parse_timestamp(t))
+                for o, tx, asset, amount, kind, sub, t in batch
+            ]
+            yield
+        return found
 
     def add_entries(self, service: str, account: str, entries: Iterable[LedgerEntry]) -> None:
         self._write(_insert_entries(service, account, entries))
@@ -311,6 +324,16 @@ class PositionsService:
     def client(self) -> ServiceClient:
         return self.session.client
 
+    @property
+    def entries(self) -> tuple[LedgerEntry, ...]:
+        """The ledger entries the book was made from, in ledger order."""
+        return tuple(self._entries)
+
+    @property
+    def book(self) -> PositionBook:
+        """The book as of the last refresh (or cost, method or currency change)."""
+        return self._book
+
     # -- reading ------------------------------------------------------------------------------
 
     async def refresh(
@@ -324,9 +347,18 @@ class PositionsService:
                 self._books = await self._top_of_book()
             except ServiceError as exc:
                 raise ReadFailed(str(exc)) from exc
-            self._record_first_marks()
-            self._rebuild()
+            events = await sliced(event_steps(self._entries))
+            self._record_first_marks(events)
+            await sliced(self._rebuild_steps(events))
         return self.report(today=today, since=since)
+
+    async def rebuild(self) -> None:
+        """The book made again in slices of the event loop (after ``set_*`` with
+        ``rebuild=False``): 100,000 entries take about a second, which must not freeze the
+        terminal. After the refresh under way, if one is."""
+        async with self._lock:
+            events = await sliced(event_steps(self._entries))
+            await sliced(self._rebuild_steps(events))
 
     def report(
         self,
@@ -335,10 +367,11 @@ class PositionsService:
         today: datetime | None = None,
         since: datetime | None = None,
     ) -> PositionsReport:
-        """The table at ``books`` (default: the prices of the last refresh): a re-valuation of
-        the last book, no request and no pass over the ledger (cheap enough for every tick)."""
+        """The table at ``books`` (newer prices, over those of the last refresh: a tick may
+        carry only the watched pairs): a re-valuation of the last book, no request and no
+        pass over the ledger (cheap enough for every tick)."""
         if books is not None:
-            self._books = dict(books)
+            self._books = {**self._books, **books}
         book = self._book
         marks = {a: valuation_rate(a, self.currency, self._books) for a in book.assets}
         table = book.table(marks, today=today or local_day_start(self._now()), since=since)
@@ -353,35 +386,46 @@ class PositionsService:
             tuple(key for key in self._needed if key not in self._values),
         )
 
-    def set_cost(self, transaction_id: str, asset: str, unit: Decimal | None) -> None:
+    def set_cost(
+        self, transaction_id: str, asset: str, unit: Decimal | None, *, rebuild: bool = True
+    ) -> None:
         """The trader's unit cost (valuation currency per unit) of one transaction's asset,
-        kept in the cache; None goes back to the first mark seen."""
+        kept in the cache; None goes back to the first mark seen. ``rebuild=False``: the
+        caller awaits ``rebuild()`` (in slices) instead of a rebuild here and now."""
         self.cache.set_cost(self.service, self.account, self.currency, transaction_id, asset, unit)
-        self._rebuild()
+        if rebuild:
+            self._rebuild()
 
-    def set_method(self, method: CostMethod) -> None:
+    def set_method(self, method: CostMethod, *, rebuild: bool = True) -> None:
         """Another cost method (a setting): the book is made again from the same entries."""
         self.method = method
-        self._rebuild()
+        if rebuild:
+            self._rebuild()
 
-    def set_currency(self, currency: str) -> None:
+    def set_currency(self, currency: str, *, rebuild: bool = True) -> None:
         """Another valuation currency: entries get their first marks in it at the next
         refresh (marks are kept per currency; until then they are unpriced)."""
         self.currency = currency
-        self._rebuild()
+        if rebuild:
+            self._rebuild()
 
     def _rebuild(self) -> None:
-        """The book from the entries read and the unit values known now."""
-        self._needed = marks_needed(ledger_events(self._entries), self.currency)
-        self._values = self._unit_values()
-        units = {key: value.unit for key, value in self._values.items()}
-        self._book = build_book(self._entries, self.currency, self.method, units)
+        """The book from the entries read and the unit values known now, at once."""
+        finish(self._rebuild_steps(finish(event_steps(self._entries))))
 
-    def _unit_values(self) -> dict[MarkKey, UnitValue]:
+    def _rebuild_steps(self, events: list[Event]) -> Steps[None]:
+        needed = marks_needed(events, self.currency)
+        values = self._unit_values(needed)
+        yield
+        units = {key: value.unit for key, value in values.items()}
+        book = yield from book_steps(events, self.currency, self.method, units)
+        self._needed, self._values, self._book = needed, values, book
+
+    def _unit_values(self, needed: list[MarkKey]) -> dict[MarkKey, UnitValue]:
         costs = self.cache.costs(self.service, self.account, self.currency)
         first = self.cache.marks(self.service, self.account, self.currency)
         values: dict[MarkKey, UnitValue] = {}
-        for key in self._needed:
+        for key in needed:
             cost = costs.get((key.transaction_id, key.asset))
             if cost is not None:
                 values[key] = UnitValue(cost, "cost")
@@ -389,11 +433,11 @@ class PositionsService:
                 values[key] = UnitValue(first[key].unit, "first mark", first[key].seen_at)
         return values
 
-    def _record_first_marks(self) -> None:
+    def _record_first_marks(self, events: list[Event]) -> None:
         first = self.cache.marks(self.service, self.account, self.currency)
         seen_at = self._now()
         fresh: dict[MarkKey, FirstMark] = {}
-        for key in marks_needed(ledger_events(self._entries), self.currency):
+        for key in marks_needed(events, self.currency):
             if key in first:
                 continue
             unit = valuation_rate(key.asset, self.currency, self._books)
@@ -412,7 +456,7 @@ class PositionsService:
     # -- the ledger and the cache ---------------------------------------------------------------
 
     async def _sync(self) -> None:
-        cached = self.cache.entries(self.service, self.account)
+        cached = await sliced(self.cache.entry_steps(self.service, self.account))
         entries, fresh, agreed, verified = await self._read_newer(cached)
         rebuilt = not agreed
         if agreed:
@@ -446,7 +490,8 @@ class PositionsService:
             head = await self.client.ledger(1)
             newest = entries[-1].ordering if entries else None
             if (head[0].ordering if head else None) == newest:
-                return entries, fresh, _holdings_agree(entries, account), True
+                agreed = await sliced(_holdings_agree(entries, account))
+                return entries, fresh, agreed, True
         return entries, fresh, True, False  # the ledger kept moving: checked next time
 
     async def _ledger_after(self, top: int | None) -> list[LedgerEntry]:
@@ -480,12 +525,15 @@ def _same(read: list[LedgerEntry], cached: list[LedgerEntry]) -> bool:
     return sorted(map(_identity, read)) == sorted(map(_identity, cached))
 
 
-def _holdings_agree(entries: list[LedgerEntry], account: Account) -> bool:
-    """Every asset's ledger sum equals the account's free + locked."""
+def _holdings_agree(entries: list[LedgerEntry], account: Account) -> Steps[bool]:
+    """Every asset's ledger sum equals the account's free + locked (in steps)."""
     sums: dict[str, Decimal] = {}
+    for start in range(0, len(entries), STEP_ENTRIES):
+        with localcontext(BOOK_CONTEXT):
+            for entry in entries[start : start + STEP_ENTRIES]:
+                sums[entry.asset] = sums.get(entry.asset, Decimal(0)) + entry.amount
+        yield
     with localcontext(BOOK_CONTEXT):
-        for entry in entries:
-            sums[entry.asset] = sums.get(entry.asset, Decimal(0)) + entry.amount
         held = {a: b.free + b.locked for a, b in account.balances.items()}
     return all(sums.get(a, 0) == held.get(a, 0) for a in {*sums, *held})
 

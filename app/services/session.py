@@ -42,10 +42,12 @@ from app.services.log_events import EventKind, LogEvent, LogLevel
 from app.services.poller import FeedGroup, Poller
 
 if TYPE_CHECKING:  # the feeds below import this module: only their types are needed here
+    from app.domain.positions import CostMethod
     from app.services.estimates import EstimateFeed
     from app.services.journal import OrderJournal
     from app.services.ledger_browser import LedgerBrowser
     from app.services.order_feed import OrderFeed
+    from app.services.positions import PositionsCache, PositionsService
     from app.services.transfers import InstructionBook, TransferFeed, TransferQuery
 
 log = logging.getLogger("tradeterm.services")
@@ -273,6 +275,14 @@ class TerminalSession:
         from app.services.ledger_browser import LedgerBrowser
 
         return LedgerBrowser(self)
+
+    def positions(
+        self, cache: PositionsCache, *, currency: str, method: CostMethod
+    ) -> PositionsService:
+        """The positions of this account, derived from its ledger (issue 17)."""
+        from app.services.positions import PositionsService
+
+        return PositionsService(self, cache, currency=currency, method=method)
 
     def order_feed(
         self, journal: OrderJournal | None, *, interval: float, page_size: int

@@ -28,6 +28,7 @@ from typing import Any, Generic, TypeVar
 from PySide6.QtCore import QObject, QTimer, Signal, SignalInstance
 
 from app.domain.alerts import PriceAlert
+from app.domain.positions import CostMethod
 from app.domain.records import OrderBook, PairInfo, ServiceInfo, TopOfBook
 from app.services.alerts import PriceAlerts
 from app.services.connect import log_in_again
@@ -39,6 +40,7 @@ from app.services.ledger_browser import LedgerBrowser
 from app.services.log_events import EventKind, LogEvent, LogLevel
 from app.services.order_feed import OrderFeed
 from app.services.poller import FeedStatus
+from app.services.positions import PositionsCache, PositionsService
 from app.services.session import Balances, Environment, FeedIntervals, TerminalSession
 from app.services.transfers import InstructionBook, TransferFeed, TransferQuery
 
@@ -248,6 +250,11 @@ class SessionBridge(QObject):
 
     def ledger_browser(self) -> LedgerBrowser:
         return self._session.ledger_browser()
+
+    def positions(
+        self, cache: PositionsCache, *, currency: str, method: CostMethod
+    ) -> PositionsService:
+        return self._session.positions(cache, currency=currency, method=method)
 
     def order_feed(
         self, journal: OrderJournal | None, *, interval: float, page_size: int

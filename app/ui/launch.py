@@ -113,6 +113,7 @@ def default_panels(desks: TradingDesks | None) -> list[PanelSpec]:
     from app.ui.panels.ledger import LedgerPanel
     from app.ui.panels.order_ticket import OrderTicketPanel
     from app.ui.panels.orders import OrdersPanel
+    from app.ui.panels.positions import PositionsPanel
     from app.ui.panels.rfq_ticket import RfqTicketPanel
     from app.ui.panels.top_of_book import TopOfBookPanel
 
@@ -156,7 +157,7 @@ def default_panels(desks: TradingDesks | None) -> list[PanelSpec]:
                 bottom,
                 lambda context: AuditPanel(context, trail),
                 tab_with="orders",
-                shortcut="Ctrl+0",  # Ctrl+9 is kept for the positions dock (issue 17)
+                shortcut="Ctrl+0",
             )
         ]
     return [
@@ -183,6 +184,9 @@ def default_panels(desks: TradingDesks | None) -> list[PanelSpec]:
             InstructionsPanel,
             tab_with="orders",
             shortcut="Ctrl+8",
+        ),
+        PanelSpec(
+            "positions", "Positions", bottom, PositionsPanel, tab_with="orders", shortcut="Ctrl+9"
         ),
         *records,
         PanelSpec(

@@ -11,12 +11,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
 from PySide6.QtCore import QSettings
 
 from app.domain.money import parse_decimal
+from app.domain.positions import CostMethod
 from app.services.log_events import NOTIFY_KINDS
 from app.services.pretrade import CheckLimits
 from app.services.session import FeedIntervals
@@ -40,6 +42,19 @@ MAX_RESTING_HOURS = Decimal(720)
 #: assets apart by ";". The first amount of an asset is its default size (click-to-trade, the
 #: hit-bid / lift-offer keys); all of them are quick buttons in the order ticket.
 DEFAULT_SIZE_PRESETS = "BTC: 0.01 0.1 1; ETH: 0.1 1 10; USD: 1000 10000; USDT: 1000 10000"
+#: Positions' cost methods as Settings names them (issue 17).
+COST_METHODS = {CostMethod.AVERAGE: "Average cost", CostMethod.FIFO: "FIFO"}
+
+
+def parse_since(text: str) -> date | None:
+    """The positions' "since" date, ``YYYY-MM-DD`` (empty: since the account began).
+    ValueError in words."""
+    if not text.strip():
+        return None
+    try:
+        return date.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(f"{text.strip()!r} is not a date like 2026-01-31") from None
 
 
 def parse_size_presets(text: str) -> dict[str, tuple[Decimal, ...]]:
@@ -98,6 +113,9 @@ class Preferences:
     remember_password_allowed: bool = True
     log_level: str = "INFO"
     size_presets: str = DEFAULT_SIZE_PRESETS
+    #: Positions (issue 17): the cost method, and the day "realised since" counts from.
+    positions_method: str = CostMethod.AVERAGE.value
+    positions_since: str = ""
 
     # -- what the services take -------------------------------------------------------------
 
@@ -116,6 +134,17 @@ class Preferences:
             return parse_size_presets(self.size_presets)
         except ValueError:
             return {}
+
+    def cost_method(self) -> CostMethod:
+        return CostMethod(self.positions_method)
+
+    def since(self) -> datetime | None:
+        """The start (local midnight) of the positions' "since" day; None: ever."""
+        try:
+            day = parse_since(self.positions_since)
+        except ValueError:
+            return None
+        return None if day is None else datetime(day.year, day.month, day.day).astimezone()
 
     def python_log_level(self) -> int:
         return int(logging.getLevelName(self.log_level))
@@ -161,9 +190,18 @@ class Preferences:
             parse_size_presets(self.size_presets)
         except ValueError as exc:
             raise PreferenceError("size_presets", f"size presets: {exc}") from None
+        self._validate_positions()
         strange = set(self.notify) - set(NOTIFY_EVENTS)
         if strange:
             raise PreferenceError("notify", f"unknown events: {', '.join(sorted(strange))}")
+
+    def _validate_positions(self) -> None:
+        if self.positions_method not in {method.value for method in COST_METHODS}:
+            raise PreferenceError("positions_method", "the cost method is FIFO or average cost")
+        try:
+            parse_since(self.positions_since)
+        except ValueError as exc:
+            raise PreferenceError("positions_since", f"positions since: {exc}") from None
 
     # -- storage ------------------------------------------------------------------------------
 
@@ -225,6 +263,8 @@ KEYS = {
     "remember_password_allowed": "login/rememberAllowed",
     "log_level": "log/level",
     "size_presets": "orders/sizePresets",
+    "positions_method": "positions/costMethod",
+    "positions_since": "positions/since",
 }
 
 

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGridLayout,
     QGroupBox,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QVBoxLayout,
@@ -29,6 +30,7 @@ from PySide6.QtWidgets import (
 from app.domain.money import parse_decimal
 from app.ui.palette import TradePalette, follow_palette, level_css
 from app.ui.preferences import (
+    COST_METHODS,
     INTERVAL_RANGES,
     LOG_LEVELS,
     NOTIFY_EVENTS,
@@ -111,8 +113,35 @@ class SettingsDialog(QDialog):
             "ticket; the first of an asset is the default size of click-to-trade and of "
             "Hit bid / Lift offer (an order's amount is in the asset it sells)"
         )
+        self.cost_method = QComboBox(self)
+        self.cost_method.setObjectName("positionsMethod")
+        for method, title in COST_METHODS.items():
+            self.cost_method.addItem(title, method.value)
+        self.cost_method.setCurrentIndex(self.cost_method.findData(prefs.positions_method))
+        self.cost_method.setToolTip(
+            "How a sale's cost is found: the average cost of what is held, or the oldest "
+            "purchases first (README: Positions and P&L)"
+        )
+        self.positions_since = QLineEdit(prefs.positions_since, self)
+        self.positions_since.setObjectName("positionsSince")
+        self.positions_since.setPlaceholderText("YYYY-MM-DD (empty: ever)")
+        wide = self.positions_since.fontMetrics().horizontalAdvance("YYYY-MM-DD (empty: ever)")
+        self.positions_since.setMinimumWidth(wide + 16)
+        self.positions_since.setToolTip(
+            'The positions\' "Realised since" column counts from the start of this day'
+        )
+
+        # Positions (issue 17) on the valuation currency's row: the dialog grows no taller
+        valuation = QHBoxLayout()
+        valuation.addWidget(self.currency)
+        for text, field in (("positions by", self.cost_method), ("since", self.positions_since)):
+            label = QLabel(text, self)
+            label.setBuddy(field)
+            valuation.addWidget(label)
+            valuation.addWidget(field)
+        valuation.addStretch(1)
         trading = QFormLayout()
-        trading.addRow("Valuation currency", self.currency)
+        trading.addRow("Valuation currency", valuation)
         trading.addRow("Default watchlist", self.watchlist)
         trading.addRow("", self.confirm)
         trading.addRow("Block orders worth more than", self.max_notional)
@@ -198,6 +227,8 @@ class SettingsDialog(QDialog):
             "max_distance_percent": self.max_distance,
             "resting_hours": self.resting_hours,
             "size_presets": self.size_presets,
+            "positions_method": self.cost_method,
+            "positions_since": self.positions_since,
             "theme": self.theme,
             "log_level": self.log_level,
         }
@@ -231,6 +262,8 @@ class SettingsDialog(QDialog):
             remember_password_allowed=self.remember.isChecked(),
             log_level=self.log_level.currentText(),
             size_presets=self.size_presets.text().strip(),
+            positions_method=str(self.cost_method.currentData()),
+            positions_since=self.positions_since.text().strip(),
         )
         prefs.validated(self._pairs, self._assets)
         return prefs

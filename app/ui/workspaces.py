@@ -59,7 +59,7 @@ class Plan:
         return [n for g in (*groups, self.bottom) for n in g.names]
 
 
-RECORDS = ("orders", "ledger", "deposits", "instructions", "audit", "alerts", "log")
+RECORDS = ("orders", "positions", "ledger", "deposits", "instructions", "audit", "alerts", "log")
 
 COMPACT = Plan(
     "compact",

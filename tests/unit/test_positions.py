@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
+from decimal import Decimal, localcontext
 
 import pytest
 from hypothesis import given, settings
@@ -14,12 +14,15 @@ from hypothesis import strategies as st
 
 from app.domain.money import divide
 from app.domain.positions import (
+    BOOK_CONTEXT,
+    STEP_EVENTS,
     CostMethod,
     Flow,
     FlowEvent,
     MarkKey,
     PositionBook,
     TradeEvent,
+    book_steps,
     build_book,
     ledger_events,
     marks_needed,
@@ -273,3 +276,36 @@ def test_a_lone_leg_is_a_flow_at_its_mark(method: CostMethod) -> None:
         {}, today=T0, since=None
     )
     assert row.row("BTC").cost_basis == 7
+
+
+@pytest.mark.parametrize("method", list(CostMethod))
+def test_a_long_ledger_is_booked_in_small_steps_with_the_same_figures(method: CostMethod) -> None:
+    """The dock makes the book in slices of the event loop (``book_steps``): as many steps as
+    blocks of ``STEP_EVENTS`` events, and the same book as ``build_book`` — whose running
+    quantity and basis equal the sums of the lots left."""
+    ledger = Ledger()
+    for number in range(600):
+        if number % 3 == 2:
+            ledger.trade("BTC", "0.7", "USD", str(90 + number % 7))
+        else:
+            ledger.trade("USD", str(50 + number % 5), "BTC", "0.55")
+    events = ledger_events(ledger.entries)
+    steps = book_steps(events, "USD", method, {})
+    count = 0
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            stepped: PositionBook = done.value
+            break
+        count += 1
+    assert count == len(events) // STEP_EVENTS
+    whole = build_book(ledger.entries, "USD", method, {})
+    table = whole.table({"BTC": D(100)}, today=T0, since=None)
+    assert stepped.table({"BTC": D(100)}, today=T0, since=None) == table
+    quantity, basis = whole.positions()["BTC"]
+    lots = whole._positions["BTC"].lots
+    with localcontext(BOOK_CONTEXT):  # exact sums
+        held, cost = sum(lot.quantity for lot in lots), sum(lot.basis for lot in lots)
+    assert (quantity, basis) == (held, cost)
+    assert len(lots) > 1 if method is FIFO else len(lots) == 1
