@@ -105,8 +105,8 @@ def test_model_ladder_layout_and_cumulative_sums() -> None:
     assert model.index(0, COL["cumulative"]).data() == "15.00000000"
     alignment = model.index(0, COL["size"]).data(Qt.ItemDataRole.TextAlignmentRole)
     assert alignment & int(Qt.AlignmentFlag.AlignRight)
-    assert model.headerData(0, Qt.Orientation.Horizontal) == "Price (USD)"
-    assert model.headerData(2, Qt.Orientation.Horizontal) == "Cumulative (BTC)"
+    assert model.headerData(0, Qt.Orientation.Horizontal) == "Price\n(USD)"
+    assert model.headerData(2, Qt.Orientation.Horizontal) == "Cumulative\n(BTC)"
     # Bars: share of the largest size / cumulative size in the visible book, in Decimal.
     assert model.index(5, COL["size"]).data(DepthRole.BAR_FRACTION) == D(3) / D(5)
     assert model.index(0, COL["cumulative"]).data(DepthRole.BAR_FRACTION) == D(1)
@@ -219,7 +219,7 @@ def test_depth_panel_follows_the_live_selected_book(qtbot: QtBot, live: Live) ->
     live.bridge.select_pair("ETH/BTC")
     qtbot.waitUntil(lambda: panel.model.pair == "ETH/BTC" and panel.model.rowCount() > 0)
     _check_ladder(panel, live.context.precision)
-    assert panel.model.headerData(0, Qt.Orientation.Horizontal) == "Price (BTC)"
+    assert panel.model.headerData(0, Qt.Orientation.Horizontal) == "Price\n(BTC)"
     decimals = live.context.precision.price("ETH/BTC")
     assert len(panel.model.index(0, COL["price"]).data().split(".")[1]) == decimals
 

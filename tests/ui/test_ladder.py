@@ -181,4 +181,4 @@ def test_cumulative_sizes_are_running_sums_from_the_touch(qtbot: QtBot, live: Li
             assert model.index(row, size).data(DepthRole.VALUE) == level.size
     assert sum(size for _, size in book.asks) == asks[-1].cumulative
     assert sum(size for _, size in book.bids) == bids[-1].cumulative
-    assert model.headerData(cumulative, Qt.Orientation.Horizontal) == "Cumulative (BTC)"
+    assert model.headerData(cumulative, Qt.Orientation.Horizontal) == "Cumulative\n(BTC)"

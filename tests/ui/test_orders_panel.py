@@ -652,6 +652,17 @@ def test_the_orders_dock_fits_at_every_width(qtbot: QtBot, trader: Trader) -> No
         assert widget.isVisible() and within(widget, panel), widget.objectName()
 
 
+def test_every_column_title_fits_its_column(qtbot: QtBot, trader: Trader) -> None:
+    """"Executed / updated" was cut to "ecuted / update" at Qt's default column width."""
+    panel = open_panel(qtbot, trader.live)
+    header = panel.table.horizontalHeader()
+    shown = [c for c in range(header.count()) if not header.isSectionHidden(c)]
+    assert shown
+    for column in shown:
+        title = panel.proxy.headerData(column, Qt.Orientation.Horizontal)
+        assert header.sectionSize(column) >= header.sectionSizeHint(column), title
+
+
 def test_an_unknown_outcome_is_shown_above_the_orders_until_the_trader_dismisses_it(
     qtbot: QtBot, live: Live
 ) -> None:

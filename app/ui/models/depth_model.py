@@ -189,12 +189,14 @@ class DepthModel(KeyedTableModel[DepthRow]):
         return None if ask is None or bid is None else ask - bid
 
     def header(self, column: int) -> str:
-        """The title with its unit: QUOTE for the price, BASE for the sizes."""
+        """The title with its unit under it: QUOTE for the price, BASE for the sizes. On two
+        lines: the ladder's three columns share a narrow dock, and "Cumulative (BTC)" on one
+        line was wider than its column at 1920×1080 (clipped to "umulative (BTC)")."""
         title = super().header(column)
         if self._book is None:
             return title
         unit = self._book.pair.quote if column == _PRICE else self._book.pair.base
-        return f"{title} ({unit})"
+        return f"{title}\n({unit})"
 
     # -- updates --------------------------------------------------------------------------------
 

@@ -16,7 +16,17 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import QDateTime, QMargins, QModelIndex, QPoint, QRect, QSize, Qt, Signal
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QDateTime,
+    QMargins,
+    QModelIndex,
+    QPoint,
+    QRect,
+    QSize,
+    Qt,
+    Signal,
+)
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -225,6 +235,16 @@ class RecordTable(QTableView):
         self.copy_action.triggered.connect(self.copy_rows)
         self.addAction(self.copy_action)
         self.doubleClicked.connect(self.detailsRequested)
+
+    def setModel(self, model: QAbstractItemModel | None) -> None:
+        """Each column starts at least as wide as its title ("Executed / updated" was cut to
+        "ecuted / update" at the default width); the trader's own widths, restored later, win."""
+        super().setModel(model)
+        header = self.horizontalHeader()
+        for column in range(header.count()):
+            wanted = header.sectionSizeHint(column)
+            if header.sectionSize(column) < wanted:
+                header.resizeSection(column, wanted)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.currentIndex().isValid():
