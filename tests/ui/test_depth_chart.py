@@ -442,6 +442,26 @@ def test_chart_plots_live_ticks_per_pair(qtbot: QtBot, live: Live) -> None:
     assert panel.title.text().startswith("ETH/BTC")
 
 
+def test_the_chart_title_is_never_cut_in_a_narrow_dock(qtbot: QtBot, live: Live) -> None:
+    """At 1366×768 the title was cut to "... spread" → "sprea": it takes a second line instead,
+    and one line again when the dock is wide enough."""
+    panel = ChartPanel(live.context)
+    qtbot.addWidget(panel)
+    panel.resize(1200, 500)
+    panel.show()
+    title = panel.title
+    qtbot.waitUntil(lambda: "spread" in title.text(), timeout=10_000)
+    host = title.parentWidget()
+    assert host is not None
+    one_line = host.height()
+    narrow = title.fontMetrics().horizontalAdvance(title.text()) * 2 // 3
+    panel.resize(narrow + 150, 500)  # the chart type box sits beside the title
+    qtbot.waitUntil(lambda: host.height() > one_line)
+    assert host.height() >= title.heightForWidth(host.width())
+    panel.resize(1200, 500)
+    qtbot.waitUntil(lambda: host.height() == one_line)
+
+
 def test_chart_redraws_at_most_once_a_frame(
     qtbot: QtBot, offline: PanelContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:

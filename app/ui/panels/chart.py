@@ -466,6 +466,9 @@ class ChartPanel(QWidget):
         self.title = QLabel(self)
         self.title.setObjectName("chartTitle")
         self.title.setFont(mono)
+        # A narrow dock (1366×768) shows the spread on a second line rather than cut to
+        # "sprea"; its host relays the window out only when the number of lines changes.
+        self.title.setWordWrap(True)
         self.readout = QLabel(self)
         self.readout.setObjectName("chartReadout")
         self.readout.setFont(mono)
