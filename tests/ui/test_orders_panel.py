@@ -653,7 +653,7 @@ def test_the_orders_dock_fits_at_every_width(qtbot: QtBot, trader: Trader) -> No
 
 
 def test_every_column_title_fits_its_column(qtbot: QtBot, trader: Trader) -> None:
-    """ "Executed / updated" was cut to "ecuted / update" at Qt's default column width."""
+    """The title "Executed / updated" was cut to "ecuted / update" at Qt's default width."""
     panel = open_panel(qtbot, trader.live)
     header = panel.table.horizontalHeader()
     shown = [c for c in range(header.count()) if not header.isSectionHidden(c)]
