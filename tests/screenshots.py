@@ -1,9 +1,18 @@
-"""The README's trading screenshots, made by the app's own panels against a fresh sandbox.
+"""The README's panel screenshots, made by the app's own panels against a fresh sandbox.
 
-``QT_QPA_PLATFORM=offscreen .venv/bin/python -m tests.screenshots resources/screenshots``
-writes ticket-buy.png, ticket-sell.png, ticket-resting.png, ticket-fill.png and orders.png
-(dark theme, the ticket at a dock's usual width). Not a test: it asserts only that each state
-it photographs was reached, and waits on those states, never on the clock alone.
+``QT_QPA_PLATFORM=offscreen .venv/bin/python -m tests.screenshots resources/screenshots
+[--only trading|positions|alerts]`` writes (dark theme):
+
+- trading: ticket-buy.png, ticket-sell.png, ticket-resting.png, ticket-fill.png (the ticket at
+  a dock's usual width) and orders.png;
+- positions: positions.png, the positions dock at the compact layout's width after a few buys
+  and sells spread over half a minute, with a chart panel running beside it (hidden) so the P&L
+  chart has stored mids to value the portfolio with;
+- alerts: alerts.png, the alerts dock with an alert that fired, one armed and one that fires
+  every time.
+
+Not a test: it asserts only that each state it photographs was reached, and waits on those
+states, never on the clock alone.
 """
 
 from __future__ import annotations
@@ -12,27 +21,82 @@ import argparse
 import asyncio
 import sys
 import tempfile
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QEvent
+from PySide6.QtCore import QCoreApplication, QEvent, QSettings
 from PySide6.QtWidgets import QApplication, QLabel, QWidget
 
 from app.api import ClientSettings, ServiceClient
+from app.domain.alerts import Condition, PriceAlert, PriceSource, Repeat, new_alert_id
 from app.domain.display import Precision
 from app.services.desks import TradingDesks
 from app.services.session import Environment, FeedIntervals, TerminalSession
 from app.ui.bridge import SessionBridge
+from app.ui.panels.alerts import AlertsPanel
 from app.ui.panels.base import PanelContext
+from app.ui.panels.chart import ChartPanel
 from app.ui.panels.order_ticket import OrderTicketPanel
 from app.ui.panels.orders import OrdersPanel
+from app.ui.panels.positions import PositionsPanel
 from app.ui.qt import QEventLoop
 from app.ui.settings import open_settings
 from app.ui.theme import apply_theme
-from tests.harness import SandboxProcess, new_client, until
+from tests.harness import SandboxProcess, Session, new_client, until
 
 TICKET_SIZE = (420, 560)
 ORDERS_SIZE = (1100, 320)
+POSITIONS_SIZE = (1366, 250)
+ALERTS_SIZE = (1100, 190)
+#: (source, destination, size): the positions shot's trades, a few seconds apart.
+TRADES = [
+    ("USD", "BTC", "30000"),
+    ("USD", "ETH", "8000"),
+    ("BTC", "USD", "0.1"),
+    ("USD", "BTC", "10000"),
+    ("ETH", "USD", "1"),
+    ("BTC", "USD", "0.15"),
+]
+
+
+@dataclass
+class Shot:
+    """A started session of a fresh client, and the panel context on it."""
+
+    account: Session
+    client: ServiceClient
+    session: TerminalSession
+    bridge: SessionBridge
+    context: PanelContext
+
+    async def close(self) -> None:
+        await self.session.stop()
+        await self.client.aclose()
+        self.account.close()
+
+
+async def start(
+    sandbox: SandboxProcess,
+    folder: Path,
+    balances: dict[str, str],
+    credit: dict[str, str],
+    settings: QSettings | None = None,
+) -> Shot:
+    account = new_client(sandbox, balances=balances, credit=credit)
+    client = ServiceClient(ClientSettings(sandbox.url))
+    await client.login(account.user, account.password, account.account)
+    session = TerminalSession(
+        client,
+        Environment(sandbox.url, account.user, account.account, sandbox=True),
+        FeedIntervals(top_of_book=0.5, balances=1.0, order_book=5.0),
+    )
+    bridge = SessionBridge(session)
+    precision = Precision()
+    context = PanelContext(bridge, precision, settings or open_settings(folder), lambda *_: None)
+    await session.start()
+    precision.learn(session.pair_info)
+    return Shot(account, client, session, bridge, context)
 
 
 def _save(widget: QWidget, path: Path) -> None:
@@ -44,23 +108,12 @@ def _save(widget: QWidget, path: Path) -> None:
     print(f"wrote {path}", flush=True)
 
 
-async def _shoot(sandbox: SandboxProcess, folder: Path, out: Path) -> None:
-    account = new_client(sandbox, balances={"USD": "100000", "BTC": "2"}, credit={"USD": "-50000"})
-    client = ServiceClient(ClientSettings(sandbox.url))
-    await client.login(account.user, account.password, account.account)
-    session = TerminalSession(
-        client,
-        Environment(sandbox.url, account.user, account.account, sandbox=True),
-        FeedIntervals(top_of_book=0.5, balances=1.0, order_book=5.0),
-    )
-    desks = TradingDesks.open(session, folder / "journal.db")
+async def _trading(sandbox: SandboxProcess, folder: Path, out: Path) -> None:
     settings = open_settings(folder)
     settings.setValue("orders/confirm", False)
-    bridge = SessionBridge(session)
-    precision = Precision()
-    context = PanelContext(bridge, precision, settings, lambda *_: None)
-    await session.start()
-    precision.learn(session.pair_info)
+    shot = await start(sandbox, folder, {"USD": "100000", "BTC": "2"}, {"USD": "-50000"}, settings)
+    bridge, context = shot.bridge, shot.context
+    desks = TradingDesks.open(shot.session, folder / "journal.db")
     ticket = OrderTicketPanel(context, desks.orders)
     ticket.resize(*TICKET_SIZE)
     ticket.show()
@@ -109,10 +162,83 @@ async def _shoot(sandbox: SandboxProcess, folder: Path, out: Path) -> None:
     await ticket.stop_feed()
     ticket.deleteLater()
     orders.deleteLater()
-    await session.stop()
     await desks.close()
-    await client.aclose()
-    account.close()
+    await shot.close()
+
+
+async def _positions(sandbox: SandboxProcess, folder: Path, out: Path) -> None:
+    shot = await start(sandbox, folder, {"USD": "100000", "BTC": "1", "ETH": "5"}, {})
+    shot.bridge.select_pair("BTC/USD")
+    chart = ChartPanel(shot.context)  # records the mids the P&L chart values BTC with
+    positions = PositionsPanel(shot.context)
+    positions.resize(*POSITIONS_SIZE)
+    positions.show()
+    await until(lambda: positions.refreshes >= 1)
+    for source, destination, size in TRADES:
+        await shot.client.market_order(source, destination, Decimal(size))
+        await asyncio.sleep(4)  # spread over time: the P&L chart has a course to show
+    chart.history.flush(everything=True)
+    done = positions.refreshes
+    positions.refresh()
+    await until(lambda: positions.refreshes > done and positions.revaluations > 0, timeout=30)
+    _save(positions, out / "positions.png")
+    await positions.stop_feed()
+    positions.deleteLater()
+    chart.deleteLater()
+    await shot.close()
+
+
+async def _alerts(sandbox: SandboxProcess, folder: Path, out: Path) -> None:
+    shot = await start(sandbox, folder, {"USD": "100000"}, {})
+    bridge = shot.bridge
+    await until(lambda: "BTC/USD" in (bridge.topOfBook.latest or {}))
+    book = (bridge.topOfBook.latest or {})["BTC/USD"]
+    alerts = bridge.price_alerts
+    panel = AlertsPanel(shot.context)
+    panel.resize(*ALERTS_SIZE)
+    panel.show()
+    fired = PriceAlert(
+        new_alert_id(),
+        "BTC/USD",
+        PriceSource.BID,
+        Condition.ABOVE,
+        (book.bid * Decimal("0.995")).quantize(Decimal(1)),
+        Repeat.ONCE,
+    )
+    alerts.put(fired)
+    alerts.put(
+        PriceAlert(
+            new_alert_id(),
+            "ETH/USD",
+            PriceSource.MID,
+            Condition.CROSSING,
+            Decimal("2500.00"),
+            Repeat.ONCE,
+        )
+    )
+    alerts.put(
+        PriceAlert(
+            new_alert_id(),
+            "SOL/USD",
+            PriceSource.ASK,
+            Condition.BELOW,
+            Decimal("100.000"),
+            Repeat.EVERY_TIME,
+        )
+    )
+    await until(lambda: (found := alerts.get(fired.id)) is not None and found.fired > 0)
+    await until(lambda: panel.model.rowCount() == 3)
+    _save(panel, out / "alerts.png")
+    panel.deleteLater()
+    await shot.close()
+
+
+SHOTS = {"trading": _trading, "positions": _positions, "alerts": _alerts}
+
+
+async def _shoot(sandbox: SandboxProcess, folder: Path, out: Path, only: list[str]) -> None:
+    for name in only:
+        await SHOTS[name](sandbox, folder / name, out)
 
 
 def _texts(widget: QWidget) -> str:
@@ -123,6 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path, help="where the PNGs go")
     parser.add_argument("--theme", default="dark", choices=("dark", "light"))
+    parser.add_argument("--only", action="append", choices=sorted(SHOTS), help="(repeatable)")
     args = parser.parse_args(argv)
     args.folder.mkdir(parents=True, exist_ok=True)
     app = QApplication.instance() or QApplication([sys.argv[0]])
@@ -135,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
             tempfile.TemporaryDirectory() as scratch,
             asyncio.Runner(loop_factory=lambda: QEventLoop(app)) as runner,
         ):
-            runner.run(_shoot(sandbox, Path(scratch), args.folder))
+            runner.run(_shoot(sandbox, Path(scratch), args.folder, args.only or list(SHOTS)))
     finally:
         sandbox.close()
     return 0

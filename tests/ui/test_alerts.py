@@ -218,6 +218,9 @@ def test_an_alert_fires_once_on_the_sandbox_price_is_rearmed_and_survives_a_rest
     ]
     qtbot.waitUntil(lambda: cells(panel)["state"] == "Fired — re-arm")
     assert (cells(panel)["fired"], cells(panel)["last_price"]) == ("1", "92,000.00")
+    header = panel.table.horizontalHeader()
+    for column in range(header.count()):  # the time it fired, whole ("2026-11-24 0…" was cut)
+        assert header.sectionSize(column) >= panel.table.sizeHintForColumn(column), column
     pin(sandbox, "90000")
     polls(qtbot, live)
     pin(sandbox, "92000")

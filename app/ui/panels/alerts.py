@@ -26,7 +26,7 @@ from app.services.log_events import LogLevel
 from app.ui.alert_dialog import AlertDialog, open_alert_dialog
 from app.ui.models.alerts_model import AlertsModel
 from app.ui.panels.base import PanelContext
-from app.ui.widgets.read_only_table import read_only_rows
+from app.ui.widgets.read_only_table import read_only_rows, widen_to_fit
 
 SETTINGS_GROUP = "priceAlerts"
 
@@ -145,6 +145,7 @@ class AlertsPanel(QWidget):
 
     def _show(self, alerts: Sequence[PriceAlert]) -> None:
         self.model.set_alerts(alerts)
+        widen_to_fit(self.table)  # a time in "Last fired" was cut to "2026-11-24 0…"
         self._enable()
 
     # -- the highlighted alert ------------------------------------------------------------------

@@ -56,7 +56,7 @@ from app.ui.palette import TradePalette, follow_palette
 from app.ui.panels.base import PanelContext
 from app.ui.record_details import RecordDetailsDialog
 from app.ui.widgets.copy_field import copy_text
-from app.ui.widgets.read_only_table import read_only_rows
+from app.ui.widgets.read_only_table import read_only_rows, widen_to_fit
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: The free-text search box of a record dock is never narrower than this (px).
@@ -240,11 +240,7 @@ class RecordTable(QTableView):
         """Each column starts at least as wide as its title ("Executed / updated" was cut to
         "ecuted / update" at the default width); the trader's own widths, restored later, win."""
         super().setModel(model)
-        header = self.horizontalHeader()
-        for column in range(header.count()):
-            wanted = header.sectionSizeHint(column)
-            if header.sectionSize(column) < wanted:
-                header.resizeSection(column, wanted)
+        widen_to_fit(self)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.currentIndex().isValid():

@@ -17,3 +17,14 @@ def read_only_rows(view: QTableView) -> QHeaderView:
     header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     header.setStretchLastSection(True)
     return header
+
+
+def widen_to_fit(view: QTableView) -> None:
+    """Each column at least as wide as its title and the rows in view (only ever wider: a
+    width the trader chose is kept when it is enough). Cheap: the view measures only the
+    rows it shows."""
+    header = view.horizontalHeader()
+    for column in range(header.count()):
+        wanted = max(header.sectionSizeHint(column), view.sizeHintForColumn(column))
+        if header.sectionSize(column) < wanted:
+            header.resizeSection(column, wanted)
