@@ -90,6 +90,11 @@ def call(*argv: str | Path) -> None:
         raise SystemExit(done.returncode)
 
 
+def pip_install(python: Path, *args: str | Path) -> None:
+    """pip install quietly into the environment of ``python`` (setup and lock alike)."""
+    call(python, "-m", "pip", "install", "-q", "--disable-pip-version-check", *args)
+
+
 def requirement(extras: set[str]) -> str:
     return f"{ROOT}[{','.join(sorted(extras))}]" if extras else str(ROOT)
 
@@ -106,18 +111,7 @@ def setup(extras: set[str]) -> None:
     _, before = read_stamp(venv)
     extras = extras | before  # keep what was installed current too
     say(f"installing tradeterm{'[' + ','.join(sorted(extras)) + ']' if extras else ''} into {venv}")
-    call(
-        python,
-        "-m",
-        "pip",
-        "install",
-        "-q",
-        "--disable-pip-version-check",
-        "-c",
-        CONSTRAINTS,
-        "-e",
-        requirement(extras),
-    )
+    pip_install(python, "-c", CONSTRAINTS, "-e", requirement(extras))
     call(python, "-m", "compileall", "-q", ROOT / "app")
     stamp = {"fingerprint": fingerprint(venv), "extras": sorted(extras)}
     (venv / STAMP_NAME).write_text(json.dumps(stamp) + "\n", encoding="utf-8")
@@ -130,16 +124,7 @@ def lock() -> None:
     say(f"resolving the newest allowed versions in {venv}")
     call(sys.executable, "-m", "venv", venv)
     python = venv_python(venv)
-    call(
-        python,
-        "-m",
-        "pip",
-        "install",
-        "-q",
-        "--disable-pip-version-check",
-        "-e",
-        requirement(set(LOCK_EXTRAS)),
-    )
+    pip_install(python, "-e", requirement(set(LOCK_EXTRAS)))
     frozen = subprocess.run(
         [str(python), "-m", "pip", "freeze", "--exclude", "tradeterm"],
         cwd=ROOT,
