@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QKeyEvent
-from PySide6.QtWidgets import QAbstractItemView, QTableView, QToolBar, QVBoxLayout, QWidget
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSettings, Qt
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QAbstractItemView, QToolBar, QVBoxLayout, QWidget
 
 from app.domain.alerts import PriceAlert
 from app.domain.errors import ParseError
@@ -26,6 +26,7 @@ from app.services.log_events import LogLevel
 from app.ui.alert_dialog import AlertDialog, open_alert_dialog
 from app.ui.models.alerts_model import AlertsModel
 from app.ui.panels.base import PanelContext
+from app.ui.widgets.list_table import ListTable
 from app.ui.widgets.read_only_table import read_only_rows, widen_to_fit
 
 SETTINGS_GROUP = "priceAlerts"
@@ -63,24 +64,6 @@ def write_alerts(settings: QSettings, alerts: Sequence[PriceAlert]) -> None:
     settings.sync()
 
 
-class AlertTable(QTableView):
-    """Delete/Backspace remove the highlighted alert, Enter edits it."""
-
-    removeRequested = Signal()
-    editRequested = Signal()
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        key = event.key()
-        if key in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace):
-            self.removeRequested.emit()
-            event.accept()
-        elif key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.currentIndex().isValid():
-            self.editRequested.emit()
-            event.accept()
-        else:
-            super().keyPressEvent(event)
-
-
 class AlertsPanel(QWidget):
     def __init__(self, context: PanelContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -91,7 +74,7 @@ class AlertsPanel(QWidget):
         self.dialog: AlertDialog | None = None
 
         self.model = AlertsModel(context.precision, self)
-        self.table = AlertTable(self)
+        self.table = ListTable(self)
         self.table.setAccessibleName("Price alerts")
         self.table.setModel(self.model)
         read_only_rows(self.table)
@@ -116,7 +99,7 @@ class AlertsPanel(QWidget):
         self.rearm_action.triggered.connect(self.rearm_selected)
         self.delete_action.triggered.connect(self.delete_selected)
         self.table.doubleClicked.connect(lambda _: self.edit_selected())
-        self.table.editRequested.connect(self.edit_selected)
+        self.table.enterRequested.connect(lambda _: self.edit_selected())
         self.table.removeRequested.connect(self.delete_selected)
         self.table.selectionModel().selectionChanged.connect(self._enable)
         topic = context.bridge.priceAlerts

@@ -43,15 +43,13 @@ from PySide6.QtCore import (
     QPoint,
     QSettings,
     Qt,
-    Signal,
 )
-from PySide6.QtGui import QAction, QFont, QFontMetrics, QKeyEvent
+from PySide6.QtGui import QAction, QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QHeaderView,
     QMenu,
-    QTableView,
     QToolBar,
     QVBoxLayout,
     QWidget,
@@ -75,6 +73,7 @@ from app.ui.models.top_of_book_model import (
     TopOfBookModel,
 )
 from app.ui.panels.base import PanelContext
+from app.ui.widgets.list_table import ListTable
 
 SETTINGS_KEY = "watchlist"
 #: Pairs pushed to the model between two looks at the slice's clock.
@@ -106,24 +105,6 @@ def _mid(bid: Decimal | None, ask: Decimal | None) -> Decimal | None:
     return None if bid is None or ask is None else (bid + ask) / 2
 
 
-class WatchTable(QTableView):
-    """The table, with Delete/Backspace to remove and Enter to choose the current row."""
-
-    removeRequested = Signal()
-    chooseRequested = Signal(QModelIndex)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        key = event.key()
-        if key in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace):
-            self.removeRequested.emit()
-            event.accept()
-        elif key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.currentIndex().isValid():
-            self.chooseRequested.emit(self.currentIndex())
-            event.accept()
-        else:
-            super().keyPressEvent(event)
-
-
 class TopOfBookPanel(QWidget):
     def __init__(
         self,
@@ -151,7 +132,7 @@ class TopOfBookPanel(QWidget):
 
         self.model = TopOfBookModel(context.precision, self, frames=self._frames)
 
-        self.table = WatchTable(self)
+        self.table = ListTable(self)
         self.table.setAccessibleName("Watchlist")
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -218,7 +199,7 @@ class TopOfBookPanel(QWidget):
         self.table.doubleClicked.connect(self._choose)
         self.table.clicked.connect(self._price_clicked)
         self.table.doubleClicked.connect(self._price_double_clicked)
-        self.table.chooseRequested.connect(self._choose)
+        self.table.enterRequested.connect(self._choose)
         self.table.removeRequested.connect(self.remove_selected)
         self.table.selectionModel().selectionChanged.connect(self._highlight_moved)
         self.add_action.triggered.connect(self.add_chosen)
