@@ -1,5 +1,6 @@
-"""What the record dock tests (orders, ledger) share: the test's trader, the requests the client
-sent, choosing a filter, and checking an exported CSV against the view it came from."""
+"""What the record dock tests (orders, ledger, audit, positions) share: the test's trader, the
+requests the client sent, choosing a filter, exporting through the file dialog, and checking an
+exported CSV against the view it came from."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from PySide6.QtCore import QAbstractItemModel, Qt
-from PySide6.QtWidgets import QApplication, QComboBox, QWidget
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QComboBox, QFileDialog, QPushButton, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.api import SentRequest
@@ -69,6 +72,26 @@ def choose(box: QComboBox, value: str) -> None:
     index = box.findData(value)
     assert index >= 0, value
     box.setCurrentIndex(index)
+
+
+class ExportsCsv(Protocol):
+    """A dock with an Export CSV button that opens its (non-blocking) file dialog."""
+
+    export_button: QPushButton
+    export_dialog: QFileDialog | None
+
+
+def export_through_dialog(
+    qtbot: QtBot, panel: ExportsCsv, path: Path, timeout_ms: int = 20_000
+) -> None:
+    """Export CSV clicked and ``path`` chosen in the file dialog, as the trader does it;
+    returns once the file is written."""
+    QTest.mouseClick(panel.export_button, Qt.MouseButton.LeftButton)
+    dialog = panel.export_dialog
+    assert dialog is not None and dialog.isVisible()
+    dialog.selectFile(str(path))
+    dialog.accept()
+    qtbot.waitUntil(path.exists, timeout=timeout_ms)
 
 
 def compare_csv(

@@ -29,6 +29,7 @@ from app.ui.models.columns import column_numbers
 from app.ui.panels.audit import AuditPanel
 from tests.harness import Faults
 from tests.ui.conftest import Live, run, shown
+from tests.ui.records_helpers import export_through_dialog
 
 COL = column_numbers(COLUMNS)
 WAIT_MS = 15_000
@@ -234,12 +235,7 @@ def test_csv_export_is_the_view_with_times_in_ms_utc_and_local(
         assert panel.table.isColumnHidden(COL[key]) and rows[0][COL[key]]
     # through the (non-blocking) file dialog, as the button does it
     chosen = tmp_path / "via-dialog.csv"
-    QTest.mouseClick(panel.export_button, Qt.MouseButton.LeftButton)
-    dialog = panel.export_dialog
-    assert dialog is not None and dialog.isVisible()
-    dialog.selectFile(str(chosen))
-    dialog.accept()
-    qtbot.waitUntil(chosen.exists, timeout=WAIT_MS)
+    export_through_dialog(qtbot, panel, chosen, WAIT_MS)
     assert chosen.read_text(encoding="utf-8") == path.read_text(encoding="utf-8")
 
 

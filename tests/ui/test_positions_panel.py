@@ -39,6 +39,7 @@ from app.ui.settings_dialog import SettingsDialog
 from tests.harness import SandboxProcess
 from tests.services.test_positions import pro_rata
 from tests.ui.conftest import Live, LiveFactory, run, shown, top
+from tests.ui.records_helpers import export_through_dialog
 from tests.ui.test_main_window import filter_of
 
 D = Decimal
@@ -46,10 +47,23 @@ WAIT_MS = 20_000
 TOP_UP = "/api/v1/sandbox/account/{account}/deposit"
 
 
+#: ``holding(usd, btc)``: a new account that holds only these (no credit), and its dock.
+Holding = Callable[[str, str], tuple[Live, PositionsPanel]]
+
+
 @pytest.fixture
-def still(sandbox_factory: Callable[..., SandboxProcess]) -> SandboxProcess:
-    """A sandbox of its own whose market ticks once an hour: every mark is the first one."""
-    return sandbox_factory("--tick", "3600")
+def holding(
+    qtbot: QtBot, sandbox_factory: Callable[..., SandboxProcess], live_factory: LiveFactory
+) -> Holding:
+    """Accounts on a sandbox of the test's own whose market ticks once an hour (every mark is
+    the first one), each with its dock open after the first refresh."""
+    still = sandbox_factory("--tick", "3600")
+
+    def account(usd: str, btc: str) -> tuple[Live, PositionsPanel]:
+        live = live_factory(still, balances={"USD": usd, "BTC": btc}, credit={})
+        return live, open_panel(qtbot, live)
+
+    return account
 
 
 def open_panel(qtbot: QtBot, live: Live) -> PositionsPanel:
@@ -149,10 +163,9 @@ def choose_method(qtbot: QtBot, live: Live, panel: PositionsPanel, letter: str) 
 
 
 def test_scripted_trades_show_hand_computed_figures_under_both_methods(
-    qtbot: QtBot, live_factory: LiveFactory, still: SandboxProcess, tmp_path: Path
+    qtbot: QtBot, holding: Holding, tmp_path: Path
 ) -> None:
-    live = live_factory(still, balances={"USD": "100000", "BTC": "1"}, credit={})
-    panel = open_panel(qtbot, live)
+    live, panel = holding("100000", "1")
     script = trade_script(qtbot, live, panel)
     refreshed(qtbot, panel, live)
     model, precision = panel.model, live.context.precision
@@ -217,12 +230,7 @@ def test_scripted_trades_show_hand_computed_figures_under_both_methods(
 
     # the CSV: header with currency and method, every digit, the totals row last
     path = tmp_path / "positions.csv"
-    QTest.mouseClick(panel.export_button, Qt.MouseButton.LeftButton)
-    dialog = panel.export_dialog
-    assert dialog is not None and dialog.isVisible()
-    dialog.selectFile(str(path))
-    dialog.accept()
-    qtbot.waitUntil(path.exists, timeout=WAIT_MS)
+    export_through_dialog(qtbot, panel, path, WAIT_MS)
     with path.open(newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
     header = rows[0]
@@ -236,11 +244,8 @@ def test_scripted_trades_show_hand_computed_figures_under_both_methods(
     assert cells[TOTAL]["Quantity"] == ""
 
 
-def test_since_day_and_a_refused_setting(
-    qtbot: QtBot, live_factory: LiveFactory, still: SandboxProcess
-) -> None:
-    live = live_factory(still, balances={"USD": "50000", "BTC": "1"}, credit={})
-    panel = open_panel(qtbot, live)
+def test_since_day_and_a_refused_setting(qtbot: QtBot, holding: Holding) -> None:
+    live, panel = holding("50000", "1")
     run(qtbot, live.session.client.market_order("BTC", "USD", D("0.25")))
     refreshed(qtbot, panel, live)
     realised = panel.model.line("BTC").realised_today  # type: ignore[union-attr]
@@ -267,10 +272,9 @@ def test_since_day_and_a_refused_setting(
 
 
 def test_marks_follow_the_polled_prices_on_the_frame_clock(
-    qtbot: QtBot, live_factory: LiveFactory, still: SandboxProcess, qtmodeltester: ModelTester
+    qtbot: QtBot, holding: Holding, qtmodeltester: ModelTester
 ) -> None:
-    live = live_factory(still, balances={"USD": "1000", "BTC": "2"}, credit={})
-    panel = open_panel(qtbot, live)
+    live, panel = holding("1000", "2")
     qtmodeltester.check(panel.model)  # type: ignore[no-untyped-call]
     qtmodeltester.check(panel.proxy)  # type: ignore[no-untyped-call]
     assert isinstance(panel, OwnsFeed)  # the window stops its refresh before the client closes
@@ -294,10 +298,9 @@ def test_marks_follow_the_polled_prices_on_the_frame_clock(
 
 
 def test_a_cost_entered_for_a_deposit_replaces_its_first_mark(
-    qtbot: QtBot, live_factory: LiveFactory, still: SandboxProcess
+    qtbot: QtBot, holding: Holding
 ) -> None:
-    live = live_factory(still, balances={"USD": "1000", "BTC": "2"}, credit={})
-    panel = open_panel(qtbot, live)
+    _, panel = holding("1000", "2")
     m0 = panel.model.line("BTC").mark  # type: ignore[union-attr]
     menu = panel.menu_for("BTC")
     action = next(a for a in menu.actions() if a.objectName() == "positionsSetCost")
@@ -335,10 +338,9 @@ def test_a_cost_entered_for_a_deposit_replaces_its_first_mark(
 
 
 def test_a_restart_reuses_the_cache_and_rebuilds_one_that_disagrees(
-    qtbot: QtBot, live_factory: LiveFactory, still: SandboxProcess
+    qtbot: QtBot, holding: Holding
 ) -> None:
-    live = live_factory(still, balances={"USD": "20000", "BTC": "1"}, credit={})
-    panel = open_panel(qtbot, live)
+    live, panel = holding("20000", "1")
     run(qtbot, live.session.client.market_order("USD", "BTC", D(5000)))
     refreshed(qtbot, panel, live)
     assert panel.report is not None
@@ -364,10 +366,9 @@ def test_a_restart_reuses_the_cache_and_rebuilds_one_that_disagrees(
 
 
 def test_the_chart_draws_value_and_realised_and_redraws_only_on_change(
-    qtbot: QtBot, live_factory: LiveFactory, still: SandboxProcess
+    qtbot: QtBot, holding: Holding
 ) -> None:
-    live = live_factory(still, balances={"USD": "50000", "BTC": "1"}, credit={})
-    panel = open_panel(qtbot, live)
+    live, panel = holding("50000", "1")
     run(qtbot, live.session.client.market_order("BTC", "USD", D("0.5")))
     refreshed(qtbot, panel, live)
     series = panel.chart.series
