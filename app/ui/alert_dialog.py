@@ -43,7 +43,7 @@ from app.domain.alerts import (
     price_unit,
 )
 from app.domain.display import format_number
-from app.ui.palette import level_css
+from app.ui.level_text import error_line
 from app.ui.panels.base import PanelContext
 
 E = TypeVar("E", bound=StrEnum)
@@ -88,12 +88,7 @@ class AlertDialog(QDialog):
         level_row = QHBoxLayout()
         level_row.addWidget(self.level, 1)
         level_row.addWidget(self.unit)
-        self.error = QLabel(self)
-        self.error.setObjectName("alertError")
-        self.error.setWordWrap(True)
-        self.error.setProperty("level", "error")
-        self.error.setStyleSheet(level_css("error"))
-        self.error.hide()
+        self.error = error_line(self, "alertError")
 
         if alert is not None:
             self._select(self.source, alert.source)

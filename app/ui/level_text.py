@@ -4,7 +4,7 @@ when the theme switches."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel
+from PySide6.QtWidgets import QLabel, QWidget
 
 from app.ui.palette import TradePalette, level_css
 
@@ -24,3 +24,15 @@ def restyle_level(label: QLabel, palette: TradePalette) -> None:
     level = label.property("level")
     if isinstance(level, str) and level:
         label.setStyleSheet(level_css(level, palette))
+
+
+def error_line(parent: QWidget, name: str) -> QLabel:
+    """The hidden line under a form where what is wrong will be said: wrapped, error-coloured,
+    its level on the label as ``show_level`` keeps it (one look for every form's error)."""
+    label = QLabel(parent)
+    label.setObjectName(name)
+    label.setWordWrap(True)
+    label.setProperty("level", "error")
+    label.setStyleSheet(level_css("error"))
+    label.hide()
+    return label

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from app.services.connect import LoginFailed
 from app.ui.bridge import SessionBridge
-from app.ui.palette import level_css
+from app.ui.level_text import error_line
 from app.ui.tasks import TaskOwner
 
 log = logging.getLogger("tradeterm.ui")
@@ -50,11 +50,7 @@ class ReloginDialog(QDialog):
         self.password_edit.setObjectName("reloginPassword")
         self.password_edit.setEchoMode(QLineEdit.EchoMode.Password)
         self.password_edit.setAccessibleName("Password")
-        self.error_label = QLabel(self)
-        self.error_label.setObjectName("reloginError")
-        self.error_label.setWordWrap(True)
-        self.error_label.setStyleSheet(level_css("error"))
-        self.error_label.hide()
+        self.error_label = error_line(self, "reloginError")
         self.buttons = QDialogButtonBox(self)
         self.login_button = self.buttons.addButton(
             "&Log in", QDialogButtonBox.ButtonRole.AcceptRole

@@ -29,6 +29,7 @@ from app.services.transfers import (
     InstructionBook,
     TransferError,
 )
+from app.ui.level_text import error_line
 from app.ui.palette import TradePalette, current_palette, follow_palette, level_css
 from app.ui.panels.base import PanelContext
 from app.ui.tasks import TaskOwner
@@ -101,12 +102,7 @@ class InstructionsPanel(QWidget):
         font = self.summary.font()
         font.setBold(True)
         self.summary.setFont(font)
-        self.error_label = QLabel(self)
-        self.error_label.setObjectName("instructionsError")
-        self.error_label.setWordWrap(True)
-        self.error_label.setProperty("level", "error")
-        self.error_label.setStyleSheet(level_css("error"))
-        self.error_label.setVisible(False)
+        self.error_label = error_line(self, "instructionsError")
 
         self.cards_host = QWidget(self)
         self.cards_host.setObjectName("instructionCards")
