@@ -183,6 +183,9 @@ class _BrowserState:
     anchor: Decimal | None = None  # balance after entries[0]
     note: str = ""
     rows: tuple[LedgerRow, ...] = ()  # the rows of entries[:len(rows)], when grouped already
+    #: ``_key`` of every entry, kept as entries come: "load more" checks a page against it
+    #: instead of building the set of 100,000 keys again (and freeing it, 7–10 ms in one step).
+    keys: set[tuple[int, str, str, str]] = field(default_factory=set)
 
 
 class LedgerBrowser:
@@ -242,6 +245,7 @@ class LedgerBrowser:
         try:
             entries, more = await self._page(query, query.start_at_ordering)
             state = _BrowserState(query, entries, _below(entries, query.start_at_ordering), more)
+            await _keep_keys(state.keys, entries)
             if entries and query.balance_possible:
                 state.anchor = await self._anchor(query.asset, entries[0].ordering)
         except ServiceError as exc:
@@ -263,12 +267,9 @@ class LedgerBrowser:
             raise ReadFailed(str(exc)) from exc
         if state is not self._state:
             return await self._snapshot()
-        if len(state.entries) > SLICED_ENTRIES:
-            fresh = await sliced(_fresh(list(state.entries), entries))
-            if state is not self._state:
-                return await self._snapshot()
-        else:
-            fresh = run_now(_fresh(state.entries, entries))
+        fresh = await _keep_keys(state.keys, entries)
+        if state is not self._state:
+            return await self._snapshot()
         state.entries.extend(fresh)
         state.cursor = _below(entries, state.cursor)
         state.more = more
@@ -294,6 +295,7 @@ class LedgerBrowser:
             with localcontext(MONEY_CONTEXT):
                 state.anchor += sum((entry.amount for entry in newer), Decimal(0))
         state.entries[:0] = newer
+        state.keys.update(_key(entry) for entry in newer)
         if newer:
             state.rows = ()  # groups renumber from the new top
         return await self._snapshot(len(newer))
@@ -361,13 +363,27 @@ def _continues(rows: tuple[LedgerRow, ...], entries: list[LedgerEntry]) -> bool:
     return (last.ordering, last.transaction_id) != (following.ordering, following.transaction_id)
 
 
-def _fresh(known: list[LedgerEntry], page: list[LedgerEntry]) -> Steps[list[LedgerEntry]]:
-    """The entries of ``page`` not already in ``known``."""
-    keys: set[tuple[int, str, str, str]] = set()
-    for start in range(0, len(known), STEP_ENTRIES * 10):
-        keys.update(_key(entry) for entry in known[start : start + STEP_ENTRIES * 10])
+async def _keep_keys(
+    keys: set[tuple[int, str, str, str]], page: list[LedgerEntry]
+) -> list[LedgerEntry]:
+    """``_fresh``: sliced for a big page, at once for a small one."""
+    steps = _fresh(keys, page)
+    return await sliced(steps) if len(page) > STEP_ENTRIES else run_now(steps)
+
+
+def _fresh(
+    keys: set[tuple[int, str, str, str]], page: list[LedgerEntry]
+) -> Steps[list[LedgerEntry]]:
+    """The entries of ``page`` whose key is not in ``keys`` (added to it as they are found)."""
+    fresh: list[LedgerEntry] = []
+    for start in range(0, len(page), STEP_ENTRIES):
+        for entry in page[start : start + STEP_ENTRIES]:
+            key = _key(entry)
+            if key not in keys:
+                keys.add(key)
+                fresh.append(entry)
         yield
-    return [entry for entry in page if _key(entry) not in keys]
+    return fresh
 
 
 def _below(entries: list[LedgerEntry], current: int | None) -> int | None:

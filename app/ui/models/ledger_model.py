@@ -36,6 +36,7 @@ from app.ui.models.record_view import (
     BLOCK,
     RecordTableModel,
     RecordView,
+    blocks,
     stable_order,
 )
 from app.ui.palette import TradePalette
@@ -255,10 +256,15 @@ class LedgerSortProxy(RecordView):
             if number % BLOCK == 0:
                 yield
         groups = sorted(legs)
-        group_keys = {group: keys[first[group]] for group in groups}
         yield
-        present = [group for group in groups if group_keys[group] is not None]
-        missing = [group for group in groups if group_keys[group] is None]
+        group_keys: dict[int, Any] = {}
+        present: list[int] = []
+        missing: list[int] = []
+        for block in blocks(groups):
+            for group in block:
+                value = group_keys[group] = keys[first[group]]
+                (missing if value is None else present).append(group)
+            yield
         ordered = (yield from stable_order(present, group_keys)) + missing  # "—" last
         if descending:
             ordered.reverse()

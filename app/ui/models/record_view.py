@@ -71,6 +71,9 @@ _CELL_ROLES = frozenset((SORT_ROLE, EXPORT_ROLE, RECORD_ROLE, int(Qt.ItemDataRol
 #: Tables up to this many rows sort, filter and take pages at once (well under a frame); bigger
 #: ones do that work as sliced jobs.
 SYNC_ROWS = 2000
+#: How long a replaced view order waits to be freed (after the paint that shows the new one).
+DROP_AFTER_MS = 100
+
 #: Rows per C-level ``sorted`` call (well under a millisecond).
 SORT_CHUNK = 2048
 #: Rows per step of cheap per-row work (a set lookup, a substring test).
@@ -105,12 +108,14 @@ def column_keys(cells: Sequence[Cells], column: int) -> Steps[list[Any]]:
     """Comparable sort keys of ``column``: Decimals as they are (numbers sort as numbers),
     otherwise case-folded text; None stays None ("—", placed by ``sorted_rows``)."""
     raw: list[Any] = []
+    numbers = True  # every key a Decimal (or None): they sort as they are
     for block in blocks(cells):
-        raw.extend([row[column].sort for row in block])
+        found = [row[column].sort for row in block]
+        raw.extend(found)
+        numbers = numbers and all(key is None or isinstance(key, Decimal) for key in found)
         yield
-    if all(key is None or isinstance(key, Decimal) for key in raw):
+    if numbers:
         return raw
-    yield
     keys: list[Any] = []
     for block in blocks(raw):
         keys.extend([None if key is None else str(key).casefold() for key in block])
@@ -477,6 +482,10 @@ class RecordView(QAbstractTableModel):
         self.sync_rows = SYNC_ROWS
         self._debounce = make_timer(self, FILTER_DEBOUNCE_MS, self.refresh, single_shot=True)
         self._later = make_timer(self, 0, self.refresh, single_shot=True)
+        #: The view's previous order and index, freed after the paint that shows the new one:
+        #: dropping 100,000 keys and their dict took 1–2 ms of the frame that paints the sort.
+        self._dropped: list[object] = []
+        self._bury = make_timer(self, DROP_AFTER_MS, self._dropped.clear, single_shot=True)
         jobs = self._job
         self.destroyed.connect(lambda *_: [task.cancel() for task in jobs])
 
@@ -716,7 +725,11 @@ class RecordView(QAbstractTableModel):
                 list(rows), sort_keys, inputs.records, inputs.descending
             )
         keys = inputs.keys
-        return [keys[row] for row in rows]
+        shown: list[Key] = []
+        for block in blocks(rows):
+            shown.extend([keys[row] for row in block])
+            yield
+        return shown
 
     def order_rows(
         self, rows: list[int], keys: list[Any], records: Sequence[Any], descending: bool
@@ -733,6 +746,27 @@ class RecordView(QAbstractTableModel):
         """Go to ``plan.final`` with few signals: removed runs (or one layout change and one
         removal), inserted runs at their places (or appended, then one layout change)."""
         identity = inputs.column < 0 and not inputs.words
+        if not plan.gone and not plan.added and plan.staged is None and plan.inserts is None:
+            # the same rows in a new order (a sort): nothing changes in place, so the 100,000
+            # keys are not copied first (issue 16: this last step shares a frame with a paint)
+            if self._view is None:
+                self._view = inputs.keys  # the job's own copy, replaced at once
+            self._relayout(plan.final, plan.where)
+        else:
+            self._change_rows(plan, inputs)
+        self._drop(self._where)
+        self._where = plan.where
+        if identity:
+            self._view, self._where = None, {}
+        self.viewChanged.emit()
+
+    def _drop(self, garbage: object) -> None:
+        """Keep ``garbage`` until after the next paint (see ``_dropped``)."""
+        self._dropped.append(garbage)
+        if not self._bury.isActive():  # a burst of changes is freed together, not put off
+            self._bury.start()
+
+    def _change_rows(self, plan: Plan, inputs: _Inputs) -> None:
         view = list(self._view) if self._view is not None else list(inputs.keys)
         self._view = view
         gone = runs(plan.gone)
@@ -756,14 +790,11 @@ class RecordView(QAbstractTableModel):
                 view.extend(plan.added)
                 self.endInsertRows()
             self._relayout(plan.final, plan.where)
-        self._where = plan.where
-        if identity:
-            self._view, self._where = None, {}
-        self.viewChanged.emit()
 
     def _relayout(self, order: list[Key], where: dict[Key, int] | None = None) -> None:
         """Show the same rows in ``order``: one layout change; persistent indexes (selection,
-        current row) follow their keys."""
+        current row) follow their keys. ``order`` is a plan's own list: the view keeps it
+        (changes after it copy first, as everywhere here)."""
         assert self._view is not None
         if where is None:
             where = {key: number for number, key in enumerate(order)}
@@ -774,7 +805,8 @@ class RecordView(QAbstractTableModel):
         for index in before:
             row = where.get(old[index.row()]) if 0 <= index.row() < len(old) else None
             after.append(QModelIndex() if row is None else self.index(row, index.column()))
-        self._view = list(order)
+        self._drop(old)
+        self._view = order
         self.changePersistentIndexList(before, after)
         self.layoutChanged.emit()
 
