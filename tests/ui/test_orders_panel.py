@@ -652,15 +652,20 @@ def test_the_orders_dock_fits_at_every_width(qtbot: QtBot, trader: Trader) -> No
         assert widget.isVisible() and within(widget, panel), widget.objectName()
 
 
-def test_every_column_title_fits_its_column(qtbot: QtBot, trader: Trader) -> None:
-    """The title "Executed / updated" was cut to "ecuted / update" at Qt's default width."""
+def test_every_column_fits_its_title_and_first_rows(qtbot: QtBot, trader: Trader) -> None:
+    """The title "Executed / updated" was cut to "ecuted / update" at Qt's default width, and
+    a submitted time to "2026-11-24 0…" once the first orders came."""
+    trader.resting()
     panel = open_panel(qtbot, trader.live)
-    header = panel.table.horizontalHeader()
+    qtbot.waitUntil(lambda: panel.proxy.rowCount() > 0, timeout=WAIT_MS)
+    table = panel.table
+    header = table.horizontalHeader()
     shown = [c for c in range(header.count()) if not header.isSectionHidden(c)]
     assert shown
     for column in shown:
         title = panel.proxy.headerData(column, Qt.Orientation.Horizontal)
         assert header.sectionSize(column) >= header.sectionSizeHint(column), title
+        assert header.sectionSize(column) >= table.sizeHintForColumn(column), title
 
 
 def test_an_unknown_outcome_is_shown_above_the_orders_until_the_trader_dismisses_it(

@@ -223,6 +223,7 @@ class RecordTable(QTableView):
     def __init__(self, name: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName(name)
+        self._rows_fitted = False
         header = read_only_rows(self)
         self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
@@ -238,8 +239,20 @@ class RecordTable(QTableView):
 
     def setModel(self, model: QAbstractItemModel | None) -> None:
         """Each column starts at least as wide as its title ("Executed / updated" was cut to
-        "ecuted / update" at the default width); the trader's own widths, restored later, win."""
+        "ecuted / update" at the default width), and grows once to the first rows shown (a
+        time was cut to "2026-11-24 0…"); only ever wider, so the trader's own widths stand."""
         super().setModel(model)
+        widen_to_fit(self)
+        if model is not None:
+            self._rows_fitted = False
+            for signal in (model.rowsInserted, model.modelReset, model.layoutChanged):
+                signal.connect(self._fit_first_rows)
+
+    def _fit_first_rows(self, *_: object) -> None:
+        model = self.model()
+        if self._rows_fitted or model is None or model.rowCount() == 0:
+            return
+        self._rows_fitted = True
         widen_to_fit(self)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
