@@ -94,7 +94,7 @@ def _account_parts(
 
 
 @dataclass(frozen=True)
-class _Holdings(Generic[B]):
+class Holdings(Generic[B]):
     """An account and its balances per asset: Get Account and Get Account Credit."""
 
     account_id: str
@@ -104,14 +104,14 @@ class _Holdings(Generic[B]):
 
 
 @dataclass(frozen=True)
-class Account(_Holdings[Balance]):
+class Account(Holdings[Balance]):
     @classmethod
     def parse(cls, body: object, where: str = "") -> Account:
         return cls(*_account_parts(body, where, Balance.parse))
 
 
 @dataclass(frozen=True)
-class Portfolio(_Holdings[PortfolioBalance]):
+class Portfolio(Holdings[PortfolioBalance]):
     @classmethod
     def parse(cls, body: object, where: str = "") -> Portfolio:
         return cls(*_account_parts(body, where, PortfolioBalance.parse))
