@@ -7,6 +7,7 @@ import argparse
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from app.api import (
@@ -19,7 +20,7 @@ from app.cli import views, wire
 from app.cli.errors import UsageError
 from app.cli.output import fields
 from app.domain import AssetPair, Price
-from app.domain.order_request import OrderRequest
+from app.domain.order_request import OrderRequest, OrderType
 from app.domain.pair_terms import PairSide
 from app.domain.records import Order
 from app.services.limit_prices import wire_limit
@@ -153,26 +154,30 @@ async def limit(client: ServiceClient, args: argparse.Namespace) -> Output:
         limit_price = wire_limit(
             args.source, args.destination, Price(args.price, pair.base, pair.quote)
         )
-    request = OrderRequest(
-        "limit",
-        args.source,
-        args.destination,
-        args.size,
-        args.client_order_id or new_client_order_id(),
-        limit_price,
-        args.end_at,
-    )
-    order = await _place(client, request)
-    return await _order_output(client, order)
+    return await _send(client, args, "limit", limit_price, args.end_at)
 
 
 async def market(client: ServiceClient, args: argparse.Namespace) -> Output:
+    return await _send(client, args, "market")
+
+
+async def _send(
+    client: ServiceClient,
+    args: argparse.Namespace,
+    order_type: OrderType,
+    limit: Price | None = None,
+    end_at: datetime | None = None,
+) -> Output:
+    """The order the command's arguments describe (a new clientOrderId unless one was given),
+    placed, and shown as it stands once placed."""
     request = OrderRequest(
-        "market",
+        order_type,
         args.source,
         args.destination,
         args.size,
         args.client_order_id or new_client_order_id(),
+        limit,
+        end_at,
     )
     order = await _place(client, request)
     return await _order_output(client, order)

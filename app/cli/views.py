@@ -12,10 +12,11 @@ table groups thousands and aligns a column's numbers on the decimal point (app.c
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+from typing import TypeVar
 
 from app.cli.output import TextColumn, blocks, fields, table
 from app.domain.balance_rows import merge_row
@@ -24,16 +25,19 @@ from app.domain.money import AssetPair
 from app.domain.pair_terms import PairSide, Trade
 from app.domain.records import (
     Account,
+    Balance,
     BlockchainInstruction,
     DepositRecord,
     Estimate,
     FiatInstruction,
+    Holdings,
     Instruction,
     LedgerEntry,
     Order,
     OrderBook,
     PairInfo,
     Portfolio,
+    PortfolioBalance,
     Quote,
     ServiceInfo,
     TopOfBook,
@@ -42,6 +46,7 @@ from app.services.ledger_browser import group_rows
 from app.services.order_feed import OrderTerms, status_word
 
 N = True  # numeric column marker, for short column lists
+B = TypeVar("B")
 
 
 @dataclass
@@ -99,29 +104,33 @@ def _cols(*spec: tuple[str, bool]) -> list[TextColumn]:
     return [TextColumn(header, numeric) for header, numeric in spec]
 
 
-def _head(account_id: str, kind: str, name: str) -> str:
-    return fields([("Account", account_id), ("Type", kind or None), ("Name", name or None)])
+def _holdings(
+    value: Holdings[B],
+    terms: PairTerms,
+    headers: tuple[str, ...],
+    amounts: Callable[[str, B], tuple[Decimal, ...]],
+) -> str:
+    """The account's head, then a table of its assets: ``amounts`` gives an asset's numbers
+    under ``headers``, each exact at the asset's precision."""
+    columns = _cols(("ASSET", False), *((header, N) for header in headers))
+    rows = [
+        [asset, *(terms.number(amount, asset) for amount in amounts(asset, balance))]
+        for asset, balance in sorted(value.balances.items())
+    ]
+    head = fields(
+        [("Account", value.account_id), ("Type", value.type or None), ("Name", value.name or None)]
+    )
+    return blocks(head, table(columns, rows))
 
 
 def account(value: Account, terms: PairTerms | None = None) -> str:
     """Balances as the terminal's balances table shows them (app.domain.balance_rows): the
     credit limit a positive amount (the wire's ``limit`` -250000 reads 250,000.00), then the
     credit used and still available; amounts exact at the asset's precision."""
-    terms = terms or PairTerms()
-    columns = _cols(
-        ("ASSET", False),
-        ("FREE", N),
-        ("LOCKED", N),
-        ("AVAILABLE", N),
-        ("CREDIT LIMIT", N),
-        ("USED CREDIT", N),
-        ("AVAILABLE CREDIT", N),
-        ("PENDING DEPOSIT", N),
-    )
-    rows = []
-    for asset, balance in sorted(value.balances.items()):
+
+    def amounts(asset: str, balance: Balance) -> tuple[Decimal, ...]:
         row = merge_row(asset, balance, None)
-        amounts = (
+        return (
             row.free,
             row.locked,
             row.available,
@@ -130,27 +139,25 @@ def account(value: Account, terms: PairTerms | None = None) -> str:
             row.available_credit,
             row.pending_deposit,
         )
-        rows.append([asset, *(terms.number(amount, asset) for amount in amounts)])
-    return blocks(_head(value.account_id, value.type, value.name), table(columns, rows))
+
+    headers = (
+        "FREE",
+        "LOCKED",
+        "AVAILABLE",
+        "CREDIT LIMIT",
+        "USED CREDIT",
+        "AVAILABLE CREDIT",
+        "PENDING DEPOSIT",
+    )
+    return _holdings(value, terms or PairTerms(), headers, amounts)
 
 
 def portfolio(value: Portfolio, terms: PairTerms | None = None) -> str:
     """Funds and credit per asset, credit in the terminal's words (the service's
     ``totalCredit`` is the credit limit)."""
-    terms = terms or PairTerms()
-    columns = _cols(
-        ("ASSET", False),
-        ("AVAILABLE TO TRADE", N),
-        ("TOTAL FUNDS", N),
-        ("AVAILABLE FUNDS", N),
-        ("LOCKED FUNDS", N),
-        ("CREDIT LIMIT", N),
-        ("USED CREDIT", N),
-        ("AVAILABLE CREDIT", N),
-    )
-    rows = []
-    for asset, b in sorted(value.balances.items()):
-        amounts = (
+
+    def amounts(_: str, b: PortfolioBalance) -> tuple[Decimal, ...]:
+        return (
             b.available_to_trade,
             b.total_funds,
             b.available_funds,
@@ -159,8 +166,17 @@ def portfolio(value: Portfolio, terms: PairTerms | None = None) -> str:
             b.used_credit,
             b.available_credit,
         )
-        rows.append([asset, *(terms.number(amount, asset) for amount in amounts)])
-    return blocks(_head(value.account_id, value.type, value.name), table(columns, rows))
+
+    headers = (
+        "AVAILABLE TO TRADE",
+        "TOTAL FUNDS",
+        "AVAILABLE FUNDS",
+        "LOCKED FUNDS",
+        "CREDIT LIMIT",
+        "USED CREDIT",
+        "AVAILABLE CREDIT",
+    )
+    return _holdings(value, terms or PairTerms(), headers, amounts)
 
 
 def ledger(entries: list[LedgerEntry], terms: PairTerms | None = None) -> str:

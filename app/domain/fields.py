@@ -17,6 +17,7 @@ from app.domain.money import Amount, Price, parse_decimal
 from app.domain.timefmt import parse_timestamp
 
 T = TypeVar("T")
+V = TypeVar("V")
 
 _MISSING = object()
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -45,13 +46,18 @@ class Fields:
     def has(self, name: str) -> bool:
         return self._obj.get(name) is not None
 
-    def text(self, name: str, *, required: bool = True, default: str = "") -> str:
+    def _typed(self, name: str, required: bool, default: V, kind: type[V], expected: str) -> V:
+        """The value when it is a ``kind`` (``default`` when optional and absent); else the
+        ParseError saying it was not ``expected``."""
         value = self._get(name, required)
         if value is None:
             return default
-        if not isinstance(value, str):
-            raise ParseError(self._path(name), f"expected a string, got {_kind(value)}")
+        if not isinstance(value, kind):
+            raise ParseError(self._path(name), f"expected {expected}, got {_kind(value)}")
         return value
+
+    def text(self, name: str, *, required: bool = True, default: str = "") -> str:
+        return self._typed(name, required, default, str, "a string")
 
     def integer(self, name: str, *, required: bool = True, default: int = 0) -> int:
         value = self._get(name, required)
@@ -69,12 +75,7 @@ class Fields:
         return value
 
     def flag(self, name: str, *, required: bool = True, default: bool = False) -> bool:
-        value = self._get(name, required)
-        if value is None:
-            return default
-        if not isinstance(value, bool):
-            raise ParseError(self._path(name), f"expected true or false, got {_kind(value)}")
-        return value
+        return self._typed(name, required, default, bool, "true or false")
 
     def decimal(self, name: str, *, required: bool = True) -> Decimal:
         value = self._get(name, required)
@@ -90,28 +91,27 @@ class Fields:
         return Amount.parse(self._get(name, True), self._path(name))
 
     def optional_amount(self, name: str) -> Amount | None:
-        value = self._get(name, False)
-        if value is None or value == "":
-            return None
-        return Amount.parse(value, self._path(name))
+        return self._optional(name, Amount.parse)
 
     def price(self, name: str) -> Price:
         return Price.parse(self._get(name, True), self._path(name))
 
     def optional_price(self, name: str) -> Price | None:
-        value = self._get(name, False)
-        if value is None or value == "":
-            return None
-        return Price.parse(value, self._path(name))
+        return self._optional(name, Price.parse)
 
     def time(self, name: str) -> datetime:
         return parse_timestamp(self._get(name, True), self._path(name))
 
     def optional_time(self, name: str) -> datetime | None:
+        return self._optional(name, parse_timestamp)
+
+    def _optional(self, name: str, parse: Callable[[object, str], T]) -> T | None:
+        """An optional wire value: absent, null or "" is None, anything else parsed (a
+        malformed one still raises, naming where)."""
         value = self._get(name, False)
         if value is None or value == "":
             return None
-        return parse_timestamp(value, self._path(name))
+        return parse(value, self._path(name))
 
     def obj(self, name: str, *, required: bool = True) -> Fields | None:
         value = self._get(name, required)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from app.domain.errors import ParseError
 from app.domain.fields import Fields
@@ -94,24 +94,24 @@ def _account_parts(
 
 
 @dataclass(frozen=True)
-class Account:
+class Holdings(Generic[B]):
+    """An account and its balances per asset: Get Account and Get Account Credit."""
+
     account_id: str
     type: str
     name: str
-    balances: dict[str, Balance]
+    balances: dict[str, B]
 
+
+@dataclass(frozen=True)
+class Account(Holdings[Balance]):
     @classmethod
     def parse(cls, body: object, where: str = "") -> Account:
         return cls(*_account_parts(body, where, Balance.parse))
 
 
 @dataclass(frozen=True)
-class Portfolio:
-    account_id: str
-    type: str
-    name: str
-    balances: dict[str, PortfolioBalance]
-
+class Portfolio(Holdings[PortfolioBalance]):
     @classmethod
     def parse(cls, body: object, where: str = "") -> Portfolio:
         return cls(*_account_parts(body, where, PortfolioBalance.parse))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from decimal import Decimal
 from typing import Any
 
 from app.domain import format_timestamp
@@ -25,7 +24,7 @@ from app.sandbox.validation import (
     query_int,
     query_time,
 )
-from app.sandbox.wire import bad_request
+from app.sandbox.wire import bad_request, booking_head
 
 ORDER_TYPES = ("limit", "market", "rfq")
 ORDER_STATUSES = ("submitted", "filled", "canceled", "rejected")
@@ -81,14 +80,8 @@ def ledger(store: Store, account_id: str, params: Mapping[str, str]) -> list[dic
     )
     entries = []
     for row in rows:
-        entry: dict[str, Any] = {
-            "ordering": row["ordering"],
-            "accountId": row["account_id"],
-            "transactionId": row["transaction_id"],
-            "asset": row["asset"],
-            "amount": Decimal(row["amount"]),
-            "eventType": row["event_type"],
-        }
+        entry = booking_head(row, "transaction_id")
+        entry["eventType"] = row["event_type"]
         if row["sub_event_type"]:
             entry["subEventType"] = row["sub_event_type"]
         entry["eventTime"] = row["event_time"]

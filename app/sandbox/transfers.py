@@ -32,7 +32,14 @@ from app.sandbox.validation import (
     positive_quantity,
     require_object,
 )
-from app.sandbox.wire import ApiError, bad_request, encode, error, order_refusal
+from app.sandbox.wire import (
+    ApiError,
+    bad_request,
+    booking_head,
+    encode,
+    error,
+    order_refusal,
+)
 
 KEY_WINDOW = timedelta(hours=24)
 #: Withdraw keys and the fingerprint of the request each was first used with. Created here,
@@ -328,11 +335,7 @@ class Transfers:
     @staticmethod
     def view(row: Any) -> dict[str, Any]:
         record: dict[str, Any] = {
-            "ordering": row["ordering"],
-            "accountId": row["account_id"],
-            "transactionId": row["transfer_id"],
-            "asset": row["asset"],
-            "amount": Decimal(row["amount"]),
+            **booking_head(row, "transfer_id"),
             "status": row["status"],
             "network": row["network"] or "",
             "hash": row["hash"] or "",

@@ -127,6 +127,18 @@ def _write_array(value: list[Any] | tuple[Any, ...], parts: list[str]) -> None:
     parts.append("]")
 
 
+def booking_head(row: Any, transaction_column: str) -> dict[str, Any]:
+    """The fields a ledger entry and a deposit/withdrawal record open with, from a stored row
+    (``transaction_column`` names the row's column that is the wire's ``transactionId``)."""
+    return {
+        "ordering": row["ordering"],
+        "accountId": row["account_id"],
+        "transactionId": row[transaction_column],
+        "asset": row["asset"],
+        "amount": Decimal(row["amount"]),
+    }
+
+
 def json_response(
     body: Any, status_code: int = 200, headers: dict[str, str] | None = None
 ) -> Response:

@@ -30,6 +30,7 @@ from datetime import datetime
 from decimal import Decimal, localcontext
 
 from app.api import ServiceError
+from app.domain.errors import InputError
 from app.domain.money import MONEY_CONTEXT
 from app.domain.pair_terms import PairSide, Trade
 from app.domain.records import KNOWN_EVENT_TYPES, LedgerEntry
@@ -48,13 +49,8 @@ SLICED_ENTRIES = 2000
 STEP_ENTRIES = 200
 
 
-class LedgerQueryError(ValueError):
+class LedgerQueryError(InputError):
     """A query that cannot be sent; ``field`` names the input to fix."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
 
 
 @dataclass(frozen=True)

@@ -10,19 +10,15 @@ from decimal import Decimal
 from typing import Literal
 
 from app.domain import Price, format_timestamp, utc_now
+from app.domain.errors import InputError
 from app.domain.money import parse_decimal
 from app.services.limit_prices import wire_limit
 
 OrderType = Literal["limit", "market"]
 
 
-class TicketError(ValueError):
+class TicketError(InputError):
     """A ticket that cannot be sent as it is; ``field`` names the input to fix."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
 
 
 @dataclass(frozen=True)

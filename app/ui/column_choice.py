@@ -10,10 +10,13 @@ hidden: a row without its name means nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from PySide6.QtCore import QPoint, QSettings, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QTableView
+
+from app.ui.models.columns import Column
 
 SETTINGS_GROUP = "columns"
 
@@ -66,6 +69,19 @@ class ColumnChoice:
         header = table.horizontalHeader()
         header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         header.customContextMenuRequested.connect(self._open_menu)
+
+    @classmethod
+    def of_model(
+        cls,
+        table: QTableView,
+        name: str,
+        columns: Sequence[Column[Any]],
+        settings: QSettings,
+        default_hidden: Sequence[str] = (),
+    ) -> ColumnChoice:
+        """The choice over a model's declared columns: their keys, titled by their headers."""
+        keys = [spec.key for spec in columns]
+        return cls(table, name, keys, [spec.header for spec in columns], settings, default_hidden)
 
     @property
     def hidden(self) -> list[str]:

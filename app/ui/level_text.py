@@ -26,12 +26,19 @@ def restyle_level(label: QLabel, palette: TradePalette) -> None:
         label.setStyleSheet(level_css(level, palette))
 
 
-def error_line(parent: QWidget, name: str) -> QLabel:
-    """The hidden line under a form where what is wrong will be said: wrapped, error-coloured,
-    its level on the label as ``show_level`` keeps it (one look for every form's error)."""
+def wrapped_label(parent: QWidget, name: str) -> QLabel:
+    """An empty word-wrapped label named ``name`` (tests and style sheets find it by name): a
+    form's message lines, whose text comes later."""
     label = QLabel(parent)
     label.setObjectName(name)
     label.setWordWrap(True)
+    return label
+
+
+def error_line(parent: QWidget, name: str) -> QLabel:
+    """The hidden line under a form where what is wrong will be said: wrapped, error-coloured,
+    its level on the label as ``show_level`` keeps it (one look for every form's error)."""
+    label = wrapped_label(parent, name)
     label.setProperty("level", "error")
     label.setStyleSheet(level_css("error"))
     label.hide()

@@ -213,3 +213,11 @@ def level_css(level: str, palette: TradePalette | None = None) -> str:
     """``color: #rrggbb;`` for a label's style sheet, or "" for ordinary text."""
     colour = level_colour(level, palette)
     return "" if colour is None else f"color: {colour.name()};"
+
+
+def stale_css(stale: bool, palette: TradePalette | None = None) -> str:
+    """A label's style sheet: in the stale grey while what it shows is stale, else "" (the
+    theme's text colour)."""
+    if not stale:
+        return ""
+    return f"QLabel {{ color:{(_current if palette is None else palette).stale.name()}; }}"

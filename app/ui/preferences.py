@@ -17,6 +17,7 @@ from typing import Any
 
 from PySide6.QtCore import QSettings
 
+from app.domain.errors import InputError
 from app.domain.money import parse_decimal
 from app.domain.positions import CostMethod
 from app.services.log_events import NOTIFY_KINDS
@@ -82,13 +83,8 @@ def parse_size_presets(text: str) -> dict[str, tuple[Decimal, ...]]:
     return presets
 
 
-class PreferenceError(ValueError):
+class PreferenceError(InputError):
     """A value the dialog refuses; ``field`` names it, the message says why."""
-
-    def __init__(self, field_name: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field_name
-        self.message = message
 
 
 @dataclass(frozen=True)

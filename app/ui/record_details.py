@@ -145,34 +145,33 @@ def order_json(order: Order) -> str:
 # -- ledger --------------------------------------------------------------------------------------
 
 
-def ledger_wire(entry: LedgerEntry) -> dict[str, Any]:
-    """The entry under the seed's field names, rebuilt from the parsed values."""
-    wire: dict[str, Any] = {
+def _ledger_values(entry: LedgerEntry) -> dict[str, Any]:
+    """The entry's parsed values under the seed's field names, in its order: what both the
+    rebuilt JSON and the fields list are made of."""
+    return {
         "ordering": entry.ordering,
         "accountId": entry.account_id,
         "transactionId": entry.transaction_id,
         "asset": entry.asset,
         "amount": entry.amount,
         "eventType": entry.event_type,
+        "subEventType": entry.sub_event_type,
+        "eventTime": entry.event_time,
     }
-    if entry.sub_event_type:
-        wire["subEventType"] = entry.sub_event_type
+
+
+def ledger_wire(entry: LedgerEntry) -> dict[str, Any]:
+    """The entry under the seed's field names, rebuilt from the parsed values (an empty
+    subEventType left out, as the service leaves it out)."""
+    wire = _ledger_values(entry)
+    if not entry.sub_event_type:
+        del wire["subEventType"]
     wire["eventTime"] = format_timestamp(entry.event_time)
     return wire
 
 
 def ledger_fields(row: LedgerRow) -> list[Field]:
-    entry = row.entry
-    fields: list[Field] = [
-        ("ordering", str(entry.ordering)),
-        ("accountId", entry.account_id),
-        ("transactionId", entry.transaction_id),
-        ("asset", entry.asset),
-        ("amount", export_value(entry.amount)),
-        ("eventType", entry.event_type),
-        ("subEventType", entry.sub_event_type),
-        ("eventTime", export_value(entry.event_time)),
-    ]
+    fields = [(name, export_value(value)) for name, value in _ledger_values(row.entry).items()]
     if row.balance is not None:
         fields.append(("balance after (computed)", export_value(row.balance)))
     return fields

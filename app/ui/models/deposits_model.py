@@ -75,9 +75,19 @@ def amount_cell(record: DepositRecord, precision: Precision) -> Cell:
     return Cell(precision.exact(amount, record.asset), amount, format_trimmed(amount))
 
 
-def address_tip(record: DepositRecord, _: Precision) -> str | None:
-    """The whole address (a function: mypy types no lambda after ``COLUMNS``' starred entries)."""
-    return record.address or None
+def whole_text_column(
+    key: str, header: str, value: Callable[[DepositRecord], str], tooltip: str
+) -> Column[DepositRecord]:
+    """A long fixed-pitch text (a hash, an address) the cell may cut: the whole of it in the
+    cell's tooltip (and right-click or Ctrl+C copies it whole)."""
+    return Column(
+        key,
+        header,
+        lambda r, _: text_cell(value(r)),
+        tooltip,
+        fixed_pitch=True,
+        tip=lambda r, _: value(r) or None,
+    )
 
 
 def step_columns(
@@ -132,13 +142,11 @@ COLUMNS: tuple[Column[DepositRecord], ...] = (
         lambda r, _: text_cell(r.status),
         colour=lambda r, palette: status_colour(r.status, palette),
     ),
-    Column(
+    whole_text_column(
         "hash",
         "Hash",
-        lambda r, _: text_cell(r.hash),
+        lambda r: r.hash,
         "Blockchain transaction hash (right-click or Ctrl+C to copy it whole)",
-        fixed_pitch=True,
-        tip=lambda r, _: r.hash or None,
     ),
     *step_columns(
         "created",
@@ -152,13 +160,8 @@ COLUMNS: tuple[Column[DepositRecord], ...] = (
         lambda r: r.completed,
         "When the funds were credited (local time); empty while pending",
     ),
-    Column(
-        "address",
-        "Address",
-        lambda r, _: text_cell(r.address),
-        "Destination address of a withdrawal",
-        fixed_pitch=True,
-        tip=address_tip,
+    whole_text_column(
+        "address", "Address", lambda r: r.address, "Destination address of a withdrawal"
     ),
 )
 

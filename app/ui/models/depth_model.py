@@ -93,14 +93,16 @@ def price_cell(row: DepthRow, precision: Precision) -> Cell:
     return Cell(precision.price_text(row.price, row.pair), row.price, None)
 
 
-def base_cell(value: Callable[[DepthRow], Decimal]) -> Callable[[DepthRow, Precision], Cell]:
-    """A column of an amount of the pair's base asset."""
+def base_column(
+    key: str, header: str, value: Callable[[DepthRow], Decimal], tooltip: str
+) -> Column[DepthRow]:
+    """A column of an amount of the pair's base asset (sizes and their running sum)."""
 
     def cell(row: DepthRow, precision: Precision) -> Cell:
         amount = value(row)
         return Cell(precision.amount(amount, row.pair.partition("/")[0]), amount, None)
 
-    return cell
+    return Column(key, header, cell, tooltip, numeric=True, fixed_pitch=False)
 
 
 #: Right-aligned numbers in the table's own font (the ladder is narrow; the panel paints bars).
@@ -113,21 +115,12 @@ COLUMNS: tuple[Column[DepthRow], ...] = (
         fixed_pitch=False,
         colour=lambda r, p: side_colour(r.side, p),
     ),
-    Column(
-        "size",
-        "Size",
-        base_cell(lambda r: r.size),
-        "Size at this price, in BASE",
-        numeric=True,
-        fixed_pitch=False,
-    ),
-    Column(
+    base_column("size", "Size", lambda r: r.size, "Size at this price, in BASE"),
+    base_column(
         "cumulative",
         "Cumulative",
-        base_cell(lambda r: r.cumulative),
+        lambda r: r.cumulative,
         "Size from the touch out to this price (the running sum of the sizes), in BASE",
-        numeric=True,
-        fixed_pitch=False,
     ),
 )
 _PRICE, _SIZE, _CUMULATIVE = 0, 1, 2

@@ -45,7 +45,7 @@ from app.ui.models.balances_model import (
     BalancesModel,
     BalancesSortProxy,
 )
-from app.ui.palette import TradePalette, current_palette, follow_palette, level_css
+from app.ui.palette import TradePalette, follow_palette, level_css, stale_css
 from app.ui.panels.base import PanelContext
 from app.ui.preferences import Preferences
 from app.ui.widgets.live_text import TextHost
@@ -121,13 +121,8 @@ class BalancesPanel(QWidget):
         self.table.setItemDelegateForColumn(self.model.column("utilisation"), self.bar_delegate)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(self.model.column("asset"), Qt.SortOrder.AscendingOrder)
-        self.columns = ColumnChoice(
-            self.table,
-            "balances",
-            [spec.key for spec in self.model.columns],
-            [spec.header for spec in self.model.columns],
-            context.settings,
-            DEFAULT_HIDDEN,
+        self.columns = ColumnChoice.of_model(
+            self.table, "balances", self.model.columns, context.settings, DEFAULT_HIDDEN
         )
 
         self.total_label = QLabel(self)
@@ -180,21 +175,14 @@ class BalancesPanel(QWidget):
     def set_palette(self, palette: TradePalette) -> None:
         """A theme switch: the note's colour, and the bars repainted in the new colours."""
         self.note_label.setStyleSheet(level_css("warning", palette))
-        self._style_total(palette)
+        self.total_label.setStyleSheet(stale_css(self.freshness.stale, palette))
         self.table.viewport().update()
 
-    def _style_total(self, palette: TradePalette | None = None) -> None:
-        """The total in the stale grey while stale, else in the theme's text colour."""
-        if self.freshness.stale:
-            colour = (palette or current_palette()).stale.name()
-            self.total_label.setStyleSheet(f"QLabel {{ color:{colour}; }}")
-        else:
-            self.total_label.setStyleSheet("")
-
     def _freshness_changed(self, freshness: Freshness) -> None:
+        """The table and the total in the stale grey while stale (the reason in the tooltip)."""
         self.model.set_stale(freshness.stale)
         self.table.setToolTip(freshness.reason if freshness.stale else "")
-        self._style_total()
+        self.total_label.setStyleSheet(stale_css(self.freshness.stale))
         self._show_total()
 
     # -- feeds ------------------------------------------------------------------------------

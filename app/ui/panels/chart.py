@@ -88,7 +88,7 @@ from app.services.session import Environment
 from app.ui.bridge import Freshness
 from app.ui.fonts import number_font
 from app.ui.frame_clock import shared_frame_clock
-from app.ui.palette import TradePalette, current_palette, follow_palette
+from app.ui.palette import TradePalette, current_palette, follow_palette, stale_css
 from app.ui.panels.base import PanelContext
 from app.ui.ring_buffer import FloatArray, RingBuffer
 from app.ui.widgets.live_text import TextHost
@@ -606,7 +606,7 @@ class ChartPanel(QWidget):
         for name, colour in series_colours(palette).items():
             self.curves[name].setPen(_pen(palette.stale if stale else colour))
         self.candle_item.set_colour(palette.stale if stale else palette.text)
-        self.title.setStyleSheet(f"QLabel {{ color:{palette.stale.name()}; }}" if stale else "")
+        self.title.setStyleSheet(stale_css(stale, palette))
         for plot in (self.price_plot, self.spread_plot):
             for side in ("left", "bottom"):
                 axis = plot.getAxis(side)

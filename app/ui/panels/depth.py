@@ -41,7 +41,7 @@ from app.ui.bridge import Freshness
 from app.ui.click_trade import TradeRequest, side_of_click
 from app.ui.fonts import number_font
 from app.ui.models.depth_model import DepthModel, DepthRole
-from app.ui.palette import TradePalette, current_palette, follow_palette
+from app.ui.palette import TradePalette, follow_palette, stale_css
 from app.ui.panels.base import PanelContext
 from app.ui.widgets.live_text import TextHost
 
@@ -166,19 +166,12 @@ class DepthPanel(QWidget):
 
     def set_palette(self, palette: TradePalette) -> None:
         """A theme switch: the header's stale grey (the model follows by itself)."""
-        self._style_header(palette)
-
-    def _style_header(self, palette: TradePalette | None = None) -> None:
-        if self.freshness.stale:
-            colour = (palette or current_palette()).stale.name()
-            self.header.setStyleSheet(f"QLabel {{ color:{colour}; }}")
-        else:
-            self.header.setStyleSheet("")
+        self.header.setStyleSheet(stale_css(self.freshness.stale, palette))
 
     def _freshness_changed(self, freshness: Freshness) -> None:
         self.model.set_stale(freshness.stale)
         self.header.setToolTip(freshness.reason if freshness.stale else "")
-        self._style_header()
+        self.header.setStyleSheet(stale_css(self.freshness.stale))
         self._update_header()
 
     @property

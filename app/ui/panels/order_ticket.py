@@ -42,7 +42,7 @@ from decimal import Decimal
 from itertools import pairwise
 
 from PySide6.QtCore import QDateTime, QEvent, QObject, Qt, QTimeZone
-from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
+from PySide6.QtGui import QAction, QFont, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -77,7 +77,7 @@ from app.services.ticket import OrderType, TicketError, TicketForm, TicketInput
 from app.ui.bridge import QtTopic
 from app.ui.click_trade import TradeRequest
 from app.ui.fonts import number_font
-from app.ui.level_text import show_level
+from app.ui.level_text import show_level, wrapped_label
 from app.ui.order_confirm import SETTINGS_KEY as CONFIRM_KEY
 from app.ui.order_confirm import confirm_order, update_confirmation
 from app.ui.palette import TradePalette, current_palette, follow_palette, level_colour, level_css
@@ -219,12 +219,7 @@ class OrderTicketPanel(QWidget):
         sides.addWidget(self.buy_button)
         sides.addWidget(self.sell_button)
 
-        self.size_edit = QLineEdit(self)
-        self.size_edit.setObjectName("orderSize")
-        self.size_edit.setPlaceholderText("amount")
-        self.size_edit.setFont(mono)
-        self.size_unit = QLabel(self)
-        self.size_unit.setObjectName("orderSizeUnit")
+        self.size_edit, self.size_unit = self._number_field("orderSize", "amount", mono)
         size_row = QHBoxLayout()
         size_row.addWidget(self.size_edit, 1)
         size_row.addWidget(self.size_unit)
@@ -241,12 +236,7 @@ class OrderTicketPanel(QWidget):
         self.type_box.addItem("Market", "market")
         self.type_box.addItem("Limit", "limit")
 
-        self.limit_edit = QLineEdit(self)
-        self.limit_edit.setObjectName("orderLimit")
-        self.limit_edit.setPlaceholderText("limit price")
-        self.limit_edit.setFont(mono)
-        self.limit_unit = QLabel(self)
-        self.limit_unit.setObjectName("orderLimitUnit")
+        self.limit_edit, self.limit_unit = self._number_field("orderLimit", "limit price", mono)
         # Room for the unit text from the start: the dock is sized before the pairs are known,
         # and a unit label squeezed later is cut ("USD to spen").
         metrics = self.fontMetrics()
@@ -254,9 +244,8 @@ class OrderTicketPanel(QWidget):
         limit_row = QHBoxLayout()
         limit_row.addWidget(self.limit_edit, 1)
         limit_row.addWidget(self.limit_unit)
-        self.wire_label = QLabel(self)  # the details line: the wire's own view of the limit
-        self.wire_label.setObjectName("orderWireLimit")
-        self.wire_label.setWordWrap(True)
+        # the details line: the wire's own view of the limit
+        self.wire_label = wrapped_label(self, "orderWireLimit")
         self.wire_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.wire_label.setToolTip("What is sent: the limit as the service reads it")
         self.wire_label.setStyleSheet("font-size: small;")
@@ -292,15 +281,9 @@ class OrderTicketPanel(QWidget):
         form.addRow(self._buddy("E&nd", self.end_check), end_row)
         form.addRow("Client id", self.client_id_label)
 
-        self.input_error = QLabel(self)
-        self.input_error.setObjectName("orderInputError")
-        self.input_error.setWordWrap(True)
-        self.estimate_label = QLabel(self)
-        self.estimate_label.setObjectName("orderEstimate")
-        self.estimate_label.setWordWrap(True)
-        self.rest_label = QLabel(self)
-        self.rest_label.setObjectName("orderRests")
-        self.rest_label.setWordWrap(True)
+        self.input_error = wrapped_label(self, "orderInputError")
+        self.estimate_label = wrapped_label(self, "orderEstimate")
+        self.rest_label = wrapped_label(self, "orderRests")
         self.what_if_grid = QGridLayout()
         self.what_if_cells: list[list[QLabel]] = []
         self.what_if_headers: list[QLabel] = []
@@ -314,12 +297,8 @@ class OrderTicketPanel(QWidget):
                 cell.setObjectName(f"orderWhatIf{row}{column}")
                 self.what_if_grid.addWidget(cell, row, column)
             self.what_if_cells.append(cells)
-        self.verdict_label = QLabel(self)
-        self.verdict_label.setObjectName("orderVerdict")
-        self.verdict_label.setWordWrap(True)
-        self.checks_label = QLabel(self)
-        self.checks_label.setObjectName("orderChecks")
-        self.checks_label.setWordWrap(True)
+        self.verdict_label = wrapped_label(self, "orderVerdict")
+        self.checks_label = wrapped_label(self, "orderChecks")
         self.override_check = QCheckBox("Override the size &limit for this order", self)
         self.override_check.setObjectName("orderOverride")
         self.override_check.setVisible(False)
@@ -328,9 +307,7 @@ class OrderTicketPanel(QWidget):
         self.send_button.setObjectName("orderSend")
         self.send_button.setDefault(True)
         self.send_button.setToolTip("Enter sends (after the confirmation, if switched on)")
-        self.outcome_label = QLabel(self)
-        self.outcome_label.setObjectName("orderOutcome")
-        self.outcome_label.setWordWrap(True)
+        self.outcome_label = wrapped_label(self, "orderOutcome")
         self.outcome_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         # The ticket scrolls inside its dock rather than squeezing wrapped lines into each other
@@ -401,6 +378,17 @@ class OrderTicketPanel(QWidget):
         width = self._form.minimumSize().width() + margins.left() + margins.right() + bar
         if width != self._scroll.minimumWidth():
             self._scroll.setMinimumWidth(width)
+
+    def _number_field(self, name: str, placeholder: str, font: QFont) -> tuple[QLineEdit, QLabel]:
+        """An amount or price entry in the numbers' font, and the unit label beside it (named
+        ``name`` and ``name + "Unit"``)."""
+        edit = QLineEdit(self)
+        edit.setObjectName(name)
+        edit.setPlaceholderText(placeholder)
+        edit.setFont(font)
+        unit = QLabel(self)
+        unit.setObjectName(f"{name}Unit")
+        return edit, unit
 
     def _buddy(self, text: str, field: QWidget) -> QLabel:
         """A row label whose Alt+letter jumps to ``field`` (rows holding a layout need one)."""

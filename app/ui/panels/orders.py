@@ -116,13 +116,8 @@ class OrdersPanel(RecordPanel):
         self.proxy = OrdersProxy(self)
         self.proxy.setSourceModel(self.model)
         self.table = self._record_table("orders", "Orders")
-        self.columns = ColumnChoice(
-            self.table,
-            "orders",
-            [spec.key for spec in self.model.columns],
-            [spec.header for spec in self.model.columns],
-            context.settings,
-            WIRE_COLUMNS,
+        self.columns = ColumnChoice.of_model(
+            self.table, "orders", self.model.columns, context.settings, WIRE_COLUMNS
         )
         for key in WIRE_COLUMNS:  # exported and copied, read in the details: never on screen
             self.columns.menu.removeAction(self.columns.actions[key])

@@ -147,13 +147,8 @@ class TopOfBookPanel(QWidget):
         header.setSortIndicatorClearable(True)  # third click: back to watchlist order
         header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.table.setSortingEnabled(True)
-        self.columns = ColumnChoice(
-            self.table,
-            "watchlist",
-            [spec.key for spec in self.model.columns],
-            [spec.header for spec in self.model.columns],
-            context.settings,
-            DEFAULT_HIDDEN,
+        self.columns = ColumnChoice.of_model(
+            self.table, "watchlist", self.model.columns, context.settings, DEFAULT_HIDDEN
         )
 
         self.pair_choice = QComboBox(self)
