@@ -120,6 +120,13 @@ def login(base_url: str, payload: Any = None, *, content: bytes | None = None) -
         return http.post(LOGIN, json=payload)
 
 
+def assert_reads_demo_account(session: Session) -> None:
+    """``session``'s token is accepted: the ``demo`` account reads (200, its id)."""
+    response = session.get(ACCOUNT)
+    assert response.status_code == 200, response.text
+    assert body(response)["account"]["accountId"] == "demo"
+
+
 def flip(char: str) -> str:
     return "A" if char != "A" else "B"
 
@@ -196,9 +203,7 @@ def test_login_returns_hs256_jwt_that_opens_authed_routes(sandbox: SandboxProces
 
     session = Session(sandbox.url, "demo", "demo", "demo", token=token)
     try:
-        account = session.get(ACCOUNT)
-        assert account.status_code == 200, account.text
-        assert body(account)["account"]["accountId"] == "demo"
+        assert_reads_demo_account(session)
     finally:
         session.close()
 
@@ -349,9 +354,7 @@ def test_token_expires_after_its_ttl(sandbox_factory: Factory) -> None:
         assert any("expir" in message.lower() for message in payload["errors"]), payload
 
         session.login()
-        again = session.get(ACCOUNT)
-        assert again.status_code == 200, again.text
-        assert body(again)["account"]["accountId"] == "demo"
+        assert_reads_demo_account(session)  # again
     finally:
         session.close()
 

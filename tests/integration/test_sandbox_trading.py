@@ -261,6 +261,14 @@ def assert_refusal(
     return result
 
 
+def refused_past_credit(session: Session, size: str) -> dict[str, Any]:
+    """A USD to BTC limit order for ``size`` USD past the credit line, checked refused: 424
+    Insufficient Funds in the credit refusal's shape (no trades fields)."""
+    return assert_refusal(
+        session.limit_order("USD", "BTC", size), 424, "Insufficient Funds", trades_shape=False
+    )
+
+
 def check_fill_rates(
     result: dict[str, Any], *, btc_usd: str, usd_btc: str
 ) -> tuple[Decimal, tuple[Decimal, str]]:
@@ -817,12 +825,7 @@ def test_credit_lets_free_go_negative_up_to_the_credit_line(sandbox: SandboxProc
     session = new_client(sandbox, {"USD": "1000"}, {"USD": "-50000"})
     try:
         before = holdings(session)
-        over = assert_refusal(
-            session.limit_order("USD", "BTC", "51000.01"),
-            424,
-            "Insufficient Funds",
-            trades_shape=False,
-        )
+        over = refused_past_credit(session, "51000.01")
         assert "51000.01 USD" in over["errors"][0]
         assert "only 51000 USD" in over["errors"][0]
         assert holdings(session) == before
@@ -838,12 +841,7 @@ def test_credit_lets_free_go_negative_up_to_the_credit_line(sandbox: SandboxProc
         assert dec(account["account"]["balances"]["USD"]["limit"]) == -50000
         assert dec(account["account"]["balances"]["USD"]["available"]) == 31000
 
-        refused = assert_refusal(
-            session.limit_order("USD", "BTC", "31000.01"),
-            424,
-            "Insufficient Funds",
-            trades_shape=False,
-        )
+        refused = refused_past_credit(session, "31000.01")
         assert "only 31000 USD" in refused["errors"][0]
         second = ok_body(session.limit_order("USD", "BTC", "31000"))["order"]
         btc += check_filled_buy_btc(second, Decimal(31000))

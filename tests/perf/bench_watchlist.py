@@ -27,8 +27,6 @@ import asyncio
 import itertools
 import json
 import random
-import sys
-import tempfile
 import time
 from collections.abc import Callable
 from decimal import Decimal
@@ -46,8 +44,8 @@ from app.services.session import Environment, TerminalSession
 from app.ui.bridge import SessionBridge
 from app.ui.panels.base import PanelContext
 from app.ui.panels.top_of_book import TopOfBookPanel
-from app.ui.qt import QEventLoop
 from app.ui.settings import open_settings
+from tests.perf.qt_runner import run_qt
 
 HEARTBEAT_MS = 5
 
@@ -271,13 +269,7 @@ def main() -> None:
     parser.add_argument("--hz", type=float, default=4.0)
     parser.add_argument("--seconds", type=float, default=20.0)
     options = parser.parse_args()
-    app = QApplication.instance() or QApplication(sys.argv)
-    assert isinstance(app, QApplication)
-    with (
-        tempfile.TemporaryDirectory() as config,
-        asyncio.Runner(loop_factory=lambda: QEventLoop(app)) as runner,
-    ):
-        runner.run(bench(app, options.pairs, options.hz, options.seconds, Path(config)))
+    run_qt(lambda app, config: bench(app, options.pairs, options.hz, options.seconds, config))
 
 
 if __name__ == "__main__":
