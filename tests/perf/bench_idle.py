@@ -20,7 +20,6 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import argparse
 import asyncio
 import cProfile
 import ctypes
@@ -39,6 +38,7 @@ from app.services.sandbox_child import SandboxChild
 from app.services.session import FeedIntervals
 from app.ui.launch import _open_window
 from app.ui.settings import open_settings
+from tests.perf.options import bench_parser
 from tests.perf.qt_runner import run_qt
 
 WARM_UP = 10.0
@@ -148,10 +148,7 @@ async def bench(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--pairs", type=int, default=20)
-    parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--hz", type=float, default=1.0)
+    parser = bench_parser(__doc__, pairs=20, seconds=60.0, hz=1.0)
     parser.add_argument("--soak", type=float, default=None, help="run this many seconds")
     parser.add_argument("--profile", type=Path, default=None, help="cProfile stats of the run")
     options = parser.parse_args()
