@@ -13,11 +13,11 @@ import itertools
 import re
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import anyio
 import pytest
@@ -130,23 +130,36 @@ def faults(sandbox: SandboxProcess) -> Iterator[Faults]:
     switch.clear()
 
 
-@pytest.fixture
-async def api(
-    sandbox: SandboxProcess, client: Session, anyio_backend: str
-) -> AsyncIterator[ServiceClient]:
-    service = await connect(sandbox, client, retry=FAST_RETRY)
-    yield service
-    await service.aclose()
+#: ``await services(retry=..., read_timeout=...)``: a ServiceClient logged in as ``client``.
+Services = Callable[..., Awaitable[ServiceClient]]
 
 
 @pytest.fixture
-async def one_try(
+async def services(
     sandbox: SandboxProcess, client: Session, anyio_backend: str
-) -> AsyncIterator[ServiceClient]:
+) -> AsyncIterator[Services]:
+    """Service clients of ``client`` with the retries and timeouts a test asks for, all closed
+    after it."""
+    opened: list[ServiceClient] = []
+
+    async def open_one(**options: Any) -> ServiceClient:
+        opened.append(await connect(sandbox, client, **options))
+        return opened[-1]
+
+    yield open_one
+    for service in opened:
+        await service.aclose()
+
+
+@pytest.fixture
+async def api(services: Services) -> ServiceClient:
+    return await services(retry=FAST_RETRY)
+
+
+@pytest.fixture
+async def one_try(services: Services) -> ServiceClient:
     """A client that never retries reads, so the first failure surfaces."""
-    service = await connect(sandbox, client, retry=ONE_TRY)
-    yield service
-    await service.aclose()
+    return await services(retry=ONE_TRY)
 
 
 def seconds(stamp: Any) -> Decimal:
@@ -163,35 +176,42 @@ def server_orders(session: Session, **params: str) -> list[dict[str, Any]]:
     return orders
 
 
+E = TypeVar("E", bound=BaseException)
+
+
+async def failed_read(
+    faults: Faults, service: ServiceClient, rule: dict[str, Any], error: type[E]
+) -> E:
+    """The account read, under the fault ``rule`` on its path, fails with ``error``: returned."""
+    faults.set({**rule, "path": ACCOUNT_PATH})
+    with pytest.raises(error) as caught:
+        await service.account()
+    return caught.value
+
+
 # -- typed errors for failures ----------------------------------------------------------------
 
 
 async def test_server_errors_in_both_documented_shapes(
     faults: Faults, one_try: ServiceClient
 ) -> None:
-    faults.set({"kind": "status", "status": 503, "path": ACCOUNT_PATH})
-    with pytest.raises(ServerError) as unavailable:
-        await one_try.account()
-    assert unavailable.value.status == 503
-    assert unavailable.value.messages == ["Service temporarily unavailable"]
-    assert str(unavailable.value) == "HTTP 503: Service temporarily unavailable"
+    unavailable = await failed_read(faults, one_try, {"kind": "status", "status": 503}, ServerError)
+    assert unavailable.status == 503
+    assert unavailable.messages == ["Service temporarily unavailable"]
+    assert str(unavailable) == "HTTP 503: Service temporarily unavailable"
 
-    faults.set({"kind": "status", "status": 500, "path": ACCOUNT_PATH})
-    with pytest.raises(ServerError) as internal:
-        await one_try.account()
-    assert internal.value.status == 500
-    assert internal.value.body == {"status": 500, "error": "Internal Server Error"}
-    assert internal.value.messages == ["Internal Server Error"]
+    internal = await failed_read(faults, one_try, {"kind": "status", "status": 500}, ServerError)
+    assert internal.status == 500
+    assert internal.body == {"status": 500, "error": "Internal Server Error"}
+    assert internal.messages == ["Internal Server Error"]
 
 
 async def test_html_gateway_page_is_a_readable_server_error(
     faults: Faults, one_try: ServiceClient
 ) -> None:
-    faults.set({"kind": "html", "status": 502, "path": ACCOUNT_PATH})
-    with pytest.raises(ServerError) as caught:
-        await one_try.account()
-    message = str(caught.value)
-    assert caught.value.status == 502
+    refused = await failed_read(faults, one_try, {"kind": "html", "status": 502}, ServerError)
+    message = str(refused)
+    assert refused.status == 502
     assert "HTML page" in message and "502 Bad Gateway" in message
     assert "<" not in message and len(message) < 200
 
@@ -199,27 +219,22 @@ async def test_html_gateway_page_is_a_readable_server_error(
 async def test_too_many_requests_is_rate_limited_with_retry_after(
     faults: Faults, one_try: ServiceClient
 ) -> None:
-    faults.set({"kind": "retry_after", "retryAfter": 7, "path": ACCOUNT_PATH})
-    with pytest.raises(RateLimited) as caught:
-        await one_try.account()
-    assert caught.value.status == 429 and caught.value.retry_after == 7.0
-    assert caught.value.messages == ["Too many requests; slow down"]
+    refused = await failed_read(
+        faults, one_try, {"kind": "retry_after", "retryAfter": 7}, RateLimited
+    )
+    assert refused.status == 429 and refused.retry_after == 7.0
+    assert refused.messages == ["Too many requests; slow down"]
 
 
-async def test_slow_answer_is_a_request_timeout(
-    sandbox: SandboxProcess, faults: Faults, client: Session
-) -> None:
-    service = await connect(sandbox, client, retry=ONE_TRY, read_timeout=0.5)
-    try:
-        faults.set({"kind": "latency", "seconds": 2, "path": ACCOUNT_PATH})
-        started = time.monotonic()
-        with pytest.raises(RequestTimeout) as caught:
-            await service.account()
-        assert time.monotonic() - started < 1.8
-        assert isinstance(caught.value, NetworkError)
-        assert "read timeout" in str(caught.value)
-    finally:
-        await service.aclose()
+async def test_slow_answer_is_a_request_timeout(faults: Faults, services: Services) -> None:
+    service = await services(retry=ONE_TRY, read_timeout=0.5)
+    faults.set({"kind": "latency", "seconds": 2, "path": ACCOUNT_PATH})
+    started = time.monotonic()
+    with pytest.raises(RequestTimeout) as caught:
+        await service.account()
+    assert time.monotonic() - started < 1.8
+    assert isinstance(caught.value, NetworkError)
+    assert "read timeout" in str(caught.value)
 
 
 # -- retries of reads -------------------------------------------------------------------------
@@ -238,20 +253,15 @@ async def test_reads_retry_server_errors_and_dropped_connections(
     assert len(faults.hits("drop")) == 1
 
     # Retries are bounded: a failure that persists surfaces after ``attempts`` tries.
-    faults.set({"kind": "status", "status": 503, "path": ACCOUNT_PATH})
-    with pytest.raises(ServerError):
-        await api.account()
+    await failed_read(faults, api, {"kind": "status", "status": 503}, ServerError)
     assert len(faults.requests("GET", ACCOUNT_PATH)) == FAST_RETRY.attempts
 
 
 @pytest.mark.slow
-async def test_retry_after_is_honoured(faults: Faults, client: Session) -> None:
+async def test_retry_after_is_honoured(faults: Faults, services: Services) -> None:
     faults.set({"kind": "retry_after", "retryAfter": 1, "count": 2, "path": TOP_OF_BOOK_DOC})
-    service = await connect(faults.sandbox, client)
-    try:
-        books = await service.top_of_book(["BTC/USD"])
-    finally:
-        await service.aclose()
+    service = await services()
+    books = await service.top_of_book(["BTC/USD"])
     assert books["BTC/USD"].bid < books["BTC/USD"].ask
     times = [seconds(r["time"]) for r in faults.requests("GET", TOP_OF_BOOK_DOC)]
     assert len(times) == 3
