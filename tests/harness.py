@@ -26,9 +26,11 @@ from typing import Any
 
 import httpx
 
+from app.api import ServiceClient
 from app.sandbox.config import SandboxConfig
 from app.sandbox.context import Sandbox
 from app.sandbox.server import create_app
+from app.services.session import Environment, FeedIntervals, TerminalSession
 
 ROOT = Path(__file__).resolve().parents[1]
 ADMIN_TOKEN = "test-admin-token"
@@ -252,6 +254,21 @@ def new_client(
         response = admin.post("/api/v1/sandbox/admin/clients", json=request)
         assert response.status_code == 200, response.text
     return Session(sandbox.url, name, name, f"acct-{name}")
+
+
+async def terminal_session(
+    sandbox: SandboxProcess,
+    account: Session,
+    client: ServiceClient,
+    intervals: FeedIntervals,
+    watchlist: list[str] | None = None,
+) -> TerminalSession:
+    """The terminal's session of ``account`` on ``sandbox`` through ``client`` (its transport,
+    retries and clock are the caller's), logged in but not started: the caller starts and stops
+    it and closes the client."""
+    await client.login(account.user, account.password, account.account)
+    environment = Environment(sandbox.url, account.user, account.account, sandbox=True)
+    return TerminalSession(client, environment, intervals, watchlist)
 
 
 @contextmanager

@@ -19,20 +19,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
-import tempfile
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QEvent, QSettings
-from PySide6.QtWidgets import QApplication, QLabel, QWidget
+from PySide6.QtWidgets import QLabel, QWidget
 
 from app.api import ClientSettings, ServiceClient
 from app.domain.alerts import Condition, PriceAlert, PriceSource, Repeat, new_alert_id
 from app.domain.display import Precision
 from app.services.desks import TradingDesks
-from app.services.session import Environment, FeedIntervals, TerminalSession
+from app.services.session import FeedIntervals, TerminalSession
 from app.ui.bridge import SessionBridge
 from app.ui.panels.alerts import AlertsPanel
 from app.ui.panels.base import PanelContext
@@ -40,10 +38,10 @@ from app.ui.panels.chart import ChartPanel
 from app.ui.panels.order_ticket import OrderTicketPanel
 from app.ui.panels.orders import OrdersPanel
 from app.ui.panels.positions import PositionsPanel
-from app.ui.qt import QEventLoop
 from app.ui.settings import open_settings
 from app.ui.theme import apply_theme
-from tests.harness import SandboxProcess, Session, new_client, until
+from tests.harness import SandboxProcess, Session, new_client, terminal_session, until
+from tests.perf.qt_runner import qt_app, run_qt
 
 TICKET_SIZE = (420, 560)
 ORDERS_SIZE = (1100, 320)
@@ -85,12 +83,8 @@ async def start(
 ) -> Shot:
     account = new_client(sandbox, balances=balances, credit=credit)
     client = ServiceClient(ClientSettings(sandbox.url))
-    await client.login(account.user, account.password, account.account)
-    session = TerminalSession(
-        client,
-        Environment(sandbox.url, account.user, account.account, sandbox=True),
-        FeedIntervals(top_of_book=0.5, balances=1.0, order_book=5.0),
-    )
+    intervals = FeedIntervals(top_of_book=0.5, balances=1.0, order_book=5.0)
+    session = await terminal_session(sandbox, account, client, intervals)
     bridge = SessionBridge(session)
     precision = Precision()
     context = PanelContext(bridge, precision, settings or open_settings(folder), lambda *_: None)
@@ -252,17 +246,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", choices=sorted(SHOTS), help="(repeatable)")
     args = parser.parse_args(argv)
     args.folder.mkdir(parents=True, exist_ok=True)
-    app = QApplication.instance() or QApplication([sys.argv[0]])
-    assert isinstance(app, QApplication)
-    app.setQuitOnLastWindowClosed(False)
-    apply_theme(app, args.theme)
+    apply_theme(qt_app(), args.theme)
     sandbox = SandboxProcess().start()
     try:
-        with (
-            tempfile.TemporaryDirectory() as scratch,
-            asyncio.Runner(loop_factory=lambda: QEventLoop(app)) as runner,
-        ):
-            runner.run(_shoot(sandbox, Path(scratch), args.folder, args.only or list(SHOTS)))
+        run_qt(lambda _, scratch: _shoot(sandbox, scratch, args.folder, args.only or list(SHOTS)))
     finally:
         sandbox.close()
     return 0

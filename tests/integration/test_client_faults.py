@@ -13,11 +13,11 @@ import itertools
 import re
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import anyio
 import pytest
@@ -45,7 +45,6 @@ from tests.harness import (
     SandboxProcess,
     Session,
     body,
-    fresh_client,
     invariant,
     new_client,
     own_sandbox,
@@ -117,41 +116,50 @@ class Faults:
 
 
 @pytest.fixture(scope="module")
-def faulty() -> Iterator[SandboxProcess]:
-    """A sandbox of its own for fault injection (rules apply to every client of a sandbox)."""
+def sandbox() -> Iterator[SandboxProcess]:
+    """A sandbox of its own for fault injection (rules apply to every client of a sandbox): it
+    stands in for the session's here, so ``client`` (tests/conftest.py) opens accounts on it."""
     yield from own_sandbox()
 
 
 @pytest.fixture
-def faults(faulty: SandboxProcess) -> Iterator[Faults]:
-    switch = Faults(faulty)
+def faults(sandbox: SandboxProcess) -> Iterator[Faults]:
+    switch = Faults(sandbox)
     switch.clear()
     yield switch
     switch.clear()
 
 
-@pytest.fixture
-def account(faulty: SandboxProcess) -> Iterator[Session]:
-    yield from fresh_client(faulty)
+#: ``await services(retry=..., read_timeout=...)``: a ServiceClient logged in as ``client``.
+Services = Callable[..., Awaitable[ServiceClient]]
 
 
 @pytest.fixture
-async def api(
-    faulty: SandboxProcess, account: Session, anyio_backend: str
-) -> AsyncIterator[ServiceClient]:
-    service = await connect(faulty, account, retry=FAST_RETRY)
-    yield service
-    await service.aclose()
+async def services(
+    sandbox: SandboxProcess, client: Session, anyio_backend: str
+) -> AsyncIterator[Services]:
+    """Service clients of ``client`` with the retries and timeouts a test asks for, all closed
+    after it."""
+    opened: list[ServiceClient] = []
+
+    async def open_one(**options: Any) -> ServiceClient:
+        opened.append(await connect(sandbox, client, **options))
+        return opened[-1]
+
+    yield open_one
+    for service in opened:
+        await service.aclose()
 
 
 @pytest.fixture
-async def one_try(
-    faulty: SandboxProcess, account: Session, anyio_backend: str
-) -> AsyncIterator[ServiceClient]:
+async def api(services: Services) -> ServiceClient:
+    return await services(retry=FAST_RETRY)
+
+
+@pytest.fixture
+async def one_try(services: Services) -> ServiceClient:
     """A client that never retries reads, so the first failure surfaces."""
-    service = await connect(faulty, account, retry=ONE_TRY)
-    yield service
-    await service.aclose()
+    return await services(retry=ONE_TRY)
 
 
 def seconds(stamp: Any) -> Decimal:
@@ -168,35 +176,42 @@ def server_orders(session: Session, **params: str) -> list[dict[str, Any]]:
     return orders
 
 
+E = TypeVar("E", bound=BaseException)
+
+
+async def failed_read(
+    faults: Faults, service: ServiceClient, rule: dict[str, Any], error: type[E]
+) -> E:
+    """The account read, under the fault ``rule`` on its path, fails with ``error``: returned."""
+    faults.set({**rule, "path": ACCOUNT_PATH})
+    with pytest.raises(error) as caught:
+        await service.account()
+    return caught.value
+
+
 # -- typed errors for failures ----------------------------------------------------------------
 
 
 async def test_server_errors_in_both_documented_shapes(
     faults: Faults, one_try: ServiceClient
 ) -> None:
-    faults.set({"kind": "status", "status": 503, "path": ACCOUNT_PATH})
-    with pytest.raises(ServerError) as unavailable:
-        await one_try.account()
-    assert unavailable.value.status == 503
-    assert unavailable.value.messages == ["Service temporarily unavailable"]
-    assert str(unavailable.value) == "HTTP 503: Service temporarily unavailable"
+    unavailable = await failed_read(faults, one_try, {"kind": "status", "status": 503}, ServerError)
+    assert unavailable.status == 503
+    assert unavailable.messages == ["Service temporarily unavailable"]
+    assert str(unavailable) == "HTTP 503: Service temporarily unavailable"
 
-    faults.set({"kind": "status", "status": 500, "path": ACCOUNT_PATH})
-    with pytest.raises(ServerError) as internal:
-        await one_try.account()
-    assert internal.value.status == 500
-    assert internal.value.body == {"status": 500, "error": "Internal Server Error"}
-    assert internal.value.messages == ["Internal Server Error"]
+    internal = await failed_read(faults, one_try, {"kind": "status", "status": 500}, ServerError)
+    assert internal.status == 500
+    assert internal.body == {"status": 500, "error": "Internal Server Error"}
+    assert internal.messages == ["Internal Server Error"]
 
 
 async def test_html_gateway_page_is_a_readable_server_error(
     faults: Faults, one_try: ServiceClient
 ) -> None:
-    faults.set({"kind": "html", "status": 502, "path": ACCOUNT_PATH})
-    with pytest.raises(ServerError) as caught:
-        await one_try.account()
-    message = str(caught.value)
-    assert caught.value.status == 502
+    refused = await failed_read(faults, one_try, {"kind": "html", "status": 502}, ServerError)
+    message = str(refused)
+    assert refused.status == 502
     assert "HTML page" in message and "502 Bad Gateway" in message
     assert "<" not in message and len(message) < 200
 
@@ -204,59 +219,49 @@ async def test_html_gateway_page_is_a_readable_server_error(
 async def test_too_many_requests_is_rate_limited_with_retry_after(
     faults: Faults, one_try: ServiceClient
 ) -> None:
-    faults.set({"kind": "retry_after", "retryAfter": 7, "path": ACCOUNT_PATH})
-    with pytest.raises(RateLimited) as caught:
-        await one_try.account()
-    assert caught.value.status == 429 and caught.value.retry_after == 7.0
-    assert caught.value.messages == ["Too many requests; slow down"]
+    refused = await failed_read(
+        faults, one_try, {"kind": "retry_after", "retryAfter": 7}, RateLimited
+    )
+    assert refused.status == 429 and refused.retry_after == 7.0
+    assert refused.messages == ["Too many requests; slow down"]
 
 
-async def test_slow_answer_is_a_request_timeout(
-    faulty: SandboxProcess, faults: Faults, account: Session
-) -> None:
-    service = await connect(faulty, account, retry=ONE_TRY, read_timeout=0.5)
-    try:
-        faults.set({"kind": "latency", "seconds": 2, "path": ACCOUNT_PATH})
-        started = time.monotonic()
-        with pytest.raises(RequestTimeout) as caught:
-            await service.account()
-        assert time.monotonic() - started < 1.8
-        assert isinstance(caught.value, NetworkError)
-        assert "read timeout" in str(caught.value)
-    finally:
-        await service.aclose()
+async def test_slow_answer_is_a_request_timeout(faults: Faults, services: Services) -> None:
+    service = await services(retry=ONE_TRY, read_timeout=0.5)
+    faults.set({"kind": "latency", "seconds": 2, "path": ACCOUNT_PATH})
+    started = time.monotonic()
+    with pytest.raises(RequestTimeout) as caught:
+        await service.account()
+    assert time.monotonic() - started < 1.8
+    assert isinstance(caught.value, NetworkError)
+    assert "read timeout" in str(caught.value)
 
 
 # -- retries of reads -------------------------------------------------------------------------
 
 
 async def test_reads_retry_server_errors_and_dropped_connections(
-    faults: Faults, api: ServiceClient, account: Session
+    faults: Faults, api: ServiceClient, client: Session
 ) -> None:
     faults.set({"kind": "status", "status": 503, "count": 2, "path": ACCOUNT_PATH})
-    assert (await api.account()).account_id == account.account
+    assert (await api.account()).account_id == client.account
     assert len(faults.requests("GET", ACCOUNT_PATH)) == 3
 
     faults.set({"kind": "drop", "count": 1, "path": ACCOUNT_PATH})
-    assert (await api.account()).account_id == account.account
+    assert (await api.account()).account_id == client.account
     assert len(faults.requests("GET", ACCOUNT_PATH)) == 2
     assert len(faults.hits("drop")) == 1
 
     # Retries are bounded: a failure that persists surfaces after ``attempts`` tries.
-    faults.set({"kind": "status", "status": 503, "path": ACCOUNT_PATH})
-    with pytest.raises(ServerError):
-        await api.account()
+    await failed_read(faults, api, {"kind": "status", "status": 503}, ServerError)
     assert len(faults.requests("GET", ACCOUNT_PATH)) == FAST_RETRY.attempts
 
 
 @pytest.mark.slow
-async def test_retry_after_is_honoured(faults: Faults, account: Session) -> None:
+async def test_retry_after_is_honoured(faults: Faults, services: Services) -> None:
     faults.set({"kind": "retry_after", "retryAfter": 1, "count": 2, "path": TOP_OF_BOOK_DOC})
-    service = await connect(faults.sandbox, account)
-    try:
-        books = await service.top_of_book(["BTC/USD"])
-    finally:
-        await service.aclose()
+    service = await services()
+    books = await service.top_of_book(["BTC/USD"])
     assert books["BTC/USD"].bid < books["BTC/USD"].ask
     times = [seconds(r["time"]) for r in faults.requests("GET", TOP_OF_BOOK_DOC)]
     assert len(times) == 3
@@ -269,16 +274,16 @@ async def test_retry_after_is_honoured(faults: Faults, account: Session) -> None
 
 
 async def test_a_second_401_is_reported_after_one_relogin(
-    faults: Faults, api: ServiceClient, account: Session
+    faults: Faults, api: ServiceClient, client: Session
 ) -> None:
     faults.set({"kind": "unauthorized", "path": ACCOUNT_PATH})
-    before = faults.sandbox.logins(account.user)
+    before = faults.sandbox.logins(client.user)
     with pytest.raises(LoginExpired) as caught:
         await api.account()
     assert caught.value.status == 401
     assert caught.value.messages == ["Token expired; log in again"]
     assert api.logins == 2
-    assert faults.sandbox.logins(account.user) == before + 1
+    assert faults.sandbox.logins(client.user) == before + 1
     assert len(faults.requests("GET", ACCOUNT_PATH)) == 2  # the call and its one retry
 
     with pytest.raises(LoginExpired, match="less than a minute ago"):
@@ -287,7 +292,7 @@ async def test_a_second_401_is_reported_after_one_relogin(
     assert len(faults.requests("GET", ACCOUNT_PATH)) == 3
 
     # Other operations were never refused and still work with the renewed token.
-    assert (await api.portfolio()).account_id == account.account
+    assert (await api.portfolio()).account_id == client.account
 
 
 # -- path variants ----------------------------------------------------------------------------
@@ -329,7 +334,7 @@ async def test_order_query_falls_back_to_the_ops_variant_and_remembers_it(
 
 @pytest.mark.slow
 async def test_an_order_is_never_retried_and_a_lost_refusal_is_reported(
-    faults: Faults, api: ServiceClient, account: Session
+    faults: Faults, api: ServiceClient, client: Session
 ) -> None:
     faults.set({"kind": "status", "status": 503, "count": 1, "method": "POST", "path": LIMIT_PATH})
     coid = new_client_order_id()
@@ -338,8 +343,8 @@ async def test_an_order_is_never_retried_and_a_lost_refusal_is_reported(
     assert "unknown whether it executed" in str(caught.value)
     assert caught.value.client_order_id == coid
     assert len(faults.requests("POST", LIMIT_PATH)) == 1
-    assert server_orders(account, clientOrderId=coid) == []
-    assert server_orders(account) == []
+    assert server_orders(client, clientOrderId=coid) == []
+    assert server_orders(client) == []
     balances = (await api.account()).balances
     assert balances["BTC"].free == Decimal("2") and balances["USD"].free == Decimal("100000")
 
@@ -358,7 +363,7 @@ async def settled(api: ServiceClient, request: OrderRequest) -> Order:
 
 
 async def test_a_market_order_whose_answer_is_lost_is_found_by_lookup(
-    faults: Faults, api: ServiceClient, account: Session
+    faults: Faults, api: ServiceClient, client: Session
 ) -> None:
     faults.set({"kind": "drop_after_commit", "count": 1, "method": "POST", "path": MARKET_PATH})
     coid = new_client_order_id()
@@ -374,12 +379,12 @@ async def test_a_market_order_whose_answer_is_lost_is_found_by_lookup(
     assert order.filled and order.type == "market" and order.client_order_id == coid
     assert len(faults.requests("POST", MARKET_PATH)) == 1
     assert len(faults.hits("drop_after_commit")) == 1
-    assert [o["orderId"] for o in server_orders(account)] == [order.order_id]
+    assert [o["orderId"] for o in server_orders(client)] == [order.order_id]
 
 
 @pytest.mark.slow
 async def test_the_command_line_settles_a_lost_answer_and_reports_an_unfound_one(
-    faults: Faults, api: ServiceClient, account: Session
+    faults: Faults, api: ServiceClient, client: Session
 ) -> None:
     """``tradeterm api market``: a lost answer is looked up (found: printed as if answered);
     an order the server never saw is reported unknown (exit 3), never "not placed"."""
@@ -390,19 +395,19 @@ async def test_the_command_line_settles_a_lost_answer_and_reports_an_unfound_one
     output = await commands.market(api, args)
     placed = output.data["order"]
     assert placed["result"]["status"] == "filled"
-    assert [o["orderId"] for o in server_orders(account)] == [placed["orderId"]]
+    assert [o["orderId"] for o in server_orders(client)] == [placed["orderId"]]
     faults.set({"kind": "drop", "count": 1, "method": "POST", "path": MARKET_PATH})
     with pytest.raises(OutcomeUnknown, match="unknown whether it executed") as caught:
         await commands.market(api, args)
     assert caught.value.client_order_id.startswith("tt-")
-    assert len(server_orders(account)) == 1
+    assert len(server_orders(client)) == 1
 
 
 async def test_no_duplicate_orders_when_answers_drop_after_commit(
-    faulty: SandboxProcess, faults: Faults, anyio_backend: str
+    sandbox: SandboxProcess, faults: Faults, anyio_backend: str
 ) -> None:
-    session = new_client(faulty, {"BTC": "1", "USD": "0"})
-    service = await connect(faulty, session)
+    session = new_client(sandbox, {"BTC": "1", "USD": "0"})
+    service = await connect(sandbox, session)
     try:
         faults.set(
             {"kind": "drop_after_commit", "rate": 0.2, "method": "POST", "path": LIMIT_PATH},
@@ -443,7 +448,7 @@ async def test_no_duplicate_orders_when_answers_drop_after_commit(
         faults.clear()
         balances = (await service.account()).balances
         assert balances["BTC"].free == Decimal("0.8")  # exactly 200 x 0.001 sold
-        assert invariant(faulty, session.account)["holds"]
+        assert invariant(sandbox, session.account)["holds"]
     finally:
         await service.aclose()
         session.close()
@@ -453,7 +458,7 @@ async def test_no_duplicate_orders_when_answers_drop_after_commit(
 
 
 async def test_accept_whose_answer_is_lost_returns_the_filled_order(
-    faults: Faults, api: ServiceClient, account: Session
+    faults: Faults, api: ServiceClient, client: Session
 ) -> None:
     quote = await api.request_quote("BTC/USD", Amount(Decimal("0.01"), "BTC"))
     faults.set({"kind": "drop_after_commit", "count": 1, "method": "POST", "path": ACCEPT_PATH})
@@ -472,7 +477,7 @@ async def test_accept_whose_answer_is_lost_returns_the_filled_order(
 
 
 async def test_accept_dropped_before_commit_is_unknown_and_can_be_accepted_again(
-    faults: Faults, api: ServiceClient, account: Session
+    faults: Faults, api: ServiceClient, client: Session
 ) -> None:
     quote = await api.request_quote("BTC/USD", Amount(Decimal("0.01"), "BTC"))
     faults.set({"kind": "drop", "count": 1, "method": "POST", "path": ACCEPT_PATH})
@@ -483,11 +488,11 @@ async def test_accept_dropped_before_commit_is_unknown_and_can_be_accepted_again
     sought = Sought.accept(quote.order_id, "tt-accept-2", api.clock.server_now())
     assert await OrderSettler(api).look_up(sought) == Absent()
     assert len(faults.requests("POST", ACCEPT_PATH)) == 1
-    assert server_orders(account) == []
+    assert server_orders(client) == []
 
     order = await api.accept_quote(quote.order_id, "sell")
     assert order.order_id == quote.order_id and order.filled
-    assert [o["orderId"] for o in server_orders(account)] == [quote.order_id]
+    assert [o["orderId"] for o in server_orders(client)] == [quote.order_id]
 
 
 # -- answers that are not the service's JSON --------------------------------------------------

@@ -21,8 +21,8 @@ from app.api import (
 )
 from app.services.connect import LoginFailed, connect
 from app.services.health import Health
-from app.services.session import Environment, FeedIntervals, TerminalSession
-from tests.harness import Faults, SandboxProcess, new_client, until
+from app.services.session import FeedIntervals
+from tests.harness import Faults, SandboxProcess, new_client, terminal_session, until
 from tests.perf.bench_faults import FAULTS, Rig, measure
 from tests.proxy import proxy_to
 
@@ -81,13 +81,8 @@ async def test_a_persistent_401_logs_in_once_a_minute_and_stops_the_feeds(
     account = new_client(sandbox)
     clock = ManualClock()
     api = ServiceClient(ClientSettings(sandbox.url), retry=ONE_TRY, monotonic=clock)
-    await api.login(account.user, account.password, account.account)
-    session = TerminalSession(
-        api,
-        Environment(sandbox.url, account.user, account.account, sandbox=True),
-        FeedIntervals(top_of_book=0.1, balances=0.2, order_book=0.1),
-        watchlist=["BTC/USD"],
-    )
+    intervals = FeedIntervals(top_of_book=0.1, balances=0.2, order_book=0.1)
+    session = await terminal_session(sandbox, account, api, intervals, watchlist=["BTC/USD"])
     before = sandbox.logins(account.user)
     try:
         await session.start()

@@ -120,6 +120,13 @@ def login(base_url: str, payload: Any = None, *, content: bytes | None = None) -
         return http.post(LOGIN, json=payload)
 
 
+def assert_reads_demo_account(session: Session) -> None:
+    """``session``'s token is accepted: the ``demo`` account reads (200, its id)."""
+    response = session.get(ACCOUNT)
+    assert response.status_code == 200, response.text
+    assert body(response)["account"]["accountId"] == "demo"
+
+
 def flip(char: str) -> str:
     return "A" if char != "A" else "B"
 
@@ -196,9 +203,7 @@ def test_login_returns_hs256_jwt_that_opens_authed_routes(sandbox: SandboxProces
 
     session = Session(sandbox.url, "demo", "demo", "demo", token=token)
     try:
-        account = session.get(ACCOUNT)
-        assert account.status_code == 200, account.text
-        assert body(account)["account"]["accountId"] == "demo"
+        assert_reads_demo_account(session)
     finally:
         session.close()
 
@@ -349,9 +354,7 @@ def test_token_expires_after_its_ttl(sandbox_factory: Factory) -> None:
         assert any("expir" in message.lower() for message in payload["errors"]), payload
 
         session.login()
-        again = session.get(ACCOUNT)
-        assert again.status_code == 200, again.text
-        assert body(again)["account"]["accountId"] == "demo"
+        assert_reads_demo_account(session)  # again
     finally:
         session.close()
 
@@ -601,12 +604,25 @@ def authority(tmp_path: Path) -> Iterator[tuple[Authenticator, FakeClock, str]]:
         store.close()
 
 
+def remembered_token(auth: Authenticator) -> str:
+    """A token issued for ``demo`` and verified once, so the authenticator remembers it."""
+    token, _ = auth.issue("demo")
+    assert auth.verify(f"Bearer {token}").user_id == "demo"
+    return token
+
+
+def assert_refused(auth: Authenticator, token: str, reason: str) -> None:
+    """``token`` is refused with a 401 whose messages name ``reason``."""
+    with pytest.raises(ApiError) as refused:
+        auth.verify(f"Bearer {token}")
+    assert refused.value.status_code == 401 and reason in " ".join(refused.value.messages)
+
+
 def test_a_remembered_token_is_refused_once_it_expires(
     authority: tuple[Authenticator, FakeClock, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     auth, clock, _ = authority
-    token, _ = auth.issue("demo")
-    assert auth.verify(f"Bearer {token}").user_id == "demo"
+    token = remembered_token(auth)
 
     def decode(*args: object, **kwargs: object) -> None:
         raise AssertionError("a remembered token is not decoded again")
@@ -614,36 +630,27 @@ def test_a_remembered_token_is_refused_once_it_expires(
     monkeypatch.setattr(jwt, "decode", decode)
     assert auth.verify(f"Bearer {token}").user_id == "demo"
     clock.now += 61
-    with pytest.raises(ApiError) as refused:
-        auth.verify(f"Bearer {token}")
-    assert refused.value.status_code == 401 and "expired" in " ".join(refused.value.messages)
+    assert_refused(auth, token, "expired")
 
 
 def test_a_remembered_token_is_refused_at_once_after_a_key_rotation(
     authority: tuple[Authenticator, FakeClock, str],
 ) -> None:
     auth, _, db = authority
-    token, _ = auth.issue("demo")
-    assert auth.verify(f"Bearer {token}").user_id == "demo"
+    token = remembered_token(auth)
     time.sleep(0.01)  # a distinct mtime for the new key file
     rotate_key(db)
-    with pytest.raises(ApiError) as refused:
-        auth.verify(f"Bearer {token}")
-    assert refused.value.status_code == 401 and "retired key" in " ".join(refused.value.messages)
-    fresh, _ = auth.issue("demo")
-    assert auth.verify(f"Bearer {fresh}").user_id == "demo"
+    assert_refused(auth, token, "retired key")
+    remembered_token(auth)  # a new token, signed with the new key, is accepted
 
 
 def test_a_remembered_token_is_refused_at_once_after_a_revocation(
     authority: tuple[Authenticator, FakeClock, str],
 ) -> None:
     auth, _, _ = authority
-    token, _ = auth.issue("demo")
-    assert auth.verify(f"Bearer {token}").user_id == "demo"
+    token = remembered_token(auth)
     auth.revoke("demo")
-    with pytest.raises(ApiError) as refused:
-        auth.verify(f"Bearer {token}")
-    assert refused.value.status_code == 401 and "revoked" in " ".join(refused.value.messages)
+    assert_refused(auth, token, "revoked")
 
 
 def test_remembered_tokens_are_bounded_and_a_forged_one_is_never_remembered(

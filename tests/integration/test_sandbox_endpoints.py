@@ -1185,6 +1185,15 @@ def test_insufficient_funds_is_424_naming_requested_and_available(client: Sessio
     assert kept["result"]["error"] == message
 
 
+def assert_credit_refusal(session: Session, size: str) -> str:
+    """A USD to BTC limit order for ``size`` USD on a credit account is refused (424, the credit
+    refusal's shape) and moves no balance; returns its message."""
+    before = balances(session)
+    message = assert_order_refusal(session.limit_order("USD", "BTC", size), 424, trades=False)
+    assert balances(session) == before
+    return message
+
+
 def test_credit_outside_credit_hours_is_424_credit_not_available(
     sandbox_factory: Callable[..., SandboxProcess],
 ) -> None:
@@ -1194,12 +1203,8 @@ def test_credit_outside_credit_hours_is_424_credit_not_available(
         usd = portfolio(session)["USD"]
         assert usd["totalCredit"] == Decimal(50000)
         assert usd["availableToTrade"] == Decimal(100000)  # no credit while it is unavailable
-        before = balances(session)
-        message = assert_order_refusal(
-            session.limit_order("USD", "BTC", "120000"), 424, trades=False
-        )
+        message = assert_credit_refusal(session, "120000")
         assert message.startswith("Credit Not Available")
-        assert balances(session) == before
         fill(session, "USD", "BTC", "1000")  # within its own funds: no credit needed
         assert balances(session)["USD"]["free"] == Decimal(99000)
         assert_invariant(closed, session.account)
@@ -1223,14 +1228,10 @@ def test_credit_in_hours_is_granted_up_to_the_limit(sandbox: SandboxProcess) -> 
             Decimal(50000),
             Decimal(0),
         )
-        before = balances(session)
-        message = assert_order_refusal(
-            session.limit_order("USD", "BTC", "160000"), 424, trades=False
-        )
+        message = assert_credit_refusal(session, "160000")
         assert message.startswith(
             "Insufficient Funds: Requested 160000 USD but only 150000 USD is available"
         )
-        assert balances(session) == before
 
         fill(session, "USD", "BTC", "120000")
         usd = balances(session)["USD"]
@@ -1245,14 +1246,10 @@ def test_credit_in_hours_is_granted_up_to_the_limit(sandbox: SandboxProcess) -> 
             "availableCredit": Decimal(30000),
             "usedCredit": Decimal(20000),
         }
-        after = balances(session)
-        message = assert_order_refusal(
-            session.limit_order("USD", "BTC", "30000.01"), 424, trades=False
-        )
+        message = assert_credit_refusal(session, "30000.01")
         assert message.startswith(
             "Insufficient Funds: Requested 30000.01 USD but only 30000 USD is available"
         )
-        assert balances(session) == after
         assert_invariant(sandbox, session.account)
     finally:
         session.close()

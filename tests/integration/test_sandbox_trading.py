@@ -261,18 +261,34 @@ def assert_refusal(
     return result
 
 
+def refused_past_credit(session: Session, size: str) -> dict[str, Any]:
+    """A USD to BTC limit order for ``size`` USD past the credit line, checked refused: 424
+    Insufficient Funds in the credit refusal's shape (no trades fields)."""
+    return assert_refusal(
+        session.limit_order("USD", "BTC", size), 424, "Insufficient Funds", trades_shape=False
+    )
+
+
+def check_fill_rates(
+    result: dict[str, Any], *, btc_usd: str, usd_btc: str
+) -> tuple[Decimal, tuple[Decimal, str]]:
+    """A filled BTC/USD result without error whose field ``btc_usd`` holds the rate in BTC/USD
+    and ``usd_btc`` its inverse in USD/BTC; returns the BTC/USD rate and the total."""
+    assert result["status"] == "filled"
+    assert result["error"] == ""
+    rate, first, second = price(result[btc_usd])
+    assert (first, second) == ("BTC", "USD")
+    inverted, first, second = price(result[usd_btc])
+    assert (first, second) == ("USD", "BTC")
+    assert near(inverted, inverse(rate), Decimal("1e-11"))
+    return rate, amount(result["total"])
+
+
 def check_filled_sell_btc(order: dict[str, Any], size: Decimal) -> Decimal:
     """A BTC->USD fill: price is the bid in BTC/USD, total = size * price rounded down to cents;
     returns the total."""
     result = order["result"]
-    assert result["status"] == "filled"
-    assert result["error"] == ""
-    bid, first, second = price(result["price"])
-    assert (first, second) == ("BTC", "USD")
-    inverted, first, second = price(result["invertedPrice"])
-    assert (first, second) == ("USD", "BTC")
-    assert near(inverted, inverse(bid), Decimal("1e-11"))
-    total, asset = amount(result["total"])
+    bid, (total, asset) = check_fill_rates(result, btc_usd="price", usd_btc="invertedPrice")
     assert asset == "USD"
     assert total == (size * bid).quantize(CENT, rounding=ROUND_DOWN)
     assert wire_time(result["executedAt"]) >= wire_time(order["submittedAt"])
@@ -283,14 +299,7 @@ def check_filled_buy_btc(order: dict[str, Any], size: Decimal) -> Decimal:
     """A USD->BTC fill: invertedPrice is the ask in BTC/USD, total = size / ask rounded down to
     satoshis, price its inverse in USD/BTC; returns the total."""
     result = order["result"]
-    assert result["status"] == "filled"
-    assert result["error"] == ""
-    ask, first, second = price(result["invertedPrice"])
-    assert (first, second) == ("BTC", "USD")
-    rate, first, second = price(result["price"])
-    assert (first, second) == ("USD", "BTC")
-    assert near(rate, inverse(ask), Decimal("1e-11"))
-    total, asset = amount(result["total"])
+    ask, (total, asset) = check_fill_rates(result, btc_usd="invertedPrice", usd_btc="price")
     assert asset == "BTC"
     with localcontext() as ctx:
         ctx.prec = 50
@@ -816,12 +825,7 @@ def test_credit_lets_free_go_negative_up_to_the_credit_line(sandbox: SandboxProc
     session = new_client(sandbox, {"USD": "1000"}, {"USD": "-50000"})
     try:
         before = holdings(session)
-        over = assert_refusal(
-            session.limit_order("USD", "BTC", "51000.01"),
-            424,
-            "Insufficient Funds",
-            trades_shape=False,
-        )
+        over = refused_past_credit(session, "51000.01")
         assert "51000.01 USD" in over["errors"][0]
         assert "only 51000 USD" in over["errors"][0]
         assert holdings(session) == before
@@ -837,12 +841,7 @@ def test_credit_lets_free_go_negative_up_to_the_credit_line(sandbox: SandboxProc
         assert dec(account["account"]["balances"]["USD"]["limit"]) == -50000
         assert dec(account["account"]["balances"]["USD"]["available"]) == 31000
 
-        refused = assert_refusal(
-            session.limit_order("USD", "BTC", "31000.01"),
-            424,
-            "Insufficient Funds",
-            trades_shape=False,
-        )
+        refused = refused_past_credit(session, "31000.01")
         assert "only 31000 USD" in refused["errors"][0]
         second = ok_body(session.limit_order("USD", "BTC", "31000"))["order"]
         btc += check_filled_buy_btc(second, Decimal(31000))

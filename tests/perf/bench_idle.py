@@ -20,15 +20,14 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import argparse
 import asyncio
 import cProfile
 import ctypes
 import json
 import resource
-import sys
-import tempfile
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication
@@ -38,8 +37,9 @@ from app.services.desks import TradingDesks
 from app.services.sandbox_child import SandboxChild
 from app.services.session import FeedIntervals
 from app.ui.launch import _open_window
-from app.ui.qt import QEventLoop
 from app.ui.settings import open_settings
+from tests.perf.options import bench_parser
+from tests.perf.qt_runner import run_qt
 
 WARM_UP = 10.0
 
@@ -148,23 +148,17 @@ async def bench(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--pairs", type=int, default=20)
-    parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--hz", type=float, default=1.0)
+    parser = bench_parser(__doc__, pairs=20, seconds=60.0, hz=1.0)
     parser.add_argument("--soak", type=float, default=None, help="run this many seconds")
     parser.add_argument("--profile", type=Path, default=None, help="cProfile stats of the run")
     options = parser.parse_args()
     seconds = options.soak if options.soak is not None else options.seconds
-    app = QApplication.instance() or QApplication(sys.argv)
-    assert isinstance(app, QApplication)
-    app.setQuitOnLastWindowClosed(False)
-    with (
-        tempfile.TemporaryDirectory(prefix="tradeterm-idle-") as config,
-        asyncio.Runner(loop_factory=lambda: QEventLoop(app)) as runner,
-    ):
-        os.environ["TRADETERM_CONFIG_DIR"] = config  # settings and chart history
-        runner.run(bench(options.pairs, seconds, options.hz, Path(config), options.profile))
+
+    def idle(app: QApplication, config: Path) -> Coroutine[Any, Any, None]:
+        os.environ["TRADETERM_CONFIG_DIR"] = str(config)  # settings and chart history
+        return bench(options.pairs, seconds, options.hz, config, options.profile)
+
+    run_qt(idle, prefix="tradeterm-idle-")
 
 
 if __name__ == "__main__":

@@ -18,27 +18,24 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import argparse
 import asyncio
 import statistics
-import sys
-import tempfile
 import time
 from pathlib import Path
 
 import httpx
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication
 
 from app.api import ClientSettings, ServiceClient
 from app.domain.display import Precision
 from app.services.desks import TradingDesks
-from app.services.session import Environment, FeedIntervals, TerminalSession
+from app.services.session import FeedIntervals
 from app.ui.bridge import SessionBridge
 from app.ui.order_confirm import SETTINGS_KEY as CONFIRM_KEY
 from app.ui.panels.base import PanelContext
 from app.ui.panels.order_ticket import OrderTicketPanel
-from app.ui.qt import QEventLoop
 from app.ui.settings import open_settings
-from tests.harness import SandboxProcess, new_client
+from tests.harness import SandboxProcess, new_client, terminal_session
+from tests.perf.qt_runner import run_qt
 
 
 class StampingTransport(httpx.AsyncBaseTransport):
@@ -61,12 +58,8 @@ async def measure(sandbox: SandboxProcess, orders: int, folder: Path) -> list[fl
     account = new_client(sandbox, balances={"USD": "10000000", "BTC": "100"})
     transport = StampingTransport()
     client = ServiceClient(ClientSettings(sandbox.url), transport=transport)
-    await client.login(account.user, account.password, account.account)
-    session = TerminalSession(
-        client,
-        Environment(sandbox.url, account.user, account.account, sandbox=True),
-        FeedIntervals(top_of_book=0.5, balances=2.0, order_book=5.0),
-    )
+    intervals = FeedIntervals(top_of_book=0.5, balances=2.0, order_book=5.0)
+    session = await terminal_session(sandbox, account, client, intervals)
     settings = open_settings(folder)
     settings.setValue(CONFIRM_KEY, False)
     desks = TradingDesks.open(session, folder / "journal.db")
@@ -104,16 +97,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--orders", type=int, default=50)
     args = parser.parse_args()
-    app = QApplication.instance() or QApplication([sys.argv[0]])
-    assert isinstance(app, QApplication)
-    app.setQuitOnLastWindowClosed(False)
     sandbox = SandboxProcess().start()
     try:
-        with (
-            tempfile.TemporaryDirectory() as folder,
-            asyncio.Runner(loop_factory=lambda: QEventLoop(app)) as runner,
-        ):
-            delays = runner.run(measure(sandbox, args.orders, Path(folder)))
+        delays = run_qt(lambda _, folder: measure(sandbox, args.orders, folder))
     finally:
         sandbox.close()
     ms = sorted(d * 1000 for d in delays)

@@ -34,7 +34,6 @@ import itertools
 import json
 import random
 import sys
-import tempfile
 import threading
 import time
 import traceback
@@ -56,8 +55,8 @@ from app.services.session import Environment, TerminalSession
 from app.ui.bridge import SessionBridge
 from app.ui.panels.base import PanelContext
 from app.ui.panels.ledger import LedgerPanel
-from app.ui.qt import QEventLoop
 from app.ui.settings import open_settings
+from tests.perf.qt_runner import run_qt
 
 HEARTBEAT_MS = 1
 PAIRS = (("USD", "BTC"), ("BTC", "USD"), ("USD", "ETH"), ("ETH", "USD"), ("USDT", "SOL"))
@@ -315,23 +314,11 @@ def main() -> None:
     parser.add_argument("--trace", action="store_true", help="print the GUI stack in stalls")
     parser.add_argument("--beat-ms", type=int, default=HEARTBEAT_MS, help="heartbeat period")
     options = parser.parse_args()
-    app = QApplication.instance() or QApplication([sys.argv[0]])
-    assert isinstance(app, QApplication)
-    app.setQuitOnLastWindowClosed(False)
-    with (
-        tempfile.TemporaryDirectory() as folder,
-        asyncio.Runner(loop_factory=lambda: QEventLoop(app)) as runner,
-    ):
-        results = runner.run(
-            bench(
-                options.rows,
-                options.page,
-                options.text,
-                Path(folder),
-                options.trace,
-                options.beat_ms,
-            )
+    results = run_qt(
+        lambda _, folder: bench(
+            options.rows, options.page, options.text, folder, options.trace, options.beat_ms
         )
+    )
     results["meta"]["beat_ms"] = float(options.beat_ms)
     print(json.dumps({"bench": "records", **results}, sort_keys=True))
 

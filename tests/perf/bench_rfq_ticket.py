@@ -25,7 +25,6 @@ import asyncio
 import random
 import statistics
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -44,9 +43,9 @@ from app.services.session import Environment, TerminalSession
 from app.ui.bridge import SessionBridge
 from app.ui.panels.base import PanelContext
 from app.ui.panels.rfq_ticket import RfqTicketPanel
-from app.ui.qt import QEventLoop
 from app.ui.settings import open_settings
 from tests.harness import SandboxProcess, new_client
+from tests.perf.qt_runner import run_qt
 
 PAIR = "BTC/USD"
 SIZE = Amount(Decimal("0.01"), "BTC")
@@ -186,15 +185,8 @@ def main() -> None:
     )
     options = parser.parse_args()
     low, high = (float(part) / 1000 for part in options.pause_ms.split("-"))
-    app = QApplication.instance() or QApplication(sys.argv)
-    assert isinstance(app, QApplication)
-    app.setQuitOnLastWindowClosed(False)  # as the terminal does: the runner ends the loop
     qInstallMessageHandler(quiet_offscreen)
-    with (
-        tempfile.TemporaryDirectory() as config,
-        asyncio.Runner(loop_factory=lambda: QEventLoop(app)) as runner,
-    ):
-        runner.run(bench(options.quotes, (low, high), Path(config)))
+    run_qt(lambda _, config: bench(options.quotes, (low, high), config))
 
 
 if __name__ == "__main__":

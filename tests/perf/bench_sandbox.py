@@ -14,7 +14,6 @@ last; asserts nothing.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import json
@@ -28,6 +27,7 @@ import httpx
 
 from tests.harness import bench_sandbox, digest
 from tests.perf import hello_server
+from tests.perf.options import bench_parser
 
 
 class RawConnection:
@@ -178,11 +178,7 @@ async def run(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--requests", type=int, default=3000)
-    parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--rounds", type=int, default=5)
-    args = parser.parse_args()
+    args = bench_parser(__doc__, requests=3000, concurrency=16, rounds=5).parse_args()
     with (
         hello_process() as hello_url,
         bench_sandbox({"BTC": "1000", "USD": "1000"}) as (sandbox, session),

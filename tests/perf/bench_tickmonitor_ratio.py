@@ -25,15 +25,14 @@ import asyncio
 import json
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from PySide6.QtWidgets import QApplication
 
 from app.domain.records import TopOfBook
-from app.ui.qt import QEventLoop
 from tests.perf.bench_watchlist import RandomWalks, ShownWatchlist
+from tests.perf.qt_runner import run_qt
 
 PAINT_EVERY = 50
 
@@ -122,13 +121,7 @@ def main() -> None:
     parser.add_argument("--ticks", type=int, default=50_000)
     parser.add_argument("--vnpy-python", default=None, help="an interpreter with vnpy")
     options = parser.parse_args()
-    app = QApplication.instance() or QApplication(sys.argv)
-    assert isinstance(app, QApplication)
-    with (
-        tempfile.TemporaryDirectory() as config,
-        asyncio.Runner(loop_factory=lambda: QEventLoop(app)) as runner,
-    ):
-        rate = runner.run(ours(app, options.rows, options.ticks, Path(config)))
+    rate = run_qt(lambda app, config: ours(app, options.rows, options.ticks, config))
     vnpy = run_vnpy(options.vnpy_python, options.rows, options.ticks)
     print(f"watchlist, {options.rows} rows, {options.ticks} ticks, paint every {PAINT_EVERY}")
     print(f"ours  {rate:,.0f} updates/s")

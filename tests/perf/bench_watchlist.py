@@ -22,13 +22,10 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import argparse
 import asyncio
 import itertools
 import json
 import random
-import sys
-import tempfile
 import time
 from collections.abc import Callable
 from decimal import Decimal
@@ -46,8 +43,9 @@ from app.services.session import Environment, TerminalSession
 from app.ui.bridge import SessionBridge
 from app.ui.panels.base import PanelContext
 from app.ui.panels.top_of_book import TopOfBookPanel
-from app.ui.qt import QEventLoop
 from app.ui.settings import open_settings
+from tests.perf.options import bench_parser
+from tests.perf.qt_runner import run_qt
 
 HEARTBEAT_MS = 5
 
@@ -266,18 +264,8 @@ async def bench(app: QApplication, pairs: int, hz: float, seconds: float, config
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--pairs", type=int, default=500)
-    parser.add_argument("--hz", type=float, default=4.0)
-    parser.add_argument("--seconds", type=float, default=20.0)
-    options = parser.parse_args()
-    app = QApplication.instance() or QApplication(sys.argv)
-    assert isinstance(app, QApplication)
-    with (
-        tempfile.TemporaryDirectory() as config,
-        asyncio.Runner(loop_factory=lambda: QEventLoop(app)) as runner,
-    ):
-        runner.run(bench(app, options.pairs, options.hz, options.seconds, Path(config)))
+    options = bench_parser(__doc__, pairs=500, hz=4.0, seconds=20.0).parse_args()
+    run_qt(lambda app, config: bench(app, options.pairs, options.hz, options.seconds, config))
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from app.ui.panels.base import PanelContext
 from app.ui.qt import QEventLoop
 from app.ui.settings import open_settings
 from app.ui.theme import THEME_PROPERTY, apply_theme
-from tests.harness import SandboxProcess, Session, new_client
+from tests.harness import SandboxProcess, Session, new_client, terminal_session
 
 T = TypeVar("T")
 W = TypeVar("W", bound=QWidget)
@@ -120,12 +120,8 @@ def live_factory(
             credit={"USD": "-50000"} if credit is None else credit,
         )
         client = ServiceClient(ClientSettings(sandbox.url))
-        run(qtbot, client.login(account.user, account.password, account.account))
-        session = TerminalSession(
-            client,
-            Environment(sandbox.url, account.user, account.account, sandbox=True),
-            FeedIntervals(top_of_book=0.25, balances=1.0, order_book=0.5),
-        )
+        intervals = FeedIntervals(top_of_book=0.25, balances=1.0, order_book=0.5)
+        session = run(qtbot, terminal_session(sandbox, account, client, intervals))
         bridge = SessionBridge(session)
         precision = Precision()
         notices: list[tuple[LogLevel, str]] = []

@@ -24,6 +24,7 @@ from app.ui.palette import DEFAULT_PALETTE
 from app.ui.panels.base import PanelContext
 from app.ui.panels.chart import WAITING, ChartPanel, candles, history_folder
 from app.ui.ring_buffer import RingBuffer
+from tests.ui.chart_helpers import hover
 from tests.ui.conftest import OfflineContext, run, top
 
 D = Decimal
@@ -273,24 +274,6 @@ def test_crosshair_reads_price_and_time_under_the_mouse(
     spread_point = panel.plots.mapFromScene(panel.spread_plot.vb.sceneBoundingRect().center())
     hover(qtbot, panel, spread_point, "spread")
     assert not panel._hlines[panel.price_plot].isVisible()
-
-
-def hover(qtbot: QtBot, panel: ChartPanel, point: QPoint, word: str) -> QPoint:
-    """Move the mouse to ``point`` until the readout names ``word``; the point it was taken
-    at. pyqtgraph drops a move that comes within 10 ms of the last (its rate limit) and Qt a
-    move to the same point: move again, a pixel apart, until one is taken."""
-    nudges = itertools.count()
-    last = [point]
-
-    def moved() -> bool:
-        if word in panel.readout.text():
-            return True
-        last[0] = point + QPoint(next(nudges) % 2, 0)
-        QTest.mouseMove(panel.plots.viewport(), last[0])
-        return False
-
-    qtbot.waitUntil(moved)
-    return last[0]
 
 
 def test_history_survives_a_panel_rebuild_in_private_files(

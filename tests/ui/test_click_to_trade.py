@@ -95,8 +95,13 @@ def main_window(qtbot: QtBot, live: Live) -> tuple[MainWindow, OrderTicketPanel,
     ladder = main.docks["depth"].widget()
     assert isinstance(ticket, OrderTicketPanel) and isinstance(ladder, DepthPanel)
     qtbot.waitUntil(lambda: ticket.pair_box.currentText() == "BTC/USD")
-    qtbot.waitUntil(lambda: ladder.model.pair == "BTC/USD" and ladder.model.bid_count > 0)
+    wait_for_bids(qtbot, ladder)
     return main, ticket, ladder
+
+
+def wait_for_bids(qtbot: QtBot, ladder: DepthPanel, more_than: int = 0) -> None:
+    """Until the ladder shows BTC/USD with more than ``more_than`` bids (clicks need levels)."""
+    qtbot.waitUntil(lambda: ladder.model.pair == "BTC/USD" and ladder.model.bid_count > more_than)
 
 
 def requests(live: Live) -> list[TradeRequest]:
@@ -178,7 +183,7 @@ def test_ladder_click_prefills_a_sell_at_a_bid_level_and_a_buy_at_an_ask_level(
 ) -> None:
     ladder = desk.ladder
     ticket = desk.ticket
-    qtbot.waitUntil(lambda: ladder.model.pair == "BTC/USD" and ladder.model.bid_count > 2)
+    wait_for_bids(qtbot, ladder, more_than=2)
     model = ladder.model
     level = model.ask_count + 1  # the second bid
     price = model.row(level).price
@@ -196,7 +201,7 @@ def test_double_click_sends_exactly_one_order_through_the_confirmation(
     live = desk.live
     ladder = desk.ladder
     ticket = desk.ticket
-    qtbot.waitUntil(lambda: ladder.model.pair == "BTC/USD" and ladder.model.bid_count > 0)
+    wait_for_bids(qtbot, ladder)
     before = server_orders(qtbot, live)
     model = ladder.model
     best_bid = model.ask_count

@@ -3,7 +3,6 @@ the model or the buffer is the code under test."""
 
 from __future__ import annotations
 
-import itertools
 import time
 from decimal import Decimal
 from typing import Any
@@ -29,6 +28,7 @@ from app.ui.panels.chart import ChartPanel, plot_sample
 from app.ui.panels.depth import DepthPanel
 from app.ui.ring_buffer import RingBuffer
 from app.ui.theme import trade_palette
+from tests.ui.chart_helpers import hover
 from tests.ui.conftest import Live, OfflineContext, top
 
 D = Decimal
@@ -581,7 +581,7 @@ def test_crosshair_follows_the_mouse_with_a_price_readout(
     qtbot.waitUntil(lambda: view_box.viewRange()[1][0] > 80_000)
 
     scene_point: QPointF = view_box.sceneBoundingRect().center()
-    taken = _hover(qtbot, panel, panel.plots.mapFromScene(scene_point), "price")
+    taken = hover(qtbot, panel, panel.plots.mapFromScene(scene_point), "price")
     expected = view_box.mapSceneToView(panel.plots.mapToScene(taken))
     text = panel.readout.text()
     assert text == panel.readout_text(expected.x(), expected.y(), "price")
@@ -592,26 +592,7 @@ def test_crosshair_follows_the_mouse_with_a_price_readout(
 
     # Over the spread plot the readout names the spread.
     spread_centre = panel.spread_plot.vb.sceneBoundingRect().center()
-    _hover(qtbot, panel, panel.plots.mapFromScene(spread_centre), "spread")
-
-
-def _hover(qtbot: QtBot, panel: ChartPanel, point: QPoint, word: str) -> QPoint:
-    """Move the mouse to ``point`` until the readout names ``word``; the point the move was
-    taken at. pyqtgraph drops a move that comes within 10 ms of the last (its mouse rate limit)
-    and Qt a move to the same point: move again, a pixel apart, until one is taken (the first
-    move alone was flaky)."""
-    nudges = itertools.count()
-    last = [point]
-
-    def taken() -> bool:
-        if word in panel.readout.text():
-            return True
-        last[0] = point + QPoint(next(nudges) % 2, 0)
-        QTest.mouseMove(panel.plots.viewport(), last[0])
-        return False
-
-    qtbot.waitUntil(taken)
-    return last[0]
+    hover(qtbot, panel, panel.plots.mapFromScene(spread_centre), "spread")
 
 
 def test_the_price_axis_groups_thousands(qtbot: QtBot, offline: PanelContext) -> None:
