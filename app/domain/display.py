@@ -75,7 +75,6 @@ class Precision:
     def learn(self, infos: dict[str, PairInfo]) -> None:
         """The service's word replaces the defaults (it knows its assets' real decimals); where
         two pairs disagree on an asset, the finer one wins (nothing held is ever hidden)."""
-        self._price_places.clear()
         learned: dict[str, int] = {}
         for name, info in infos.items():
             if info.price_increment is not None:
@@ -87,6 +86,9 @@ class Precision:
                 if places is not None:
                     learned[asset] = max(places, learned.get(asset, 0))
         self.assets.update(learned)
+        # A new memo, not a cleared one: a reader on another thread (the audit dock's page) that
+        # read the old figures writes them into the old memo only.
+        self._price_places = {}
 
     def asset(self, code: str) -> int:
         return self.assets.get(code, DEFAULT_DECIMALS)
@@ -99,13 +101,14 @@ class Precision:
         return format_number(value, max(self.asset(code), digits_of(value)))
 
     def price(self, pair: str) -> int:
-        places = self._price_places.get(pair)
+        memo = self._price_places
+        places = memo.get(pair)
         if places is None:
             if pair in self.prices:
                 places = self.prices[pair]
             else:
                 places = max(self.asset(pair.split("/")[-1]), 2)
-            self._price_places[pair] = places
+            memo[pair] = places
         return places
 
     def amount(self, value: Decimal | None, code: str) -> str:

@@ -3,12 +3,15 @@ market has left: each answer is the market's quotes at the moment it is asked.""
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 from typing import Any
 
 import pytest
 
+from app.sandbox.market import Market
 from app.sandbox.server import POLLED
+from app.sandbox.top_bodies import TopOfBookBodies
 from tests.harness import AppAccount, AppSandbox
 
 pytestmark = pytest.mark.anyio
@@ -77,3 +80,24 @@ async def test_the_polled_routes_are_tried_first(app_sandbox: AppSandbox) -> Non
     """Every path in ``POLLED`` is a route (a renamed one would silently fall back to the end)."""
     paths = [route.path for route in app_sandbox.app.routes]  # type: ignore[attr-defined]
     assert paths[: len(POLLED)] == list(POLLED)
+
+
+def test_an_answer_is_encoded_once_per_set_of_prices() -> None:
+    """The same prices: the very same bytes, not encoded again; a tick: a new answer."""
+    now = [0.0]
+    market = Market(seed=7, tick_seconds=1.0, clock=lambda: now[0])
+    bodies = TopOfBookBodies()
+    parsed: list[str] = []
+
+    def names(raw: str) -> list[str]:
+        parsed.append(raw)
+        return raw.split(",")
+
+    first = bodies.body(market, PAIRS, names)
+    assert bodies.body(market, PAIRS, names) is first
+    assert parsed == [PAIRS]  # the text is parsed once
+    now[0] = 1.5  # one tick later
+    moved = bodies.body(market, PAIRS, names)
+    assert moved is not first
+    books = json.loads(moved, parse_float=Decimal, parse_int=Decimal)["topOfBooks"]
+    assert books["BTC/USD"]["bid"][0] == market.quote("BTC/USD").bid

@@ -241,10 +241,14 @@ class RecordTable(QTableView):
         """Each column starts at least as wide as its title ("Executed / updated" was cut to
         "ecuted / update" at the default width), and grows once to the first rows shown (a
         time was cut to "2026-11-24 0…"); only ever wider, so the trader's own widths stand."""
+        old = self.model()
+        if old is not None:
+            for signal in (old.rowsInserted, old.modelReset, old.layoutChanged):
+                signal.disconnect(self._fit_first_rows)
         super().setModel(model)
         widen_to_fit(self)
+        self._rows_fitted = False
         if model is not None:
-            self._rows_fitted = False
             for signal in (model.rowsInserted, model.modelReset, model.layoutChanged):
                 signal.connect(self._fit_first_rows)
 
