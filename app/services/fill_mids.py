@@ -31,6 +31,9 @@ from app.services.order_feed import OrderTerms
 
 #: A stored mid counts for a fill only this close to the fill's time (seconds).
 MID_TOLERANCE = 5.0
+#: Fills younger than this (seconds) are looked up in the store's tail only (about 24 bytes a
+#: second: 86 KB for an hour, against 2 MB and 1–4 ms on the GUI thread for the whole day).
+RECENT_SECONDS = 3600.0
 
 
 def filled_at(order: Order) -> datetime | None:
@@ -107,10 +110,16 @@ class FillMids:
         offset: timedelta,
         now: float,
     ) -> Iterable[tuple[str, FillEconomics]]:
-        data = store.read(pair)  # once per pair and update
         moments = [(moment - offset).timestamp() for _, _, moment in fills]
+        # Once per pair and update. Fresh fills (the usual case: asked again on each poll until
+        # settled) need only the store's last records; a page of old fills reads the day.
+        span = now - min(moments) + self.tolerance + 2
+        last = math.ceil(span) if span < RECENT_SECONDS else None
+        data = store.read(pair, last=last)
         columns = nearest(data, moments, self.tolerance)
         self.look_ups += len(fills)
+        # A tail of ``last`` records (at most one a second) reaches back past every fill's
+        # tolerance, so a fill before its first sample is before the store's first too.
         first = float(data[0, 0]) if data.shape[1] else None
         found = [column for column in columns if column is not None]
         picked = iter(data[:, found].T.tolist())  # plain floats, one conversion for all

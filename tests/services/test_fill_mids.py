@@ -17,7 +17,7 @@ from app.domain import format_timestamp
 from app.domain.money import MONEY_CONTEXT
 from app.domain.records import Order
 from app.services.fill_mids import MID_TOLERANCE, FillMids
-from app.services.mid_history import MidHistory
+from app.services.mid_history import MidHistory, stored_price
 
 D = Decimal
 PAIRS = ("BTC/USD", "ETH/USD")
@@ -171,3 +171,25 @@ def test_a_fill_of_this_second_without_a_mid_yet_waits(store: MidHistory) -> Non
     found = book.of([fill("b", "buy", "101.01", kind="rfq")], PAIRS)["b"]
     assert found.mid == D(101) and found.final and found.rfq
     assert found.bps == bps("0.01", "101")
+
+
+def test_a_fresh_fill_reads_the_stores_tail_only(store: MidHistory) -> None:
+    """A day of mids on disk: a fill of the last seconds is looked up in the file's last
+    records (a few kilobytes, on the GUI thread), with the same answer as from the whole day."""
+    for second in range(3000):
+        store.record("BTC/USD", T - 3000 + second + 0.5, 100.0 + second % 7, 102.0)
+    done = store.flush(everything=True)
+    assert done is not None
+    done.result()
+    whole = store.read("BTC/USD")
+    assert whole.shape[1] == 3000
+    assert (store.read("BTC/USD", last=10) == whole[:, -10:]).all()
+    fresh = mids(store, Clock(T + 1.0)).of([fill("b", "buy", "101")], PAIRS)["b"]
+    nearest_mid = (stored_price(float(whole[1, -1])) + stored_price(float(whole[2, -1]))) / 2
+    assert fresh.mid == nearest_mid and fresh.final
+    # A fill 30 s after the last stored mid, read from the tail: the reason is the gap.
+    late = mids(store, Clock(T + 60.0)).of(
+        [fill("l", "buy", "101", STAMP + timedelta(seconds=30))], PAIRS
+    )["l"]
+    assert late.mid is None
+    assert "no mid of BTC/USD stored within 5 s of the fill" in late.missing
