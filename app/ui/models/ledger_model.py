@@ -33,6 +33,7 @@ from app.ui.models.record_cells import (
     time_cell,
 )
 from app.ui.models.record_view import (
+    BACKGROUND_ROLE,
     BLOCK,
     RecordTableModel,
     RecordView,
@@ -185,11 +186,6 @@ def row_key(row: LedgerRow) -> Hashable:
     return (entry.ordering, entry.transaction_id, entry.asset, entry.sub_event_type)
 
 
-#: As an int: a Qt enum member read in ``extra_data`` cost a descriptor call per cell and role
-#: (4,200 a paint of the ledger at 1600×1000).
-_BACKGROUND = int(Qt.ItemDataRole.BackgroundRole)
-
-
 class LedgerModel(RecordTableModel[LedgerRow]):
     colour_roles = (Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole)
 
@@ -232,7 +228,7 @@ class LedgerModel(RecordTableModel[LedgerRow]):
         return self.record(row)
 
     def extra_data(self, row: int, column: int, role: int) -> Any:
-        if role == _BACKGROUND:
+        if role == BACKGROUND_ROLE:
             return self._tint if self.ledger_row(row).linked else None
         return None
 

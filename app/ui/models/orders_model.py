@@ -55,7 +55,13 @@ from app.ui.models.record_cells import (
     text_cell,
     time_cell,
 )
-from app.ui.models.record_view import BLOCK, RecordTableModel, RecordView
+from app.ui.models.record_view import (
+    BACKGROUND_ROLE,
+    BLOCK,
+    FONT_ROLE,
+    RecordTableModel,
+    RecordView,
+)
 from app.ui.palette import TradePalette, named_colour
 
 HIGHLIGHT_SECONDS = 3.0
@@ -564,12 +570,10 @@ class OrdersModel(RecordTableModel[OrderRow]):
         self.signal_rows([row for row in rows if row is not None], [Qt.ItemDataRole.BackgroundRole])
 
     def extra_data(self, row: int, column: int, role: int) -> Any:
-        order_row = self.order_row(row)
-        if role == Qt.ItemDataRole.BackgroundRole:
-            until = self._highlight_until.get(order_row.order_id)
+        if role == BACKGROUND_ROLE:
+            until = self._highlight_until.get(self.order_row(row).order_id)
             return self._highlight if until is not None and until > self._clock() else None
-        unknown = column == self._status and not order_row.known_status
-        if role == Qt.ItemDataRole.FontRole and unknown:
+        if role == FONT_ROLE and column == self._status and not self.order_row(row).known_status:
             italic = QFont()
             italic.setItalic(True)
             return italic

@@ -65,6 +65,10 @@ _DISPLAY = int(Qt.ItemDataRole.DisplayRole)
 _ALIGNMENT = int(Qt.ItemDataRole.TextAlignmentRole)
 _FONT = int(Qt.ItemDataRole.FontRole)
 _FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
+#: For the models' ``extra_data``, which the view asks per cell and role on every paint: an int
+#: compares at once, a Qt enum member read there cost a descriptor call each time.
+FONT_ROLE = _FONT
+BACKGROUND_ROLE = int(Qt.ItemDataRole.BackgroundRole)
 #: Roles ``KeyedTableModel.data`` answers from the cells, the record or a tooltip.
 _CELL_ROLES = frozenset((SORT_ROLE, EXPORT_ROLE, RECORD_ROLE, int(Qt.ItemDataRole.ToolTipRole)))
 
