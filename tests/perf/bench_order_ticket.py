@@ -6,7 +6,8 @@ offscreen. The client's httpx transport is wrapped so the moment the POST is han
 connection (``handle_async_request``) is stamped; the clock starts just before the Return key
 event is posted to the size field. Between the two: the key event, the panel's checks, the
 desk's validation and pre-trade checks, the journal write (SQLite commit) and the client's
-request building. Prints figures; asserts nothing; not collected by pytest.
+request building. Prints figures and ends with one JSON line; asserts nothing; not collected
+by pytest.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import argparse
 import asyncio
+import json
 import statistics
 import time
 from pathlib import Path
@@ -105,7 +107,10 @@ def main() -> int:
     ms = sorted(d * 1000 for d in delays)
     p99 = ms[min(len(ms) - 1, round(0.99 * (len(ms) - 1)))]
     print(f"Enter -> order request handed to the connection, {len(ms)} market orders:")
-    print(f"  median {statistics.median(ms):.2f} ms, p99 {p99:.2f} ms, max {ms[-1]:.2f} ms")
+    median = statistics.median(ms)
+    print(f"  median {median:.2f} ms, p99 {p99:.2f} ms, max {ms[-1]:.2f} ms")
+    figures = {"orders": len(ms), "median_ms": median, "p99_ms": p99, "max_ms": ms[-1]}
+    print(json.dumps({name: round(value, 2) for name, value in figures.items()}))
     return 0
 
 

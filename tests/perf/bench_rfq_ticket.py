@@ -11,7 +11,7 @@ For every quote it records three moments on the monotonic clock: the answer read
 before the panel's), and the end of the first paint of the buy side's countdown widget that
 follows (its ``paintEvent``, wrapped). It prints median, p99 and max of answer→painted and
 publish→painted, the paint's own duration, and the request round trip for scale. Prints
-figures, asserts nothing; not collected by pytest.
+figures and ends with one JSON line of them; asserts nothing; not collected by pytest.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import argparse
 import asyncio
+import json
 import random
 import statistics
 import sys
@@ -29,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QMessageLogContext, Qt, QtMsgType, qInstallMessageHandler
 from PySide6.QtGui import QPaintEvent
@@ -85,15 +87,24 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def report(name: str, seconds: list[float]) -> None:
+def report(name: str, seconds: list[float], figures: dict[str, Any]) -> None:
+    """Print one line of figures and keep them (ms, rounded) under ``name`` for the JSON line."""
     if not seconds:
         print(f"{name:<34} none")
+        figures[name] = None
         return
     ms = [s * 1000 for s in seconds]
+    median, p99, longest = statistics.median(ms), percentile(ms, 0.99), max(ms)
     print(
-        f"{name:<34} n={len(ms):4d}  median {statistics.median(ms):7.2f} ms  "
-        f"p99 {percentile(ms, 0.99):7.2f} ms  max {max(ms):7.2f} ms"
+        f"{name:<34} n={len(ms):4d}  median {median:7.2f} ms  "
+        f"p99 {p99:7.2f} ms  max {longest:7.2f} ms"
     )
+    figures[name] = {
+        "n": len(ms),
+        "median_ms": round(median, 2),
+        "p99_ms": round(p99, 2),
+        "max_ms": round(longest, 2),
+    }
 
 
 async def bench(quotes: int, pause: tuple[float, float], config: Path) -> None:
@@ -154,16 +165,18 @@ async def bench(quotes: int, pause: tuple[float, float], config: Path) -> None:
         missed = len(recorder.samples) - len(done)
         if missed:
             print(f"not painted within 2 s: {missed}")
-        report("answer read -> countdown painted", [at - s.received for s, at in done])
-        report("topic publish -> countdown painted", [at - s.published for s, at in done])
-        report("countdown paintEvent", recorder.paint_seconds)
-        report("quote request round trip", [s.round_trip for s in recorder.samples])
+        figures: dict[str, Any] = {"not_painted": missed}
+        report("answer read -> countdown painted", [at - s.received for s, at in done], figures)
+        report("topic publish -> countdown painted", [at - s.published for s, at in done], figures)
+        report("countdown paintEvent", recorder.paint_seconds, figures)
+        report("quote request round trip", [s.round_trip for s in recorder.samples], figures)
 
         window.close()
         panel.deleteLater()
         await session.stop()
         await desks.close()
         bridge.detach()
+        print(json.dumps(figures))
     finally:
         await client.aclose()
         user.close()
