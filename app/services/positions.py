@@ -42,10 +42,13 @@ from __future__ import annotations
 import asyncio
 import csv
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal, localcontext
+from itertools import islice
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -77,6 +80,10 @@ from app.services.slices import sliced
 PAGE_SIZE = 10_000
 #: Tries to read the account and the ledger at one moment before leaving a refresh unchecked.
 SYNC_TRIES = 3
+#: Cache rows per statement batch, and how long a write runs before it commits and lets the
+#: loop turn (s): 250 rows took about 0.5 ms.
+WRITE_BATCH = 250
+WRITE_SLICE_S = 0.002
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
     service TEXT NOT NULL, account TEXT NOT NULL, ordering INTEGER NOT NULL,
@@ -130,11 +137,30 @@ class PositionsCache:
             if not target.exists():
                 target.touch(mode=0o600)  # private before the first byte (issue 14)
             target.chmod(0o600)
+        self._path = None if str(target) == ":memory:" else target
         self._db = sqlite3.connect(str(target), isolation_level=None)
+        if self._path is not None:
+            # A cache: a commit lost to a power cut is read again, so a commit need not wait
+            # for the disk (a rollback-journal commit took up to 20 ms, in WAL 0.07 ms), and
+            # the WAL is copied back by ``checkpoint`` off the GUI thread, not by the commit
+            # that fills it (8–9 ms each 4 MB during a 100,000-entry write). WAL files get the
+            # database file's mode (0600) from SQLite.
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._db.execute("PRAGMA wal_autocheckpoint = 0")
         self._db.executescript(SCHEMA)
 
     def close(self) -> None:
         self._db.close()
+
+    def checkpoint(self) -> None:
+        """Copy the WAL back into the database file, on a connection of its own: meant for a
+        worker thread (``asyncio.to_thread``); PASSIVE, so it never waits for or blocks the
+        GUI thread's connection."""
+        if self._path is None:
+            return
+        with closing(sqlite3.connect(str(self._path), isolation_level=None)) as db:
+            db.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def _write(self, statements: Iterable[tuple[str, tuple[object, ...]]]) -> None:
         self._db.execute("BEGIN IMMEDIATE")
@@ -145,6 +171,41 @@ class PositionsCache:
             self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
+
+    def _write_steps(self, sql: str, rows: Iterable[tuple[object, ...]]) -> Steps[None]:
+        """``sql`` for each of ``rows`` in batches of ``WRITE_BATCH``, committed and handed back
+        to the loop every ``WRITE_SLICE_S``: no transaction stays open across a step (a cost
+        entered meanwhile writes between two), and what a crash leaves is a prefix of what was
+        written, which the next refresh's checks find and complete or rebuild."""
+        batches = iter(rows)
+        while True:
+            started = time.perf_counter()
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                while batch := list(islice(batches, WRITE_BATCH)):
+                    self._db.executemany(sql, batch)
+                    if time.perf_counter() - started >= WRITE_SLICE_S:
+                        break
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+            if not batch:
+                return
+            yield
+
+    def _drop_entry_steps(self, service: str, account: str) -> Steps[None]:
+        """The account's cached entries deleted a batch at a time (one statement for 100,000
+        rows held the loop 68 ms)."""
+        while True:
+            gone = self._db.execute(
+                "DELETE FROM entries WHERE rowid IN (SELECT rowid FROM entries "
+                "WHERE service = ? AND account = ? LIMIT ?)",
+                (service, account, WRITE_BATCH * 4),
+            ).rowcount
+            if gone < WRITE_BATCH * 4:
+                return
+            yield
 
     def entries(self, service: str, account: str) -> list[LedgerEntry]:
         """The cached entries in ledger order."""
@@ -168,11 +229,20 @@ class PositionsCache:
         return found
 
     def add_entries(self, service: str, account: str, entries: Iterable[LedgerEntry]) -> None:
-        self._write(_insert_entries(service, account, entries))
+        finish(self.add_entry_steps(service, account, entries))
 
-    def replace_entries(self, service: str, account: str, entries: Iterable[LedgerEntry]) -> None:
-        drop = ("DELETE FROM entries WHERE service = ? AND account = ?", (service, account))
-        self._write([drop, *_insert_entries(service, account, entries)])
+    def add_entry_steps(
+        self, service: str, account: str, entries: Iterable[LedgerEntry]
+    ) -> Steps[None]:
+        """``entries`` written in steps (100,000 held the loop 0.45 s written at once)."""
+        yield from self._write_steps(INSERT_ENTRY, _entry_rows(service, account, entries))
+
+    def replace_entry_steps(
+        self, service: str, account: str, entries: Iterable[LedgerEntry]
+    ) -> Steps[None]:
+        """The account's entries dropped and ``entries`` written, in steps."""
+        yield from self._drop_entry_steps(service, account)
+        yield from self.add_entry_steps(service, account, entries)
 
     def marks(self, service: str, account: str, currency: str) -> dict[MarkKey, FirstMark]:
         rows = self._db.execute(
@@ -188,10 +258,15 @@ class PositionsCache:
     def record_marks(
         self, service: str, account: str, currency: str, marks: Mapping[MarkKey, FirstMark]
     ) -> None:
+        finish(self.record_mark_steps(service, account, currency, marks))
+
+    def record_mark_steps(
+        self, service: str, account: str, currency: str, marks: Mapping[MarkKey, FirstMark]
+    ) -> Steps[None]:
         """Keep the first mark of each key: one already recorded is never replaced."""
-        self._write(
+        yield from self._write_steps(
+            "INSERT OR IGNORE INTO marks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                "INSERT OR IGNORE INTO marks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     service,
                     account,
@@ -202,9 +277,9 @@ class PositionsCache:
                     format_timestamp(key.time),
                     format_decimal(mark.unit),
                     format_timestamp(mark.seen_at),
-                ),
-            )
-            for key, mark in marks.items()
+                )
+                for key, mark in marks.items()
+            ),
         )
 
     def costs(self, service: str, account: str, currency: str) -> dict[tuple[str, str], Decimal]:
@@ -238,26 +313,26 @@ class PositionsCache:
             self._write([(sql, (*key, format_decimal(unit)))])
 
 
-def _insert_entries(
+INSERT_ENTRY = "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
+
+def _entry_rows(
     service: str, account: str, entries: Iterable[LedgerEntry]
-) -> list[tuple[str, tuple[object, ...]]]:
-    return [
-        (
-            "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                service,
-                account,
-                e.ordering,
-                e.transaction_id,
-                e.asset,
-                e.sub_event_type,
-                format_decimal(e.amount),
-                e.event_type,
-                format_timestamp(e.event_time),
-            ),
+) -> Iterator[tuple[object, ...]]:
+    """The cache's rows of ``entries``, made as they are written (formatting 100,000 took
+    0.24 s)."""
+    for e in entries:
+        yield (
+            service,
+            account,
+            e.ordering,
+            e.transaction_id,
+            e.asset,
+            e.sub_event_type,
+            format_decimal(e.amount),
+            e.event_type,
+            format_timestamp(e.event_time),
         )
-        for e in entries
-    ]
 
 
 @dataclass(frozen=True)
@@ -348,7 +423,7 @@ class PositionsService:
             except ServiceError as exc:
                 raise ReadFailed(str(exc)) from exc
             events = await sliced(event_steps(self._entries))
-            self._record_first_marks(events)
+            await sliced(self._record_first_marks(events))
             await sliced(self._rebuild_steps(events))
         return self.report(today=today, since=since)
 
@@ -433,18 +508,21 @@ class PositionsService:
                 values[key] = UnitValue(first[key].unit, "first mark", first[key].seen_at)
         return values
 
-    def _record_first_marks(self, events: list[Event]) -> None:
+    def _record_first_marks(self, events: list[Event]) -> Steps[None]:
+        """The current mark of every entry that needs one and has none yet, written in steps."""
         first = self.cache.marks(self.service, self.account, self.currency)
         seen_at = self._now()
         fresh: dict[MarkKey, FirstMark] = {}
-        for key in marks_needed(events, self.currency):
-            if key in first:
-                continue
-            unit = valuation_rate(key.asset, self.currency, self._books)
-            if unit is not None:
-                fresh[key] = FirstMark(unit, seen_at)
-        if fresh:
-            self.cache.record_marks(self.service, self.account, self.currency, fresh)
+        for number, key in enumerate(marks_needed(events, self.currency), 1):
+            if key not in first:
+                unit = valuation_rate(key.asset, self.currency, self._books)
+                if unit is not None:
+                    fresh[key] = FirstMark(unit, seen_at)
+            if number % STEP_ENTRIES == 0:
+                yield
+        if not fresh:
+            return
+        yield from self.cache.record_mark_steps(self.service, self.account, self.currency, fresh)
 
     async def _top_of_book(self) -> dict[str, TopOfBook]:
         pairs = list(self.session.available_pairs)
@@ -460,11 +538,12 @@ class PositionsService:
         entries, fresh, agreed, verified = await self._read_newer(cached)
         rebuilt = not agreed
         if agreed:
-            self.cache.add_entries(self.service, self.account, fresh)
+            await sliced(self.cache.add_entry_steps(self.service, self.account, fresh))
         else:
             entries, fresh, agreed, verified = await self._read_newer([])
             verified = verified and agreed  # the ledger itself disagrees with the balances
-            self.cache.replace_entries(self.service, self.account, entries)
+            await sliced(self.cache.replace_entry_steps(self.service, self.account, entries))
+        await asyncio.to_thread(self.cache.checkpoint)
         self._entries = entries
         self._last = (len(fresh), rebuilt, verified)
 
