@@ -245,15 +245,25 @@ class PositionsCache:
         yield from self.add_entry_steps(service, account, entries)
 
     def marks(self, service: str, account: str, currency: str) -> dict[MarkKey, FirstMark]:
+        return finish(self.mark_steps(service, account, currency))
+
+    def mark_steps(
+        self, service: str, account: str, currency: str
+    ) -> Steps[dict[MarkKey, FirstMark]]:
+        """``marks`` in steps of ``STEP_ENTRIES`` rows (each parses two times and a Decimal)."""
         rows = self._db.execute(
             "SELECT ordering, transaction_id, asset, event_time, unit, seen_at FROM marks "
             "WHERE service = ? AND account = ? AND currency = ?",
             (service, account, currency),
         )
-        return {
-            MarkKey(o, tx, asset, parse_timestamp(t)): FirstMark(Decimal(u), parse_timestamp(s))
-            for o, tx, asset, t, u, s in rows
-        }
+        found: dict[MarkKey, FirstMark] = {}
+        while batch := rows.fetchmany(STEP_ENTRIES):
+            for o, tx, asset, t, u, seen in batch:
+                found[MarkKey(o, tx, asset, parse_timestamp(t))] = FirstMark(
+                    Decimal(u), parse_timestamp(seen)
+                )
+            yield
+        return found
 
     def record_marks(
         self, service: str, account: str, currency: str, marks: Mapping[MarkKey, FirstMark]
@@ -490,27 +500,29 @@ class PositionsService:
 
     def _rebuild_steps(self, events: list[Event]) -> Steps[None]:
         needed = marks_needed(events, self.currency)
-        values = self._unit_values(needed)
+        values = yield from self._unit_values(needed)
         yield
         units = {key: value.unit for key, value in values.items()}
         book = yield from book_steps(events, self.currency, self.method, units)
         self._needed, self._values, self._book = needed, values, book
 
-    def _unit_values(self, needed: list[MarkKey]) -> dict[MarkKey, UnitValue]:
+    def _unit_values(self, needed: list[MarkKey]) -> Steps[dict[MarkKey, UnitValue]]:
         costs = self.cache.costs(self.service, self.account, self.currency)
-        first = self.cache.marks(self.service, self.account, self.currency)
+        first = yield from self.cache.mark_steps(self.service, self.account, self.currency)
         values: dict[MarkKey, UnitValue] = {}
-        for key in needed:
+        for number, key in enumerate(needed, 1):
             cost = costs.get((key.transaction_id, key.asset))
             if cost is not None:
                 values[key] = UnitValue(cost, "cost")
             elif key in first:
                 values[key] = UnitValue(first[key].unit, "first mark", first[key].seen_at)
+            if number % STEP_ENTRIES == 0:
+                yield
         return values
 
     def _record_first_marks(self, events: list[Event]) -> Steps[None]:
         """The current mark of every entry that needs one and has none yet, written in steps."""
-        first = self.cache.marks(self.service, self.account, self.currency)
+        first = yield from self.cache.mark_steps(self.service, self.account, self.currency)
         seen_at = self._now()
         fresh: dict[MarkKey, FirstMark] = {}
         for number, key in enumerate(marks_needed(events, self.currency), 1):
