@@ -27,7 +27,8 @@ from datetime import UTC, datetime, timedelta
 from app.domain.fill_economics import FillEconomics, MidSample
 from app.domain.records import Order
 from app.services.mid_history import MidHistory, nearest, stored_price
-from app.services.order_feed import OrderTerms
+from app.services.order_feed import STEP_ORDERS, OrderTerms
+from app.services.slices import Steps, run_now
 
 #: A stored mid counts for a fill only this close to the fill's time (seconds).
 MID_TOLERANCE = 5.0
@@ -67,9 +68,17 @@ class FillMids:
     def of(self, orders: Iterable[Order], pairs: tuple[str, ...]) -> dict[str, FillEconomics]:
         """Each filled order's economics by id (``pairs``: the service's, deciding each
         order's base): kept ones as they are, the others looked up, one read per pair."""
+        return run_now(self.of_steps(orders, pairs))
+
+    def of_steps(
+        self, orders: Iterable[Order], pairs: tuple[str, ...]
+    ) -> Steps[dict[str, FillEconomics]]:
+        """``of`` in steps of ``STEP_ORDERS`` orders (the order list publishes in slices)."""
         found: dict[str, FillEconomics] = {}
         wanted: dict[str, list[tuple[Order, OrderTerms, datetime]]] = {}
-        for order in orders:
+        for number, order in enumerate(orders, 1):
+            if number % STEP_ORDERS == 0:
+                yield
             if order.result.status != "filled":
                 continue
             kept = self._kept.get(order.order_id)

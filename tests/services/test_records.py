@@ -215,12 +215,15 @@ async def test_new_orders_go_on_top_and_a_fill_refreshes_at_once(app_sandbox: Ap
             await until(lambda: updates.seen and not updates.last.loading)
             assert updates.ids() == [first.order_id]
             assert updates.last.new_ids == frozenset()  # the first load is not "new"
+            before = updates.last
             second = await d.client.market_order("USD", "BTC", D(200))
             d.session.after_fill()  # what the order desk does after a fill
             await until(lambda: updates.ids()[:1] == [second.order_id], timeout=3.0)
             assert updates.ids() == [second.order_id, first.order_id]
             assert updates.last.new_ids == frozenset({second.order_id})
             assert not updates.last.reset
+            # the unchanged order keeps its row (its pair terms and cells are not made again)
+            assert updates.last.rows[1] is before.rows[0]
         finally:
             await feed.stop()
 
@@ -251,6 +254,9 @@ async def test_a_resting_order_beyond_the_first_page_is_read_again(
         assert updates.last.rows[1].order.result.status == "canceled"
         paths = [r.url.path for r in d.recorder.requests]
         assert any(path.endswith(f"/order/{rests.order_id}") for path in paths)
+        d.recorder.clear()  # no longer resting: not read again
+        await feed.poller.poll_once()
+        assert not any(r.url.path.endswith(f"/order/{rests.order_id}") for r in d.recorder.requests)
 
 
 async def test_client_order_id_comes_from_the_journal_when_the_server_does_not_echo_it(
