@@ -13,7 +13,9 @@ paging (``max`` transactions, ``startAtOrdering``), so the rows take the panel's
 - filter keystroke: one key typed into the search box, until the view shows the matches
   (each key of ``--text`` typed in turn; the worst one is reported);
 - CSV export: the search cleared, the export dialog opened, then from its file chosen until
-  the "Exported" notice (every row, in the sorted order).
+  the "Exported" notice (every row, in the sorted order);
+- repaint: one ``viewport().repaint()`` of the loaded table, timed ``REPAINTS`` times (median
+  and quickest): what the last step of a sort or filter shares a frame with.
 
 A heartbeat ``QTimer`` (``--beat-ms``, 1 ms; it was 5) stamps each shot: the longest gap during
 an action is its longest event-loop stall, plus at most one beat (a stall that starts just
@@ -33,6 +35,7 @@ import gc
 import itertools
 import json
 import random
+import statistics
 import sys
 import threading
 import time
@@ -45,7 +48,7 @@ from typing import Any
 
 from PySide6.QtCore import QPoint, Qt, QTimer
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow
+from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QWidget
 
 from app.api import ClientSettings, ServiceClient
 from app.domain.display import Precision
@@ -59,6 +62,7 @@ from app.ui.settings import open_settings
 from tests.perf.qt_runner import run_qt
 
 HEARTBEAT_MS = 1
+REPAINTS = 20
 PAIRS = (("USD", "BTC"), ("BTC", "USD"), ("USD", "ETH"), ("ETH", "USD"), ("USDT", "SOL"))
 
 
@@ -179,6 +183,25 @@ def pending(panel: LedgerPanel) -> bool:
     return bool(check()) if callable(check) else False
 
 
+def time_repaints(viewport: QWidget) -> dict[str, float]:
+    """One repaint of the whole table, ``REPAINTS`` times: median and quickest (ms)."""
+    took: list[float] = []
+    for _ in range(REPAINTS):
+        start = time.perf_counter()
+        viewport.repaint()
+        took.append((time.perf_counter() - start) * 1000)
+    size = viewport.size()
+    print(f"repaint at {size.width()}x{size.height()}: median {statistics.median(took):.2f} ms")
+    return {"median_ms": round(statistics.median(took), 2), "min_ms": round(min(took), 2)}
+
+
+def print_table(results: dict[str, dict[str, float]]) -> None:
+    print(f"{'action':<18} {'wall ms':>10} {'longest stall ms':>18}")
+    for name, figures in results.items():
+        if "wall_ms" in figures:
+            print(f"{name:<18} {figures['wall_ms']:>10.1f} {figures['stall_ms']:>18.1f}")
+
+
 async def bench(
     rows: int, page: int, text: str, folder: Path, trace: bool = False, beat_ms: int = HEARTBEAT_MS
 ) -> dict[str, dict[str, float]]:
@@ -243,6 +266,9 @@ async def bench(
     shown = panel.model.rowCount()
     await asyncio.sleep(0.3)
 
+    results["repaint"] = time_repaints(panel.table.viewport())
+    await asyncio.sleep(0.3)
+
     # -- sort: click the Amount header -----------------------------------------------------------
     header = panel.table.horizontalHeader()
     column = panel.model.column("amount")
@@ -294,9 +320,7 @@ async def bench(
         f"filter {text!r} -> {matches:,} rows, CSV {written:,} rows; "
         f"platform {QApplication.platformName()}"
     )
-    print(f"{'action':<18} {'wall ms':>10} {'longest stall ms':>18}")
-    for name, figures in results.items():
-        print(f"{name:<18} {figures['wall_ms']:>10.1f} {figures['stall_ms']:>18.1f}")
+    print_table(results)
     results["meta"] = {"rows": float(shown), "matches": float(matches), "csv_rows": float(written)}
     window.close()
     panel.deleteLater()

@@ -32,7 +32,13 @@ from app.services.slices import run_now
 from app.ui.models.columns import Column
 from app.ui.models.ledger_model import LedgerModel, LedgerSortProxy, row_key
 from app.ui.models.record_cells import number_cell, text_cell
-from app.ui.models.record_view import RecordTableModel, RecordView, make_plan, sorted_rows
+from app.ui.models.record_view import (
+    RecordTableModel,
+    RecordView,
+    make_plan,
+    positions,
+    sorted_rows,
+)
 from app.ui.models.sorting import sort_less
 from app.ui.panels.record_parts import RecordTable
 from app.ui.qt import QEventLoop
@@ -117,6 +123,20 @@ def test_a_plan_goes_from_the_old_rows_to_the_new() -> None:
     narrowed = run_now(make_plan(old, odd))
     assert narrowed.inserts == [] and narrowed.staged is not None  # 150 runs: one move
     assert narrowed.staged[:150] == odd
+
+
+def test_a_sort_refills_the_replaced_index() -> None:
+    keys: list[Hashable] = [f"k{number}" for number in range(5000)]
+    spare = run_now(positions(keys))
+    shuffled = keys[::-1]
+    where = run_now(positions(shuffled, spare))
+    assert where is spare  # the same rows: no new dict
+    assert where == {key: n for n, key in enumerate(shuffled)}
+    other = [*keys[1:], "new"]  # as many keys, not the same: a new dict, right
+    fresh = run_now(positions(other, where))
+    assert fresh is not where
+    assert fresh == {key: n for n, key in enumerate(other)}
+    assert run_now(positions(keys[:10], fresh)) == {key: n for n, key in enumerate(keys[:10])}
 
 
 def test_sliced_jobs_pause_the_collector_and_freeze_what_they_made(

@@ -1,6 +1,7 @@
 """The deposits table: one row per deposit (or withdrawal) record, in the server's order.
 
-A ``KeyedTableModel`` (``app.ui.models.keyed_table``) over ``COLUMNS``: amounts are Decimal,
+A ``RecordTableModel`` (a ``KeyedTableModel`` whose rows ``CellPainter`` paints from one
+``row_look`` per row) over ``COLUMNS``: amounts are Decimal,
 shown at the asset's precision or more (never rounded), exact under ``EXPORT_ROLE`` for export
 and copy;
 times are shown in local time, with the UTC wire form in the tooltip, and sort by their instant.
@@ -23,16 +24,17 @@ from app.domain.display import Precision
 from app.domain.money import format_trimmed
 from app.domain.records import DepositRecord, TransferStep
 from app.ui.models.columns import Column
-from app.ui.models.keyed_table import KeyedTableModel
 from app.ui.models.record_cells import RECORD_ROLE as RECORD_ROLE
 from app.ui.models.record_cells import (
     Cell,
     text_cell,
     time_cell,
 )
+from app.ui.models.record_view import RecordTableModel
 from app.ui.models.sorting import SORT_ROLE as SORT_ROLE
 from app.ui.models.sorting import DecimalSortProxy
 from app.ui.palette import TradePalette
+from app.ui.widgets.cell_painter import RowLook
 
 #: The palette colour of a completed record's status; any other status (pending) is a warning.
 COMPLETED_COLOUR = "success"
@@ -166,7 +168,7 @@ COLUMNS: tuple[Column[DepositRecord], ...] = (
 )
 
 
-class DepositsModel(KeyedTableModel[DepositRecord]):
+class DepositsModel(RecordTableModel[DepositRecord]):
     def __init__(self, precision: Precision, parent: QObject | None = None) -> None:
         super().__init__(COLUMNS, precision, parent)
 
@@ -188,3 +190,11 @@ class DepositsSortProxy(DecimalSortProxy):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent, missing_first=True)
+
+    def row_look(self, row: int) -> RowLook | None:
+        """The model's ``row_look`` of the record shown in ``row`` (``CellPainter``)."""
+        source = self.sourceModel()
+        found = self.mapToSource(self.index(row, 0))
+        if not found.isValid() or not isinstance(source, RecordTableModel):
+            return None
+        return source.row_look(found.row())

@@ -228,9 +228,10 @@ class LedgerModel(RecordTableModel[LedgerRow]):
         return self.record(row)
 
     def extra_data(self, row: int, column: int, role: int) -> Any:
-        if role == BACKGROUND_ROLE:
-            return self._tint if self.ledger_row(row).linked else None
-        return None
+        return self.row_background(row) if role == BACKGROUND_ROLE else None
+
+    def row_background(self, row: int) -> QColor | None:
+        return self._tint if self.ledger_row(row).linked else None
 
 
 class LedgerSortProxy(RecordView):

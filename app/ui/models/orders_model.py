@@ -569,10 +569,13 @@ class OrdersModel(RecordTableModel[OrderRow]):
         rows = [self.position(key) for key in keys]
         self.signal_rows([row for row in rows if row is not None], [Qt.ItemDataRole.BackgroundRole])
 
+    def row_background(self, row: int) -> QColor | None:
+        until = self._highlight_until.get(self.order_row(row).order_id)
+        return self._highlight if until is not None and until > self._clock() else None
+
     def extra_data(self, row: int, column: int, role: int) -> Any:
         if role == BACKGROUND_ROLE:
-            until = self._highlight_until.get(self.order_row(row).order_id)
-            return self._highlight if until is not None and until > self._clock() else None
+            return self.row_background(row)
         if role == FONT_ROLE and column == self._status and not self.order_row(row).known_status:
             italic = QFont()
             italic.setItalic(True)

@@ -27,7 +27,7 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
+from PySide6.QtGui import QAction, QFocusEvent, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -56,7 +56,12 @@ from app.ui.palette import TradePalette, follow_palette
 from app.ui.panels.base import PanelContext
 from app.ui.record_details import RecordDetailsDialog
 from app.ui.widgets.copy_field import copy_text
-from app.ui.widgets.read_only_table import read_only_rows, widen_to_fit
+from app.ui.widgets.read_only_table import (
+    focus_keeps_look,
+    read_only_rows,
+    repaint_focus,
+    widen_to_fit,
+)
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: The free-text search box of a record dock is never narrower than this (px).
@@ -258,6 +263,23 @@ class RecordTable(QTableView):
             return
         self._rows_fitted = True
         widen_to_fit(self)
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        """A click that brings the focus (on a column title, to sort) repaints only what the
+        focus changes: Qt repaints every row (5–11 ms at 100,000 rows), and a big sort's own
+        repaint follows soon after. Tab and other keys go Qt's way (it picks a current row)."""
+        if event.reason() == Qt.FocusReason.MouseFocusReason and focus_keeps_look(self):
+            self.setAttribute(Qt.WidgetAttribute.WA_InputMethodEnabled, False)  # never edited
+            repaint_focus(self)
+            return
+        super().focusInEvent(event)
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:
+        """Leaving for the search box repaints only what the focus changes (as coming in)."""
+        if focus_keeps_look(self):
+            repaint_focus(self)
+            return
+        super().focusOutEvent(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.currentIndex().isValid():

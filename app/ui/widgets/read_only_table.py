@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from PySide6.QtGui import QPalette, QRegion
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
+
+from app.ui.widgets.cell_painter import CellPainter
 
 
 def read_only_rows(view: QTableView) -> QHeaderView:
     """Whole rows selected, nothing edited or wrapped, no row numbers, columns the trader can
-    resize with the last one stretched (the record docks and the quote history alike); returns
-    the horizontal header for what else a table sets on it."""
+    resize with the last one stretched (the record docks and the quote history alike), cells
+    painted by ``CellPainter`` (fast for a model with ``row_look``, as Qt paints otherwise);
+    returns the horizontal header for what else a table sets on it."""
     view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     view.setWordWrap(False)
     view.verticalHeader().hide()
+    CellPainter.install(view)
     header = view.horizontalHeader()
     header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     header.setStretchLastSection(True)
@@ -35,3 +40,32 @@ def widen_to_fit(view: QTableView) -> None:
                 header.resizeSection(column, wanted)
     finally:
         header.setResizeContentsPrecision(precision)
+
+
+#: What a cell is painted with: when these are the same in the Active and Inactive palette
+#: groups (both themes), the focus changes nothing in the cells but the current one's frame.
+_CELL_ROLES = (
+    QPalette.ColorRole.Base,
+    QPalette.ColorRole.AlternateBase,
+    QPalette.ColorRole.Text,
+    QPalette.ColorRole.WindowText,
+    QPalette.ColorRole.Highlight,
+    QPalette.ColorRole.HighlightedText,
+)
+
+
+def focus_keeps_look(view: QAbstractItemView) -> bool:
+    """Whether the cells look the same with and without the focus (Qt repaints the whole view
+    when the focus comes or goes, in case they do not)."""
+    palette = view.viewport().palette()
+    active, inactive = QPalette.ColorGroup.Active, QPalette.ColorGroup.Inactive
+    return all(palette.color(active, role) == palette.color(inactive, role) for role in _CELL_ROLES)
+
+
+def repaint_focus(view: QAbstractItemView) -> None:
+    """What a focus change shows when ``focus_keeps_look``: the frame around the viewport (a
+    style sheet's ``:focus`` border) and the current cell (its focus frame); not the rows."""
+    view.update(QRegion(view.rect()).subtracted(QRegion(view.viewport().geometry())))
+    current = view.currentIndex()
+    if current.isValid():
+        view.viewport().update(view.visualRect(current))
