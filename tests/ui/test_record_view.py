@@ -158,7 +158,9 @@ def test_sliced_jobs_pause_the_collector_and_freeze_what_they_made(
     frozen = gc.get_freeze_count()
     assert gc.isenabled()
     assert run(qtbot, slices.sliced(job(3, 0.0))) == 7  # one slice: nothing worth freezing
-    assert gc.isenabled() and gc.get_freeze_count() == frozen
+    # (frozen objects an earlier test dropped may be freed meanwhile: the count never grows)
+    assert gc.isenabled() and gc.get_freeze_count() <= frozen
+    frozen = gc.get_freeze_count()
     assert run(qtbot, slices.sliced(job(3, slices.SLICE_S))) == 7  # three slices
     assert seen == [False] * 6
     assert gc.isenabled() and gc.get_freeze_count() > frozen
