@@ -70,10 +70,11 @@ from app.ui.models.top_of_book_model import (
     FLASH_KEYS,
     STALE_FACTOR,
     UP_SIGN,
+    Clock,
     TopOfBookModel,
 )
 from app.ui.panels.base import PanelContext
-from app.ui.widgets.list_table import ListTable
+from app.ui.panels.watchlist_table import WatchlistTable
 
 SETTINGS_KEY = "watchlist"
 #: Pairs pushed to the model between two looks at the slice's clock.
@@ -112,8 +113,10 @@ class TopOfBookPanel(QWidget):
         parent: QWidget | None = None,
         *,
         frames: FrameClock | None = None,
+        clock: Clock = time.monotonic,
     ) -> None:
-        """``frames``: the frame clock (the application's by default)."""
+        """``frames``: the frame clock (the application's by default); ``clock``: the model's
+        clock for ages, staleness and fades (tests inject one)."""
         super().__init__(parent)
         self.setObjectName("topOfBookPanel")
         self._frames = frames if frames is not None else shared_frame_clock()
@@ -130,9 +133,9 @@ class TopOfBookPanel(QWidget):
         #: True while the panel itself moves the highlight: that is not the trader choosing.
         self._syncing = False
 
-        self.model = TopOfBookModel(context.precision, self, frames=self._frames)
+        self.model = TopOfBookModel(context.precision, self, frames=self._frames, clock=clock)
 
-        self.table = ListTable(self)
+        self.table = WatchlistTable(self)
         self.table.setAccessibleName("Watchlist")
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
