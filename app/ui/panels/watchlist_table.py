@@ -9,12 +9,12 @@ else — scrolling, headers, selection, keys, clicks, hit tests, tooltips — st
 ``QTableView``'s own.
 
 What is drawn, to look like the table it replaces: the palette's highlight (and highlighted
-text) across the selected row, alternate row colours when on, each fading cell's tint, grey
-text for a stale row, the traded pair in bold, numbers right-aligned in the number font and
-elided with "…" when their column is too narrow (never cut: a clipped price would read as
-another number), and the grid. Not drawn: a focus frame on the current cell (the themes turn
-it off; the highlighted row is the current one) and ``::item`` style-sheet rules (the themes
-have none).
+text) across the selected row (over any fade, as the style draws it), alternate row colours
+when on, each fading cell's tint, grey text for a stale row, the traded pair in bold, numbers
+right-aligned in the number font and elided with "…" when their column is too narrow (never
+cut: a clipped price would read as another number), and the grid. Not drawn: a focus frame on
+the current cell (the themes turn it off; the highlighted row is the current one) and
+``::item`` style-sheet rules (the themes have none).
 """
 
 from __future__ import annotations
@@ -64,8 +64,8 @@ class _Face(NamedTuple):
         return cls(font, metrics, metrics.maxWidth(), font.key())
 
 
-#: Text widths kept between paints (the pair names' mostly) before the cache starts afresh.
-WIDTHS_KEPT = 4096
+#: Fitted texts kept between paints (the pair names' mostly) before the cache starts afresh.
+FITS_KEPT = 4096
 
 
 class WatchlistTable(ListTable):
@@ -73,15 +73,18 @@ class WatchlistTable(ListTable):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        #: (font key, text) -> width (px): a text only measured when it might not fit (a
-        #: proportional font's widest glyph says little), and the pair names repeat.
-        self._widths: dict[tuple[str, str], int] = {}
+        #: (font key, text, room) -> the text as it fits: a text is only measured when its
+        #: widest glyph says it might not fit, and the pair names repeat.
+        self._fits: dict[tuple[str, str, int], str] = {}
 
-    def _width(self, face: _Face, text: str) -> int:
-        width = self._widths.get((face.key, text))
-        if width is None:
-            width = self._widths[face.key, text] = face.metrics.horizontalAdvance(text)
-        return width
+    def _fitted(self, face: _Face, text: str, room: int) -> str:
+        """``text`` elided with "…" to ``room`` px in ``face`` (itself when it fits)."""
+        key = (face.key, text, room)
+        fitted = self._fits.get(key)
+        if fitted is None:
+            fitted = face.metrics.elidedText(text, Qt.TextElideMode.ElideRight, room)
+            self._fits[key] = fitted
+        return fitted
 
     def paintEvent(self, event: QPaintEvent) -> None:
         model = self.model()
@@ -98,7 +101,7 @@ class WatchlistTable(ListTable):
         painter = QPainter(self.viewport())
         try:
             painter.setClipRect(area)
-            self._paint_rows(painter, model, range(first, last + 1), spans)
+            self._paint_rows(painter, model, range(first, last + 1), spans, area)
         finally:
             painter.end()
 
@@ -137,9 +140,14 @@ class WatchlistTable(ListTable):
         )
 
     def _paint_rows(
-        self, painter: QPainter, model: TopOfBookModel, rows: range, spans: list[_Span]
+        self,
+        painter: QPainter,
+        model: TopOfBookModel,
+        rows: range,
+        spans: list[_Span],
+        area: QRect,
     ) -> None:
-        """Backgrounds and texts of ``rows`` × ``spans``, then the grid over them."""
+        """Backgrounds and texts of ``rows`` × ``spans`` in ``area``, then the grid over them."""
         pens = self._pens()
         style = self.style()
         margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, self) + 1
@@ -150,9 +158,10 @@ class WatchlistTable(ListTable):
         bold.setBold(True)
         # the pair column's font, the traded pair's (bold) and the numbers'
         faces = [_Face.of(face) for face in (plain, bold, numbers)]
-        if len(self._widths) > WIDTHS_KEPT:
-            self._widths.clear()
+        if len(self._fits) > FITS_KEPT:
+            self._fits.clear()
         alignments = [int(alignment) for alignment in model.alignments]
+        rightwards = [bool(alignment & Qt.AlignmentFlag.AlignRight) for alignment in alignments]
         left, right = spans[0].x, spans[-1].x + spans[-1].width
         font: QFont | None = None  # the painter's
         pen: QColor | None = None
@@ -164,16 +173,16 @@ class WatchlistTable(ListTable):
             bottoms.append(y + height - 1)
             cells, look = model.painted_row(row)
             chosen = row in selected
-            if chosen:
-                painter.fillRect(QRect(left, y, right - left, height), pens.highlight)
-            elif pens.alternate is not None and row % 2:
-                painter.fillRect(QRect(left, y, right - left, height), pens.alternate)
+            fill = pens.highlight if chosen else (pens.alternate if row % 2 else None)
+            if fill is not None:
+                painter.fillRect(QRect(left, y, right - left, height), fill)
             colour = pens.highlighted if chosen else (look.foreground or pens.text)
             if colour is not pen:
                 painter.setPen(colour)
                 pen = colour
+            backgrounds = {} if chosen else look.backgrounds  # the highlight covers fades
             for column, x, width in spans:
-                background = look.backgrounds.get(column)
+                background = backgrounds.get(column)
                 if background is not None:
                     painter.fillRect(QRect(x, y, width, height), background)
                 face = faces[2] if column else faces[1 if look.bold else 0]
@@ -182,9 +191,14 @@ class WatchlistTable(ListTable):
                     font = face.font
                 text = cells[column].display
                 room = width - 2 * margin
-                if len(text) * face.widest > room and self._width(face, text) > room:
-                    text = face.metrics.elidedText(text, Qt.TextElideMode.ElideRight, room)
-                painter.drawText(QRect(x + margin, y, room, height), alignments[column], text)
+                reach = len(text) * face.widest  # the text's width at most
+                if reach > room:
+                    text = self._fitted(face, text, room)
+                # a text wholly outside the area is not drawn (a cell repainted for a pixel
+                # of it, e.g. the wide Age column next to a changed Spread)
+                start = x + margin + room - min(room, reach) if rightwards[column] else x + margin
+                if start <= area.right() and start + min(room, reach) >= area.left():
+                    painter.drawText(QRect(x + margin, y, room, height), alignments[column], text)
         if pens.grid is not None and bottoms:
             top, bottom = self.rowViewportPosition(rows[0]), bottoms[-1]
             lines = [QLine(left, y, right - 1, y) for y in bottoms]
