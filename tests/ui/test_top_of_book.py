@@ -1025,3 +1025,46 @@ def test_the_table_paints_the_traded_row_highlighted_and_the_others_plain(
         plain = image.pixelColor(x, table.rowViewportPosition(other) + 2)
         assert chosen in [palette.color(g, QPalette.ColorRole.Highlight) for g in groups]
         assert plain in [palette.color(g, QPalette.ColorRole.Base) for g in groups]
+
+
+# -- hidden columns: not formatted on a tick ----------------------------------------------------
+
+
+def test_hidden_columns_are_formatted_when_read_and_when_shown_again(
+    model: TopOfBookModel, clock: FakeClock
+) -> None:
+    model.set_hidden_columns({COL["bid_size"], COL["ask_size"], COL["mid"]})
+    spy = ChangeSpy(model)
+    model.update({"ETH/USD": book("ETH/USD", "3100.00", "3100.50")})  # bid down, ask up
+    # bid, ask, spread and bp change; the hidden columns between them join one signal
+    assert spy.ranges == [(1, COL["bid"], 1, COL["spread_bps"])]
+    assert text(model, 1, COL["mid"]) == "3,100.25"  # formatted on the spot when read
+    assert model.column_texts(COL["mid"])[1] == "3,100.25"
+    spy.clear()
+    model.set_hidden_columns({COL["bid_size"], COL["ask_size"]})
+    assert {(row, COL["mid"]) for row in range(3)} <= spy.cells  # repainted once shown
+    assert text(model, 1, COL["mid"]) == "3,100.25"
+    spy.clear()
+    model.update({"ETH/USD": book("ETH/USD", "3100.00", "3100.60")})
+    assert (1, COL["mid"]) in spy.cells and text(model, 1, COL["mid"]) == "▲ 3,100.30"
+
+
+def test_the_panel_tells_the_model_which_columns_the_trader_hides(qtbot: QtBot, live: Live) -> None:
+    run(qtbot, live.session.top_of_book.stop())
+    panel = shown(qtbot, TopOfBookPanel(live.context), 900, 300)
+    model = panel.model
+    pair = model.pairs[0]
+    assert panel.table.isColumnHidden(COL["mid"])  # hidden by default
+    live.bridge.topOfBook.emit({pair: book(pair, "100", "101")})
+    qtbot.waitUntil(lambda: key(model, 0, COL["bid"]) == Decimal(100))
+    live.bridge.topOfBook.emit({pair: book(pair, "100", "103")})
+    qtbot.waitUntil(lambda: key(model, 0, COL["ask"]) == Decimal(103))
+    assert model.widest(COL["mid"]) == 0  # never formatted while hidden
+    panel.columns.set_shown("mid", True)  # what the header menu does
+    spy = ChangeSpy(model)
+    live.bridge.topOfBook.emit({pair: book(pair, "100", "105")})
+    qtbot.waitUntil(lambda: key(model, 0, COL["ask"]) == Decimal(105))
+    assert (0, COL["mid"]) in spy.cells
+    mid = live.context.precision.price_text(Decimal("102.5"), pair)
+    assert text(model, 0, COL["mid"]) == "▲ " + mid
+    assert model.widest(COL["mid"]) >= len("▲ " + mid)  # formatted since shown

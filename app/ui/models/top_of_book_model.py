@@ -33,15 +33,20 @@ Sorting is the model's own (no proxy): rows are shown in watchlist order or sort
 column's raw key (Decimal: numbers sort as numbers); a tick never re-sorts, ``resort()`` does,
 and the panel calls it at most once a second.
 
+Columns the trader hid (``set_hidden_columns``) are not formatted on a tick (a cell read
+through ``data``/``cell`` is formatted on the spot; a column shown again is formatted as its
+rows are painted), and a tick's changed cells are one signal across them.
+
 The watchlist's view paints rows itself from ``painted_row`` (one call per row, the same
 answers as ``data``: ``app.ui.panels.watchlist_table``); ``data`` serves every other reader.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any, NamedTuple
 
@@ -332,6 +337,12 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         #: Pair -> (top of book, clock time it came) of the newest tick of a row out of view,
         #: not applied to its record yet (applied when anything reads the row).
         self._pending: dict[str, tuple[TopOfBook, float]] = {}
+        #: Columns the view hides (not formatted on a tick) and each column's cell function
+        #: (None for a hidden one).
+        self._hidden: frozenset[int] = frozenset()
+        self._makers: tuple[Callable[[BookRow, Precision], Cell] | None, ...] = ()
+        #: (a, b): shown columns with only hidden ones between them.
+        self._joins: frozenset[tuple[int, int]] = frozenset()
         #: Per column, the longest display text formatted so far (characters).
         self._widest = [0] * COLUMN_COUNT
         self._frames = frames if frames is not None else shared_frame_clock()
@@ -429,7 +440,8 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
                 pending[pair] = (book, now)
         if books:
             self._sort_dirty = True
-            self._schedule_ages()
+            if self._age_due == math.inf:  # (else the ages are already due)
+                self._schedule_ages()
 
     def _show(self, row: int, pair: str, book: TopOfBook, now: float) -> None:
         """A tick for a row in view: its record, then its changed cells formatted and
@@ -679,6 +691,8 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         return self._current(row)
 
     def cell(self, row: int, column: int) -> Cell:
+        if column in self._hidden:
+            return self._unshown_cell(row, column)
         self._formatted(row)
         return self._cells[row][column]
 
@@ -702,9 +716,68 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
     alignments = tuple(ALIGN_TEXT if c.key == "pair" else ALIGN_NUMBER for c in COLUMNS)
 
     def column_texts(self, column: int) -> list[str]:
+        if column in self._hidden:
+            return [self._unshown_cell(row, column).display for row in range(len(self._records))]
         for row in range(len(self._records)):
             self._formatted(row)
         return super().column_texts(column)
+
+    # -- hidden columns -------------------------------------------------------------------------
+
+    def set_hidden_columns(self, columns: Collection[int]) -> None:
+        """The columns the view hides: a tick does not format their cells (read through
+        ``data`` or ``cell``, they are formatted on the spot); a column shown again is
+        formatted as its rows are painted."""
+        hidden = frozenset(columns)
+        if hidden == self._hidden:
+            return
+        shown = self._hidden - hidden
+        self._hidden = hidden
+        self._makers = tuple(
+            None if column in hidden else function
+            for column, function in enumerate(self._cell_functions)
+        )
+        visible = [column for column in range(COLUMN_COUNT) if column not in hidden]
+        self._joins = frozenset(
+            (left, right) for left, right in itertools.pairwise(visible) if right > left + 1
+        )
+        if shown and self._records:
+            self._unformatted.update(quote.pair for quote in self._records)
+            self.dataChanged.emit(
+                self.createIndex(0, min(shown)),
+                self.createIndex(len(self._records) - 1, max(shown)),
+            )
+
+    def signal_cells(self, row: int, columns: Sequence[int]) -> None:
+        """One ``dataChanged`` per run of adjacent ``columns`` (ascending) of ``row``, a run
+        going on over hidden columns (they take no room, so nothing more is repainted, and a
+        tick's bid, ask and spread are one signal, not three)."""
+        if not columns:
+            return
+        joins = self._joins
+        first = last = columns[0]
+        for column in columns[1:]:
+            if column != last + 1 and (last, column) not in joins:
+                self.dataChanged.emit(self.createIndex(row, first), self.createIndex(row, last))
+                first = column
+            last = column
+        self.dataChanged.emit(self.createIndex(row, first), self.createIndex(row, last))
+
+    def cells_of(self, record: BookRow) -> Cells:
+        """Every shown column's cell of ``record`` (a blank for each hidden one)."""
+        if not self._hidden:
+            return super().cells_of(record)
+        precision = self._precision
+        return tuple(
+            [_UNSHOWN if make is None else make(record, precision) for make in self._makers]
+        )
+
+    def _unshown_cell(self, row: int, column: int) -> Cell:
+        """A hidden column's cell, formatted now (not kept)."""
+        quote = self._current(row)
+        if column == _AGE and quote.received is not None:
+            return Cell(age_text(self._clock() - quote.received), None, None)
+        return self._cell_functions[column](quote, self._precision)
 
     # -- Qt model interface -------------------------------------------------------------------
 
@@ -717,9 +790,7 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         column = index.column()
         quote = self._current(number)
         if role == _DISPLAY:
-            if quote.pair in self._unformatted:
-                self._formatted(number)
-            return self._cells[number][column].display
+            return self.cell(number, column).display
         if role == SORT_ROLE:
             return self._age_key(quote) if column == _AGE else _SORT_VALUES[column](quote)
         if role == _FONT:
@@ -895,6 +966,8 @@ _WAITING_SORT_VALUES: tuple[Callable[[TopOfBook, float], Any] | None, ...] = (
     lambda _, received: -received,
 )
 _FRESH_AGE = age_text(0.0)
+#: The cell kept for a hidden column.
+_UNSHOWN = Cell("", None, None)
 
 
 def new_quote(pair: str) -> BookRow:

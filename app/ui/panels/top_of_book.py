@@ -153,6 +153,8 @@ class TopOfBookPanel(QWidget):
         self.columns = ColumnChoice.of_model(
             self.table, "watchlist", self.model.columns, context.settings, DEFAULT_HIDDEN
         )
+        self._columns_hidden()
+        header.sectionResized.connect(self._columns_hidden)  # a hidden column is sized 0
 
         self.pair_choice = QComboBox(self)
         self.pair_choice.setToolTip("A pair to add to the watchlist")
@@ -410,6 +412,13 @@ class TopOfBookPanel(QWidget):
         if event.type() == QEvent.Type.Resize and watched is self.table.viewport():
             self._view_moved()
         return super().eventFilter(watched, event)
+
+    def _columns_hidden(self, *_: object) -> None:
+        """The model need not format the columns the trader hid."""
+        count = self.model.columnCount()
+        self.model.set_hidden_columns(
+            [column for column in range(count) if self.table.isColumnHidden(column)]
+        )
 
     def _view_moved(self, *_: object) -> None:
         self.model.set_visible(self.visible_rows())

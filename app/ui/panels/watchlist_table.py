@@ -49,19 +49,30 @@ class _Pens(NamedTuple):
     grid: QColor | None
 
 
+#: The characters of a number's text: its width is at most its length times the widest of
+#: them in its font (the widest glyph of a whole font is often three digits wide).
+NUMERALS = "0123456789,.-+ ▲▼—%"
+
+
 class _Face(NamedTuple):
-    """A font as one paint uses it: its metrics, widest glyph (px) and key (for the width
-    cache)."""
+    """A font as a paint uses it: its metrics, widest glyph and widest numeral (px) and its
+    key (for the caches)."""
 
     font: QFont
     metrics: QFontMetrics
     widest: int
+    numeral: int
     key: str
 
     @classmethod
     def of(cls, font: QFont) -> _Face:
         metrics = QFontMetrics(font)
-        return cls(font, metrics, metrics.maxWidth(), font.key())
+        numeral = max(metrics.horizontalAdvance(character) for character in NUMERALS)
+        return cls(QFont(font), metrics, metrics.maxWidth(), numeral, font.key())
+
+    def reach(self, text: str) -> int:
+        """The width ``text`` takes at most (px), without laying it out."""
+        return len(text) * (self.widest if text.strip(NUMERALS) else self.numeral)
 
 
 #: Fitted texts kept between paints (the pair names' mostly) before the cache starts afresh.
@@ -76,6 +87,15 @@ class WatchlistTable(ListTable):
         #: (font key, text, room) -> the text as it fits: a text is only measured when its
         #: widest glyph says it might not fit, and the pair names repeat.
         self._fits: dict[tuple[str, str, int], str] = {}
+        self._faces: dict[str, _Face] = {}
+
+    def _face(self, font: QFont) -> _Face:
+        """``font``'s face, measured once."""
+        key = font.key()
+        face = self._faces.get(key)
+        if face is None:
+            face = self._faces[key] = _Face.of(font)
+        return face
 
     def _fitted(self, face: _Face, text: str, room: int) -> str:
         """``text`` elided with "…" to ``room`` px in ``face`` (itself when it fits)."""
@@ -153,11 +173,11 @@ class WatchlistTable(ListTable):
         margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, self) + 1
         selection = self.selectionModel()
         selected = set() if selection is None else {i.row() for i in selection.selectedRows()}
-        plain, numbers = self.font(), model.number_font
+        plain = self.font()
         bold = QFont(plain)
         bold.setBold(True)
         # the pair column's font, the traded pair's (bold) and the numbers'
-        faces = [_Face.of(face) for face in (plain, bold, numbers)]
+        faces = [self._face(font) for font in (plain, bold, model.number_font)]
         if len(self._fits) > FITS_KEPT:
             self._fits.clear()
         alignments = [int(alignment) for alignment in model.alignments]
@@ -191,7 +211,7 @@ class WatchlistTable(ListTable):
                     font = face.font
                 text = cells[column].display
                 room = width - 2 * margin
-                reach = len(text) * face.widest  # the text's width at most
+                reach = face.reach(text)
                 if reach > room:
                     text = self._fitted(face, text, room)
                 # a text wholly outside the area is not drawn (a cell repainted for a pixel
