@@ -5,7 +5,9 @@ asks the application's frame clock (``app.ui.frame_clock``) for a frame; the fra
 is pending to the model — the rows in view first, then the rest in slices of about 4 ms per
 event-loop turn — so a burst costs one repaint and no turn is blocked. The model keeps the sort
 order itself (no proxy) and never re-sorts on a tick: while a sort column is set and data
-changed, the table is re-sorted at most once a second, in a frame.
+changed, the table is re-sorted at most once a second, in a frame. The model is told which rows
+are in view (only they are formatted on a tick) and which columns the trader hid (not formatted
+at all); the table paints its rows itself (``app.ui.panels.watchlist_table``).
 
 The watchlist is the session's: adding (pair box + Add) and removing (Remove or the Delete key
 on the highlighted row) go through ``bridge.set_watchlist``; every change is saved in the
