@@ -51,6 +51,7 @@ from app.ui.bridge import SessionBridge
 from app.ui.fonts import NUMBER_FAMILY, UI_FAMILY, load_fonts
 from app.ui.icon import app_icon
 from app.ui.main_window import Area, MainWindow, PanelSpec
+from app.ui.malloc_tuning import fix_malloc_thresholds
 from app.ui.panels.base import PanelContext
 from app.ui.preferences import LOG_LEVELS, Preferences
 from app.ui.qt import QEventLoop
@@ -75,6 +76,7 @@ class Failed(Exception):
 
 
 def run(options: LaunchOptions) -> int:
+    fix_malloc_thresholds()  # before Qt and the client allocate: memory flat when idle (#16)
     level = options.log_level or Preferences.load(open_settings()).log_level
     logs.configure(logging.getLevelName(level.upper()) if level.upper() in LOG_LEVELS else 20)
     qInstallMessageHandler(_qt_message)

@@ -22,7 +22,7 @@ from pytestqt.qtbot import QtBot
 from app.services.mid_history import MAGIC, MidHistory, file_name
 from app.ui.palette import DEFAULT_PALETTE
 from app.ui.panels.base import PanelContext
-from app.ui.panels.chart import WAITING, ChartPanel, candles, history_folder
+from app.ui.panels.chart import MAX_BUCKETS, WAITING, ChartPanel, candles, history_folder
 from app.ui.ring_buffer import RingBuffer
 from tests.ui.chart_helpers import hover
 from tests.ui.conftest import OfflineContext, run, top
@@ -55,11 +55,8 @@ def feed_at(panel: ChartPanel, mids: list[tuple[float, str]], spread: str = "0.4
 
 
 def drawn(qtbot: QtBot, panel: ChartPanel, count: int) -> None:
-    def length() -> int:
-        y = panel.curves["spread"].yData
-        return 0 if y is None else int(np.count_nonzero(np.isfinite(y)))  # not the gaps
-
-    qtbot.waitUntil(lambda: length() == count)
+    """The lines stand for ``count`` samples (reduced to two points a pixel column at most)."""
+    qtbot.waitUntil(lambda: panel.drawn_samples == count)
 
 
 def settled(qtbot: QtBot, panel: ChartPanel) -> None:
@@ -357,3 +354,48 @@ def test_ring_buffer_extend_matches_appends_one_by_one() -> None:
         assert many.window().tolist() == one.window().tolist()
     with pytest.raises(ValueError, match="block of 2 rows"):
         RingBuffer(3, 2).extend(np.zeros((3, 1)))
+
+
+def plot_width(qtbot: QtBot, panel: ChartPanel) -> int:
+    """The price plot's width in pixels, once a first sample showed the plots and laid them out
+    (the sample at ``T0``, mid 3100)."""
+    feed_at(panel, [(T0, "3100")])
+    qtbot.waitUntil(lambda: panel.plots.isVisible() and panel.price_plot.vb.width() > 300)
+    return int(panel.price_plot.vb.width())
+
+
+def test_the_lines_keep_two_points_a_pixel_column_however_long_the_history(
+    qtbot: QtBot, offline: PanelContext
+) -> None:
+    """Issue 16: the curves (and what pyqtgraph builds from them each frame) are bounded by the
+    plot's width, in storage made once; the highest and lowest mids are still drawn."""
+    panel = shown(qtbot, offline, 700, 400)
+    width = plot_width(qtbot, panel)
+    count = 4 * width
+    feed_at(panel, [(T0 + i, str(3100 + i % 7)) for i in range(1, count)])
+    drawn(qtbot, panel, count)
+    first = panel.curves["mid"].yData
+    assert len(first) <= count / 2
+    feed_at(panel, [(T0 + count + i, str(3100 + i % 7)) for i in range(count)])
+    feed_at(panel, [(T0 + 2 * count, "3200")])
+    drawn(qtbot, panel, 2 * count + 1)
+    width = int(panel.price_plot.vb.width())  # the axes may have widened: drawn anew then
+    qtbot.waitUntil(lambda: len(panel.curves["mid"].yData) <= 2 * width <= 2 * MAX_BUCKETS)
+    mid = panel.curves["mid"].yData
+    assert np.shares_memory(mid, first)  # the same arrays: nothing new the size of the history
+    assert np.nanmax(mid) == 3200 and np.nanmin(mid) == 3100
+
+
+def test_a_zoomed_range_is_drawn_in_full_and_following_the_data_comes_back(
+    qtbot: QtBot, offline: PanelContext
+) -> None:
+    panel = shown(qtbot, offline, 700, 400)
+    count = 4 * plot_width(qtbot, panel)
+    feed_at(panel, [(T0 + i, str(3100 + i % 7)) for i in range(1, count)])
+    drawn(qtbot, panel, count)
+    view = panel.price_plot.vb
+    view.setXRange(T0 + 100, T0 + 150, padding=0)  # what a wheel zoom ends in
+    drawn(qtbot, panel, 52)  # the range and one sample beyond each edge, every one drawn
+    assert panel.curves["mid"].xData.tolist() == [T0 + i for i in range(99, 151)]
+    panel.price_plot.autoBtnClicked()  # the plot's "A" button: follow the data again
+    drawn(qtbot, panel, count)

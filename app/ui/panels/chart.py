@@ -10,7 +10,7 @@ History across restarts: every tick is also given to a ``MidHistory`` (app/servi
 mid_history.py: one append-only binary file per pair, one sample a second, the latest 24 h,
 0600 files in a 0700 folder), flushed to its writer thread every ``FLUSH_MS`` and at quit. A
 pair's stored history is read into its ring the first time the pair is shown; the lines
-break over pauses in the ticks (``broken_at_gaps``). The folder is ``chart-history/
+break over pauses in the ticks (``PeakDisplay``). The folder is ``chart-history/
 <environment>`` in the user data directory (beside the settings file when the settings live
 elsewhere, e.g. ``TRADETERM_CONFIG_DIR`` or a test's folder).
 
@@ -28,9 +28,11 @@ Drawing: ticks only mark the chart dirty; the first new sample of the shown pair
 application's frame clock (``app.ui.frame_clock``) for a frame ``frame_ms`` (33 ms, ~30 frames
 a second) later, which calls ``setData`` once for the whole burst; nothing runs while no ticks
 of the shown pair arrive, and nothing is drawn while the chart sits hidden in a window (a tab
-behind the depth, a closed dock): it draws once when shown again (issue 16). 1 px cosmetic
-pens, no antialiasing, and ``clipToView`` + auto (peak) downsampling set after the curves are
-added (notes: pyqtgraph).
+behind the depth, a closed dock): it draws once when shown again (issue 16).
+1 px cosmetic pens, no antialiasing (notes: pyqtgraph). The curves get the samples of the shown
+range (all of them, or the zoomed range) reduced to at most two per pixel column
+(``app.ui.peak_display``, storage made once for ``MAX_BUCKETS`` columns): what pyqtgraph builds
+per frame is bounded by the plot's width, not the history, so memory stays flat (issue 16).
 Candles are recorded into a ``QPicture`` only when a finished bucket changes; the open bucket is
 painted on its own.
 
@@ -90,10 +92,13 @@ from app.ui.fonts import number_font
 from app.ui.frame_clock import shared_frame_clock
 from app.ui.palette import TradePalette, current_palette, follow_palette, stale_css
 from app.ui.panels.base import PanelContext
+from app.ui.peak_display import PeakDisplay
 from app.ui.ring_buffer import FloatArray, RingBuffer
 from app.ui.widgets.live_text import TextHost
 
 CAPACITY = 20_000
+#: The most pixel columns the lines are reduced to (two points each): a plot 2,048 px wide.
+MAX_BUCKETS = 2048
 FRAME_MS = 33
 #: The text the title's size hint is measured on (its text changes on every tick).
 TITLE_SAMPLE = "BTC/USD   bid 00,000.00   ask 00,000.00   spread 0.00"
@@ -312,20 +317,6 @@ class ClockAxis(pg.AxisItem):  # type: ignore[misc]  # pyqtgraph is untyped
         return texts
 
 
-def broken_at_gaps(data: FloatArray, gap: float) -> tuple[FloatArray, FloatArray]:
-    """``data`` (ring columns) with a NaN sample in each gap longer than ``gap`` seconds, so a
-    line (``connect="finite"``) breaks there instead of drawing a price nobody quoted."""
-    x = data[TIME]
-    where = np.flatnonzero(np.diff(x) > gap) + 1
-    if len(where) == 0:
-        return x, data
-    filler = np.full((data.shape[0], len(where)), np.nan)
-    filler[TIME] = (x[where - 1] + x[where]) / 2  # x stays sorted for clipToView
-    out = np.insert(data, where, filler, axis=1)
-    times: FloatArray = out[TIME]
-    return times, out
-
-
 @dataclass(frozen=True)
 class Candles:
     """Open, high, low, close of the mid per bucket; ``start`` is each bucket's first second."""
@@ -454,6 +445,8 @@ class ChartPanel(QWidget):
         self._pair: str | None = context.bridge.selected_pair
         self._dirty = False
         self.redraws = 0
+        #: How many samples the lines drawn last stand for (two points a pixel column at most).
+        self.drawn_samples = 0
         self._candles: Candles | None = None
         self._spread_top = 0.0
         if history is None:
@@ -502,10 +495,14 @@ class ChartPanel(QWidget):
         self.curves["spread"] = self.spread_plot.plot(
             antialias=False, name="spread", connect="finite"
         )
-        # Only now that the curves belong to a plot (before, pyqtgraph ignores these).
-        for curve in self.curves.values():
-            curve.setClipToView(True)
-            curve.setDownsampling(auto=True, method="peak")
+        # The curves get at most two points per pixel column (``PeakDisplay``), so pyqtgraph's
+        # own clipping and downsampling have nothing left to do.
+        self._display = PeakDisplay(5, MAX_BUCKETS)
+        self._clipped = False  # the last drawing was of a zoomed range, not all the data
+        self._drawn_width = MAX_BUCKETS  # the pixel columns the lines were last reduced to
+        price_view = self.price_plot.getViewBox()
+        price_view.sigXRangeChanged.connect(self._range_changed)
+        price_view.sigResized.connect(self._resized)
         self.candle_item = CandleItem()
         self.candle_item.hide()
         self.price_plot.addItem(self.candle_item)
@@ -747,15 +744,20 @@ class ChartPanel(QWidget):
         self.redraws += 1
         buffer = self._buffers.get(self._pair) if self._pair else None
         if buffer is None or len(buffer) == 0:
+            self.drawn_samples = 0
             for curve in self.curves.values():
                 curve.setData([], [])
             self.candle_item.set_candles(candles(np.zeros(0), np.zeros(0), 1))
             self.stack.setCurrentWidget(self.waiting)
         else:
-            # A copy: pyqtgraph keeps the arrays it is given and re-reads them when the view
-            # moves (clipToView), while the ring keeps writing into its own storage.
-            data = np.array(buffer.window())
-            x, lines = broken_at_gaps(data, self._gap())
+            data = buffer.window()  # a view: nothing the size of the history is copied
+            # What is drawn: the shown range at two points per pixel column, in the display's
+            # own storage; pyqtgraph keeps these arrays (and re-reads them when the view
+            # moves), and they change only here, right before setData.
+            shown, width = self._shown(data)
+            self.drawn_samples = shown.shape[1]
+            lines = self._display.reduce(shown, width, self._gap())
+            x = lines[TIME]
             seconds = self.timeframe
             if seconds:
                 self._candles = candles(data[TIME], data[MID], seconds)
@@ -769,6 +771,37 @@ class ChartPanel(QWidget):
             self._fit_spread(float(np.max(data[SPREAD])))
             self.stack.setCurrentWidget(self.plots)
         self._update_title()
+
+    def _shown(self, data: FloatArray) -> tuple[FloatArray, int]:
+        """The samples in the time range on screen (all of them while the plot follows the
+        data; the zoomed range, one sample beyond each edge, once the trader zoomed or panned),
+        and how many pixel columns they are drawn in."""
+        view = self.price_plot.getViewBox()
+        self._clipped = not view.autoRangeEnabled()[0]
+        if self._clipped and data.shape[1]:
+            low, high = view.viewRange()[0]
+            first, last = np.searchsorted(data[TIME], (low, high))
+            data = data[:, max(0, int(first) - 1) : int(last) + 1]
+        self._drawn_width = self._plot_width()
+        return data, self._drawn_width
+
+    def _plot_width(self) -> int:
+        """Pixel columns of the plot; while the plots are not shown (the waiting text, a
+        panel never shown) as many as the display holds."""
+        width = int(self.price_plot.getViewBox().width()) if self.plots.isVisible() else 0
+        return width if width > 0 else self._display.max_buckets
+
+    def _resized(self, *_: object) -> None:
+        """A wider or narrower plot: drawn anew when it changes what is drawn (the lines were
+        reduced to the old width, or are too many for the new one)."""
+        width = self._plot_width()
+        if width != self._drawn_width and self.drawn_samples > 2 * min(width, self._drawn_width):
+            self._schedule()
+
+    def _range_changed(self, *_: object) -> None:
+        """Zoomed or panned (or back to following the data): the shown range is drawn anew."""
+        if self._clipped or not self.price_plot.getViewBox().autoRangeEnabled()[0]:
+            self._schedule()
 
     def _gap(self) -> float:
         """Seconds without a tick after which the lines break (the terminal was closed or the
