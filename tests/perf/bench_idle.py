@@ -23,11 +23,11 @@ measuring, so ``heaptrack -p PID`` attached after the warm-up reports what the r
 holds as leaked, with backtraces.
 
 Warm-up: 10 s. A soak also waits (at most 120 s) until the chart's lines hold their bound —
-two points a pixel column of the plot (``app.ui.peak_display``): 632 points in this window,
-reached after 632 samples, about 63 s at 10 Hz. Until then what pyqtgraph builds per frame
-grows with the samples. Measured after a 10 s warm-up (issue 16, 10 Hz, fixed threshold): RSS
-grew 1.9 MB in the first minute (about 1.1 MB of that without the chart: first-time work
-elsewhere), then 0.2 MB in the 390 s after the chart reached its bound.
+two points a pixel column of the plot and the last sample (``app.ui.peak_display``): 633 points
+in this window, reached after 633 samples, about 63 s at 10 Hz. Until then what pyqtgraph
+builds per frame grows with the samples. Measured after a 10 s warm-up (issue 16, 10 Hz, fixed
+threshold): RSS grew 1.9 MB in the first minute (about 1.1 MB of that without the chart:
+first-time work elsewhere), then 0.2 MB in the 390 s after the chart reached its bound.
 
 Prints figures and ends with one JSON line (with ``rss_series``: seconds, MB of growth);
 asserts nothing.
@@ -169,13 +169,13 @@ def growth_lines(
 
 def chart_points(window: MainWindow) -> tuple[int, int, int] | None:
     """How many samples the chart's lines stand for, in how many points, and their bound (two
-    points a pixel column of the plot); None without the chart."""
+    points a pixel column of the plot, and the last sample); None without the chart."""
     dock = window.docks.get("chart")
     chart = dock.widget() if dock is not None else None
     if not isinstance(chart, ChartPanel):
         return None
     points = chart.curves["mid"].yData
-    bound = 2 * int(chart.price_plot.getViewBox().width())
+    bound = 2 * int(chart.price_plot.getViewBox().width()) + 1
     return chart.drawn_samples, 0 if points is None else len(points), bound
 
 

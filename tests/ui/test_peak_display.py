@@ -19,20 +19,25 @@ def series(times: FloatArray) -> FloatArray:
 
 
 def peaks(data: FloatArray, spans: list[tuple[int, int]]) -> list[float]:
-    return [v for a, b in spans for v in (data[1, a:b].min(), data[1, a:b].max())]
+    """Each span's lowest and highest value, high first when the span ends below its start."""
+    found: list[float] = []
+    for a, b in spans:
+        low, high = float(data[1, a:b].min()), float(data[1, a:b].max())
+        found += [high, low] if data[1, b - 1] < data[1, a] else [low, high]
+    return found
 
 
 def test_spans_become_their_first_and_last_time_and_lowest_and_highest_value() -> None:
     display = PeakDisplay(2, max_buckets=4)
     data = series(np.arange(20.0))  # 4 spans of 5 samples
     out = display.reduce(data, buckets=4)
-    assert out[0].tolist() == [0, 4, 5, 9, 10, 14, 15, 19]
-    assert out[1].tolist() == peaks(data, [(0, 5), (5, 10), (10, 15), (15, 20)])
+    assert out[0].tolist() == [0, 4, 5, 9, 10, 14, 15, 19, 19]  # and the last sample
+    assert out[1].tolist() == [*peaks(data, [(0, 5), (5, 10), (10, 15), (15, 20)]), data[1, -1]]
     # Spans are of time: 18 samples over 17 s in 4 spans of 4.25 s.
     data = series(np.arange(18.0))
     out = display.reduce(data, buckets=4)
-    assert out[0].tolist() == [0, 4, 5, 8, 9, 12, 13, 17]
-    assert out[1].tolist() == peaks(data, [(0, 5), (5, 9), (9, 13), (13, 18)])
+    assert out[0].tolist() == [0, 4, 5, 8, 9, 12, 13, 17, 17]
+    assert out[1].tolist() == [*peaks(data, [(0, 5), (5, 9), (9, 13), (13, 18)]), data[1, -1]]
     # Up to two samples a bucket: drawn as they are.
     few = series(np.arange(8.0))
     assert display.reduce(few, buckets=4).tolist() == few.tolist()
@@ -51,12 +56,14 @@ def test_a_pause_breaks_the_line_at_its_middle_time() -> None:
         *(0, 29, 30, 59, 60, 89, 90, 99),
         149.5,
         *(200, 209, 210, 239, 240, 269, 270, 299),
+        299,
     ]
     assert np.isnan(out[1, 8])
-    assert np.delete(out[1], 8).tolist() == peaks(
-        data,
-        [(0, 30), (30, 60), (60, 90), (90, 100), (100, 110), (110, 140), (140, 170), (170, 200)],
-    )
+    assert np.delete(out[1], 8).tolist() == [
+        *peaks(data, [(0, 30), (30, 60), (60, 90), (90, 100), (100, 110), (110, 140)]),
+        *peaks(data, [(140, 170), (170, 200)]),
+        data[1, -1],
+    ]
     # No pause longer than the gap: no break.
     assert np.isfinite(display.reduce(data, buckets=10, gap=200)[1]).all()
 
@@ -66,7 +73,7 @@ def test_the_storage_is_made_once_and_never_outgrown() -> None:
     first = display.reduce(series(np.arange(10.0)), buckets=64)
     for n in (100, 1_000, 100_000):
         out = display.reduce(series(np.arange(float(n))), buckets=64)
-        assert out.shape[1] <= 2 * 64
+        assert out.shape[1] <= 2 * 64 + 1
         assert np.shares_memory(out, first)  # the same arrays, whatever the history's length
         assert out[1].max() == 100 and out[1].min() == -100  # no peak is lost
     # More buckets than it was made for, every sample a pause: still within its storage.
@@ -79,9 +86,9 @@ def test_a_wrapped_ring_window_is_reduced_in_order() -> None:
     data = series(np.arange(130.0))
     ring.extend(data)  # the ring wrapped twice: its window starts mid-storage
     out = PeakDisplay(2, max_buckets=5).reduce(ring.window(), buckets=5)
-    assert out[0].tolist() == [80, 89, 90, 99, 100, 109, 110, 119, 120, 129]
+    assert out[0].tolist() == [80, 89, 90, 99, 100, 109, 110, 119, 120, 129, 129]
     spans = [(i, i + 10) for i in range(80, 130, 10)]
-    assert out[1].tolist() == pytest.approx(peaks(data, spans))
+    assert out[1].tolist() == pytest.approx([*peaks(data, spans), data[1, -1]])
 
 
 def test_a_display_needs_a_column_and_a_bucket() -> None:
@@ -91,3 +98,19 @@ def test_a_display_needs_a_column_and_a_bucket() -> None:
         PeakDisplay(2, 0)
     with pytest.raises(ValueError, match="expected 2 rows, got 3"):
         PeakDisplay(2, 4).reduce(np.zeros((3, 4)), 4)
+
+
+def test_a_falling_column_falls_and_the_line_ends_on_the_last_sample() -> None:
+    """Review of issue 16: each column was drawn low then high whatever the prices did, so a
+    fall inside the last column ended the line at that column's high, shown as the latest."""
+    display = PeakDisplay(2, max_buckets=1000)
+    falling = np.stack([np.arange(10_000.0), 100 - np.arange(10_000.0) / 1000])
+    out = display.reduce(falling, buckets=1000)
+    assert out[0, -1] == 9_999 and out[1, -1] == falling[1, -1] == 90.001
+    pairs = out[1, :-1].reshape(-1, 2)
+    assert (pairs[:, 0] > pairs[:, 1]).all()  # every column drawn high, then low
+    assert np.all(np.diff(out[0]) >= 0)  # times stay sorted
+    # A column that ends above its start is drawn low then high.
+    rising = np.stack([np.arange(100.0), np.array([5.0, 1, 9, 6] * 25)])
+    pairs = display.reduce(rising, buckets=25)[1, :-1].reshape(-1, 2)
+    assert pairs.tolist() == [[1, 9]] * 25

@@ -13,7 +13,7 @@ from decimal import Decimal
 
 import pytest
 from PySide6.QtCore import QModelIndex, QPoint, QRect, QSettings, Qt
-from PySide6.QtGui import QColor, QFont, QFontInfo, QIcon, QImage, QPalette
+from PySide6.QtGui import QColor, QFont, QFontInfo, QFontMetricsF, QIcon, QImage, QPalette
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMenu
 from pytestqt.modeltest import ModelTester
@@ -39,6 +39,7 @@ from app.ui.panels.base import PanelContext
 from app.ui.panels.chart import ChartPanel
 from app.ui.panels.depth import DepthPanel
 from app.ui.panels.top_of_book import SETTINGS_KEY, TopOfBookPanel
+from app.ui.panels.watchlist_table import WatchlistTable
 from app.ui.theme import FLASH_KEY, add_theme_menu, trade_palette
 from tests.ui.conftest import Live, run, shown
 
@@ -1068,3 +1069,17 @@ def test_the_panel_tells_the_model_which_columns_the_trader_hides(qtbot: QtBot, 
     mid = live.context.precision.price_text(Decimal("102.5"), pair)
     assert text(model, 0, COL["mid"]) == "▲ " + mid
     assert model.widest(COL["mid"]) >= len("▲ " + mid)  # formatted since shown
+
+
+@pytest.mark.parametrize("points", [7, 9, 14, 18])
+def test_the_quick_width_bound_never_undercuts_a_number(app: QApplication, points: int) -> None:
+    """The table skips measuring a text whose quick bound fits its cell: a bound below the real
+    width clipped a number's leading digit with no "…" (``41,234,567.89`` read ``11,…``). Holds
+    for whatever font the machine gives: the bound is checked against that font's own layout."""
+    table = WatchlistTable()
+    font = QFont(NUMBER_FAMILY)
+    font.setPointSize(points)
+    face = table._face(font)
+    for text in ("▲ 41,234,567.89", "1,234,567.89", "0.0000000800", "▼ 91,066.37", "—"):
+        assert face.reach(text) >= QFontMetricsF(font).horizontalAdvance(text), text
+    table.deleteLater()

@@ -19,10 +19,20 @@ the current cell (the themes turn it off; the highlighted row is the current one
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 from PySide6.QtCore import QLine, QRect, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPaintEvent, QPalette, QPen
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetrics,
+    QFontMetricsF,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QPen,
+)
 from PySide6.QtWidgets import QStyle, QStyleOptionViewItem, QWidget
 
 from app.ui.models.top_of_book_model import TopOfBookModel
@@ -55,24 +65,28 @@ NUMERALS = "0123456789,.-+ ▲▼—%"
 
 
 class _Face(NamedTuple):
-    """A font as a paint uses it: its metrics, widest glyph and widest numeral (px) and its
-    key (for the caches)."""
+    """A font as a paint uses it: its metrics, widest glyph and widest numeral (px, fractional)
+    and its key (for the caches)."""
 
     font: QFont
     metrics: QFontMetrics
-    widest: int
-    numeral: int
+    widest: float
+    numeral: float
     key: str
 
     @classmethod
     def of(cls, font: QFont) -> _Face:
-        metrics = QFontMetrics(font)
-        numeral = max(metrics.horizontalAdvance(character) for character in NUMERALS)
-        return cls(QFont(font), metrics, metrics.maxWidth(), numeral, font.key())
+        # Fractional advances: whole-pixel ones round each glyph down (a "0" of 7.19 px counts
+        # 7), so their sum undercut a long number and it was clipped with no "…".
+        exact = QFontMetricsF(font)
+        numeral = max(exact.horizontalAdvance(character) for character in NUMERALS)
+        return cls(QFont(font), QFontMetrics(font), exact.maxWidth(), numeral, font.key())
 
     def reach(self, text: str) -> int:
-        """The width ``text`` takes at most (px), without laying it out."""
-        return len(text) * (self.widest if text.strip(NUMERALS) else self.numeral)
+        """The width ``text`` takes at most (px, never less than its real width), without
+        laying it out."""
+        advance = self.widest if text.strip(NUMERALS) else self.numeral
+        return math.ceil(len(text) * advance) + 1
 
 
 #: Fitted texts kept between paints (the pair names' mostly) before the cache starts afresh.
