@@ -28,6 +28,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from dataclasses import replace as with_fields
 from datetime import UTC, datetime
 from decimal import Decimal
 from functools import cached_property
@@ -235,10 +236,13 @@ class _FeedState:
     more: bool = False
     keys: list[OrderKey] = field(default_factory=list)
     resting: set[str] = field(default_factory=set)
+    #: Resting order id -> when it was last re-read (a count of re-reads, 0: never).
+    reread: dict[str, int] = field(default_factory=dict)
+    rereads: int = 0
 
     def replace(self, orders: Iterable[Order]) -> None:
         """The list is ``orders`` and nothing else."""
-        self.orders, self.keys, self.resting = {}, [], set()
+        self.orders, self.keys, self.resting, self.reread = {}, [], set(), {}
         self.put(orders)
 
     def put(self, orders: Iterable[Order]) -> bool:
@@ -247,6 +251,9 @@ class _FeedState:
         added: list[OrderKey] = []
         for order in orders:
             old = self.orders.get(order.order_id)
+            if old is not None and order.ordering is None and old.ordering is not None:
+                # a single order's read may lack the query's ``ordering``: it keeps its place
+                order = with_fields(order, ordering=old.ordering)
             if old == order:
                 if old.raw != order.raw:  # fields not parsed changed: the details show them
                     self.orders[order.order_id] = order
@@ -262,6 +269,7 @@ class _FeedState:
                 self.resting.add(order.order_id)
             else:
                 self.resting.discard(order.order_id)
+                self.reread.pop(order.order_id, None)
         if stale:
             self.keys = sorted(order_key(order) for order in self.orders.values())
         elif added:
@@ -331,7 +339,7 @@ class OrderFeed:
         newest page is read at once."""
         wanted.validate()
         self._state = _FeedState(self._state.generation + 1, wanted)
-        self.updates.publish(run_now(self._snapshot_steps(reset=True, loading=True)))  # empty
+        self.updates.publish(self._snapshot_now(reset=True, loading=True))  # empty: at once
         self.poller.refresh()
 
     def refresh(self) -> None:
@@ -378,7 +386,12 @@ class OrderFeed:
 
     def snapshot(self) -> OrdersSnapshot:
         """The list as it stands, at once (``updates`` get it in slices)."""
-        return run_now(self._snapshot_steps())
+        return self._snapshot_now()
+
+    def _snapshot_now(self, **changes: Any) -> OrdersSnapshot:
+        snapshot = run_now(self._snapshot_steps(**changes))
+        assert snapshot is not None  # nothing can change the filter while it runs
+        return snapshot
 
     # -- polling --------------------------------------------------------------------------------
 
@@ -444,14 +457,22 @@ class OrderFeed:
         )
 
     async def _refresh_open(self, state: _FeedState, seen: set[str]) -> list[Order]:
-        """Re-read resting orders the newest page did not include (a few per poll)."""
+        """Re-read resting orders the newest page did not include, a few per poll, the ones
+        re-read longest ago first (newest first among equals): with more than a poll's worth
+        resting, every one of them comes round (the newest few were re-read every time, and
+        a fill on an older one never showed). One the service no longer knows stops resting
+        here (it stays listed as last read)."""
         stale = [state.orders[order_id] for order_id in state.resting - seen]
         stale.sort(key=order_key, reverse=True)
+        stale.sort(key=lambda order: state.reread.get(order.order_id, 0))
         found = []
         for order in stale[:OPEN_REFRESH_PER_POLL]:
+            state.rereads += 1
+            state.reread[order.order_id] = state.rereads
             try:
                 found.append(await self.session.client.order(order.order_id))
             except NotFound:
+                state.resting.discard(order.order_id)
                 continue
             except ServiceError as exc:
                 log.info("cannot re-read order %s: %s", order.order_id, exc)
@@ -512,11 +533,12 @@ class OrderFeed:
         loading: bool = False,
         new_ids: frozenset[str] = frozenset(),
         filled_ids: frozenset[str] = frozenset(),
-    ) -> Steps[OrdersSnapshot]:
+    ) -> Steps[OrdersSnapshot | None]:
         """The snapshot in steps of ``STEP_ORDERS``: at 100,000 orders, made at once it held
-        the loop 135–630 ms per publish. A row whose order, economics and pairs are those of
-        the last publish is the same ``OrderRow`` (its pair terms computed once, its cells not
-        formatted again by the table)."""
+        the loop 135–630 ms per publish. A row whose order, economics, pairs and client id are
+        those of the last publish is the same ``OrderRow`` (its pair terms computed once, its
+        cells not formatted again by the table). None, and nothing kept, when the filter
+        changed meanwhile: the new filter's list follows."""
         state = self._state
         self._journal_read = False
         matches = state.filter.matches
@@ -528,12 +550,12 @@ class OrderFeed:
                 shown.append(order)
             if number % STEP_ORDERS == 0:
                 yield
+                if state is not self._state:
+                    return None
         pairs = tuple(self.session.available_pairs)
         economics: dict[str, FillEconomics] = {}
         if self.mids is not None:
             economics = yield from self.mids.of_steps(shown, pairs)
-        self._economics = economics
-        self._unsettled = {key for key, value in economics.items() if not value.final}
         last, kept = self._rows, dict[str, OrderRow]()
         rows: list[OrderRow] = []
         for number, order in enumerate(shown, 1):
@@ -545,13 +567,18 @@ class OrderFeed:
                 or row.order is not order
                 or row.economics != its
                 or row.pairs != pairs
-                or not row.client_order_id  # the journal may know it now
+                # an id the server does not echo: the journal may know it now
+                or (not row.client_order_id and self._client_order_id(order))
             ):
                 row = OrderRow(order, self._client_order_id(order), pairs, its)
             rows.append(row)
             kept[order_id] = row
             if number % STEP_ORDERS == 0:
                 yield
+                if state is not self._state:
+                    return None
+        self._economics = economics
+        self._unsettled = {key for key, value in economics.items() if not value.final}
         self._rows = kept
         return OrdersSnapshot(
             tuple(rows),
@@ -568,5 +595,5 @@ class OrderFeed:
         new filter's list is published instead)."""
         state = self._state
         snapshot = await sliced(self._snapshot_steps(**changes))
-        if state is self._state:
+        if snapshot is not None and state is self._state:
             self.updates.publish(snapshot)

@@ -33,13 +33,14 @@ THRESHOLD = 128 * 1024
 
 
 def _glibc() -> ctypes.CDLL | None:
-    """The C library when it is glibc (2.33 or later: ``mallinfo2``), else None."""
+    """The C library when it is glibc, else None. Loaded by its soname: ``find_library`` would
+    start an ``ldconfig`` process at every launch."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc = ctypes.CDLL("libc.so.6")
         libc.gnu_get_libc_version  # noqa: B018  # glibc's own symbol: not musl
-        libc.mallinfo2  # noqa: B018
+        libc.mallopt  # noqa: B018
     except (OSError, AttributeError):
         return None
     return libc
@@ -78,9 +79,10 @@ class MallInfo(ctypes.Structure):
 
 
 def malloc_info() -> MallInfo | None:
-    """glibc's ``mallinfo2()``; None without glibc."""
+    """glibc's ``mallinfo2()``; None without glibc or before glibc 2.33 (no ``mallinfo2``:
+    the figures only, the thresholds are fixed there too)."""
     libc = _glibc()
-    if libc is None:
+    if libc is None or not hasattr(libc, "mallinfo2"):
         return None
     mallinfo2 = libc.mallinfo2
     mallinfo2.restype = MallInfo

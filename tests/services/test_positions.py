@@ -364,3 +364,21 @@ def test_a_big_cache_write_commits_in_steps_and_a_cost_fits_between(tmp_path: Pa
     for name in ("positions.db", "positions.db-wal", "positions.db-shm"):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600
     cache.close()
+
+
+def test_a_rebuild_drops_the_newest_entries_first(tmp_path: Path) -> None:
+    """A rebuild cut short (a crash, the terminal closed) leaves the oldest entries: a prefix
+    of the ledger as cached, which the next refresh checks and completes like any other."""
+    cache = PositionsCache(tmp_path / "positions.db")
+    old, new = many_entries(3_000), many_entries(10)
+    cache.add_entries("svc", "acct", old)
+    cached = cache.entries("svc", "acct")
+    steps = cache.replace_entry_steps("svc", "acct", new)
+    next(steps)  # one batch deleted, then the loop's turn
+    left = cache.entries("svc", "acct")
+    assert 0 < len(left) < len(old)
+    assert left == cached[: len(left)]  # the oldest ones, in ledger order
+    for _ in steps:
+        pass
+    assert set(cache.entries("svc", "acct")) == set(new)
+    cache.close()

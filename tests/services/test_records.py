@@ -22,7 +22,12 @@ from app.domain.records import Order
 from app.services import ledger_browser
 from app.services.journal import OrderJournal
 from app.services.ledger_browser import LedgerBrowser, LedgerQuery, LedgerQueryError, group_rows
-from app.services.order_feed import OrderFeed, OrderFilter, OrdersSnapshot
+from app.services.order_feed import (
+    OPEN_REFRESH_PER_POLL,
+    OrderFeed,
+    OrderFilter,
+    OrdersSnapshot,
+)
 from app.services.session import Environment, TerminalSession
 from tests.harness import AppAccount, AppSandbox, until
 from tests.services.session_desk import SessionDesk
@@ -257,6 +262,32 @@ async def test_a_resting_order_beyond_the_first_page_is_read_again(
         d.recorder.clear()  # no longer resting: not read again
         await feed.poller.poll_once()
         assert not any(r.url.path.endswith(f"/order/{rests.order_id}") for r in d.recorder.requests)
+
+
+async def test_every_resting_order_beyond_the_first_page_comes_round(
+    app_sandbox: AppSandbox,
+) -> None:
+    """More resting orders than a poll re-reads: the ones re-read longest ago go first, so a
+    fill on any of them shows (the newest few used to be re-read every time, the rest never)."""
+    async with open_account(app_sandbox) as d:
+        rests = {(await resting(d.client)).order_id for _ in range(OPEN_REFRESH_PER_POLL + 2)}
+        await d.client.market_order("USD", "BTC", D(100))
+        feed = OrderFeed(d.session, d.journal, page_size=1)
+        Updates(feed)
+        await feed.poller.poll_once()
+        while await feed.load_more():
+            pass
+
+        async def reread() -> set[str]:
+            d.recorder.clear()
+            await feed.poller.poll_once()
+            return {
+                name for r in d.recorder.requests if (name := r.url.path.split("/")[-1]) in rests
+            }
+
+        first, second = await reread(), await reread()
+        assert len(first) == len(second) == OPEN_REFRESH_PER_POLL
+        assert first | second == rests
 
 
 async def test_client_order_id_comes_from_the_journal_when_the_server_does_not_echo_it(
