@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
 
@@ -105,6 +105,14 @@ class Market:
             cached = self._make_quote(PAIRS[pair])
             self._quotes[pair] = cached
         return cached
+
+    def unchanged(self, quotes: Iterable[MarketQuote]) -> bool:
+        """Whether each of ``quotes`` is still its pair's top of book: the market makes new
+        quote objects whenever a price changes, so identity says it (one catch-up and a dict
+        look-up per pair, where ``quote`` per pair caught up each time: top of book's cache)."""
+        self.advance()
+        current = self._quotes
+        return all(current.get(quote.pair) is quote for quote in quotes)
 
     def pin(self, pair: str, mid: Decimal | None) -> MarketQuote:
         """Hold ``pair``'s mid at ``mid`` (a multiple of its tick; None: back to the walk) and

@@ -38,9 +38,9 @@ class TopOfBookBodies:
         bad input: it runs only for a text not seen yet)."""
         known = self._answers.get(raw)
         if known is not None:
-            quotes = tuple(market.quote(quote.pair) for quote in known.quotes)
-            if all(now is before for now, before in zip(quotes, known.quotes, strict=True)):
+            if market.unchanged(known.quotes):
                 return known.body
+            quotes = tuple(market.quote(quote.pair) for quote in known.quotes)
         else:
             quotes = tuple(market.quote(name) for name in names(raw))
         books = {

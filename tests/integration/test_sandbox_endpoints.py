@@ -1437,3 +1437,17 @@ def test_json_encoding_of_subclasses_and_refusals() -> None:
     for bad in (1.5, object(), {1, 2}):
         with pytest.raises(TypeError):
             wire.encode(bad)
+
+
+@pytest.mark.parametrize("path", TOP_OF_BOOK_PATHS)
+def test_a_query_parsed_once_is_still_checked_each_time(reader: Session, path: str) -> None:
+    """Query strings are parsed once and kept (a terminal polls with the same ones): a name
+    given twice is refused every time, and a good query answers every time."""
+    url = path.format(account=reader.account)
+    twice = f"{url}?assetPairs=BTC/USD&assetPairs=ETH/USD"
+    for _ in range(2):
+        response = reader.http.get(twice, headers=reader.headers)
+        errors = assert_error(response, 400, "badRequest")
+        assert "assetPairs given more than once" in errors[0]
+        books = ok_body(reader.get(path, assetPairs="BTC/USD,ETH/USD"))["topOfBooks"]
+        assert set(books) == {"BTC/USD", "ETH/USD"}
