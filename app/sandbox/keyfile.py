@@ -119,7 +119,7 @@ class KeyFile:
 
     def __init__(self, db_path: str, legacy_secret: Callable[[], str | None]) -> None:
         self._path = key_path(db_path)
-        self._name = str(self._path)
+        self._name = "" if self._path is None else str(self._path)
         self._seen: tuple[int, int] | None = None
         self._checked = -math.inf  # monotonic time of the last look at the file
         if self._path is None:

@@ -6,6 +6,7 @@ clientOrderIds, and the ledger's running balance."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -288,6 +289,26 @@ async def test_every_resting_order_beyond_the_first_page_comes_round(
         first, second = await reread(), await reread()
         assert len(first) == len(second) == OPEN_REFRESH_PER_POLL
         assert first | second == rests
+
+
+async def test_a_re_read_order_without_its_ordering_keeps_its_place(
+    app_sandbox: AppSandbox,
+) -> None:
+    """The seed promises ``ordering`` in order queries, not in a single order's read: a re-read
+    that lacks it keeps the ordering the list knew, so the order neither drops to the bottom
+    nor makes the whole list sort again."""
+    async with open_account(app_sandbox) as d:
+        placed = [await resting(d.client) for _ in range(3)]
+        feed = OrderFeed(d.session, d.journal)
+        updates = Updates(feed)
+        await feed.poller.poll_once()
+        newest_first = [order.order_id for order in reversed(placed)]
+        assert updates.ids() == newest_first
+        middle = await d.client.order(placed[1].order_id)
+        assert middle.ordering is not None
+        feed._state.put([dataclasses.replace(middle, ordering=None)])
+        assert [row.order_id for row in feed.snapshot().rows] == newest_first
+        assert feed.snapshot().rows[1].order.ordering == middle.ordering
 
 
 async def test_client_order_id_comes_from_the_journal_when_the_server_does_not_echo_it(
