@@ -28,10 +28,9 @@ from typing import TYPE_CHECKING
 from app.api import NotFound, ServiceClient, ServiceError
 from app.domain import utc_now
 from app.domain.records import (
-    Account,
+    Balances,
     OrderBook,
     PairInfo,
-    Portfolio,
     ServiceInfo,
     TopOfBook,
 )
@@ -39,6 +38,7 @@ from app.services.alerts import PriceAlerts
 from app.services.events import Topic, cancel_and_wait
 from app.services.health import Health, HealthMonitor, HealthState
 from app.services.log_events import EventKind, LogEvent, LogLevel
+from app.services.market import Market
 from app.services.poller import FeedGroup, Poller
 
 if TYPE_CHECKING:  # the feeds below import this module: only their types are needed here
@@ -64,14 +64,6 @@ class FeedIntervals:
     top_of_book: float = 0.5
     balances: float = 5.0
     order_book: float = 1.0
-
-
-@dataclass(frozen=True)
-class Balances:
-    """Both account views, fetched together so they describe the same moment."""
-
-    account: Account
-    portfolio: Portfolio
 
 
 @dataclass
@@ -115,6 +107,8 @@ class TerminalSession:
         self.order_book: Poller[OrderBook | None] = Poller(
             "order book", self._fetch_book, intervals.order_book, group=self.feeds
         )
+        #: The one copy of the market every desk and report reads (``app.services.market``).
+        self.market = Market(self.top_of_book.data, self.balances.data, lambda: self.pair_info)
         self.health = HealthMonitor([self.top_of_book, self.balances, self.order_book])  # type: ignore[list-item]
         self.watchlist_changed: Topic[list[str]] = Topic("watchlist")
         self.selection_changed: Topic[str] = Topic("selection")
@@ -136,6 +130,7 @@ class TerminalSession:
             infos = await self.client.pairs()
             self.pair_info = {str(info.pair): info for info in infos}
             self.available_pairs = list(self.pair_info)
+            self.market.pairs_changed()
         except NotFound:
             self.available_pairs = list(FALLBACK_WATCHLIST)
         except ServiceError as exc:
