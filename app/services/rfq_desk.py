@@ -33,9 +33,11 @@ buy side sells QUOTE for BASE, the sell side sells BASE for QUOTE — before a q
 accept (the quoted amounts). A size-limit block stops the request or the side unless the trader
 overrides it for that request; a funds shortfall is a warning, as on the order ticket (the
 service's refusal rules). While the connection is offline (every feed failing) the desk sends
-neither requests nor accepts. The checks read a ``Market`` snapshot; the desk keeps its own from
-the session's topics, and the panel computes the same pure functions on the snapshots the bridge
-hands it, so neither reads the other's cache.
+neither requests nor accepts. The checks read an ``RfqMarket``: the session's one
+``MarketSnapshot`` (``session.market``: balances, tops of book), the connection's health and the
+limits from Settings. The desk keeps no copy of the market; the RFQ ticket
+(``app.services.rfq_ticket``) previews on a snapshot and an accept made from that preview is
+re-checked on the same snapshot (``AcceptRequest``).
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal, localcontext
 from typing import Literal
@@ -65,14 +67,15 @@ from app.domain import Amount, AssetPair, utc_now
 from app.domain.display import Precision, format_number
 from app.domain.money import MONEY_CONTEXT, divide, format_trimmed
 from app.domain.pair_terms import PairSide, Trade
-from app.domain.records import Order, Quote, TopOfBook
+from app.domain.records import Balances, Order, Quote, TopOfBook
 from app.domain.valuation import value_in
 from app.services.events import Topic
 from app.services.health import Health, HealthState
 from app.services.journal import OrderJournal
 from app.services.log_events import EventKind, LogLevel
+from app.services.market import MarketSnapshot
 from app.services.pretrade import Check, CheckLimits, Severity, checks
-from app.services.session import Balances, TerminalSession
+from app.services.session import TerminalSession
 from app.services.settling import (
     SESSION_DELAY_SECONDS,
     SETTLE_DELAYS,
@@ -177,13 +180,21 @@ def trade_of(live: LiveQuote, side: Side, order: Order | None) -> Trade:
 
 
 @dataclass(frozen=True)
-class Market:
-    """What the checks read: the last balances, tops of book and health, and the limits."""
+class RfqMarket:
+    """What the checks read: one market snapshot (balances, tops of book), the connection's
+    health and the limits. A view over the session's snapshot, never a copy of its own."""
 
-    balances: Balances | None = None
-    top_of_book: Mapping[str, TopOfBook] = field(default_factory=dict)
+    snapshot: MarketSnapshot = field(default_factory=MarketSnapshot)
     health: HealthState | None = None
     limits: CheckLimits = field(default_factory=CheckLimits)
+
+    @property
+    def balances(self) -> Balances | None:
+        return self.snapshot.balances
+
+    @property
+    def top_of_book(self) -> Mapping[str, TopOfBook]:
+        return self.snapshot.tops
 
     @property
     def offline(self) -> bool:
@@ -271,7 +282,7 @@ def _in_trader_terms(
     ticket: TicketInput,
     estimated: bool,
     pair: str,
-    market: Market,
+    market: RfqMarket,
     precision: Precision,
 ) -> SideCheck:
     """Pretrade's finding for ``ticket`` said for the side of the quote it stands for."""
@@ -309,7 +320,7 @@ def _side_checks(
     ticket: TicketInput,
     estimated: bool,
     pair: str,
-    market: Market,
+    market: RfqMarket,
     override: bool,
     precision: Precision,
 ) -> list[SideCheck]:
@@ -322,7 +333,7 @@ def _side_checks(
 
 
 def request_checks(
-    pair: str, size: Amount, market: Market, *, override: bool = False, precision: Precision
+    pair: str, size: Amount, market: RfqMarket, *, override: bool = False, precision: Precision
 ) -> RfqChecks:
     """The order ticket's checks on both sides of a request for ``size`` on ``pair``."""
     parsed = AssetPair.parse(pair, "pair")
@@ -342,7 +353,7 @@ def request_checks(
 
 
 def quote_checks(
-    live: LiveQuote, market: Market, *, override: bool = False, precision: Precision
+    live: LiveQuote, market: RfqMarket, *, override: bool = False, precision: Precision
 ) -> RfqChecks:
     """The order ticket's checks on each side of ``live`` as quoted (again before accept)."""
     found: list[SideCheck] = []
@@ -352,7 +363,9 @@ def quote_checks(
     return RfqChecks(tuple(found))
 
 
-def request_block_text(size: Amount, found: RfqChecks, market: Market, precision: Precision) -> str:
+def request_block_text(
+    size: Amount, found: RfqChecks, market: RfqMarket, precision: Precision
+) -> str:
     """Why a request was stopped, said once for the request (not once per side): what the
     size is worth (the size itself when it is in the valuation currency)."""
     limited = [check.notional for check in found.blocks() if check.notional is not None]
@@ -512,6 +525,27 @@ class LiveQuote:
 
 
 @dataclass(frozen=True)
+class AcceptRequest:
+    """What accepting one side of a quote sends (the quote's id and the side) and what it
+    will pay and get as quoted, with the market snapshot the preview showing it was made on."""
+
+    quote_id: str
+    side: Side
+    pay: Amount
+    get: Amount
+    price: Decimal  # QUOTE per BASE
+    snapshot: MarketSnapshot = field(compare=False, repr=False)
+
+    @property
+    def snapshot_id(self) -> int:
+        return self.snapshot.id
+
+    def body(self) -> dict[str, str]:
+        """The accept's request body, as journaled and sent."""
+        return {"orderId": self.quote_id, "side": self.side}
+
+
+@dataclass(frozen=True)
 class AcceptResult:
     side: Side
     status: Literal["filled", "refused", "unknown", "failed"]
@@ -555,8 +589,8 @@ class RfqDesk:
         absent_grace: float = ABSENT_GRACE,
     ) -> None:
         self.session = session
-        #: The desk's own snapshot of what the checks read, kept from the session's topics.
-        self.market = Market(health=session.health.current, limits=limits or CheckLimits())
+        self._health: HealthState | None = session.health.current
+        self._limits = limits or CheckLimits()
         self.journal = journal
         self._monotonic = clock_monotonic
         self.auto_requote = auto_requote
@@ -573,30 +607,33 @@ class RfqDesk:
         self.absent_grace = absent_grace
         self._settlers: set[asyncio.Task[None]] = set()
         self._closed = False
-        self._unsubscribe = [
-            session.balances.data.subscribe(self._on_balances),
-            session.top_of_book.data.subscribe(self._on_top),
-            session.health.changes.subscribe(self._on_health),
-        ]
+        self._unsubscribe = [session.health.changes.subscribe(self._on_health)]
+
+    def monotonic(self) -> float:
+        """The desk's monotonic clock now (the quotes' deadlines are on it)."""
+        return self._monotonic()
 
     # -- what the checks read -----------------------------------------------------------------
 
     @property
+    def market(self) -> RfqMarket:
+        """The session's market as it is now (no copy), with the health and the limits."""
+        return self.market_at(self.session.market.snapshot)
+
+    def market_at(self, snapshot: MarketSnapshot) -> RfqMarket:
+        """``snapshot`` with the health and the limits: what a preview was checked on."""
+        return RfqMarket(snapshot, self._health, self._limits)
+
+    @property
     def limits(self) -> CheckLimits:
-        return self.market.limits
+        return self._limits
 
     @limits.setter
     def limits(self, limits: CheckLimits) -> None:
-        self.market = replace(self.market, limits=limits)
-
-    def _on_balances(self, balances: Balances) -> None:
-        self.market = replace(self.market, balances=balances)
-
-    def _on_top(self, tops: dict[str, TopOfBook]) -> None:
-        self.market = replace(self.market, top_of_book={**self.market.top_of_book, **tops})
+        self._limits = limits
 
     def _on_health(self, health: HealthState) -> None:
-        self.market = replace(self.market, health=health)
+        self._health = health
 
     @property
     def precision(self) -> Precision:
@@ -608,9 +645,14 @@ class RfqDesk:
     def request_checks(self, pair: str, size: Amount, *, override: bool = False) -> RfqChecks:
         return request_checks(pair, size, self.market, override=override, precision=self.precision)
 
-    def quote_checks(self, live: LiveQuote, *, override: bool = False) -> RfqChecks:
+    def quote_checks(
+        self, live: LiveQuote, *, override: bool = False, market: RfqMarket | None = None
+    ) -> RfqChecks:
         return quote_checks(
-            live, self.market, override=override or live.override, precision=self.precision
+            live,
+            market or self.market,
+            override=override or live.override,
+            precision=self.precision,
         )
 
     # -- requests -----------------------------------------------------------------------------
@@ -677,18 +719,25 @@ class RfqDesk:
     def accepting(self) -> bool:
         return self.current is not None and self.current.in_flight is not None
 
-    async def accept(self, side: Side, *, override: bool = False) -> AcceptResult:
+    async def accept(
+        self, side: Side, *, override: bool = False, expect: AcceptRequest | None = None
+    ) -> AcceptResult:
         """Take ``side`` of the current quote; AcceptClosed (nothing sent) when not allowed:
         closed in time, offline, or blocked by a check (``override``, or the request's, lifts
-        the size limit)."""
+        the size limit). ``expect``: what the trader's preview said the accept sends; sent only
+        if the current quote is still that quote and side, and checked on the preview's
+        market snapshot (the facts the trader saw)."""
         live = self._current()
+        if expect is not None and (expect.quote_id, expect.side) != (live.order_id, side):
+            raise AcceptClosed("the quote changed since it was shown; nothing was sent")
         reason = live.closed_reason(side)
         if reason is not None:
             raise AcceptClosed(reason)
         offline = self.market.offline_reason()
         if offline is not None:
             raise AcceptClosed(f"{offline}; accepting resumes when it is back")
-        found = self.quote_checks(live, override=override)
+        market = None if expect is None else self.market_at(expect.snapshot)
+        found = self.quote_checks(live, override=override, market=market)
         blocked = found.reason(side)
         if blocked is not None:
             raise ChecksBlock(blocked, found)
