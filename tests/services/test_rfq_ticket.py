@@ -40,6 +40,16 @@ def open_ticket(d: Desk) -> tuple[RfqTicket, list[RfqPreview]]:
     return ticket, published
 
 
+def latest(ticket: RfqTicket) -> RfqPreview:
+    """The ticket's preview now (a call: not narrowed by a type checker)."""
+    return ticket.preview
+
+
+def follows(ticket: RfqTicket) -> bool:
+    """Whether the pair follows the selection now (a call: not narrowed by a type checker)."""
+    return ticket.follows_selection
+
+
 def state(ticket: RfqTicket) -> RfqState:
     """The ticket's state now (a call, so a type checker does not carry it over)."""
     return ticket.state()
@@ -241,11 +251,11 @@ async def test_a_blocked_request_offers_the_override_until_the_entry_changes(
             assert preview.message.text.endswith(f"Tick “{OVERRIDE_TEXT}” to ask anyway.")
             assert d.desk.events == []
             ticket.set_override(True)
-            assert ticket.preview.override
+            assert latest(ticket).override
             ticket.entry_changed()  # a different size: the override lapses
-            assert not ticket.preview.override_shown and not ticket.preview.override
-            assert ticket.follows_selection
+            assert not latest(ticket).override_shown and not latest(ticket).override
+            assert follows(ticket)
             ticket.pick_pair()
-            assert not ticket.follows_selection
+            assert not follows(ticket)
         finally:
             ticket.close()
