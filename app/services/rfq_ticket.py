@@ -51,25 +51,29 @@ from app.services.health import HealthState
 from app.services.log_events import LogLevel
 from app.services.market import MarketSnapshot
 from app.services.pretrade import WhatIf, what_if
-from app.services.rfq_desk import (
-    AMBER_SECONDS,
-    SIDES,
-    AcceptClosed,
-    AcceptRequest,
-    AcceptResult,
-    ChecksBlock,
-    LiveQuote,
-    QuoteEvent,
-    QuoteState,
+from app.services.rfq_checks import (
     RfqChecks,
-    RfqDesk,
-    Side,
     SideCheck,
-    pair_price,
     quote_checks,
     quote_ticket,
     request_block_text,
     request_checks,
+)
+from app.services.rfq_desk import (
+    AcceptClosed,
+    AcceptRequest,
+    AcceptResult,
+    ChecksBlock,
+    QuoteEvent,
+    RfqDesk,
+)
+from app.services.rfq_quote import (
+    AMBER_SECONDS,
+    SIDES,
+    LiveQuote,
+    QuoteState,
+    Side,
+    pair_price,
     side_name,
     side_terms,
     size_text,
