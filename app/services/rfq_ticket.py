@@ -16,9 +16,11 @@ States (``RfqState``)::
                                                EXPIRED                   └──▶ QUOTED (not sent,
                                                                               did not go through)
 
-A quote that is over (ACCEPTED, REFUSED, EXPIRED, UNKNOWN) stays on screen; a new request may be
-made from any state but REQUESTING and ACCEPTING. UNKNOWN becomes ACCEPTED or REFUSED when the
-desk finds the order (``desk.history``).
+REFUSED is a refusal that ends the quote (both sides: unknown, already taken, expired); a
+refusal of one side only (funds) leaves the other side QUOTED. A quote that is over (ACCEPTED,
+REFUSED, EXPIRED, UNKNOWN) stays on screen; a new request may be made from any state but
+REQUESTING and ACCEPTING. UNKNOWN becomes ACCEPTED or REFUSED when the desk finds the order
+(``desk.history``); until then neither side is offered.
 
 Time: the preview carries each side's monotonic deadline (from ``LiveQuote``: the server's
 expiry, corrected for the clock offset and the round trip); ``RfqPreview.clock(side, now)`` says

@@ -10,6 +10,7 @@ import pytest
 
 from app.domain import Amount
 from app.domain.display import Precision
+from app.services.log_events import LogLevel
 from app.services.rfq_desk import SIDES, AcceptClosed
 from app.services.rfq_ticket import OVERRIDE_TEXT, RfqPreview, RfqState, RfqTicket
 from tests.harness import SandboxProcess
@@ -17,6 +18,7 @@ from tests.services.test_rfq_desk import (
     PAIR,
     Desk,
     accept_posts,
+    admin_faults,
     clear_faults,
     open_desk,
     start_request_log,
@@ -258,4 +260,55 @@ async def test_a_blocked_request_offers_the_override_until_the_entry_changes(
             ticket.pick_pair()
             assert not follows(ticket)
         finally:
+            ticket.close()
+
+
+async def test_a_refused_accept_and_a_lost_answer_end_the_quote_honestly(
+    ticket_sandbox: SandboxProcess,
+) -> None:
+    """409 (the quote is over) refuses both sides: REFUSED. A cut connection leaves the outcome
+    unknown: UNKNOWN, neither side offered, the trader told in words and by a notice."""
+    async with open_desk(ticket_sandbox) as d:
+        ticket, _ = open_ticket(d)
+        notices: list[tuple[LogLevel, str]] = []
+        ticket.notices.subscribe(notices.append)
+        path = f"/account/{d.user.account}/order/rfq/.*/accept$"
+        try:
+            work = ticket.start_request(PAIR, "0.01")
+            assert work is not None
+            await work
+            admin_faults(ticket_sandbox, [{"kind": "status", "status": 409, "path": path}])
+            accepting = ticket.start_accept("sell")
+            assert accepting is not None
+            await accepting
+            clear_faults(ticket_sandbox)
+            assert state(ticket) == RfqState.REFUSED
+            message = latest(ticket).message
+            assert message.level == "error" and message.text.startswith("Refused by the service: ")
+            words = [latest(ticket).clock(side, ticket.now()).word for side in SIDES]
+            assert words == ["refused", "refused"]
+
+            work = ticket.start_request(PAIR, "0.01")
+            assert work is not None
+            await work
+            assert state(ticket) == RfqState.QUOTED
+            live = ticket.live
+            assert live is not None
+            admin_faults(ticket_sandbox, [{"kind": "drop", "path": path, "count": 1}])
+            accepting = ticket.start_accept("buy")
+            assert accepting is not None
+            await accepting
+            assert state(ticket) == RfqState.UNKNOWN
+            result = ticket.last_result
+            assert result is not None and result.status == "unknown"
+            message = latest(ticket).message
+            assert message.text.startswith(f"Buy BTC on quote {live.order_id[:8]}: the answer")
+            assert message.detail == result.message and result.message
+            assert notices == [(LogLevel.WARNING, message.text)]
+            assert ticket.start_accept("sell") is None
+            assert latest(ticket).message.text.startswith(
+                "Not sent: the other side's outcome is unknown"
+            )
+        finally:
+            clear_faults(ticket_sandbox)
             ticket.close()
