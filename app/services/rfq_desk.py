@@ -1,5 +1,9 @@
 """The RFQ desk: request a two-way quote, count it down, accept one side at most once.
 
+Modules: the quote as held and its words (``LiveQuote``) are in ``app.services.rfq_quote``, the
+checks in ``app.services.rfq_checks``, the ticket's state machine in ``app.services.rfq_ticket``;
+the names are importable from here too.
+
 Time: every side gets a *monotonic* deadline when the quote arrives, and ``remaining`` is
 computed from that deadline each time it is asked — never by counting timer ticks (the
 countdown survives a stalled event loop and a wrong wall clock). The deadline is keyed to the
@@ -33,9 +37,11 @@ buy side sells QUOTE for BASE, the sell side sells BASE for QUOTE — before a q
 accept (the quoted amounts). A size-limit block stops the request or the side unless the trader
 overrides it for that request; a funds shortfall is a warning, as on the order ticket (the
 service's refusal rules). While the connection is offline (every feed failing) the desk sends
-neither requests nor accepts. The checks read a ``Market`` snapshot; the desk keeps its own from
-the session's topics, and the panel computes the same pure functions on the snapshots the bridge
-hands it, so neither reads the other's cache.
+neither requests nor accepts. The checks read an ``RfqMarket``: the session's one
+``MarketSnapshot`` (``session.market``: balances, tops of book), the connection's health and the
+limits from Settings. The desk keeps no copy of the market; the RFQ ticket
+(``app.services.rfq_ticket``) previews on a snapshot and an accept made from that preview is
+re-checked on the same snapshot (``AcceptRequest``).
 """
 
 from __future__ import annotations
@@ -47,9 +53,9 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
-from decimal import Decimal, localcontext
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
 from typing import Literal
 
 from app.api import (
@@ -57,22 +63,44 @@ from app.api import (
     NotFound,
     OutcomeUnknown,
     Refused,
-    ServerClock,
     ServiceError,
     TooLate,
 )
-from app.domain import Amount, AssetPair, utc_now
-from app.domain.display import Precision, format_number
-from app.domain.money import MONEY_CONTEXT, divide, format_trimmed
-from app.domain.pair_terms import PairSide, Trade
-from app.domain.records import Order, Quote, TopOfBook
-from app.domain.valuation import value_in
+from app.domain import Amount, utc_now
+from app.domain.display import Precision
+from app.domain.records import Order
 from app.services.events import Topic
-from app.services.health import Health, HealthState
+from app.services.health import HealthState
 from app.services.journal import OrderJournal
 from app.services.log_events import EventKind, LogLevel
-from app.services.pretrade import Check, CheckLimits, Severity, checks
-from app.services.session import Balances, TerminalSession
+from app.services.market import MarketSnapshot
+from app.services.pretrade import CheckLimits
+from app.services.rfq_checks import (
+    RfqChecks,
+    RfqMarket,
+    SideCheck,
+    quote_checks,
+    quote_ticket,
+    request_block_text,
+    request_checks,
+    request_ticket,
+)
+from app.services.rfq_quote import (
+    ACCEPT_MARGIN_EXTRA,
+    AMBER_SECONDS,
+    MIN_ACCEPT_MARGIN,
+    SIDES,
+    LiveQuote,
+    QuoteState,
+    Side,
+    pair_price,
+    plural,
+    side_name,
+    side_terms,
+    size_text,
+    trade_of,
+)
+from app.services.session import TerminalSession
 from app.services.settling import (
     SESSION_DELAY_SECONDS,
     SETTLE_DELAYS,
@@ -82,17 +110,39 @@ from app.services.settling import (
     Verdict,
     verdict,
 )
-from app.services.ticket import TicketInput
+
+__all__ = [
+    "ACCEPT_MARGIN_EXTRA",
+    "AMBER_SECONDS",
+    "MIN_ACCEPT_MARGIN",
+    "SIDES",
+    "AcceptClosed",
+    "AcceptRequest",
+    "AcceptResult",
+    "ChecksBlock",
+    "LiveQuote",
+    "QuoteEvent",
+    "QuoteState",
+    "RfqChecks",
+    "RfqDesk",
+    "RfqMarket",
+    "Side",
+    "SideCheck",
+    "pair_price",
+    "plural",
+    "quote_checks",
+    "quote_ticket",
+    "request_block_text",
+    "request_checks",
+    "request_ticket",
+    "side_name",
+    "side_terms",
+    "size_text",
+    "trade_of",
+]
 
 log = logging.getLogger("tradeterm.services")
 
-Side = Literal["buy", "sell"]
-SIDES: tuple[Side, Side] = ("buy", "sell")
-QuoteState = Literal["live", "amber", "closing", "expired"]
-
-AMBER_SECONDS = 3.0
-MIN_ACCEPT_MARGIN = 0.5
-ACCEPT_MARGIN_EXTRA = 0.25
 REQUOTE_INTERVAL = 2.0
 MAX_UNANSWERED_REQUOTES = 10
 #: Refusals that end the whole quote (unknown, already accepted, expired); other refusals
@@ -121,394 +171,25 @@ class ChecksBlock(AcceptClosed):
         self.checks = found
 
 
-# -- the trader's words ------------------------------------------------------------------------
-
-
-def plural(count: int, noun: str) -> str:
-    """``1 quote``, ``2 quotes`` (count grouped)."""
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
-
-
-def size_text(size: Amount) -> str:
-    """A size as the trader typed it: thousands grouped, never rounded (``100,000 BTC``)."""
-    places = len(format_trimmed(size.value).partition(".")[2])
-    return f"{format_number(size.value, places)} {size.asset}"
-
-
-def side_name(pair: str | AssetPair, side: Side) -> str:
-    """``Buy BTC`` / ``Sell BTC``: a side of a quote on ``pair`` as the trader says it."""
-    base = pair.base if isinstance(pair, AssetPair) else pair.split("/")[0]
-    return f"{'Buy' if side == 'buy' else 'Sell'} {base}"
-
-
-def pair_price(live: LiveQuote, side: Side) -> Decimal:
-    """The side's price as QUOTE per BASE (the wire may write either direction)."""
-    pair_side = PairSide(AssetPair.parse(live.pair, "pair"), side)
-    return pair_side.price(live.quote.side(side).price).value
-
-
-def side_terms(live: LiveQuote, side: Side, precision: Precision) -> str:
-    """``Buy BTC · pay 9,090.50 USD · get 0.10000000 BTC at 90,905.00``: amounts exact, the
-    price QUOTE per BASE with the pair's increment."""
-    quoted = live.quote.side(side)
-    pay = f"{precision.exact(quoted.source.value, quoted.source.asset)} {quoted.source.asset}"
-    get = (
-        f"{precision.exact(quoted.destination.value, quoted.destination.asset)} "
-        f"{quoted.destination.asset}"
-    )
-    price = precision.price_text(pair_price(live, side), live.pair)
-    return f"{side_name(live.pair, side)} · pay {pay} · get {get} at {price}"
-
-
-def trade_of(live: LiveQuote, side: Side, order: Order | None) -> Trade:
-    """What an accepted side did, from the order the service returned (else as quoted)."""
-    if order is not None:
-        trade = Trade.of(order, [live.pair])
-        if trade is not None:
-            return trade
-    pair_side = PairSide(AssetPair.parse(live.pair, "pair"), side)
-    quoted = live.quote.side(side)
-    if side == "buy":
-        return Trade(pair_side, quoted.destination.value, quoted.source.value)
-    return Trade(pair_side, quoted.source.value, quoted.destination.value)
-
-
-# -- pre-trade checks --------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
-class Market:
-    """What the checks read: the last balances, tops of book and health, and the limits."""
+class AcceptRequest:
+    """What accepting one side of a quote sends (the quote's id and the side) and what it
+    will pay and get as quoted, with the market snapshot the preview showing it was made on."""
 
-    balances: Balances | None = None
-    top_of_book: Mapping[str, TopOfBook] = field(default_factory=dict)
-    health: HealthState | None = None
-    limits: CheckLimits = field(default_factory=CheckLimits)
-
-    @property
-    def offline(self) -> bool:
-        return self.health is not None and self.health.health == Health.OFFLINE
-
-    def offline_reason(self) -> str | None:
-        """Why nothing may be sent now (None: the connection is not known to be down)."""
-        if not self.offline or self.health is None:
-            return None
-        return f"the connection is offline ({self.health.reason})"
-
-
-@dataclass(frozen=True)
-class SideCheck:
-    """One check on one side, in the trader's words."""
-
+    quote_id: str
     side: Side
-    code: str  # pretrade's: "funds", "fat_finger", "unvalued"; or "no_price"
-    severity: Severity
-    text: str
-    notional: Decimal | None = None  # valued size (fat_finger), in the valuation currency
-
-
-@dataclass(frozen=True)
-class RfqChecks:
-    """The checks of both sides of a request or a quote."""
-
-    found: tuple[SideCheck, ...] = ()
-
-    def of(self, side: Side) -> list[SideCheck]:
-        return [check for check in self.found if check.side == side]
-
-    def blocks(self, side: Side | None = None) -> list[SideCheck]:
-        return [c for c in self.found if c.severity == "block" and side in (None, c.side)]
-
-    def warnings(self, side: Side | None = None) -> list[SideCheck]:
-        return [c for c in self.found if c.severity == "warn" and side in (None, c.side)]
+    pay: Amount
+    get: Amount
+    price: Decimal  # QUOTE per BASE
+    snapshot: MarketSnapshot = field(compare=False, repr=False)
 
     @property
-    def size_limited(self) -> bool:
-        """A size-limit finding (blocked, or overridden): the override control applies."""
-        return any(check.code == "fat_finger" for check in self.found)
+    def snapshot_id(self) -> int:
+        return self.snapshot.id
 
-    def reason(self, side: Side) -> str | None:
-        """Why ``side`` may not be accepted (None: no check blocks it)."""
-        blocks = self.blocks(side)
-        return "; ".join(check.text for check in blocks) if blocks else None
-
-
-def request_ticket(
-    pair: AssetPair, side: Side, size: Amount, tops: Mapping[str, TopOfBook]
-) -> tuple[TicketInput, bool] | None:
-    """The order-ticket equivalent of one side of a request, and whether its size is an
-    estimate (converted through the top of book: the buy side spends QUOTE, the sell side
-    BASE). None when the size is in the other asset and there is no book to convert it."""
-    pair_side = PairSide(pair, side)
-    spend = pair_side.source
-    if size.asset == spend:
-        return TicketInput(spend, pair_side.destination, size.value), False
-    top = tops.get(str(pair))
-    with localcontext(MONEY_CONTEXT):
-        if top is None:
-            return None
-        if side == "buy" and top.ask > 0:  # size in BASE: pay about size x ask
-            return TicketInput(spend, pair_side.destination, size.value * top.ask), True
-        if side == "sell" and top.bid > 0:  # size in QUOTE: give about size / bid
-            return TicketInput(spend, pair_side.destination, divide(size.value, top.bid)), True
-    return None
-
-
-def quote_ticket(live: LiveQuote, side: Side) -> TicketInput:
-    """The order-ticket equivalent of accepting ``side``: sell exactly what the side pays."""
-    quoted = live.quote.side(side)
-    return TicketInput(quoted.source.asset, quoted.destination.asset, quoted.source.value)
-
-
-def _can_spend(balances: Balances | None, asset: str) -> Decimal:
-    found = balances.portfolio.balances.get(asset) if balances is not None else None
-    return Decimal(0) if found is None else found.available_funds + found.available_credit
-
-
-def _in_trader_terms(
-    check: Check,
-    side: Side,
-    ticket: TicketInput,
-    estimated: bool,
-    pair: str,
-    market: Market,
-    precision: Precision,
-) -> SideCheck:
-    """Pretrade's finding for ``ticket`` said for the side of the quote it stands for."""
-    name = side_name(pair, side)
-    asset, valuation = ticket.source, market.limits.valuation
-    about = "about " if estimated else ""
-    if check.code == "funds":
-        spend = (
-            precision.amount(ticket.size, asset)
-            if estimated
-            else precision.exact(ticket.size, asset)
-        )
-        can = precision.exact(_can_spend(market.balances, asset), asset)
-        text = (
-            f"{name} spends {about}{spend} {asset}, more than the {can} {asset} "
-            "available with credit"
-        )
-        return SideCheck(side, check.code, check.severity, text)
-    if check.code == "fat_finger":
-        notional = value_in(ticket.size, asset, valuation, market.top_of_book)
-        worth = precision.amount(notional, valuation)
-        cap = precision.exact(market.limits.max_notional, valuation)
-        text = f"{name} is worth about {worth} {valuation}, above the {cap} {valuation} size limit"
-        if check.severity == "warn":
-            text += " (overridden)"
-        return SideCheck(side, check.code, check.severity, text, notional)
-    if check.code == "unvalued":
-        text = f"{name}: no price values {asset} in {valuation}, so the size limit is not checked"
-        return SideCheck(side, check.code, check.severity, text)
-    return SideCheck(side, check.code, check.severity, check.message)
-
-
-def _side_checks(
-    side: Side,
-    ticket: TicketInput,
-    estimated: bool,
-    pair: str,
-    market: Market,
-    override: bool,
-    precision: Precision,
-) -> list[SideCheck]:
-    found = checks(
-        ticket, market.balances, dict(market.top_of_book), market.limits, override=override
-    )
-    return [
-        _in_trader_terms(check, side, ticket, estimated, pair, market, precision) for check in found
-    ]
-
-
-def request_checks(
-    pair: str, size: Amount, market: Market, *, override: bool = False, precision: Precision
-) -> RfqChecks:
-    """The order ticket's checks on both sides of a request for ``size`` on ``pair``."""
-    parsed = AssetPair.parse(pair, "pair")
-    found: list[SideCheck] = []
-    for side in SIDES:
-        made = request_ticket(parsed, side, size, market.top_of_book)
-        if made is None:
-            text = (
-                f"{side_name(parsed, side)}: no top of book for {pair} yet, so funds and the "
-                "size limit are not checked"
-            )
-            found.append(SideCheck(side, "no_price", "warn", text))
-            continue
-        ticket, estimated = made
-        found.extend(_side_checks(side, ticket, estimated, pair, market, override, precision))
-    return RfqChecks(tuple(found))
-
-
-def quote_checks(
-    live: LiveQuote, market: Market, *, override: bool = False, precision: Precision
-) -> RfqChecks:
-    """The order ticket's checks on each side of ``live`` as quoted (again before accept)."""
-    found: list[SideCheck] = []
-    for side in SIDES:
-        ticket = quote_ticket(live, side)
-        found.extend(_side_checks(side, ticket, False, live.pair, market, override, precision))
-    return RfqChecks(tuple(found))
-
-
-def request_block_text(size: Amount, found: RfqChecks, market: Market, precision: Precision) -> str:
-    """Why a request was stopped, said once for the request (not once per side): what the
-    size is worth (the size itself when it is in the valuation currency)."""
-    limited = [check.notional for check in found.blocks() if check.notional is not None]
-    if not limited:
-        return "; ".join(check.text for check in found.blocks())
-    valuation = market.limits.valuation
-    cap = f"{precision.exact(market.limits.max_notional, valuation)} {valuation}"
-    if size.asset == valuation:
-        return f"{size_text(size)} is above the {cap} size limit"
-    worth = value_in(size.value, size.asset, valuation, market.top_of_book) or max(limited)
-    return (
-        f"{size_text(size)} is worth about {precision.amount(worth, valuation)} {valuation}, "
-        f"above the {cap} size limit"
-    )
-
-
-class LiveQuote:
-    """A quote as received: per-side monotonic deadlines and the desk's accept state."""
-
-    def __init__(
-        self,
-        quote: Quote,
-        pair: str,
-        size: Amount,
-        *,
-        received_monotonic: float,
-        server_time_at_receipt: datetime,
-        round_trip: float,
-        clock: ServerClock,
-        clock_monotonic: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.quote = quote
-        self.pair = pair
-        self.size = size
-        self.received_monotonic = received_monotonic
-        self.server_time_at_receipt = server_time_at_receipt
-        self.round_trip = round_trip
-        self._clock = clock
-        self._monotonic = clock_monotonic
-        self.deadlines: dict[Side, float] = {
-            side: received_monotonic
-            + (quote.side(side).expires_at - server_time_at_receipt).total_seconds()
-            for side in SIDES
-        }
-        self.in_flight: Side | None = None
-        #: The trader overrode the size limit for the request: its accepts carry it too.
-        self.override = False
-        self.accepted_side: Side | None = None
-        #: The accept of ``accepted_side`` was sent and its answer lost: taken or not is not
-        #: known (the desk keeps looking it up); neither side is offered again.
-        self.outcome_unknown = False
-        self.refused: dict[Side, str] = {}
-        self.expired_reported: set[Side] = set()
-
-    @classmethod
-    def received(
-        cls,
-        quote: Quote,
-        pair: str,
-        size: Amount,
-        *,
-        received_monotonic: float,
-        round_trip: float,
-        clock: ServerClock,
-        clock_monotonic: Callable[[], float] = time.monotonic,
-    ) -> LiveQuote:
-        """A quote read just now, ``round_trip`` seconds after its request was sent."""
-        # The server stamped expiresAt about rtt/2 before now; rtt/2 has passed since, so its
-        # clock reads server_now() now. expiresAt is an absolute server time: no further rtt
-        # correction applies.
-        # The server clock runs on the monotonic clock (app.api.clock): a wall-clock jump
-        # does not move it. The estimate is the middle of an interval that holds the server's
-        # time; its latest end is taken, so the countdown never shows more time than there may
-        # be (a slow, loaded link widens the interval: the trader then gets less, never more).
-        latest = clock.server_now() + timedelta(seconds=clock.uncertainty or 0.0)
-        return cls(
-            quote,
-            pair,
-            size,
-            received_monotonic=received_monotonic,
-            server_time_at_receipt=latest,
-            round_trip=round_trip,
-            clock=clock,
-            clock_monotonic=clock_monotonic,
-        )
-
-    @property
-    def order_id(self) -> str:
-        return self.quote.order_id
-
-    @property
-    def accept_margin(self) -> float:
-        """Seconds that must be left for an accept to be sent."""
-        return max(MIN_ACCEPT_MARGIN, self._clock.typical_round_trip + ACCEPT_MARGIN_EXTRA)
-
-    def remaining(self, side: Side, now_monotonic: float | None = None) -> float:
-        now = self._monotonic() if now_monotonic is None else now_monotonic
-        return self.deadlines[side] - now
-
-    def state(self, side: Side, now: float | None = None) -> QuoteState:
-        left = self.remaining(side, now)
-        if left <= 0:
-            return "expired"
-        if left <= self.accept_margin:
-            return "closing"
-        if left < AMBER_SECONDS:
-            return "amber"
-        return "live"
-
-    def closed_reason(self, side: Side, now: float | None = None) -> str | None:
-        """Why an accept of ``side`` may not be sent now; None when it may."""
-        if self.in_flight is not None:
-            return f"an accept ({self.in_flight}) is already in flight"
-        if self.accepted_side is not None and self.outcome_unknown:
-            if side == self.accepted_side:
-                return f"the {side} accept's outcome is unknown (its answer was lost)"
-            return (
-                f"the other side's outcome is unknown (the {self.accepted_side} accept's answer "
-                "was lost)"
-            )
-        if self.accepted_side is not None:
-            return f"this quote was already accepted ({self.accepted_side})"
-        if side in self.refused:
-            return f"the {side} side was refused: {self.refused[side]}"
-        state = self.state(side, now)
-        if state == "expired":
-            return f"the {side} side has expired; request a new quote"
-        if state == "closing":
-            left = self.remaining(side, now)
-            return (
-                f"the {side} side closes in {left:.2f} s, too little time for an accept "
-                f"to reach the service (needs {self.accept_margin:.2f} s)"
-            )
-        return None
-
-    def late_reason(self, side: Side, now: float | None = None) -> str | None:
-        """Why an accept of ``side`` may not leave at this very moment (asked right before
-        the POST, again after a re-login): no more than the safety margin left."""
-        left = self.remaining(side, now)
-        if left > self.accept_margin:
-            return None
-        return (
-            f"the quote had {max(0.0, left):.2f} s left, under the {self.accept_margin:.2f} s "
-            "margin"
-        )
-
-    def accept_allowed(self, side: Side, now: float | None = None) -> bool:
-        return self.closed_reason(side, now) is None
-
-    def markup_bps(self, side: Side, top: TopOfBook) -> Decimal:
-        """Basis points the side's price is worse for the trader than the book: buy against
-        the ask, sell against the bid."""
-        price = self.quote.side(side).price.value
-        if side == "buy":
-            return (price - top.ask) / top.ask * 10_000
-        return (top.bid - price) / top.bid * 10_000
+    def body(self) -> dict[str, str]:
+        """The accept's request body, as journaled and sent."""
+        return {"orderId": self.quote_id, "side": self.side}
 
 
 @dataclass(frozen=True)
@@ -555,8 +236,8 @@ class RfqDesk:
         absent_grace: float = ABSENT_GRACE,
     ) -> None:
         self.session = session
-        #: The desk's own snapshot of what the checks read, kept from the session's topics.
-        self.market = Market(health=session.health.current, limits=limits or CheckLimits())
+        self._health: HealthState | None = session.health.current
+        self._limits = limits or CheckLimits()
         self.journal = journal
         self._monotonic = clock_monotonic
         self.auto_requote = auto_requote
@@ -573,30 +254,33 @@ class RfqDesk:
         self.absent_grace = absent_grace
         self._settlers: set[asyncio.Task[None]] = set()
         self._closed = False
-        self._unsubscribe = [
-            session.balances.data.subscribe(self._on_balances),
-            session.top_of_book.data.subscribe(self._on_top),
-            session.health.changes.subscribe(self._on_health),
-        ]
+        self._unsubscribe = [session.health.changes.subscribe(self._on_health)]
+
+    def monotonic(self) -> float:
+        """The desk's monotonic clock now (the quotes' deadlines are on it)."""
+        return self._monotonic()
 
     # -- what the checks read -----------------------------------------------------------------
 
     @property
+    def market(self) -> RfqMarket:
+        """The session's market as it is now (no copy), with the health and the limits."""
+        return self.market_at(self.session.market.snapshot)
+
+    def market_at(self, snapshot: MarketSnapshot) -> RfqMarket:
+        """``snapshot`` with the health and the limits: what a preview was checked on."""
+        return RfqMarket(snapshot, self._health, self._limits)
+
+    @property
     def limits(self) -> CheckLimits:
-        return self.market.limits
+        return self._limits
 
     @limits.setter
     def limits(self, limits: CheckLimits) -> None:
-        self.market = replace(self.market, limits=limits)
-
-    def _on_balances(self, balances: Balances) -> None:
-        self.market = replace(self.market, balances=balances)
-
-    def _on_top(self, tops: dict[str, TopOfBook]) -> None:
-        self.market = replace(self.market, top_of_book={**self.market.top_of_book, **tops})
+        self._limits = limits
 
     def _on_health(self, health: HealthState) -> None:
-        self.market = replace(self.market, health=health)
+        self._health = health
 
     @property
     def precision(self) -> Precision:
@@ -608,9 +292,14 @@ class RfqDesk:
     def request_checks(self, pair: str, size: Amount, *, override: bool = False) -> RfqChecks:
         return request_checks(pair, size, self.market, override=override, precision=self.precision)
 
-    def quote_checks(self, live: LiveQuote, *, override: bool = False) -> RfqChecks:
+    def quote_checks(
+        self, live: LiveQuote, *, override: bool = False, market: RfqMarket | None = None
+    ) -> RfqChecks:
         return quote_checks(
-            live, self.market, override=override or live.override, precision=self.precision
+            live,
+            market or self.market,
+            override=override or live.override,
+            precision=self.precision,
         )
 
     # -- requests -----------------------------------------------------------------------------
@@ -677,18 +366,25 @@ class RfqDesk:
     def accepting(self) -> bool:
         return self.current is not None and self.current.in_flight is not None
 
-    async def accept(self, side: Side, *, override: bool = False) -> AcceptResult:
+    async def accept(
+        self, side: Side, *, override: bool = False, expect: AcceptRequest | None = None
+    ) -> AcceptResult:
         """Take ``side`` of the current quote; AcceptClosed (nothing sent) when not allowed:
         closed in time, offline, or blocked by a check (``override``, or the request's, lifts
-        the size limit)."""
+        the size limit). ``expect``: what the trader's preview said the accept sends; sent only
+        if the current quote is still that quote and side, and checked on the preview's
+        market snapshot (the facts the trader saw)."""
         live = self._current()
+        if expect is not None and (expect.quote_id, expect.side) != (live.order_id, side):
+            raise AcceptClosed("the quote changed since it was shown; nothing was sent")
         reason = live.closed_reason(side)
         if reason is not None:
             raise AcceptClosed(reason)
         offline = self.market.offline_reason()
         if offline is not None:
             raise AcceptClosed(f"{offline}; accepting resumes when it is back")
-        found = self.quote_checks(live, override=override)
+        market = None if expect is None else self.market_at(expect.snapshot)
+        found = self.quote_checks(live, override=override, market=market)
         blocked = found.reason(side)
         if blocked is not None:
             raise ChecksBlock(blocked, found)

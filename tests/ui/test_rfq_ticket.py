@@ -597,6 +597,31 @@ def test_the_pair_follows_the_selection_until_picked_and_the_size_can_be_in_quot
     assert quote.quote.buy.source == Amount(Decimal(1000), "USD")  # pay exactly 1,000 USD
 
 
+def test_switching_the_size_asset_converts_a_typed_size_at_the_mid(
+    qtbot: QtBot, live: Live
+) -> None:
+    """A size already typed never keeps its digits in the other asset: it is converted at the
+    mid of the book, visibly, and back again."""
+    ticket = open_ticket(qtbot, live)
+    panel = ticket.panel
+    qtbot.waitUntil(lambda: PAIR in (live.bridge.topOfBook.latest or {}), timeout=5000)
+    panel.pair_box.setEditText(PAIR)
+    panel.size_edit.setText("0.01")
+    QTest.mouseClick(panel.unit_button, Qt.MouseButton.LeftButton)
+    assert panel.unit_button.text() == "USD"
+    converted = Decimal(panel.size_edit.text())
+    assert Decimal(100) < converted < Decimal(10_000)  # 0.01 BTC near 90,000 USD
+    assert converted == converted.quantize(Decimal("0.01"))  # USD's decimals
+    message = panel.message.text()
+    assert message.startswith("Size converted at the mid "), message
+    assert message.endswith(f": 0.01 BTC ≈ {converted:,.2f} USD")
+    assert panel.message.property("level") == "info"
+    QTest.mouseClick(panel.unit_button, Qt.MouseButton.LeftButton)
+    assert panel.unit_button.text() == "BTC"
+    back = Decimal(panel.size_edit.text())
+    assert abs(back - Decimal("0.01")) < Decimal("0.0001")
+
+
 def request_by_click(qtbot: QtBot, live: Live, pair: str, size: str) -> Ticket:
     """A fresh RFQ ticket with ``pair`` and ``size`` typed in and Request clicked (keep the
     ticket: its window holds the panel)."""
