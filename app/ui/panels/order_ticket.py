@@ -37,47 +37,32 @@ switch restyles every message on screen.
 
 from __future__ import annotations
 
-import html
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from PySide6.QtCore import QDateTime, QEvent, QObject, Qt, QTimeZone
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QLabel, QMessageBox, QWidget
+from PySide6.QtWidgets import QDockWidget, QMessageBox, QWidget
 
 from app.domain.money import AssetPair
 from app.domain.pair_terms import PairSide, Side
 from app.services.log_events import LogLevel
 from app.services.order_desk import OrderDesk, SubmitResult
-from app.services.order_intent import Preview, TicketFields, TicketState
+from app.services.order_intent import Preview, TicketState
 from app.services.order_ticket import OrderTicket, Step
-from app.services.order_words import action
 from app.services.ticket import TicketForm
 from app.ui.bridge import QtTopic
 from app.ui.click_trade import TradeRequest
-from app.ui.level_text import show_level
 from app.ui.order_confirm import SETTINGS_KEY as CONFIRM_KEY
 from app.ui.order_confirm import confirm_order, update_confirmation
-from app.ui.palette import TradePalette, current_palette, follow_palette, level_colour
+from app.ui.palette import TradePalette, current_palette, follow_palette
 from app.ui.panels.base import PanelContext
-from app.ui.panels.order_ticket_form import OrderTicketForm, side_css
-from app.ui.panels.order_ticket_view import (
-    STALE_AFTER,
-    checks_text,
-    confirmation_text,
-    estimate_text,
-    limit_fill_text,
-    rest_text,
-    what_if_rows,
-    what_if_verdict,
-    wire_text,
-)
+from app.ui.panels.order_ticket_screen import TicketScreen, styled
+from app.ui.panels.order_ticket_view import confirmation_text
 from app.ui.preferences import Preferences
-from app.ui.timers import make_timer
 
-__all__ = ["HIT_BID_KEY", "LIFT_OFFER_KEY", "OrderTicketPanel", "side_css"]
+__all__ = ["HIT_BID_KEY", "LIFT_OFFER_KEY", "OrderTicketPanel"]
 
-OUTCOME_LEVEL = {"filled": "success", "submitted": "success", "unknown": "warning"}
 #: Alt+letter picks a side while the focus is in the ticket.
 SIDE_KEYS: dict[int, Side] = {Qt.Key.Key_B: "buy", Qt.Key.Key_S: "sell"}
 #: Hit the bid / lift the offer of the ticket's pair (Trade menu; no clash with F1-F3,
@@ -95,26 +80,14 @@ STEP_LOOK = {
 }
 
 
-def _styled(label: QLabel, level: str, text: str) -> None:
-    """``text`` in the colour of ``level``, kept on the label for a theme switch."""
-    show_level(label, text, level)
-
-
-def _check_line(level: str, text: str) -> str:
-    """One pre-trade check as rich text: ✗ for a block, ⚠ for a warning, in its colour."""
-    colour = level_colour(level)
-    line = f"{'✗' if level == 'error' else '⚠'} {html.escape(text, quote=False)}"
-    return line if colour is None else f"<span style='color:{colour.name()}'>{line}</span>"
-
-
-class OrderTicketPanel(OrderTicketForm):
+class OrderTicketPanel(TicketScreen):
     #: The confirmation box, once one has been opened.
     confirmation: QMessageBox
 
     def __init__(
         self, context: PanelContext, desk: OrderDesk, parent: QWidget | None = None
     ) -> None:
-        super().__init__(parent)
+        super().__init__(context.precision, parent)
         self._context = context
         self._bridge = context.bridge
         prefs = Preferences.load(context.settings)
@@ -127,19 +100,15 @@ class OrderTicketPanel(OrderTicketForm):
         )
         ticket = self.ticket
         self.destroyed.connect(lambda *_: ticket.close())  # a closure: the panel is going
-        #: An estimate older than this (seconds) is not presented as the current price.
-        self.stale_after = STALE_AFTER
         self._shown: Preview | None = None  # the preview the confirmation shows
-        self._form_shown: tuple[TicketFields, str] | None = None
         self._connect_inputs()
         self.previews: QtTopic[Preview] = QtTopic(ticket.previews, self)
         self.results: QtTopic[SubmitResult] = QtTopic(ticket.results, self)
         self.failures: QtTopic[str] = QtTopic(ticket.failures, self)
         self.previews.connect(self._render)
-        self.results.connect(self._show_result)
+        self.results.connect(self.show_result)
         self.failures.connect(self._failed)
         context.bridge.selectionChanged.connect(self.preset_pair)
-        self._age_timer = make_timer(self, 1000, self._show_estimate)
         follow_palette(self.set_palette)
         self._fill_pairs()
         if self._bridge.selected_pair:
@@ -276,7 +245,7 @@ class OrderTicketPanel(OrderTicketForm):
         text = f"From the book: {target.verb.lower()} {target.pair.base} at {price}"
         if not self.ticket.fields.size.strip():
             text += f"; no size preset for {target.source} (Settings): type the amount"
-        _styled(self.outcome_label, "info", text)
+        styled(self.outcome_label, "info", text)
         return True
 
     def send_now(self) -> None:
@@ -315,13 +284,13 @@ class OrderTicketPanel(OrderTicketForm):
         asset sold the order is prefilled and nothing is sent."""
         pair_side = self.pair_side
         if pair_side is None:
-            _styled(self.outcome_label, "error", "Choose a pair to trade first.")
+            styled(self.outcome_label, "error", "Choose a pair to trade first.")
             return
         pair = str(pair_side.pair)
         price = self.ticket.touch(side)
         if price is None:
             what = "bid" if side == "sell" else "ask"
-            _styled(self.outcome_label, "error", f"No {what} for {pair} yet: nothing sent.")
+            styled(self.outcome_label, "error", f"No {what} for {pair} yet: nothing sent.")
             return
         source = PairSide(pair_side.pair, side).source
         default = self.ticket.default_size(source)
@@ -329,7 +298,7 @@ class OrderTicketPanel(OrderTicketForm):
             if self.prefill(pair, side, price):
                 self.ticket.set_size("")
                 self.size_edit.setFocus()
-                _styled(
+                styled(
                     self.outcome_label,
                     "warning",
                     f"No default size for {source} (Settings › Size presets): nothing sent; "
@@ -359,144 +328,6 @@ class OrderTicketPanel(OrderTicketForm):
         self._presets_for = "\0"  # rebuild the buttons
         self.ticket.apply(prefs.presets(), float(prefs.resting_hours))
 
-    # -- rendering ------------------------------------------------------------------------------
-
-    def _render(self, preview: Preview) -> None:
-        """One preview on screen: the fields, the form's own lines (on an edit), the
-        predictions, Send, and the confirmation while it is up."""
-        self._show_fields(preview.fields)
-        request = preview.request
-        shown = (preview.fields, "" if request is None else request.client_order_id)
-        if shown != self._form_shown:
-            self._form_shown = shown
-            self._show_form(preview)
-        self._show_predictions(preview)
-        self._show_estimate()
-        self._show_send(preview)
-        box = getattr(self, "confirmation", None)
-        if preview.state is TicketState.CONFIRMING and box is not None and box.isVisible():
-            self._shown = preview
-            self._show_confirmation(box, preview)
-
-    def _show_fields(self, fields: TicketFields) -> None:
-        """The widgets show the ticket's fields (quietly: this is not the trader typing)."""
-        widgets: list[QWidget] = [self.pair_box, self.size_edit, self.limit_edit, self.type_box]
-        widgets += [self.end_check, self.end_edit, self.override_check]
-        for widget in widgets:
-            widget.blockSignals(True)
-        if self.pair_box.currentText() != fields.pair and self.pair_box.findText(fields.pair) >= 0:
-            self.pair_box.setCurrentText(fields.pair)
-        (self.buy_button if fields.side == "buy" else self.sell_button).setChecked(True)
-        for edit, text in ((self.size_edit, fields.size), (self.limit_edit, fields.limit)):
-            if edit.text() != text:
-                edit.setText(text)
-        self.type_box.setCurrentIndex(self.type_box.findData(fields.order_type))
-        self.end_check.setChecked(fields.end_enabled)
-        if fields.end_at is not None:
-            when = QDateTime.fromSecsSinceEpoch(int(fields.end_at.timestamp()), QTimeZone.utc())
-            if self.end_edit.dateTime() != when:
-                self.end_edit.setDateTime(when)
-        self.override_check.setChecked(fields.override)
-        for widget in widgets:
-            widget.blockSignals(False)
-        limit = fields.order_type == "limit"
-        self.limit_edit.setEnabled(limit)
-        self.end_check.setEnabled(limit)
-        self.end_edit.setEnabled(limit and fields.end_enabled)
-        pair_side = fields.pair_side
-        source = None if pair_side is None else pair_side.source
-        presets = self.ticket.presets.get(source or "", ())
-        self.show_presets(source, presets, lambda value: self.ticket.set_size(format(value, "f")))
-        if pair_side is not None:
-            spend = "to spend" if pair_side.side == "buy" else "to sell"
-            self.size_unit.setText(f"{pair_side.source} {spend}")
-            self.limit_unit.setText(f"{pair_side.pair.quote} per {pair_side.pair.base}")
-
-    def _show_form(self, preview: Preview) -> None:
-        """The input error, the wire details and the client id: on an edit only (a check's
-        block said on Enter stays until the trader changes something)."""
-        ticket, request = preview.ticket, preview.request
-        if ticket is None or request is None:
-            blank = not preview.fields.size.strip()  # nothing typed yet: nothing to fault
-            error = "" if blank or preview.error is None else preview.error.message
-            _styled(self.input_error, "error", error)
-            self.wire_label.clear()
-            self._form.setRowVisible(self.wire_label, False)
-            self.client_id_label.setText("—")
-            return
-        _styled(self.input_error, "info", "")
-        wire = wire_text(ticket, preview.snapshot.pair_info)
-        self.wire_label.setText(f"details: {wire}" if wire else "")
-        self._form.setRowVisible(self.wire_label, bool(wire))
-        self.client_id_label.setText(request.client_order_id)
-
-    def _show_predictions(self, preview: Preview) -> None:
-        what, precision = preview.what_if, self._context.precision
-        rows = what_if_rows(what, precision) if what is not None else []
-        for cells, row in zip(self.what_if_cells, rows, strict=False):
-            for cell, text in zip(cells, row, strict=True):
-                cell.setText(text)
-        for header in self.what_if_headers:
-            header.setVisible(what is not None)
-        if what is None:
-            for cells in self.what_if_cells:
-                for cell in cells:
-                    cell.clear()
-            self.verdict_label.clear()
-        else:
-            _styled(self.verdict_label, *what_if_verdict(what, precision))
-        ticket = preview.ticket
-        if ticket is None:
-            self.rest_label.clear()
-        else:
-            pairs = preview.snapshot.pair_info
-            text = rest_text(ticket, preview.fills, pairs, preview.tops, precision)
-            _styled(self.rest_label, "warning" if preview.rests else "info", text)
-        self.override_check.setVisible(preview.fat_finger)
-        lines = checks_text(list(preview.checks))
-        self.checks_label.setText("<br>".join(_check_line(level, text) for level, text in lines))
-
-    def _show_estimate(self) -> None:
-        """The estimate with its age (the timer calls this every second); past
-        ``stale_after`` it says it is stale. A limit order that rests shows what it gets at
-        its limit, not the market's price."""
-        preview = self.ticket.preview
-        ticket, estimate = preview.ticket, preview.estimate
-        precision, pairs = self._context.precision, preview.snapshot.pair_info
-        if ticket is None:
-            self.estimate_label.clear()
-            self._age_timer.stop()
-        elif preview.rests:
-            _styled(self.estimate_label, "info", limit_fill_text(ticket, pairs, precision))
-        elif estimate is None:
-            self.estimate_label.setText("≈ …")
-            self._age_timer.stop()
-        else:
-            age = estimate.age()
-            text = estimate_text(estimate, pairs, precision, age)
-            level = "info" if estimate.ok else "warning"
-            if estimate.ok and age > self.stale_after:
-                level = "warning"
-                text += " (stale: waiting for a fresh price)"
-            _styled(self.estimate_label, level, text)
-            if not self._age_timer.isActive():
-                self._age_timer.start()
-
-    def _show_send(self, preview: Preview) -> None:
-        self.send_button.setEnabled(preview.sendable)
-        ticket = preview.ticket
-        confirming = preview.state is TicketState.CONFIRMING
-        if not confirming and (preview.state is TicketState.SENDING or preview.busy):
-            text = "Sending…"
-        elif preview.blocked is not None:
-            text = f"{preview.blocked} — cannot send"
-        elif ticket is not None:
-            text = action(ticket, preview.snapshot.pair_info, self._context.precision)
-        else:
-            pair_side = preview.fields.pair_side
-            text = "Send" if pair_side is None else f"{pair_side.verb} {pair_side.pair.base}"
-        self.send_button.setText(text)
-
     # -- sending --------------------------------------------------------------------------------
 
     def submit(self) -> None:
@@ -504,6 +335,20 @@ class OrderTicketPanel(OrderTicketForm):
         is in flight or being confirmed; offline it says why nothing is sent."""
         value = self._context.settings.value(CONFIRM_KEY, True)
         self._after(self.ticket.submit(confirm=value not in (False, "false", "0", 0)))
+
+    def _render(self, preview: Preview) -> None:
+        """A preview on screen, and in the confirmation while it is up (what Send sends)."""
+        self.show_preview(preview)
+        box = getattr(self, "confirmation", None)
+        if preview.state is TicketState.CONFIRMING and box is not None and box.isVisible():
+            self._shown = preview
+            self._show_confirmation(box, preview)
+
+    def preset_amounts(self, asset: str) -> tuple[Decimal, ...]:
+        return self.ticket.presets.get(asset, ())
+
+    def use_preset(self, amount: Decimal) -> None:
+        self.ticket.set_size(format(amount, "f"))
 
     def _after(self, step: Step) -> None:
         """What a press of Send did, on screen."""
@@ -514,9 +359,9 @@ class OrderTicketPanel(OrderTicketForm):
             return
         where, level = STEP_LOOK.get(step.kind, ("", ""))
         if where == "outcome":
-            _styled(self.outcome_label, level, step.message)
+            styled(self.outcome_label, level, step.message)
         elif where == "input":
-            _styled(self.input_error, level, step.message)
+            styled(self.input_error, level, step.message)
         if step.kind == "invalid":
             target = {
                 "limit": self.limit_edit,
@@ -544,18 +389,6 @@ class OrderTicketPanel(OrderTicketForm):
         self._shown = None
         self._after(self.ticket.answer(send, shown))
 
-    def _show_result(self, result: SubmitResult) -> None:
-        level = OUTCOME_LEVEL.get(result.status, "error")
-        if result.status in ("filled", "submitted"):
-            text = result.message  # "Bought … · order …" / "Resting: … · order …"
-        elif result.status == "unknown":
-            text = f"Outcome unknown: {result.message}. Looking the order up…"
-        elif result.status == "failed":
-            text = f"Failed: {result.message}"
-        else:
-            text = f"Refused by the service: {result.message}"
-        _styled(self.outcome_label, level, text)
-
     def _failed(self, message: str) -> None:
-        _styled(self.outcome_label, "error", message)
+        styled(self.outcome_label, "error", message)
         self._context.notify(LogLevel.ERROR, message)
