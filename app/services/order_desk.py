@@ -1,7 +1,12 @@
-"""The order desk: safe submission of the ticket's limit and market orders, one at a time,
-each journaled (the exact body sent) before it leaves; answers that were lost are settled by
-``app.services.settling``. asyncio only, no Qt (design.md §1). The ticket (``ticket``), its
-live price (``estimates``) and the pre-trade predictions (``pretrade``) live in their own modules.
+"""The order desk: safe submission of limit and market orders, one at a time, each journaled
+(the exact body sent) before it leaves; answers that were lost are settled by
+``app.services.settling``. asyncio only, no Qt (design.md §1).
+
+The desk keeps no copy of the market: it reads the one ``Market`` snapshot of its session. The
+order ticket (``order_ticket``) previews an order on a snapshot and hands the desk exactly the
+request it previewed, with the checks it ran (``send``); ``submit`` is the same for callers with
+no ticket on screen (it checks on the current snapshot). The ticket's fields (``ticket``), its
+live price (``estimates``) and the predictions (``pretrade``) live in their own modules.
 """
 
 from __future__ import annotations
@@ -25,13 +30,13 @@ from app.api import (
 )
 from app.domain.display import Precision
 from app.domain.order_request import OrderRequest
-from app.domain.records import Balances, Estimate, Order, TopOfBook
+from app.domain.records import Balances, Order, TopOfBook
 from app.services.events import Topic
 from app.services.journal import OrderJournal
 from app.services.log_events import EventKind, LogLevel
 from app.services.market import MarketSnapshot
 from app.services.order_words import action, fill_sentence, resting_sentence
-from app.services.pretrade import Check, CheckLimits, WhatIf, checks, what_if
+from app.services.pretrade import Check, CheckLimits, checks
 from app.services.session import TerminalSession
 from app.services.settling import (
     SESSION_DELAY_SECONDS,
@@ -140,9 +145,6 @@ class OrderDesk:
 
     def checks(self, ticket: TicketInput, *, override: bool = False) -> list[Check]:
         return checks(ticket, self.balances, self.top_of_book, self.limits, override=override)
-
-    def what_if(self, ticket: TicketInput, estimate: Estimate | None = None) -> WhatIf | None:
-        return None if self.balances is None else what_if(ticket, self.balances, estimate)
 
     @property
     def precision(self) -> Precision:

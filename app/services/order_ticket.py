@@ -59,6 +59,9 @@ STATE_OF: dict[str, TicketState] = {
     "unknown": TicketState.UNKNOWN,
 }
 
+#: The states an answer to the last send moves on (an edit or a confirmation since stays).
+ANSWERABLE = (TicketState.SENDING, TicketState.UNKNOWN, TicketState.SETTLED, TicketState.REFUSED)
+
 StepKind = Literal[
     "busy", "cannot_send", "invalid", "blocked", "confirming", "sending", "moved", "not_sent"
 ]
@@ -118,7 +121,7 @@ class OrderTicket:
             session.health.changes.subscribe(self._on_health),
             estimates.results.subscribe(self._on_estimate),
             desk.results.subscribe(self._on_result),
-            desk.sending_changed.subscribe(lambda _: self._publish()),
+            desk.sending_changed.subscribe(lambda _: self._publish(status_only=True)),
         ]
 
     def close(self) -> None:
@@ -255,7 +258,7 @@ class OrderTicket:
             return refused
         if confirm:
             self.state = TicketState.CONFIRMING
-            self._publish()
+            self._publish(status_only=True)
             return Step("confirming", preview=self.preview)
         return self._start(self.preview)
 
@@ -264,8 +267,8 @@ class OrderTicket:
         if self.state is not TicketState.CONFIRMING:
             return Step("busy")
         self.state = TicketState.EDITING
+        self._publish(status_only=True)
         if not send:
-            self._publish()
             return Step("not_sent", "Not sent.")
         return self.send(shown)
 
@@ -278,7 +281,7 @@ class OrderTicket:
         if refused is not None:
             return refused
         if shown.request != current.request or shown.snapshot_id != current.snapshot_id:
-            self._publish()
+            self._publish(status_only=True)
             return Step(
                 "moved",
                 "Not sent: the market or the order changed after it was shown; check it again.",
@@ -304,10 +307,10 @@ class OrderTicket:
         assert ticket is not None and request is not None  # _refusal let it through
         self._last_sent = request.client_order_id
         self.state = TicketState.SENDING
-        self._publish()
         self._task = asyncio.get_running_loop().create_task(
             self._send(ticket, preview), name=f"send {request.client_order_id}"
         )
+        self._publish(status_only=True)
         return Step("sending", f"Sending: {self.desk.describe(ticket)} …", preview=preview)
 
     async def _send(self, ticket: TicketInput, preview: Preview) -> None:
@@ -323,12 +326,12 @@ class OrderTicket:
         except Exception as exc:  # a bug: the desk journaled it as unknown
             if self.state is TicketState.SENDING:
                 self.state = TicketState.UNKNOWN
-            self._publish()
+            self._publish(status_only=True)
             self.failures.publish(f"sending the order failed: {exc}")
 
     def _back_to_editing(self, message: str) -> None:
         self.state = TicketState.EDITING
-        self._publish()
+        self._publish(status_only=True)
         self.failures.publish(message)
 
     # -- what wakes the ticket ------------------------------------------------------------------
@@ -337,7 +340,7 @@ class OrderTicket:
         """An answer for the last send, at once or later (an unknown outcome settled)."""
         if result.client_order_id != self._last_sent:
             return
-        if self.state is not TicketState.EDITING:
+        if self.state in ANSWERABLE:  # not over an edit or a confirmation since
             self.state = STATE_OF.get(result.status, TicketState.UNKNOWN)
         self._publish()  # a settled answer gives the next order a new client id
         self.results.publish(result)
@@ -358,26 +361,36 @@ class OrderTicket:
 
     def _on_health(self, state: HealthState) -> None:
         self._health = state
-        self._publish()
+        self._publish(status_only=True)
 
-    def _publish(self) -> None:
-        self.preview = self._make_preview()
+    def _publish(self, *, status_only: bool = False) -> None:
+        """A new preview to every subscriber. ``status_only``: only the state, the health or
+        the desk's business changed, so the predictions are kept (no market read again)."""
+        if status_only:
+            self._number += 1
+            self.preview = replace(self.preview, number=self._number, **self._status())
+        else:
+            self.preview = self._make_preview()
         self.previews.publish(self.preview)
+
+    def _status(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "blocked": CANNOT_SEND.get(self._health.health),
+            "busy": self.desk.sending and self.state is not TicketState.SENDING,
+        }
 
     def _make_preview(self) -> Preview:
         self._number += 1
         snapshot = self.desk.market
         fields = self.fields
-        common: dict[str, Any] = {
-            "blocked": CANNOT_SEND.get(self._health.health),
-            "busy": self.desk.sending and self.state is not TicketState.SENDING,
-        }
+        common = self._status()
         pair_side = fields.pair_side
         try:
             ticket = fields.form().build()
         except TicketError as exc:
             self._asked, self._estimate = None, None
-            return Preview(self._number, self.state, fields, snapshot, error=exc, **common)
+            return Preview(self._number, fields=fields, snapshot=snapshot, error=exc, **common)
         assert pair_side is not None  # a ticket builds only with a pair
         if ticket != self._asked:
             self._asked, self._estimate = ticket, None
@@ -395,15 +408,13 @@ class OrderTicket:
             self.fields = fields = replace(fields, override=False)  # nothing to override now
         return Preview(
             self._number,
-            self.state,
-            fields,
-            snapshot,
-            intent,
-            None,
-            self._estimate,
-            found,
-            what,
-            fills,
+            fields=fields,
+            snapshot=snapshot,
+            intent=intent,
+            estimate=self._estimate,
+            checks=found,
+            what_if=what,
+            fills=fills,
             **common,
         )
 

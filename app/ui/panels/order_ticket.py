@@ -142,7 +142,7 @@ class OrderTicketPanel(TicketScreen):
 
     def _forward(self, taken: bool) -> None:
         if not taken:  # refused (a confirmation is up): the widgets show the ticket again
-            self._render(self.ticket.preview)
+            self.show_preview(self.ticket.preview, again=True)
 
     # -- keys -----------------------------------------------------------------------------------
 
@@ -174,7 +174,7 @@ class OrderTicketPanel(TicketScreen):
         """A theme switch: side buttons and messages restyled, the checks redrawn."""
         self.restyle(palette)
         if hasattr(self, "previews"):
-            self._render(self.ticket.preview)
+            self.show_preview(self.ticket.preview, again=True)
 
     # -- pair and side --------------------------------------------------------------------------
 
@@ -325,7 +325,7 @@ class OrderTicketPanel(TicketScreen):
     def apply_preferences(self, prefs: Preferences) -> None:
         """Settings > trading: the pre-trade limits, the resting time and the size presets."""
         self.ticket.desk.limits = prefs.check_limits()
-        self._presets_for = "\0"  # rebuild the buttons
+        self._presets_for = None  # the presets may have changed: rebuild the buttons
         self.ticket.apply(prefs.presets(), float(prefs.resting_hours))
 
     # -- sending --------------------------------------------------------------------------------

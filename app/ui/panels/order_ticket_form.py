@@ -253,12 +253,10 @@ class OrderTicketForm(QWidget):
         asset: str | None,
         amounts: tuple[Decimal, ...],
         use: Callable[[Decimal], object],
-        *,
-        again: bool = False,
     ) -> None:
         """One quick button per size preset of the asset the order sells (rebuilt when the
-        asset changes, or ``again`` after the presets changed)."""
-        if asset == self._presets_for and not again:
+        asset changes; forget ``_presets_for`` to rebuild after the presets changed)."""
+        if asset == self._presets_for:
             return
         self._presets_for = asset
         for button in self.preset_buttons:

@@ -45,6 +45,19 @@ def _check_line(level: str, text: str) -> str:
     return line if colour is None else f"<span style='color:{colour.name()}'>{line}</span>"
 
 
+def _same_predictions(before: Preview, after: Preview) -> bool:
+    """``after`` changed only the state, the health or the desk's business (the ticket keeps
+    the very same prediction values then)."""
+    return (
+        after.fields is before.fields
+        and after.snapshot is before.snapshot
+        and after.intent is before.intent
+        and after.estimate is before.estimate
+        and after.checks is before.checks
+        and after.what_if is before.what_if
+    )
+
+
 class TicketScreen(OrderTicketForm):
     """The ticket's widgets showing one preview at a time (``show_preview``)."""
 
@@ -64,17 +77,19 @@ class TicketScreen(OrderTicketForm):
     def use_preset(self, amount: Decimal) -> None:
         """A preset button was clicked (the panel forwards it)."""
 
-    def show_preview(self, preview: Preview) -> None:
+    def show_preview(self, preview: Preview, *, again: bool = False) -> None:
         """One preview on screen: the fields, the form's own lines (on an edit only), the
-        predictions, the estimate and Send."""
-        self._preview = preview
-        self._show_fields(preview.fields)
-        request = preview.request
-        shown = (preview.fields, "" if request is None else request.client_order_id)
-        if shown != self._form_shown:
-            self._form_shown = shown
-            self._show_form(preview)
-        self._show_predictions(preview)
+        predictions (unless only the state changed: a send's first steps stay light), the
+        estimate and Send. ``again``: everything, as after a theme switch or a refused edit."""
+        last, self._preview = self._preview, preview
+        if again or last is None or not _same_predictions(last, preview):
+            self._show_fields(preview.fields)
+            request = preview.request
+            shown = (preview.fields, "" if request is None else request.client_order_id)
+            if shown != self._form_shown:
+                self._form_shown = shown
+                self._show_form(preview)
+            self._show_predictions(preview)
         self._show_estimate()
         self._show_send(preview)
 
