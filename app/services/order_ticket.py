@@ -125,8 +125,9 @@ class OrderTicket:
         ]
 
     def close(self) -> None:
-        """Stop following the market and the desk; a send in flight is cancelled (the desk
-        journals it as unknown and settles it)."""
+        """Stop following the market and the desk. A send in flight is cancelled with its
+        owner: the desk journals it as unknown, and the settling at the next start looks it up
+        (it may have reached the service)."""
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe = []
