@@ -1,7 +1,12 @@
-"""The order desk: safe submission of the ticket's limit and market orders, one at a time,
-each journaled (the exact body sent) before it leaves; answers that were lost are settled by
-``app.services.settling``. asyncio only, no Qt (design.md §1). The ticket (``ticket``), its
-live price (``estimates``) and the pre-trade predictions (``pretrade``) live in their own modules.
+"""The order desk: safe submission of limit and market orders, one at a time, each journaled
+(the exact body sent) before it leaves; answers that were lost are settled by
+``app.services.settling``. asyncio only, no Qt (design.md §1).
+
+The desk keeps no copy of the market: it reads the one ``Market`` snapshot of its session. The
+order ticket (``order_ticket``) previews an order on a snapshot and hands the desk exactly the
+request it previewed, with the checks it ran (``send``); ``submit`` is the same for callers with
+no ticket on screen (it checks on the current snapshot). The ticket's fields (``ticket``), its
+live price (``estimates``) and the predictions (``pretrade``) live in their own modules.
 """
 
 from __future__ import annotations
@@ -9,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -25,13 +30,14 @@ from app.api import (
 )
 from app.domain.display import Precision
 from app.domain.order_request import OrderRequest
-from app.domain.records import Estimate, Order, TopOfBook
+from app.domain.records import Balances, Order, TopOfBook
 from app.services.events import Topic
 from app.services.journal import OrderJournal
 from app.services.log_events import EventKind, LogLevel
+from app.services.market import MarketSnapshot
 from app.services.order_words import action, fill_sentence, resting_sentence
-from app.services.pretrade import Check, CheckLimits, WhatIf, checks, what_if
-from app.services.session import Balances, TerminalSession
+from app.services.pretrade import Check, CheckLimits, checks
+from app.services.session import TerminalSession
 from app.services.settling import (
     SESSION_DELAY_SECONDS,
     SETTLE_DELAYS,
@@ -88,20 +94,11 @@ class OrderDesk:
         self._settlers: set[asyncio.Task[None]] = set()
         self.journal = journal
         self.limits = limits or CheckLimits()
-        self.balances: Balances | None = None
-        self.top_of_book: dict[str, TopOfBook] = {}
         self._sending = False
         self.sending_changed: Topic[bool] = Topic("order desk sending")
         self.results: Topic[SubmitResult] = Topic("order desk results")
-        self._unsubscribe = [
-            session.balances.data.subscribe(self._on_balances),
-            session.top_of_book.data.subscribe(self._on_top),
-        ]
 
     def close(self) -> None:
-        for unsubscribe in self._unsubscribe:
-            unsubscribe()
-        self._unsubscribe = []
         for task in list(self._settlers):
             task.cancel()
 
@@ -133,17 +130,21 @@ class OrderDesk:
         """True while a submission is in flight (the UI disables Send)."""
         return self._sending
 
-    def _on_balances(self, balances: Balances) -> None:
-        self.balances = balances
+    @property
+    def market(self) -> MarketSnapshot:
+        """The one copy of the market (``app.services.market``): the desk keeps none."""
+        return self.session.market.snapshot
 
-    def _on_top(self, tops: dict[str, TopOfBook]) -> None:
-        self.top_of_book = tops
+    @property
+    def balances(self) -> Balances | None:
+        return self.market.balances
+
+    @property
+    def top_of_book(self) -> Mapping[str, TopOfBook]:
+        return self.market.tops
 
     def checks(self, ticket: TicketInput, *, override: bool = False) -> list[Check]:
         return checks(ticket, self.balances, self.top_of_book, self.limits, override=override)
-
-    def what_if(self, ticket: TicketInput, estimate: Estimate | None = None) -> WhatIf | None:
-        return None if self.balances is None else what_if(ticket, self.balances, estimate)
 
     @property
     def precision(self) -> Precision:
@@ -158,16 +159,31 @@ class OrderDesk:
         return action(ticket, self.session.pair_info, self.precision)
 
     async def submit(self, ticket: TicketInput, *, override: bool = False) -> SubmitResult:
-        """Validate, check, journal, send; the outcome as the server (or the lookup) says.
+        """Validate, check on the current market, journal, send; the outcome as the server (or
+        the lookup) says. For callers without a ticket on screen (scripts, tests); the order
+        ticket sends its ``Preview`` with ``send``.
 
         Raises AlreadySending while another submission runs, TicketError for an invalid ticket
         or a blocking check not overridden. Service refusals are results, not exceptions.
+        """
+        found = self.checks(ticket, override=override)
+        return await self.send(ticket, self.request_for(ticket), found)
+
+    async def send(
+        self, ticket: TicketInput, request: OrderRequest, found: Sequence[Check]
+    ) -> SubmitResult:
+        """Send exactly ``request`` (the one a preview showed, ``ticket`` in the wire's terms),
+        with the checks that preview ran on its market: they are not run again on another
+        copy. The result is published on ``results`` and returned.
+
+        Raises AlreadySending while another submission runs, TicketError for an invalid ticket
+        or a blocking check among ``found``.
         """
         if self._sending:
             raise AlreadySending("an order is being sent; wait for its answer")
         self._set_sending(True)
         try:
-            return await self._submit(ticket, override)
+            return await self._submit(ticket, request, list(found))
         finally:
             self._set_sending(False)
 
@@ -175,14 +191,14 @@ class OrderDesk:
         self._sending = value
         self.sending_changed.publish(value)
 
-    async def _submit(self, ticket: TicketInput, override: bool) -> SubmitResult:
+    async def _submit(
+        self, ticket: TicketInput, request: OrderRequest, found: list[Check]
+    ) -> SubmitResult:
         ticket.validate()
-        found = self.checks(ticket, override=override)
         blocks = [check for check in found if check.severity == "block"]
         if blocks:
             raise TicketError("size", "; ".join(check.message for check in blocks))
         client = self.session.client
-        request = self.request_for(ticket)
         client_order_id = request.client_order_id
         what = self.describe(ticket)
         self.journal.record_intent(

@@ -8,16 +8,16 @@ trader but **the server's answer still rules**: a refusal it sends is shown verb
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from typing import Literal
 
 from app.domain.display import Precision
 from app.domain.money import MONEY_CONTEXT, format_trimmed
-from app.domain.records import Estimate, PortfolioBalance, TopOfBook
+from app.domain.records import Balances, Estimate, PortfolioBalance, TopOfBook
 from app.domain.valuation import value_in
 from app.services.limit_prices import display_number, wire_limit
-from app.services.session import Balances
 from app.services.ticket import TicketInput
 
 Severity = Literal["warn", "block"]
@@ -137,7 +137,7 @@ def shortfall(size: Decimal, balance: PortfolioBalance) -> Shortfall | None:
     return Shortfall(reason, balance.asset, size, available)
 
 
-def fills_now(ticket: TicketInput, top_of_book: dict[str, TopOfBook]) -> bool | None:
+def fills_now(ticket: TicketInput, top_of_book: Mapping[str, TopOfBook]) -> bool | None:
     """Whether a limit order would fill at once against the touch (the bid when selling the
     pair's base, the ask when buying it), compared in wire terms as the service compares.
     None for a market order or without a book for the pair."""
@@ -204,7 +204,7 @@ class Check:
 def checks(
     ticket: TicketInput,
     balances: Balances | None,
-    top_of_book: dict[str, TopOfBook],
+    top_of_book: Mapping[str, TopOfBook],
     limits: CheckLimits | None = None,
     *,
     override: bool = False,
@@ -270,7 +270,7 @@ def checks(
 
 
 def _limit_distance(
-    ticket: TicketInput, tops: dict[str, TopOfBook]
+    ticket: TicketInput, tops: Mapping[str, TopOfBook]
 ) -> tuple[Decimal, str, Decimal] | None:
     """How far (fraction) the limit is from the side the order trades at: the bid when selling
     the pair's base, the ask when buying it. None without a limit or a book."""

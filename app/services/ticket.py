@@ -7,14 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Literal
 
 from app.domain import Price, format_timestamp, utc_now
 from app.domain.errors import InputError
 from app.domain.money import parse_decimal
+from app.domain.order_request import OrderType
 from app.services.limit_prices import wire_limit
 
-OrderType = Literal["limit", "market"]
+__all__ = ["OrderType", "TicketError", "TicketForm", "TicketInput"]
 
 
 class TicketError(InputError):

@@ -4,10 +4,10 @@ Run: ``.venv/bin/python -m tests.perf.bench_order_ticket [--orders 50]``.
 A real sandbox child, a real ``OrderTicketPanel`` (confirmation off) on the app's qasync loop,
 offscreen. The client's httpx transport is wrapped so the moment the POST is handed to the
 connection (``handle_async_request``) is stamped; the clock starts just before the Return key
-event is posted to the size field. Between the two: the key event, the panel's checks, the
-desk's validation and pre-trade checks, the journal write (SQLite commit) and the client's
-request building. Prints figures and ends with one JSON line; asserts nothing; not collected
-by pytest.
+event is posted to the size field. Between the two: the key event, the ticket's current
+preview (its checks ran when the market or the input last changed), the desk's validation, the
+journal write (SQLite commit) and the client's request building. Prints figures and ends with
+one JSON line; asserts nothing; not collected by pytest.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from PySide6.QtTest import QTest
 from app.api import ClientSettings, ServiceClient
 from app.domain.display import Precision
 from app.services.desks import TradingDesks
+from app.services.order_intent import TicketState
 from app.services.session import FeedIntervals
 from app.ui.bridge import SessionBridge
 from app.ui.order_confirm import SETTINGS_KEY as CONFIRM_KEY
@@ -77,7 +78,7 @@ async def measure(sandbox: SandboxProcess, orders: int, folder: Path) -> list[fl
     delays: list[float] = []
     for _ in range(orders):
         before = len(transport.order_posts)
-        while panel._in_flight or desks.orders.sending:
+        while panel.ticket.state is TicketState.SENDING or desks.orders.sending:
             await asyncio.sleep(0.01)
         await asyncio.sleep(0.05)  # let the previous answer's repaint settle
         started = time.perf_counter()
@@ -85,7 +86,7 @@ async def measure(sandbox: SandboxProcess, orders: int, folder: Path) -> list[fl
         while len(transport.order_posts) == before:
             await asyncio.sleep(0)
         delays.append(transport.order_posts[before] - started)
-    while panel._in_flight:
+    while panel.ticket.state is TicketState.SENDING:
         await asyncio.sleep(0.01)
     panel.deleteLater()
     await session.stop()

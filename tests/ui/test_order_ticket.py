@@ -15,6 +15,7 @@ from pytestqt.qtbot import QtBot
 from app.domain import AssetPair, Price
 from app.domain.pair_terms import Trade
 from app.domain.records import Order, TopOfBook
+from app.services.order_intent import TicketState
 from app.services.pretrade import CheckLimits
 from app.ui.bridge import SessionBridge
 from app.ui.main_window import Area, MainWindow, PanelSpec
@@ -305,6 +306,26 @@ def test_cancelling_the_confirmation_sends_nothing(qtbot: QtBot, live: Live) -> 
     qtbot.waitUntil(lambda: panel.outcome_label.text() == "Not sent.")
     assert panel.send_button.isEnabled()
     assert server_orders(qtbot, live) == []
+
+
+def test_the_confirmation_shows_the_preview_that_is_sent(qtbot: QtBot, live: Live) -> None:
+    """What the confirmation shows (the ticket's preview, its client id among the details) is
+    the request that leaves: the journal holds exactly that preview's body."""
+    panel = open_ticket(qtbot, live, confirm=True)
+    type_into(qtbot, panel.size_edit, "100")
+    QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: panel.confirmation.isVisible())
+    shown = panel.ticket.preview
+    assert shown.state is TicketState.CONFIRMING and shown.request is not None
+    assert f"client id {shown.request.client_order_id}" in panel.confirmation.text()
+    assert not panel.send_button.isEnabled()  # one confirmation, one answer
+    QTest.keyClick(panel.confirmation, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: panel.outcome_label.text().startswith("Bought"), timeout=10_000)
+    [order] = server_orders(qtbot, live)
+    assert order.client_order_id == shown.request.client_order_id
+    entry = live.desks.journal.entry(order.client_order_id)
+    account = live.session.environment.account
+    assert entry is not None and entry.body == shown.request.body_text(account)
 
 
 @pytest.mark.slow

@@ -112,12 +112,13 @@ def test_a_buy_says_what_it_spends_and_about_what_it_gets(qtbot: QtBot, live: Li
 def test_the_estimate_follows_the_book_and_shows_its_age(qtbot: QtBot, live: Live) -> None:
     panel = open_ticket(qtbot, live)
     type_into(qtbot, panel.size_edit, "1000")
-    qtbot.waitUntil(lambda: panel._estimate is not None, timeout=5_000)
-    assert panel._estimate is not None
-    first = panel._estimate.at
+    qtbot.waitUntil(lambda: panel.ticket.estimate is not None, timeout=5_000)
+    assert panel.ticket.estimate is not None
+    first = panel.ticket.estimate.at
     # no typing: the top of book ticks (every 0.25 s here) bring newer estimates
     qtbot.waitUntil(
-        lambda: panel._estimate is not None and panel._estimate.at > first + 0.5, timeout=5_000
+        lambda: panel.ticket.estimate is not None and panel.ticket.estimate.at > first + 0.5,
+        timeout=5_000,
     )
     run(qtbot, live.session.top_of_book.stop())  # the book stops: the estimate ages
     qtbot.waitUntil(lambda: "1 s ago" in panel.estimate_label.text(), timeout=4_000)

@@ -6,7 +6,7 @@ line can be read (and tested) on its own."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from decimal import Decimal, localcontext
 
@@ -16,7 +16,15 @@ from app.domain.pair_terms import PairSide, pair_base
 from app.domain.records import TopOfBook
 from app.services.estimates import EstimateResult
 from app.services.limit_prices import describe_limit
-from app.services.order_words import at_least, limit_phrase, limit_price, side_of, until_text
+from app.services.order_intent import Preview
+from app.services.order_words import (
+    action,
+    at_least,
+    limit_phrase,
+    limit_price,
+    side_of,
+    until_text,
+)
 from app.services.pretrade import AssetAfter, Check, WhatIf
 from app.services.ticket import TicketInput
 
@@ -76,7 +84,7 @@ def rest_text(
     ticket: TicketInput,
     fills: bool | None,
     known_pairs: Iterable[str],
-    tops: dict[str, TopOfBook],
+    tops: Mapping[str, TopOfBook],
     precision: Precision,
     now: datetime | None = None,
 ) -> str:
@@ -188,3 +196,41 @@ def checks_text(found: list[Check]) -> list[tuple[str, str]]:
     """(level, message) per check; blocks first."""
     ordered = sorted(found, key=lambda check: check.severity != "block")
     return [("error" if c.severity == "block" else "warning", c.message) for c in ordered]
+
+
+def confirmation_text(
+    preview: Preview, precision: Precision, stale_after: float
+) -> tuple[str, list[str], list[str], bool]:
+    """What the confirmation of ``preview`` says: the action, the latest estimate (a stale one
+    is not shown as current), whether a limit rests and until when, the predicted funds, the
+    wire details, the client id; the warnings; and whether a fresh estimate is wanted."""
+    ticket, request = preview.ticket, preview.request
+    if ticket is None or request is None:
+        return "", [], [], False
+    pairs = list(preview.snapshot.pair_info)
+    details: list[str] = []
+    estimate = preview.estimate
+    wanted = False
+    if not preview.rests:  # a resting order does not fill at the market's price
+        if estimate is not None and estimate.ok and estimate.age() <= stale_after:
+            details.append(estimate_text(estimate, pairs, precision, estimate.age()))
+        elif estimate is not None and estimate.ok:
+            details.append(
+                f"The indicative price is {age_text(estimate.age())} — stale; "
+                "asking for a fresh one…"
+            )
+            wanted = True
+        else:
+            details.append("No indicative price yet; asking for one…")
+            wanted = True
+    details.append(rest_text(ticket, preview.fills, pairs, preview.tops, precision))
+    if preview.what_if is not None:
+        level, verdict = what_if_verdict(preview.what_if, precision)
+        if level != "info":
+            details.append(verdict)
+    wire = wire_text(ticket, pairs)
+    if wire:
+        details.append(f"details: {wire}")
+    details.append(f"client id {request.client_order_id}")
+    summary = action(ticket, pairs, precision)
+    return summary, details, [check.message for check in preview.checks], wanted

@@ -1,0 +1,429 @@
+"""The order ticket's truth, without Qt: one state machine per ticket on screen.
+
+How data flows::
+
+    tick / balances answer ─► Market (one numbered MarketSnapshot) ─► OrderTicket._on_market
+    trader's edit / estimate answer / health ───────────────────────► OrderTicket._publish
+        ─► one Preview per change (checks, what-if, estimate, fills-now, the exact OrderRequest
+           with its clientOrderId, the snapshot id) on ``previews``
+        ─► (Confirming: the confirmation shows that preview; a newer one replaces it on screen)
+        ─► Send: the request of the preview shown, if it is still the current one (same
+           request, same market snapshot), else nothing is sent and the new preview is shown
+        ─► OrderDesk.send: journal the exact body, POST it, settle a lost answer
+        ─► the desk's ``results`` ─► the ticket's state and its ``results`` (once per answer)
+
+States (one enum, ``TicketState``)::
+
+    EDITING ─Enter─► CONFIRMING ─Send─► SENDING ─► SETTLED | REFUSED | UNKNOWN
+       ▲   └──────────(no confirmation)───┘            UNKNOWN ─(settler finds it)─► SETTLED
+       └──── Cancel, or any edit after an answer ◄─────┘
+
+A press of Send while CONFIRMING or SENDING does nothing. The checks run once per preview on
+that preview's snapshot; the send uses them as they are (no second copy of the market).
+The widget only renders previews and forwards the trader's input (``app/ui/panels``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any, Literal
+
+from app.domain import utc_now
+from app.domain.display import Precision
+from app.domain.money import AssetPair
+from app.domain.order_request import OrderType
+from app.domain.pair_terms import PairSide, Side
+from app.services.estimates import EstimateFeed, EstimateResult
+from app.services.events import Topic
+from app.services.health import Health, HealthState
+from app.services.market import MarketSnapshot
+from app.services.order_desk import AlreadySending, OrderDesk, SubmitResult
+from app.services.order_intent import OrderIntent, Preview, TicketFields, TicketState, predict
+from app.services.ticket import TicketError, TicketInput
+
+__all__ = ["CANNOT_SEND", "OrderTicket", "Step", "TicketFields", "TicketState"]
+
+#: Health in which Send is not offered.
+CANNOT_SEND = {Health.OFFLINE: "Offline", Health.AUTH_EXPIRED: "Login expired"}
+
+#: What an answer makes of the ticket's state.
+STATE_OF: dict[str, TicketState] = {
+    "filled": TicketState.SETTLED,
+    "submitted": TicketState.SETTLED,
+    "rejected": TicketState.REFUSED,
+    "failed": TicketState.REFUSED,
+    "unknown": TicketState.UNKNOWN,
+}
+
+#: The states an answer to the last send moves on (an edit or a confirmation since stays).
+ANSWERABLE = (TicketState.SENDING, TicketState.UNKNOWN, TicketState.SETTLED, TicketState.REFUSED)
+
+StepKind = Literal[
+    "busy", "cannot_send", "invalid", "blocked", "confirming", "sending", "moved", "not_sent"
+]
+
+
+@dataclass(frozen=True)
+class Step:
+    """What a press of Send (Enter, the button, a confirmation's answer) did: ``kind``, the
+    words for the trader, the input to fix (``field``) and the preview concerned."""
+
+    kind: StepKind
+    message: str = ""
+    field: str = ""
+    preview: Preview | None = None
+
+
+class OrderTicket:
+    """One ticket: its fields, its state, its latest ``Preview``; sends through ``desk``.
+
+    ``presets`` are the size presets per asset (the first is the asset's default size);
+    ``resting_hours`` the default end of a limit order, counted from the last edit."""
+
+    def __init__(
+        self,
+        desk: OrderDesk,
+        estimates: EstimateFeed,
+        *,
+        precision: Precision | None = None,
+        presets: Mapping[str, tuple[Decimal, ...]] | None = None,
+        resting_hours: float = 0.0,
+        now: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.desk = desk
+        self.precision = precision or desk.precision
+        self.presets: Mapping[str, tuple[Decimal, ...]] = dict(presets or {})
+        self.resting_hours = resting_hours
+        self._now = now
+        self._estimates = estimates
+        session = desk.session
+        self._health: HealthState = session.health.current
+        self.fields = TicketFields()
+        self.state = TicketState.EDITING
+        self._end_touched = False  # the trader set the end time: no default replaces it
+        self._asked: TicketInput | None = None  # the order whose estimate is wanted
+        self._estimate: EstimateResult | None = None
+        self._last_sent: str | None = None  # clientOrderId of the last send
+        self._number = 0
+        self._task: asyncio.Task[None] | None = None
+        self.previews: Topic[Preview] = Topic("order ticket previews")
+        self.results: Topic[SubmitResult] = Topic("order ticket results")
+        #: A send that ended without an answer of the desk (a bug, a race): in words.
+        self.failures: Topic[str] = Topic("order ticket failures")
+        self._default_end()
+        self.preview = self._make_preview()
+        self._unsubscribe = [
+            session.market.changed.subscribe(self._on_market),
+            session.health.changes.subscribe(self._on_health),
+            estimates.results.subscribe(self._on_estimate),
+            desk.results.subscribe(self._on_result),
+            desk.sending_changed.subscribe(lambda _: self._publish(status_only=True)),
+        ]
+
+    def close(self) -> None:
+        """Stop following the market and the desk. A send in flight is cancelled with its
+        owner: the desk journals it as unknown, and the settling at the next start looks it up
+        (it may have reached the service)."""
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
+        self._estimates.cancel()
+        if self._task is not None:
+            self._task.cancel()
+
+    async def stop_estimates(self) -> None:
+        """The estimate feed stops before the connection closes (no request cut off at quit)."""
+        await self._estimates.close()
+
+    # -- reading --------------------------------------------------------------------------------
+
+    @property
+    def market(self) -> MarketSnapshot:
+        return self.preview.snapshot
+
+    @property
+    def estimate(self) -> EstimateResult | None:
+        """The latest estimate of the order on the ticket, however old."""
+        return self.preview.estimate
+
+    @property
+    def health(self) -> HealthState:
+        return self._health
+
+    def default_size(self, asset: str) -> Decimal | None:
+        """The default amount of ``asset`` (the first of its size presets), None without one."""
+        presets = self.presets.get(asset)
+        return presets[0] if presets else None
+
+    def touch(self, side: Side) -> Decimal | None:
+        """The price hitting the bid (sell) or lifting the offer (buy) of the ticket's pair
+        trades at, from the market the ticket shows."""
+        pair_side = self.fields.pair_side
+        top = None if pair_side is None else self.market.top(str(pair_side.pair))
+        if top is None:
+            return None
+        return top.bid if side == "sell" else top.ask
+
+    # -- editing --------------------------------------------------------------------------------
+
+    def edit(self, **changes: Any) -> bool:
+        """Change the fields (``TicketFields`` names). A change to the order itself (pair,
+        side, amount, type, limit) moves a default end time to the setting from now. Nothing
+        changes while a confirmation is up (it shows what Send sends). False: ignored."""
+        if self.state is TicketState.CONFIRMING:
+            return False
+        before = self.fields
+        fields = replace(before, **changes)
+        if fields == before:
+            return True
+        self.fields = fields
+        if "end_at" in changes:
+            self._end_touched = True
+        if any(name in changes for name in ("pair", "side", "size", "order_type", "limit")):
+            self._default_end()
+        if self.state in (TicketState.SETTLED, TicketState.REFUSED, TicketState.UNKNOWN):
+            self.state = TicketState.EDITING
+        self._publish()
+        return True
+
+    def set_pair(self, pair: str) -> bool:
+        return self.edit(pair=pair)
+
+    def set_side(self, side: Side) -> bool:
+        return self.edit(side=side)
+
+    def set_size(self, text: str) -> bool:
+        return self.edit(size=text)
+
+    def set_type(self, order_type: OrderType) -> bool:
+        return self.edit(order_type=order_type)
+
+    def set_limit(self, text: str) -> bool:
+        return self.edit(limit=text)
+
+    def set_end(self, end_at: datetime | None) -> bool:
+        return self.edit(end_at=end_at)
+
+    def set_end_enabled(self, enabled: bool) -> bool:
+        return self.edit(end_enabled=enabled)
+
+    def set_override(self, override: bool) -> bool:
+        return self.edit(override=override)
+
+    def apply(self, presets: Mapping[str, tuple[Decimal, ...]], resting_hours: float) -> None:
+        """New settings: size presets and the resting time (a default end moves at once)."""
+        self.presets = dict(presets)
+        self.resting_hours = resting_hours
+        self._default_end()
+        self._publish()
+
+    def prefill(
+        self, pair: str, side: Side, limit_price: Decimal, amount: Decimal | None = None
+    ) -> bool:
+        """A limit order to ``side`` ``pair``'s base at ``limit_price`` (QUOTE per BASE), for
+        ``amount`` of the asset it sells; without one, the amount already typed when it is of
+        that asset, else that asset's default size. An amount of another asset is never reused
+        (10,000 USD to spend must not become 10,000 BTC to sell): with no default it is
+        cleared. False (nothing changed) while a confirmation is up or without a pair."""
+        if self.state is TicketState.CONFIRMING or pair.count("/") != 1:
+            return False
+        before = self.fields.pair_side
+        target = PairSide(AssetPair.parse(pair), side)
+        same_asset = before is not None and before.source == target.source
+        size = self.fields.size
+        if amount is None and not (same_asset and size.strip()):
+            amount = self.default_size(target.source)
+        if amount is not None:
+            size = format(amount, "f")
+        elif not same_asset:
+            size = ""
+        return self.edit(
+            pair=pair, side=side, order_type="limit", limit=format(limit_price, "f"), size=size
+        )
+
+    def refresh_estimate(self) -> None:
+        """A fresh indicative price now (the one shown is stale or missing)."""
+        if self._asked is not None:
+            self._estimates.refresh(self._asked)
+
+    # -- sending --------------------------------------------------------------------------------
+
+    def submit(self, *, confirm: bool) -> Step:
+        """Enter or Send: the current preview is confirmed first (``confirm``) or sent."""
+        refused = self._refusal(self.preview)
+        if refused is not None:
+            return refused
+        if confirm:
+            self.state = TicketState.CONFIRMING
+            self._publish(status_only=True)
+            return Step("confirming", preview=self.preview)
+        return self._start(self.preview)
+
+    def answer(self, send: bool, shown: Preview) -> Step:
+        """The confirmation's answer; ``shown`` is the preview it showed last."""
+        if self.state is not TicketState.CONFIRMING:
+            return Step("busy")
+        self.state = TicketState.EDITING
+        self._publish(status_only=True)
+        if not send:
+            return Step("not_sent", "Not sent.")
+        return self.send(shown)
+
+    def send(self, shown: Preview) -> Step:
+        """Send exactly ``shown``'s request — only while it is what the ticket previews on the
+        same market snapshot. After a change (an edit, a tick, a balances answer) nothing is
+        sent: the new preview is published for the trader to see first."""
+        current = self.preview
+        refused = self._refusal(current)
+        if refused is not None:
+            return refused
+        if shown.request != current.request or shown.snapshot_id != current.snapshot_id:
+            self._publish(status_only=True)
+            return Step(
+                "moved",
+                "Not sent: the market or the order changed after it was shown; check it again.",
+                preview=self.preview,
+            )
+        return self._start(current)
+
+    def _refusal(self, preview: Preview) -> Step | None:
+        if self.state in (TicketState.SENDING, TicketState.CONFIRMING) or preview.busy:
+            return Step("busy")
+        if preview.blocked is not None:
+            message = f"Not sent: {preview.blocked.lower()} ({self._health.reason})."
+            return Step("cannot_send", message)
+        if preview.intent is None:
+            error = preview.error or TicketError("source", "choose a pair to trade")
+            return Step("invalid", error.message, error.field)
+        if preview.blocks:
+            return Step("blocked", "; ".join(check.message for check in preview.blocks))
+        return None
+
+    def _start(self, preview: Preview) -> Step:
+        ticket, request = preview.ticket, preview.request
+        assert ticket is not None and request is not None  # _refusal let it through
+        self._last_sent = request.client_order_id
+        self.state = TicketState.SENDING
+        self._task = asyncio.get_running_loop().create_task(
+            self._send(ticket, preview), name=f"send {request.client_order_id}"
+        )
+        self._publish(status_only=True)
+        return Step("sending", f"Sending: {self.desk.describe(ticket)} …", preview=preview)
+
+    async def _send(self, ticket: TicketInput, preview: Preview) -> None:
+        request = preview.request
+        assert request is not None
+        try:
+            # The answer reaches the ticket once, through the desk's ``results``.
+            await self.desk.send(ticket, request, preview.checks)
+        except AlreadySending:
+            self._back_to_editing("Not sent: another order is being sent; wait for its answer.")
+        except TicketError as exc:
+            self._back_to_editing(f"Not sent: {exc.message}")
+        except Exception as exc:  # a bug: the desk journaled it as unknown
+            if self.state is TicketState.SENDING:
+                self.state = TicketState.UNKNOWN
+            self._publish(status_only=True)
+            self.failures.publish(f"sending the order failed: {exc}")
+
+    def _back_to_editing(self, message: str) -> None:
+        self.state = TicketState.EDITING
+        self._publish(status_only=True)
+        self.failures.publish(message)
+
+    # -- what wakes the ticket ------------------------------------------------------------------
+
+    def _on_result(self, result: SubmitResult) -> None:
+        """An answer for the last send, at once or later (an unknown outcome settled)."""
+        if result.client_order_id != self._last_sent:
+            return
+        if self.state in ANSWERABLE:  # not over an edit or a confirmation since
+            self.state = STATE_OF.get(result.status, TicketState.UNKNOWN)
+        self._publish()  # a settled answer gives the next order a new client id
+        self.results.publish(result)
+
+    def _on_market(self, snapshot: MarketSnapshot) -> None:
+        pair_side = self.fields.pair_side
+        if pair_side is not None and self._asked is not None:
+            pair = str(pair_side.pair)
+            if snapshot.top(pair) != self.preview.snapshot.top(pair):
+                self._estimates.refresh(self._asked)  # the book moved: a fresh price
+        self._publish()
+
+    def _on_estimate(self, result: EstimateResult) -> None:
+        if self._asked is None or result.ticket != self._asked:
+            return  # an answer for an order the trader has since changed
+        self._estimate = result
+        self._publish()
+
+    def _on_health(self, state: HealthState) -> None:
+        self._health = state
+        self._publish(status_only=True)
+
+    def _publish(self, *, status_only: bool = False) -> None:
+        """A new preview to every subscriber. ``status_only``: only the state, the health or
+        the desk's business changed, so the predictions are kept (no market read again)."""
+        if status_only:
+            self._number += 1
+            self.preview = replace(self.preview, number=self._number, **self._status())
+        else:
+            self.preview = self._make_preview()
+        self.previews.publish(self.preview)
+
+    def _status(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "blocked": CANNOT_SEND.get(self._health.health),
+            "busy": self.desk.sending and self.state is not TicketState.SENDING,
+        }
+
+    def _make_preview(self) -> Preview:
+        self._number += 1
+        snapshot = self.desk.market
+        fields = self.fields
+        common = self._status()
+        pair_side = fields.pair_side
+        try:
+            ticket = fields.form().build()
+        except TicketError as exc:
+            self._asked, self._estimate = None, None
+            return Preview(self._number, fields=fields, snapshot=snapshot, error=exc, **common)
+        assert pair_side is not None  # a ticket builds only with a pair
+        if ticket != self._asked:
+            self._asked, self._estimate = ticket, None
+            self._estimates.request(ticket)
+        intent = OrderIntent.of(ticket, pair_side, self.desk.client_order_id_for(ticket))
+        found, what, fills = predict(
+            intent,
+            snapshot,
+            self.desk.limits,
+            self._estimate,
+            override=fields.override,
+            precision=self.precision,
+        )
+        if fields.override and not any(check.code == "fat_finger" for check in found):
+            self.fields = fields = replace(fields, override=False)  # nothing to override now
+        return Preview(
+            self._number,
+            fields=fields,
+            snapshot=snapshot,
+            intent=intent,
+            estimate=self._estimate,
+            checks=found,
+            what_if=what,
+            fills=fills,
+            **common,
+        )
+
+    def _default_end(self) -> None:
+        """The end time from the setting, counted from now (the moment the ticket is used),
+        to the next whole minute; kept once the trader sets one."""
+        if self._end_touched:
+            return
+        end = self._now() + timedelta(hours=self.resting_hours)
+        end = end.replace(second=0, microsecond=0) + timedelta(minutes=1)
+        self.fields = replace(self.fields, end_at=end)

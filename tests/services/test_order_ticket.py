@@ -1,0 +1,262 @@
+"""The order ticket's rules without a screen, against a real sandbox over loopback: the intent's
+amount in the asset the order sells through side and pair switches, checks on each market
+snapshot, the one state machine (a second send while sending sends nothing), and preview →
+send equality (what is sent is byte for byte what was previewed; a market that moved after the
+preview is shown again, not sent)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+
+from app.domain import Amount, AssetPair, utc_now
+from app.domain.records import TopOfBook
+from app.services.estimates import EstimateFeed
+from app.services.health import Health, HealthState
+from app.services.order_desk import SubmitResult
+from app.services.order_intent import Preview
+from app.services.order_ticket import OrderTicket, TicketState
+from app.services.pretrade import CheckLimits
+from tests.harness import SandboxProcess, until
+from tests.services.test_order_desk import Desk, open_desk
+
+pytestmark = pytest.mark.anyio
+
+D = Decimal
+
+
+@asynccontextmanager
+async def open_ticket(
+    sandbox: SandboxProcess,
+    limits: CheckLimits | None = None,
+    presets: Mapping[str, tuple[Decimal, ...]] | None = None,
+) -> AsyncIterator[tuple[Desk, OrderTicket, list[SubmitResult]]]:
+    """A ticket on BTC/USD over a fresh account's desk; the results it was handed."""
+    async with open_desk(sandbox, limits=limits) as d:
+        ticket = OrderTicket(
+            d.desk, EstimateFeed(d.client, debounce=0.01), presets=presets, resting_hours=1.0
+        )
+        results: list[SubmitResult] = []
+        ticket.results.subscribe(results.append)
+        ticket.set_pair("BTC/USD")
+        try:
+            yield d, ticket, results
+        finally:
+            await ticket.stop_estimates()
+            ticket.close()
+
+
+def seen(ticket: OrderTicket) -> Preview:
+    """The ticket's latest preview (read afresh: each step may publish a new one)."""
+    return ticket.preview
+
+
+def state(ticket: OrderTicket) -> TicketState:
+    return ticket.state
+
+
+def tick(bid: str, ask: str) -> dict[str, TopOfBook]:
+    pair = AssetPair.parse("BTC/USD")
+    spread = D(ask) - D(bid)
+    return {"BTC/USD": TopOfBook(pair, D(bid), D(1), D(ask), D(1), spread)}
+
+
+# -- the intent ---------------------------------------------------------------------------------
+
+
+async def test_side_and_pair_switches_keep_the_amount_in_the_asset_sold(
+    sandbox: SandboxProcess,
+) -> None:
+    async with open_ticket(sandbox) as (_, ticket, _):
+        assert seen(ticket).intent is None and seen(ticket).error is not None
+        ticket.set_size("0.5")
+        intent = seen(ticket).intent
+        assert intent is not None and (intent.side, intent.amount) == (
+            "buy",
+            Amount(D("0.5"), "USD"),
+        )
+        request = seen(ticket).request
+        assert request is not None and (request.source, request.destination) == ("USD", "BTC")
+        shown = request.client_order_id
+        ticket.set_side("sell")  # the digits are kept; the asset is the one a sell sells
+        intent = seen(ticket).intent
+        assert intent is not None and intent.amount == Amount(D("0.5"), "BTC")
+        assert intent.ticket.source == "BTC" and intent.request.client_order_id != shown
+        ticket.set_pair("ETH/USD")  # the side is kept
+        intent = seen(ticket).intent
+        assert intent is not None and (intent.side, intent.amount.asset) == ("sell", "ETH")
+        again = seen(ticket).request
+        ticket.set_size("0.5")  # no change: the same order keeps its id
+        assert seen(ticket).request == again
+
+
+async def test_a_click_never_reuses_an_amount_of_another_asset(sandbox: SandboxProcess) -> None:
+    presets = {"BTC": (D("0.01"), D("0.1"))}
+    async with open_ticket(sandbox, presets=presets) as (_, ticket, _):
+        ticket.set_size("10000")  # USD to spend
+        assert ticket.prefill("BTC/USD", "sell", D(90000))  # a sell sells BTC: the default
+        assert ticket.fields.size == "0.01" and ticket.fields.order_type == "limit"
+        ticket.set_size("0.2")
+        assert ticket.prefill("BTC/USD", "sell", D(91000))  # same asset: the typed amount
+        assert ticket.fields.size == "0.2" and ticket.fields.limit == "91000"
+        assert ticket.prefill("BTC/USD", "buy", D(90000))  # USD has no default: cleared
+        assert ticket.fields.size == ""
+        assert seen(ticket).intent is None
+
+
+# -- checks on each snapshot ----------------------------------------------------------------------
+
+
+async def test_checks_run_once_per_snapshot_and_the_override_is_per_ticket(
+    sandbox: SandboxProcess,
+) -> None:
+    async with open_ticket(sandbox, CheckLimits(max_notional=D(100_000))) as (d, ticket, _):
+        ticket.set_side("sell")
+        ticket.set_size("1")
+        d.session.top_of_book.data.publish(tick("49999", "50001"))
+        calm = seen(ticket)
+        assert not calm.blocks and not calm.fat_finger
+        d.session.top_of_book.data.publish(tick("199999", "200001"))
+        hot = seen(ticket)
+        assert hot.snapshot_id == calm.snapshot_id + 1 == d.session.market.snapshot.id
+        assert [c.code for c in hot.blocks] == ["fat_finger"]
+        assert ticket.submit(confirm=False).kind == "blocked"
+        ticket.set_override(True)
+        assert not seen(ticket).blocks and seen(ticket).fat_finger  # a warning now
+        d.session.top_of_book.data.publish(tick("49999", "50001"))
+        assert not seen(ticket).fat_finger and not ticket.fields.override  # nothing left
+        assert d.journal.entries() == []
+
+
+async def test_offline_nothing_is_sent_and_the_reason_is_said(sandbox: SandboxProcess) -> None:
+    async with open_ticket(sandbox) as (d, ticket, _):
+        ticket.set_size("100")
+        d.session.health.changes.publish(HealthState(Health.OFFLINE, "every feed failing", ()))
+        assert seen(ticket).blocked == "Offline" and not seen(ticket).sendable
+        step = ticket.submit(confirm=False)
+        assert (step.kind, step.message) == (
+            "cannot_send",
+            "Not sent: offline (every feed failing).",
+        )
+        assert d.journal.entries() == [] and state(ticket) is TicketState.EDITING
+
+
+# -- the state machine -------------------------------------------------------------------------
+
+
+async def test_a_second_send_while_sending_sends_nothing(sandbox: SandboxProcess) -> None:
+    async with open_ticket(sandbox) as (d, ticket, results):
+        await d.faults({"kind": "latency", "seconds": 0.5, "path": d.order_path()})
+        ticket.set_size("100")
+        assert ticket.submit(confirm=False).kind == "sending"
+        assert state(ticket) is TicketState.SENDING and not seen(ticket).sendable
+        assert ticket.submit(confirm=False).kind == "busy"
+        assert ticket.submit(confirm=True).kind == "busy"
+        await until(lambda: state(ticket) is TicketState.SETTLED)
+        assert [r.status for r in results] == ["filled"]  # the answer reached it once
+        assert len(await d.client.orders()) == 1 and len(d.journal.entries()) == 1
+        await until(lambda: seen(ticket).sendable)
+        after = seen(ticket).request
+        assert after is not None and after.client_order_id != results[0].client_order_id
+
+
+async def test_confirming_then_cancel_or_send(sandbox: SandboxProcess) -> None:
+    async with open_ticket(sandbox) as (d, ticket, results):
+        ticket.set_size("100")
+        step = ticket.submit(confirm=True)
+        assert step.kind == "confirming" and state(ticket) is TicketState.CONFIRMING
+        assert step.preview is seen(ticket)
+        assert ticket.submit(confirm=True).kind == "busy"
+        assert not ticket.set_size("200")  # the confirmation shows what Send sends
+        assert ticket.fields.size == "100"
+        assert ticket.answer(False, seen(ticket)).kind == "not_sent"
+        assert state(ticket) is TicketState.EDITING and d.journal.entries() == []
+        shown = ticket.submit(confirm=True).preview
+        assert shown is not None
+        assert ticket.answer(True, shown).kind == "sending"
+        assert ticket.answer(True, shown).kind == "busy"  # one answer per confirmation
+        await until(lambda: state(ticket) is TicketState.SETTLED)
+        assert [r.status for r in results] == ["filled"]
+        ticket.set_size("101")
+        assert state(ticket) is TicketState.EDITING
+
+
+async def test_a_refusal_and_an_unknown_that_settles(sandbox: SandboxProcess) -> None:
+    async with open_ticket(sandbox) as (d, ticket, results):
+        ticket.set_size("900000")
+        ticket.submit(confirm=False)
+        await until(lambda: state(ticket) is TicketState.REFUSED)
+        assert results[-1].message.startswith("Insufficient Funds")
+        orders_list = f"/order/account/{d.account}"
+        await d.faults(
+            {"kind": "drop_after_commit", "path": d.order_path(), "count": 1},
+            {"kind": "status", "status": 503, "method": "GET", "path": orders_list},
+        )
+        d.desk.settle_delays = (0.2, 0.2, 0.2, 0.2, 0.2)
+        ticket.set_size("100")
+        ticket.submit(confirm=False)
+        await until(lambda: state(ticket) is TicketState.UNKNOWN, timeout=15)
+        await d.clear_faults()
+        await until(lambda: state(ticket) is TicketState.SETTLED, timeout=15)
+        assert [r.status for r in results] == ["rejected", "unknown", "filled"]
+
+
+# -- preview -> send equality -----------------------------------------------------------------
+
+
+async def test_the_request_sent_is_the_previewed_request_byte_for_byte(
+    sandbox: SandboxProcess,
+) -> None:
+    async with open_ticket(sandbox) as (d, ticket, results):
+        ask = d.desk.top_of_book["BTC/USD"].ask
+        ticket.set_type("limit")
+        ticket.set_size("1000.50")
+        ticket.set_limit(f"{(ask / 2).quantize(D(1))}")  # rests
+        ticket.set_end(utc_now() + timedelta(hours=1))
+        preview = seen(ticket)
+        assert preview.rests and preview.request is not None
+        body = preview.request.body_text(d.account).encode()
+        ticket.submit(confirm=False)
+        await until(lambda: state(ticket) is TicketState.SETTLED)
+        [post] = d.recorder.sent("POST", "/order")
+        assert post.content == body
+        entry = d.journal.entry(preview.request.client_order_id)
+        assert entry is not None and entry.body.encode() == body
+        assert results[0].client_order_id == json.loads(body)["clientOrderId"]
+
+
+async def test_a_market_that_moved_after_the_preview_is_shown_again_not_sent(
+    sandbox: SandboxProcess,
+) -> None:
+    async with open_ticket(sandbox, CheckLimits(max_notional=D(100_000))) as (d, ticket, _):
+        ticket.set_side("sell")
+        ticket.set_size("1")
+        d.session.top_of_book.data.publish(tick("49999", "50001"))
+        shown = ticket.submit(confirm=True).preview
+        assert shown is not None and not shown.blocks
+        d.session.top_of_book.data.publish(tick("199999", "200001"))  # while confirming
+        moved = seen(ticket)
+        assert moved.snapshot_id > shown.snapshot_id and moved.blocks
+        assert moved.request == shown.request  # the same order, on another market
+        step = ticket.answer(True, shown)  # re-checked on the new market: refused
+        assert step.kind == "blocked" and "limit" in step.message
+        assert state(ticket) is TicketState.EDITING
+        d.session.top_of_book.data.publish(tick("49999", "50001"))  # calm again
+        assert not seen(ticket).blocks
+        assert ticket.send(shown).kind == "moved"  # not the market the trader was shown
+        stale = seen(ticket)
+        await d.session.balances.poll_once()  # a balances answer is a new snapshot too
+        step = ticket.send(stale)
+        assert step.kind == "moved" and step.preview is seen(ticket)
+        assert d.journal.entries() == [] and d.recorder.sent("POST", "/order") == []
+        current = seen(ticket)
+        assert ticket.send(current).kind == "sending"
+        await until(lambda: state(ticket) is TicketState.SETTLED)
+        [post] = d.recorder.sent("POST", "/order")
+        assert current.request is not None
+        assert post.content == current.request.body_text(d.account).encode()
