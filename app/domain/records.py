@@ -135,13 +135,13 @@ EVENT_TYPES = (
 KNOWN_EVENT_TYPES = frozenset(EVENT_TYPES)
 
 
-
 @dataclass(frozen=True)
 class Balances:
     """Both account views, fetched together so they describe the same moment."""
 
     account: Account
     portfolio: Portfolio
+
 
 @dataclass(frozen=True)
 class LedgerEntry:

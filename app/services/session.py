@@ -10,10 +10,10 @@ one request, never a request of their own, and nothing when none needs it. The d
 watchlist is the server's available pairs, falling back to ``FALLBACK_WATCHLIST`` when the
 server has no pairs operation.
 
-The session is what the terminal's widgets are served by (through ``app/ui/bridge.py`` only):
-its topics, the intents (select a pair, set the watchlist, refresh) and the feeds it hands out
-(estimates, ledger, orders, transfers, instructions). Nothing outside it and the launch code
-holds the client.
+The session is the live market side of one login: its pollers and their topics, the market,
+the health, the price alerts and the intents (select a pair, set the watchlist, refresh). It
+hands out no feeds and imports none: the composition root (``app.services.terminal``) builds
+the feeds from narrow inputs, so no service needs the whole session.
 """
 
 from __future__ import annotations
@@ -23,12 +23,11 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
 from app.api import NotFound, ServiceClient, ServiceError
 from app.domain import utc_now
+from app.domain.records import Balances as Balances  # still importable from here
 from app.domain.records import (
-    Balances,
     OrderBook,
     PairInfo,
     ServiceInfo,
@@ -40,15 +39,6 @@ from app.services.health import Health, HealthMonitor, HealthState
 from app.services.log_events import EventKind, LogEvent, LogLevel
 from app.services.market import Market
 from app.services.poller import FeedGroup, Poller
-
-if TYPE_CHECKING:  # the feeds below import this module: only their types are needed here
-    from app.domain.positions import CostMethod
-    from app.services.estimates import EstimateFeed
-    from app.services.journal import OrderJournal
-    from app.services.ledger_browser import LedgerBrowser
-    from app.services.order_feed import OrderFeed
-    from app.services.positions import PositionsCache, PositionsService
-    from app.services.transfers import InstructionBook, TransferFeed, TransferQuery
 
 log = logging.getLogger("tradeterm.services")
 
@@ -123,6 +113,10 @@ class TerminalSession:
         )
 
     # -- lifecycle ----------------------------------------------------------------------------
+
+    def pairs(self) -> list[str]:
+        """The service's pairs as known now (a ``PairNames`` for the feeds)."""
+        return list(self.available_pairs)
 
     async def start(self) -> None:
         """Learn the pairs and the clock, then start every feed."""
@@ -260,42 +254,6 @@ class TerminalSession:
     @property
     def token_seconds_left(self) -> float | None:
         return self.client.token_seconds_left
-
-    def estimate_feed(self) -> EstimateFeed:
-        from app.services.estimates import EstimateFeed
-
-        return EstimateFeed(self.client)
-
-    def ledger_browser(self) -> LedgerBrowser:
-        from app.services.ledger_browser import LedgerBrowser
-
-        return LedgerBrowser(self)
-
-    def positions(
-        self, cache: PositionsCache, *, currency: str, method: CostMethod
-    ) -> PositionsService:
-        """The positions of this account, derived from its ledger (issue 17)."""
-        from app.services.positions import PositionsService
-
-        return PositionsService(self, cache, currency=currency, method=method)
-
-    def order_feed(
-        self, journal: OrderJournal | None, *, interval: float, page_size: int
-    ) -> OrderFeed:
-        from app.services.order_feed import OrderFeed
-
-        return OrderFeed(self, journal, interval=interval, page_size=page_size)
-
-    def transfer_feed(self, query: TransferQuery, *, interval: float) -> TransferFeed:
-        from app.services.transfers import TransferFeed
-
-        return TransferFeed(self.client, query, interval=interval)
-
-    async def instructions(self) -> InstructionBook:
-        """Deposit and withdraw instructions, both lists at once."""
-        from app.services.transfers import fetch_instructions
-
-        return await fetch_instructions(self.client)
 
     # -- fetches --------------------------------------------------------------------------------
 

@@ -23,7 +23,13 @@ from app.domain import Amount, format_decimal, utc_now
 from app.domain.money import divide
 from app.domain.positions import BOOK_CONTEXT, CostMethod
 from app.domain.records import BlockchainInstruction, LedgerEntry
-from app.services.positions import PositionsCache, PositionsService, csv_rows, write_csv
+from app.services.positions import (
+    PositionsCache,
+    PositionsService,
+    csv_rows,
+    service_key,
+    write_csv,
+)
 from app.services.session import Environment, TerminalSession
 from tests.harness import AppAccount, AppSandbox, body
 
@@ -63,7 +69,15 @@ class Desk:
     def positions(
         self, cache: PositionsCache, method: CostMethod, page_size: int = 10_000
     ) -> PositionsService:
-        return PositionsService(self.session, cache, method=method, page_size=page_size)
+        return PositionsService(
+            self.client,
+            cache,
+            service=service_key(self.session.environment),
+            account=self.session.environment.account,
+            pairs=self.session.pairs,
+            method=method,
+            page_size=page_size,
+        )
 
     async def mid(self, pair: str = "BTC/USD") -> Decimal:
         return (await self.client.top_of_book([pair]))[pair].mid
