@@ -70,7 +70,7 @@ async def connect(
         await client.aclose()
         raise
     environment = Environment(base_url.strip(), user.strip(), account.strip(), sandbox=sandbox)
-    return Terminal(TerminalSession(client, environment, intervals, watchlist))
+    return Terminal.build(client, environment, intervals, watchlist)
 
 
 async def log_in_again(session: TerminalSession, password: str) -> None:

@@ -45,6 +45,7 @@ from app.services.journal import OrderJournal
 from app.services.mid_history import MidHistory
 from app.services.poller import Poller
 from app.services.slices import Steps, run_now, sliced
+from app.services.tasks import Tasks
 
 log = logging.getLogger("tradeterm.services")
 
@@ -244,6 +245,7 @@ class OrderFeed:
         *,
         interval: float = DEFAULT_INTERVAL,
         page_size: int = DEFAULT_PAGE,
+        tasks: Tasks | None = None,
     ) -> None:
         if not 1 <= page_size <= MAX_PAGE:
             raise ValueError(f"page size is 1 to {MAX_PAGE:,}")
@@ -252,7 +254,7 @@ class OrderFeed:
         self._pairs = pairs
         self.journal = journal
         self.page_size = page_size
-        self.poller: Poller[None] = Poller("orders", self._poll, interval)
+        self.poller: Poller[None] = Poller("orders", self._poll, interval, tasks=tasks)
         self.updates: Topic[OrdersSnapshot] = Topic("orders")
         self._state = _FeedState()
         self._journal_ids: dict[str, str] = {}

@@ -39,6 +39,7 @@ from app.services.health import Health, HealthMonitor, HealthState
 from app.services.log_events import EventKind, LogEvent, LogLevel
 from app.services.market import Market
 from app.services.poller import FeedGroup, Poller
+from app.services.tasks import Tasks, spawn
 
 log = logging.getLogger("tradeterm.services")
 
@@ -78,8 +79,12 @@ class TerminalSession:
         environment: Environment,
         intervals: FeedIntervals | None = None,
         watchlist: Sequence[str] | None = None,
+        *,
+        tasks: Tasks | None = None,
     ) -> None:
+        """``tasks``: where the polling, health and clock loops run (the terminal's owner)."""
         self.client = client
+        self.tasks = tasks
         self.environment = environment
         intervals = intervals or FeedIntervals()
         self._watchlist: list[str] = list(watchlist or [])
@@ -89,17 +94,20 @@ class TerminalSession:
         self.pair_info: dict[str, PairInfo] = {}
         self.feeds = FeedGroup()
         self.top_of_book: Poller[dict[str, TopOfBook]] = Poller(
-            "top of book", self._fetch_top, intervals.top_of_book, group=self.feeds
+            "top of book", self._fetch_top, intervals.top_of_book, group=self.feeds, tasks=tasks
         )
         self.balances: Poller[Balances] = Poller(
-            "balances", self._fetch_balances, intervals.balances, group=self.feeds
+            "balances", self._fetch_balances, intervals.balances, group=self.feeds, tasks=tasks
         )
         self.order_book: Poller[OrderBook | None] = Poller(
-            "order book", self._fetch_book, intervals.order_book, group=self.feeds
+            "order book", self._fetch_book, intervals.order_book, group=self.feeds, tasks=tasks
         )
         #: The one copy of the market every desk and report reads (``app.services.market``).
         self.market = Market(self.top_of_book.data, self.balances.data, lambda: self.pair_info)
-        self.health = HealthMonitor([self.top_of_book, self.balances, self.order_book])  # type: ignore[list-item]
+        self.health = HealthMonitor(
+            [self.top_of_book, self.balances, self.order_book],  # type: ignore[list-item]
+            tasks=tasks,
+        )
         self.watchlist_changed: Topic[list[str]] = Topic("watchlist")
         self.selection_changed: Topic[str] = Topic("selection")
         self.events: Topic[LogEvent] = Topic("log")
@@ -144,9 +152,7 @@ class TerminalSession:
         for poller in self._pollers():
             poller.start()
         self.health.start()
-        self._time_keeper = asyncio.get_running_loop().create_task(
-            self._keep_time(), name="server clock"
-        )
+        self._time_keeper = spawn(self.tasks, self._keep_time(), "server clock")
         self.log(
             LogLevel.INFO,
             f"connected to {self.environment.label} as {self.environment.user}, "

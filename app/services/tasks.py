@@ -26,7 +26,8 @@ def _log_failure(what: str, exc: BaseException) -> None:
 class Tasks:
     def __init__(self, on_error: FailureHandler = _log_failure) -> None:
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._on_error = on_error
+        #: Told of each failure (the terminal tells the trader).
+        self.on_error = on_error
         self._closed = False
 
     def spawn(self, coro: Coroutine[Any, Any, T], what: str) -> asyncio.Task[T]:
@@ -46,11 +47,15 @@ class Tasks:
             return
         exc = task.exception()
         if exc is not None:
-            self._on_error(task.get_name(), exc)
+            self.on_error(task.get_name(), exc)
 
     @property
     def running(self) -> int:
         return len(self._tasks)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     async def aclose(self) -> None:
         """Cancel every task and wait until each has ended; nothing starts afterwards."""
@@ -60,3 +65,12 @@ class Tasks:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def spawn(owner: Tasks | None, coro: Coroutine[Any, Any, T], what: str) -> asyncio.Task[T]:
+    """``coro`` as a task of ``owner`` (a terminal's: cancelled and awaited by its ``aclose``),
+    or, with no owner (a test or a command that runs one part alone), of the running loop; the
+    caller keeps the task either way."""
+    if owner is not None:
+        return owner.spawn(coro, what)
+    return asyncio.get_running_loop().create_task(coro, name=what)

@@ -12,7 +12,9 @@ What owns what::
     │                     positions, transfers; each built from narrow inputs
     │                     (``app.services.feed_inputs``: a client, the account id, a pairs()
     │                     function, the fills topic, the market), never the session
-    └── tasks             the terminal's own background work (the start-up reconcile, ...)
+    └── tasks             the one owner of the background tasks: the pollers' loops, the
+                          health monitor, the server clock, the feeds' polls, the start-up
+                          reconcile (the desks' own timers are stopped by the desks)
 
 How data flows::
 
@@ -24,16 +26,16 @@ How data flows::
 
 Nothing here imports Qt (design.md §1); the UI reaches all of it through ``app/ui/bridge.py``.
 
-Shutdown is one ``await terminal.aclose()``, in the order that leaves nothing cut off: the
-terminal's tasks (a reconcile writes to the journal), the feeds it handed out (their polls use
-the client), the session's pollers and timers, the desks (the journal closes after its last
-write), then the client.
+Shutdown is one ``await terminal.aclose()``, in the order that leaves nothing cut off: every
+task of ``tasks`` is cancelled and awaited (a reconcile writes to the journal, polls use the
+client), then the feeds and the session let go of their subscriptions, the desks close (the
+journal after its last write), and the client closes last.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -47,7 +49,7 @@ from app.services.log_events import LogLevel
 from app.services.order_feed import OrderFeed
 from app.services.positions import PositionsCache, PositionsService, service_key
 from app.services.pretrade import CheckLimits
-from app.services.session import TerminalSession
+from app.services.session import Environment, FeedIntervals, TerminalSession
 from app.services.tasks import Tasks
 from app.services.transfers import InstructionBook, TransferFeed, TransferQuery, fetch_instructions
 
@@ -56,16 +58,32 @@ T = TypeVar("T")
 
 class Terminal:
     """Everything live for one login; see the module docstring. Built by ``connect`` (logged
-    in, not started); ``open_desks`` adds the trading desks (a read-only terminal has none);
-    ``start`` starts the feeds; ``aclose`` ends it all."""
+    in, not started) with ``build``; ``open_desks`` adds the trading desks (a read-only
+    terminal has none); ``start`` starts the feeds; ``aclose`` ends it all.
+
+    ``Terminal(session)`` adopts a session built elsewhere (a test's): its loops run in the
+    session's ``tasks`` when it has them, else in a new owner of the terminal's own."""
 
     def __init__(self, session: TerminalSession) -> None:
         self.session = session
         self.desks: TradingDesks | None = None
+        self.tasks = session.tasks if session.tasks is not None else Tasks()
         # A failure is told to the trader (the log panel and a notice), not only to the file.
-        self.tasks = Tasks(lambda what, exc: session.log(LogLevel.ERROR, f"{what} failed: {exc}"))
-        self.feeds = Feeds(session)
+        self.tasks.on_error = lambda what, exc: session.log(LogLevel.ERROR, f"{what} failed: {exc}")
+        self.feeds = Feeds(session, self.tasks)
         self._closed = False
+
+    @classmethod
+    def build(
+        cls,
+        client: ServiceClient,
+        environment: Environment,
+        intervals: FeedIntervals | None = None,
+        watchlist: Sequence[str] | None = None,
+    ) -> Terminal:
+        """The terminal of a logged-in ``client``: one task owner for all its loops."""
+        tasks = Tasks()
+        return cls(TerminalSession(client, environment, intervals, watchlist, tasks=tasks))
 
     @property
     def client(self) -> ServiceClient:
@@ -129,8 +147,9 @@ class Feeds:
     ``aclose`` before the client closes. This is what the widgets are given to make feeds:
     it holds the session for the wiring only and hands none of it out."""
 
-    def __init__(self, session: TerminalSession) -> None:
+    def __init__(self, session: TerminalSession, tasks: Tasks) -> None:
         self._session = session
+        self._tasks = tasks
         self._closers: list[Callable[[], Awaitable[None]]] = []
 
     @property
@@ -191,12 +210,13 @@ class Feeds:
             journal,
             interval=interval,
             page_size=page_size,
+            tasks=self._tasks,
         )
         self._owned(feed.stop)
         return feed
 
     def transfer_feed(self, query: TransferQuery, *, interval: float) -> TransferFeed:
-        feed = TransferFeed(self.client, query, interval=interval)
+        feed = TransferFeed(self.client, query, interval=interval, tasks=self._tasks)
         self._owned(feed.stop)
         return feed
 

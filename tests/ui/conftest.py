@@ -31,7 +31,7 @@ from app.ui.panels.base import PanelContext
 from app.ui.qt import QEventLoop
 from app.ui.settings import open_settings
 from app.ui.theme import THEME_PROPERTY, apply_theme
-from tests.harness import SandboxProcess, Session, new_client, terminal_session
+from tests.harness import SandboxProcess, Session, new_client, open_terminal
 
 T = TypeVar("T")
 W = TypeVar("W", bound=QWidget)
@@ -123,8 +123,8 @@ def live_factory(
         )
         client = ServiceClient(ClientSettings(sandbox.url))
         intervals = FeedIntervals(top_of_book=0.25, balances=1.0, order_book=0.5)
-        session = run(qtbot, terminal_session(sandbox, account, client, intervals))
-        terminal = Terminal(session)
+        terminal = run(qtbot, open_terminal(sandbox, account, client, intervals))
+        session = terminal.session
         desks = terminal.open_desks(tmp_path / f"journal-{len(started)}.db")
         bridge = SessionBridge(terminal)
         precision = Precision()
