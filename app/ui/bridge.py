@@ -124,6 +124,12 @@ class SessionBridge(QObject):
         #: The price alerts: list, add, edit, remove, re-arm (changes arrive on
         #: ``priceAlerts``).
         self.price_alerts: PriceAlerts = session.price_alerts
+        #: Where this login is connected (fixed for its life).
+        self.environment: Environment = session.environment
+        #: The names the feeds' statuses carry (``feedStatus``, ``freshness``).
+        self.top_of_book_feed = session.top_of_book.name
+        self.balances_feed = session.balances.name
+        self.order_book_feed = session.order_book.name
         self.topOfBook: QtTopic[dict[str, TopOfBook]] = QtTopic(session.top_of_book.data, self)
         self.balances: QtTopic[Balances] = QtTopic(session.balances.data, self)
         self.orderBook: QtTopic[OrderBook | None] = QtTopic(session.order_book.data, self)
@@ -164,10 +170,6 @@ class SessionBridge(QObject):
     # -- facts ----------------------------------------------------------------------------------
 
     @property
-    def environment(self) -> Environment:
-        return self._session.environment
-
-    @property
     def watchlist(self) -> list[str]:
         return self._session.watchlist
 
@@ -182,21 +184,6 @@ class SessionBridge(QObject):
     @property
     def pair_info(self) -> dict[str, PairInfo]:
         return dict(self._session.pair_info)
-
-    @property
-    def top_of_book_feed(self) -> str:
-        """The name the top-of-book feed's statuses carry."""
-        return self._session.top_of_book.name
-
-    @property
-    def balances_feed(self) -> str:
-        """The name the balances feed's statuses carry."""
-        return self._session.balances.name
-
-    @property
-    def order_book_feed(self) -> str:
-        """The name the selected pair's order book feed's statuses carry."""
-        return self._session.order_book.name
 
     def freshness(self, feed: str, owner: QObject) -> FeedFreshness:
         """Whether ``feed``'s data can be trusted, for as long as ``owner`` lives."""
