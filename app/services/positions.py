@@ -70,7 +70,7 @@ from app.domain.positions import (
     finish,
     marks_needed,
 )
-from app.domain.records import Account, LedgerEntry, TopOfBook
+from app.domain.records import Account, Balances, LedgerEntry, TopOfBook
 from app.domain.valuation import valuation_rate
 from app.services.errors import ReadFailed
 from app.services.events import Topic
@@ -386,7 +386,11 @@ class PositionsService:
     returns the new report. Between refreshes the service follows the market itself
     (``market``: the session's ``market.changed``): every new top of book re-values the last
     book (no request, no pass over the ledger) and the report is published on ``reports``,
-    while ``active`` (a view that nobody sees needs none). ``report`` makes one at once."""
+    while ``active`` (a view that nobody sees needs none). ``report`` makes one at once.
+
+    ``moved`` says the ledger has moved since the last refresh, so a refresh is due: a fill
+    (``fills``), or balances whose holdings no longer match the book (a deposit or a
+    withdrawal credited). When to read is the view's choice (it reads only while shown)."""
 
     def __init__(
         self,
@@ -397,6 +401,7 @@ class PositionsService:
         account: str,
         pairs: PairNames,
         market: Subscribable[MarketSnapshot] | None = None,
+        fills: Subscribable[None] | None = None,
         currency: str = "USD",
         method: CostMethod = CostMethod.AVERAGE,
         page_size: int = PAGE_SIZE,
@@ -424,21 +429,37 @@ class PositionsService:
         self.since: datetime | None = None  # the "since" day of the reports published
         #: The book re-valued at each new top of book, after the first refresh.
         self.reports: Topic[PositionsReport] = Topic("positions")
-        self._unsubscribe = market.subscribe(self._on_market) if market is not None else None
+        self.moved: Topic[None] = Topic("positions.moved")
+        self._balances: Balances | None = None
+        self._unsubscribe: list[Callable[[], None]] = []
+        if market is not None:
+            self._unsubscribe.append(market.subscribe(self._on_market))
+        if fills is not None:
+            self._unsubscribe.append(fills.subscribe(lambda _: self.moved.publish(None)))
 
     def close(self) -> None:
-        """Stop following the market."""
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-            self._unsubscribe = None
+        """Stop following the market and the fills."""
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
 
     def _on_market(self, snapshot: MarketSnapshot) -> None:
-        if not snapshot.tops:
-            return
+        if snapshot.balances is not None and snapshot.balances is not self._balances:
+            self._balances = snapshot.balances
+            if self._refreshed and not self._holds(snapshot.balances):
+                self.moved.publish(None)
+        if not snapshot.tops or snapshot.tops.items() <= self._books.items():
+            return  # no price moved (a balances answer)
         # A poll may carry only the watched pairs: newer prices over those already known.
         self._books.update(snapshot.tops)
         if self._refreshed and self.active:
             self.reports.publish(self.report(since=self.since))
+
+    def _holds(self, balances: Balances) -> bool:
+        """Whether the book's quantities are the account's free + locked, asset by asset."""
+        rows = {asset: quantity for asset, (quantity, _) in self._book.positions().items()}
+        held = {a: b.free + b.locked for a, b in balances.account.balances.items()}
+        return all(rows.get(a, 0) == held.get(a, 0) for a in {*rows, *held})
 
     @property
     def entries(self) -> tuple[LedgerEntry, ...]:

@@ -189,6 +189,7 @@ class Feeds:
             account=self.account,
             pairs=self._session.pairs,
             market=self._session.market.changed,
+            fills=self._session.fills,
             currency=currency,
             method=method,
         )

@@ -22,7 +22,7 @@ from app.api import ClientSettings, ServiceClient
 from app.domain import Amount, format_decimal, utc_now
 from app.domain.money import AssetPair, divide
 from app.domain.positions import BOOK_CONTEXT, CostMethod
-from app.domain.records import BlockchainInstruction, LedgerEntry, TopOfBook
+from app.domain.records import Balances, BlockchainInstruction, LedgerEntry, TopOfBook
 from app.services.events import Topic
 from app.services.market import Market
 from app.services.positions import (
@@ -232,7 +232,9 @@ async def test_the_service_follows_the_market_and_publishes_each_revaluation(
     someone looks (``active``)."""
     async with open_desk(still, {"USD": "1000", "BTC": "2"}) as d:
         tops: Topic[dict[str, TopOfBook]] = Topic("tops")
-        market = Market(tops, Topic("balances"))
+        balances: Topic[Balances] = Topic("balances")
+        fills: Topic[None] = Topic("fills")
+        market = Market(tops, balances)
         service = PositionsService(
             d.client,
             cache,
@@ -240,9 +242,12 @@ async def test_the_service_follows_the_market_and_publishes_each_revaluation(
             account=d.user.account,
             pairs=d.session.pairs,
             market=market.changed,
+            fills=fills,
         )
         published: list[PositionsReport] = []
         service.reports.subscribe(published.append)
+        moved: list[None] = []
+        service.moved.subscribe(moved.append)
         tops.publish({"BTC/USD": top_of_book("BTC/USD", "50000", "50002")})
         assert published == []  # no book yet: nothing to re-value
         basis = (await service.refresh()).table.row("BTC").cost_basis
@@ -252,13 +257,22 @@ async def test_the_service_follows_the_market_and_publishes_each_revaluation(
         btc = report.table.row("BTC")
         assert btc.mark == D(60001) and btc.cost_basis == basis
         assert btc.unrealised == 2 * D(60001) - basis
+        # the ledger moved: holdings the book does not have, or a fill
+        balances.publish(Balances(await d.client.account(), await d.client.portfolio()))
+        assert moved == [] and len(published) == 1  # the same holdings, no price moved
+        await d.top_up("0.5 BTC")
+        balances.publish(Balances(await d.client.account(), await d.client.portfolio()))
+        assert moved == [None]
+        fills.publish(None)
+        assert moved == [None, None]
         service.active = False
         tops.publish({"BTC/USD": top_of_book("BTC/USD", "61000", "61002")})
         assert len(published) == 1
         service.active = True
         service.close()
         tops.publish({"BTC/USD": top_of_book("BTC/USD", "62000", "62002")})
-        assert len(published) == 1  # closed: the market is not followed any more
+        fills.publish(None)
+        assert len(published) == 1 and len(moved) == 2  # closed: nothing is followed
         cache.close()
 
 

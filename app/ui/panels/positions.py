@@ -56,7 +56,7 @@ from app.services.log_events import LogLevel
 from app.services.mid_history import MidHistory
 from app.services.pnl_history import MidReader, grid, pnl_series, unit_history
 from app.services.positions import PositionsCache, PositionsReport, PositionsService
-from app.services.session import Balances, Environment
+from app.services.session import Environment
 from app.ui.bridge import Freshness, QtTopic
 from app.ui.cost_dialog import CostChoice, CostDialog
 from app.ui.csv_export import ask_and_export
@@ -219,8 +219,8 @@ class PositionsPanel(QWidget):
         self.model.rowsInserted.connect(self._fit_columns)
         self.reports: QtTopic[PositionsReport] = QtTopic(service.reports, self)
         self.reports.connect(self._on_report)
-        bridge.balances.connect(self._on_balances)
-        bridge.fills.connect(self._ledger_moved)
+        self.moved: QtTopic[None] = QtTopic(service.moved, self)
+        self.moved.connect(self._ledger_moved)
 
     async def stop_feed(self) -> None:
         """At quit: end a refresh under way before the connection closes (``OwnsFeed``)."""
@@ -274,19 +274,11 @@ class PositionsPanel(QWidget):
             self._frames.request()
 
     def _ledger_moved(self, *_: object) -> None:
-        """A fill (or a credited deposit): the ledger moved; read shortly, if shown."""
+        """The service says the ledger moved (a fill, a credited deposit): read shortly, if
+        shown."""
         self._stale = True
         if self._front:
             self.changed_timer.start()
-
-    def _on_balances(self, balances: Balances) -> None:
-        """Holdings that no longer match the table mean entries the book has not read."""
-        if self.report is None:
-            return
-        rows = {row.asset: row.quantity for row in self.report.table.rows}
-        held = {a: b.free + b.locked for a, b in balances.account.balances.items()}
-        if any(rows.get(a, 0) != held.get(a, 0) for a in {*rows, *held}):
-            self._ledger_moved()
 
     def refresh(self) -> None:
         """Read the ledger's new entries and the prices (after the current read, if one runs)."""
