@@ -31,6 +31,7 @@ from app.sandbox.config import SandboxConfig
 from app.sandbox.context import Sandbox
 from app.sandbox.server import create_app
 from app.services.session import Environment, FeedIntervals, TerminalSession
+from app.services.terminal import Terminal
 
 ROOT = Path(__file__).resolve().parents[1]
 ADMIN_TOKEN = "test-admin-token"
@@ -269,6 +270,21 @@ async def terminal_session(
     await client.login(account.user, account.password, account.account)
     environment = Environment(sandbox.url, account.user, account.account, sandbox=True)
     return TerminalSession(client, environment, intervals, watchlist)
+
+
+async def open_terminal(
+    sandbox: SandboxProcess,
+    account: Session,
+    client: ServiceClient,
+    intervals: FeedIntervals,
+    watchlist: list[str] | None = None,
+) -> Terminal:
+    """The terminal of ``account`` on ``sandbox`` as ``connect`` builds it (one task owner for
+    all its loops), through ``client``, logged in but not started: the caller starts it and
+    ends it with ``aclose`` (which closes the client)."""
+    await client.login(account.user, account.password, account.account)
+    environment = Environment(sandbox.url, account.user, account.account, sandbox=True)
+    return Terminal.build(client, environment, intervals, watchlist)
 
 
 @contextmanager

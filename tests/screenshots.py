@@ -31,6 +31,7 @@ from app.domain.alerts import Condition, PriceAlert, PriceSource, Repeat, new_al
 from app.domain.display import Precision
 from app.services.desks import TradingDesks
 from app.services.session import FeedIntervals, TerminalSession
+from app.services.terminal import Terminal
 from app.ui.bridge import SessionBridge
 from app.ui.panels.alerts import AlertsPanel
 from app.ui.panels.base import PanelContext
@@ -85,7 +86,7 @@ async def start(
     client = ServiceClient(ClientSettings(sandbox.url))
     intervals = FeedIntervals(top_of_book=0.5, balances=1.0, order_book=5.0)
     session = await terminal_session(sandbox, account, client, intervals)
-    bridge = SessionBridge(session)
+    bridge = SessionBridge(Terminal(session))
     precision = Precision()
     context = PanelContext(bridge, precision, settings or open_settings(folder), lambda *_: None)
     await session.start()

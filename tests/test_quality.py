@@ -1,4 +1,5 @@
-"""The project's own rules, checked with the tests: lint, types, layers, the Qt pin."""
+"""The project's own rules, checked with the tests: lint, types, layers, no import cycle, the Qt
+pin."""
 
 from __future__ import annotations
 
@@ -21,7 +22,11 @@ ALLOWED = {
     # where the shipped resources are)
     "ui": {"ui", "services", "domain", "logs", "private", "resources"},
     "sandbox": {"sandbox", "domain"},
+    # the scriptable command line over the client (and the services)
+    "cli": {"cli", "api", "services", "domain"},
 }
+#: Layers that never touch Qt (design.md §1: "no Qt"), by what they import.
+QT_FREE = ("domain", "api", "services", "sandbox", "cli")
 
 
 def _run(*argv: str) -> subprocess.CompletedProcess[str]:
@@ -76,7 +81,7 @@ def test_nothing_but_main_imports_ui() -> None:
         assert "ui" not in _our_imports(path), f"{path.relative_to(ROOT)} imports app.ui"
 
 
-#: The launch code opens the session and hands the window its bridge; the bridge holds it.
+#: The launch code opens the terminal and hands the window its bridge; the bridge holds it.
 SESSION_HOLDERS = {"bridge.py", "launch.py", "login_dialog.py"}
 
 
@@ -91,15 +96,16 @@ def _attributes_and_names(path: Path) -> tuple[set[str], set[str]]:
 
 
 def test_widgets_never_hold_the_session_or_the_client() -> None:
-    """design.md §6: widgets get the bridge (topics, facts, intents, feeds), never the session
-    or its client, and only the bridge subscribes to a service topic."""
+    """design.md §6: widgets get the bridge (topics, facts, intents, feeds), never the
+    terminal, the session or its client, and only the bridge subscribes to a service topic."""
     for path in (APP / "ui").rglob("*.py"):
         if path.name in SESSION_HOLDERS:
             continue
         attributes, names = _attributes_and_names(path)
         where = path.relative_to(ROOT)
         assert not {"session", "client"} & attributes, f"{where} reaches .session or .client"
-        assert not {"TerminalSession", "ServiceClient"} & names, f"{where} names the session"
+        held = {"Terminal", "TerminalSession", "ServiceClient"} & names
+        assert not held, f"{where} names the terminal, the session or the client"
         assert "subscribe" not in attributes, f"{where} subscribes to a service topic itself"
 
 
@@ -108,6 +114,133 @@ def test_qt_and_sandbox_stay_apart() -> None:
         text = path.read_text()
         assert "PySide6" not in text and "qasync" not in text, path
         assert "import httpx" not in text, path
+
+
+def _imported_names(path: Path) -> set[str]:
+    """Every module name ``path`` imports, at any level of the file (absolute imports)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+@pytest.mark.parametrize("layer", QT_FREE)
+def test_only_the_ui_imports_qt(layer: str) -> None:
+    for path in (APP / layer).rglob("*.py"):
+        roots = {name.split(".")[0] for name in _imported_names(path)}
+        assert not roots & {"PySide6", "qasync", "pyqtgraph"}, f"{path.relative_to(ROOT)}"
+
+
+def test_only_the_client_imports_httpx() -> None:
+    """One module to change when the HTTP library changes (qt-asyncio-notes.md)."""
+    for path in APP.rglob("*.py"):
+        if path.relative_to(APP).parts[0] == "api":
+            continue
+        roots = {name.split(".")[0] for name in _imported_names(path)}
+        assert "httpx" not in roots, f"{path.relative_to(ROOT)} imports httpx"
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(root: Path = APP) -> dict[str, set[str]]:
+    """Module -> the modules of ``app`` it imports, read from the AST: imports at the top,
+    inside functions and under ``if TYPE_CHECKING`` all count (each is a dependency, and one
+    hidden inside a function is still a circle). ``from app.x import y`` depends on the
+    module ``app.x.y`` when there is one, else on ``app.x``; relative imports are resolved."""
+    paths = {_module_name(path, root): path for path in root.rglob("*.py")}
+
+    def known(name: str) -> str | None:
+        while name and name not in paths:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for module, path in paths.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        wanted: set[str | None] = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                wanted.update(known(alias.name) for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*up, *([node.module] if node.module else [])])
+                for alias in node.names:
+                    full = f"{base}.{alias.name}"
+                    wanted.add(full if full in paths else known(base))
+        graph[module] = {name for name in wanted if name and name != module}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm, without
+    recursion): each is at least one import circle."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, edges = work[-1]
+            child = next(edges, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    cycles.append(sorted(group))
+    return cycles
+
+
+def test_the_cycle_finder_finds_a_circle_however_it_is_hidden(tmp_path: Path) -> None:
+    """A circle closed by an import inside a function or under TYPE_CHECKING is found."""
+    package = tmp_path / "app" / "things"
+    package.mkdir(parents=True)
+    (tmp_path / "app" / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from app.things.b import B\n")
+    (package / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from app.things import c\n"
+    )
+    (package / "c.py").write_text("def f():\n    from .a import A\n")
+    (package / "d.py").write_text("from app.things import a\n")
+    graph = import_graph(tmp_path / "app")
+    assert import_cycles(graph) == [["app.things.a", "app.things.b", "app.things.c"]]
+
+
+def test_no_import_cycle_anywhere_in_app() -> None:
+    cycles = import_cycles(import_graph())
+    assert cycles == [], "import circles: " + "; ".join(" ↔ ".join(c) for c in cycles)
 
 
 def test_pyside_survives_many_none_returning_calls() -> None:

@@ -22,6 +22,7 @@ from app.cli.output import TextColumn, blocks, fields, table
 from app.domain.balance_rows import merge_row
 from app.domain.display import ASSET_DECIMALS, DASH, DEFAULT_DECIMALS, Precision
 from app.domain.money import AssetPair
+from app.domain.order_terms import OrderTerms
 from app.domain.pair_terms import PairSide, Trade
 from app.domain.records import (
     Account,
@@ -43,7 +44,7 @@ from app.domain.records import (
     TopOfBook,
 )
 from app.services.ledger_browser import group_rows
-from app.services.order_feed import OrderTerms, status_word
+from app.services.order_feed import status_word
 
 N = True  # numeric column marker, for short column lists
 B = TypeVar("B")

@@ -22,15 +22,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.domain.display import Precision
+from app.services.desks import TradingDesks
 from app.services.events import Topic
 from app.services.journal import JournalEntry, OrderJournal, reading, search_entries
 from app.services.unknown_outcomes import describe
-
-if TYPE_CHECKING:
-    from app.services.desks import TradingDesks
 
 #: Rows read at first, and added by each "Load more".
 PAGE = 500

@@ -1,7 +1,8 @@
-"""Opening a session: log in and build the TerminalSession, with failures in plain words.
+"""Opening a terminal: log in and build the ``Terminal``, with failures in plain words.
 
-The UI calls this instead of touching the client: it gets a ready session, or a
-``LoginFailed`` whose message a trader can act on (wrong password, unreachable server, TLS).
+The UI calls this instead of touching the client: it gets a ready terminal (the composition
+root, ``app.services.terminal``), or a ``LoginFailed`` whose message a trader can act on
+(wrong password, unreachable server, TLS).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from app.api import (
 )
 from app.services.log_events import LogLevel
 from app.services.session import Environment, FeedIntervals, TerminalSession
+from app.services.terminal import Terminal
 
 
 class LoginFailed(Exception):
@@ -40,9 +42,9 @@ async def connect(
     sandbox: bool = False,
     intervals: FeedIntervals | None = None,
     watchlist: Sequence[str] | None = None,
-) -> TerminalSession:
-    """Log in (the plain password is hashed by the client and not kept) and return a session
-    that is not started yet."""
+) -> Terminal:
+    """Log in (the plain password is hashed by the client and not kept) and return the
+    terminal of that login, not started yet."""
     for name, value in (
         ("service URL", base_url),
         ("user", user),
@@ -68,7 +70,7 @@ async def connect(
         await client.aclose()
         raise
     environment = Environment(base_url.strip(), user.strip(), account.strip(), sandbox=sandbox)
-    return TerminalSession(client, environment, intervals, watchlist)
+    return Terminal.build(client, environment, intervals, watchlist)
 
 
 async def log_in_again(session: TerminalSession, password: str) -> None:

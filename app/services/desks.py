@@ -52,7 +52,9 @@ class TradingDesks:
     async def reconcile_on_start(self, session: TerminalSession) -> list[JournalEntry]:
         """Settle what the last run left open; what stays unknown is looked for all session
         and listed in the blotter."""
-        changed = await reconcile_on_start(session, self.journal)
+        changed = await reconcile_on_start(
+            session.client, session.environment.account, self.journal, session.log
+        )
         self.outcomes.follow(changed)
         return changed
 

@@ -29,6 +29,7 @@ from enum import StrEnum
 from app.api import LoginThrottled, ServiceError, Unauthorized
 from app.services.events import Topic, cancel_and_wait
 from app.services.poller import FeedStatus, Poller
+from app.services.tasks import Tasks, spawn
 
 STALE_FACTOR = 3.0
 OFFLINE_AFTER = 2  # misses in a row
@@ -113,8 +114,10 @@ class HealthMonitor:
         tick: float = 1.0,
         *,
         clock: Callable[[], float] = time.monotonic,
+        tasks: Tasks | None = None,
     ) -> None:
         self._pollers = pollers
+        self._tasks = tasks
         self._tick = tick
         self._clock = clock  # the pollers' clock: staleness compares it with their last_ok
         self._task: asyncio.Task[None] | None = None
@@ -143,7 +146,7 @@ class HealthMonitor:
 
     def start(self) -> None:
         if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._run(), name="health")
+            self._task = spawn(self._tasks, self._run(), "health")
 
     async def stop(self) -> None:
         task, self._task = self._task, None

@@ -34,8 +34,8 @@ from app.domain.errors import InputError
 from app.domain.money import MONEY_CONTEXT
 from app.domain.pair_terms import PairSide, Trade
 from app.domain.records import KNOWN_EVENT_TYPES, LedgerEntry
-from app.services.order_feed import ReadFailed
-from app.services.session import TerminalSession
+from app.services.errors import ReadFailed
+from app.services.feed_inputs import LedgerReader, PairNames
 from app.services.slices import Steps, run_now, sliced
 
 MAX_TRANSACTIONS = 10_000
@@ -185,12 +185,14 @@ class _BrowserState:
 
 
 class LedgerBrowser:
-    """Reads the ledger of ``session``'s account page by page. Each method returns the new
-    snapshot; ReadFailed when the service cannot be read (the loaded entries stay). A load
-    that a newer one overtook is dropped, so the last query asked is the one shown."""
+    """Reads the ledger of ``client``'s account page by page (``pairs``: the service's pairs,
+    which pair a trade's legs). Each method returns the new snapshot; ReadFailed when the
+    service cannot be read (the loaded entries stay). A load that a newer one overtook is
+    dropped, so the last query asked is the one shown."""
 
-    def __init__(self, session: TerminalSession) -> None:
-        self.session = session
+    def __init__(self, client: LedgerReader, pairs: PairNames) -> None:
+        self.client = client
+        self._pairs = pairs
         self._state = _BrowserState()
         self._loads = 0
 
@@ -201,7 +203,7 @@ class LedgerBrowser:
     def snapshot(self, added: int = 0, *, reset: bool = False) -> LedgerSnapshot:
         state = self._state
         return LedgerSnapshot(
-            group_rows(state.entries, state.anchor, self.session.available_pairs),
+            group_rows(state.entries, state.anchor, self._pairs()),
             state.query,
             state.more and state.cursor is not None,
             added,
@@ -219,7 +221,7 @@ class LedgerBrowser:
             snapshot = self.snapshot(added, reset=reset)
             state.rows = snapshot.rows
             return snapshot
-        pairs = tuple(self.session.available_pairs)
+        pairs = tuple(self._pairs())
         done = state.rows
         entries = list(state.entries)
         if done and len(done) <= len(entries) and _continues(done, entries):
@@ -299,7 +301,7 @@ class LedgerBrowser:
     async def _page(
         self, query: LedgerQuery, start_at: int | None
     ) -> tuple[list[LedgerEntry], bool]:
-        entries = await self.session.client.ledger(
+        entries = await self.client.ledger(
             query.max_transactions,
             asset=query.asset or None,
             event_type=query.event_type or None,
@@ -314,7 +316,7 @@ class LedgerBrowser:
     async def _anchor(self, asset: str, top: int) -> Decimal | None:
         """The asset's balance just after ordering ``top``; None when the account and the
         ledger could not be read at one moment."""
-        client = self.session.client
+        client = self.client
         for _ in range(ANCHOR_TRIES):
             before = await client.ledger(1, asset=asset)
             account = await client.account()
@@ -332,7 +334,7 @@ class LedgerBrowser:
 
     async def _sum_between(self, asset: str, low: int, high: int) -> Decimal:
         """Sum of the asset's entries with ``low`` < ordering <= ``high``."""
-        client = self.session.client
+        client = self.client
         total = Decimal(0)
         cursor: int | None = high
         while cursor is not None and cursor > low:

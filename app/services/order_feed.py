@@ -30,24 +30,22 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from dataclasses import replace as with_fields
 from datetime import UTC, datetime
-from decimal import Decimal
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.api import NotFound, ServiceError
 from app.domain.fill_economics import FillEconomics
-from app.domain.money import Price
-from app.domain.pair_terms import PairSide, Trade
+from app.domain.order_terms import OrderTerms
 from app.domain.records import KNOWN_ORDER_STATUSES, Order
+from app.services.errors import ReadFailed
 from app.services.events import Topic
+from app.services.feed_inputs import OrderReader, PairNames, Subscribable
+from app.services.fill_mids import STEP_ORDERS, FillMids
 from app.services.journal import OrderJournal
+from app.services.mid_history import MidHistory
 from app.services.poller import Poller
-from app.services.session import TerminalSession
 from app.services.slices import Steps, run_now, sliced
-
-if TYPE_CHECKING:
-    from app.services.fill_mids import FillMids
-    from app.services.mid_history import MidHistory
+from app.services.tasks import Tasks
 
 log = logging.getLogger("tradeterm.services")
 
@@ -58,8 +56,6 @@ MAX_PAGE = 1000  # the sandbox's cap on the order query's ``max``
 OPEN_REFRESH_PER_POLL = 10
 #: Journal entries searched for the clientOrderId of an order the server does not echo it for.
 JOURNAL_LOOKBACK = 5000
-#: Orders walked per step of a publish (about 0.5 ms).
-STEP_ORDERS = 500
 ORDER_TYPES = ("limit", "market", "rfq")
 ORDER_STATUSES = tuple(sorted(KNOWN_ORDER_STATUSES))
 _EPOCH = datetime.min.replace(tzinfo=UTC)
@@ -70,14 +66,6 @@ STATUS_WORDS = {"submitted": "resting"}
 def status_word(status: str) -> str:
     """``submitted`` reads ``resting``; every other status as the service sent it."""
     return STATUS_WORDS.get(status, status)
-
-
-class ReadFailed(Exception):
-    """The service could not be read; the message says why, in words (for the trader)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -124,50 +112,6 @@ class OrderFilter:
         if self.start is not None and (submitted is None or submitted < self.start):
             return False
         return not (self.end is not None and (submitted is None or submitted >= self.end))
-
-
-@dataclass(frozen=True)
-class OrderTerms:
-    """An order as the trader reads it (design.md §8): Buy or Sell of a pair's base, amounts of
-    the base and the quote, prices in QUOTE per BASE. Amounts are the wire's own (exact); a
-    price is the service's number when it sent one in QUOTE per BASE (``price`` for a sell,
-    ``invertedPrice`` for a buy), else the wire price inverted."""
-
-    pair_side: PairSide
-    base: Decimal | None  # sold (sell), or received once filled (buy)
-    quote: Decimal | None  # spent (buy), or received once filled (sell)
-    price: Decimal | None  # execution price
-    limit: Decimal | None  # the worst price accepted: least received (sell), most paid (buy)
-
-    @classmethod
-    def of(cls, order: Order, known_pairs: Iterable[str] = ()) -> OrderTerms:
-        names = tuple(known_pairs)
-        pair_side = PairSide.of(order.source, order.destination, names)
-        total = order.result.total
-        received = None if total is None else total.value
-        sold = order.size.value
-        base, quote = (sold, received) if pair_side.side == "sell" else (received, sold)
-        price = _pair_price(pair_side, order.result.price, order.result.inverted_price)
-        if price is None:
-            trade = Trade.of(order, names)
-            price = None if trade is None else trade.price
-        limit = _pair_price(pair_side, order.limit, None)
-        return cls(pair_side, base, quote, price, limit)
-
-
-def _pair_price(pair_side: PairSide, price: Price | None, inverse: Price | None) -> Decimal | None:
-    """``price`` in QUOTE per BASE: the service's ``inverse`` when that is already the pair's
-    way round (its own digits, not a division), else ``price`` turned round."""
-    pair = pair_side.pair
-    for candidate in (price, inverse):
-        if candidate is not None and (candidate.base, candidate.quote) == (pair.base, pair.quote):
-            return candidate.value
-    if price is None or price.value.is_zero():
-        return None
-    try:
-        return pair_side.price(price).value
-    except ValueError:
-        return None  # a price in assets this order does not trade: not shown in pair terms
 
 
 @dataclass(frozen=True)
@@ -285,22 +229,32 @@ class _FeedState:
 
 
 class OrderFeed:
-    """Polls the order query for ``session``'s account; publishes ``OrdersSnapshot``s."""
+    """Polls the order query for ``account`` through ``client``; publishes ``OrdersSnapshot``s.
+
+    ``pairs`` gives the service's pairs (each order's base); ``fills`` says an order or accept
+    may have moved money (the list is read at once); ``journal`` knows the clientOrderIds the
+    server does not echo."""
 
     def __init__(
         self,
-        session: TerminalSession,
+        client: OrderReader,
+        account: str,
+        pairs: PairNames,
+        fills: Subscribable[None],
         journal: OrderJournal | None = None,
         *,
         interval: float = DEFAULT_INTERVAL,
         page_size: int = DEFAULT_PAGE,
+        tasks: Tasks | None = None,
     ) -> None:
         if not 1 <= page_size <= MAX_PAGE:
             raise ValueError(f"page size is 1 to {MAX_PAGE:,}")
-        self.session = session
+        self.client = client
+        self.account = account
+        self._pairs = pairs
         self.journal = journal
         self.page_size = page_size
-        self.poller: Poller[None] = Poller("orders", self._poll, interval)
+        self.poller: Poller[None] = Poller("orders", self._poll, interval, tasks=tasks)
         self.updates: Topic[OrdersSnapshot] = Topic("orders")
         self._state = _FeedState()
         self._journal_ids: dict[str, str] = {}
@@ -314,7 +268,7 @@ class OrderFeed:
         #: runs in slices, and one begun on the older list must not land after a newer one).
         self._publishing = asyncio.Lock()
         self._unsubscribe: list[Callable[[], None]] = [
-            session.fills.subscribe(lambda _: self.poller.refresh())
+            fills.subscribe(lambda _: self.poller.refresh())
         ]
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -348,9 +302,8 @@ class OrderFeed:
     def use_mids(self, store: Callable[[], MidHistory], **options: Any) -> FillMids:
         """Give every fill its mid at fill from ``store`` (the chart's history; asked for each
         look-up). ``options``: ``FillMids``'s ``now`` and ``tolerance``."""
-        from app.services.fill_mids import FillMids
-
-        self.mids = FillMids(store, lambda: self.session.clock_offset, **options)
+        clock = self.client.clock
+        self.mids = FillMids(store, lambda: clock.offset, **options)
         return self.mids
 
     @property
@@ -451,7 +404,7 @@ class OrderFeed:
             return False
         orders = self._state.orders
         waiting = [orders[order_id] for order_id in self._unsettled if order_id in orders]
-        now = self.mids.of(waiting, tuple(self.session.available_pairs))
+        now = self.mids.of(waiting, tuple(self._pairs()))
         return any(
             economics != self._economics.get(order_id) for order_id, economics in now.items()
         )
@@ -470,7 +423,7 @@ class OrderFeed:
             state.rereads += 1
             state.reread[order.order_id] = state.rereads
             try:
-                found.append(await self.session.client.order(order.order_id))
+                found.append(await self.client.order(order.order_id))
             except NotFound:
                 state.resting.discard(order.order_id)
                 continue
@@ -485,7 +438,7 @@ class OrderFeed:
         found: dict[str, Order] = {}
         more = False
         for branch in wanted.branches():
-            page = await self.session.client.orders(
+            page = await self.client.orders(
                 self.page_size,
                 submitted_start=wanted.start,
                 submitted_end=wanted.end,
@@ -518,7 +471,7 @@ class OrderFeed:
         if order.order_id not in self._journal_ids and not self._journal_read:
             self._journal_read = True
             if self.journal is not None:
-                account = self.session.environment.account
+                account = self.account
                 self._journal_ids = {
                     entry.order_id: entry.client_order_id
                     for entry in self.journal.entries(limit=JOURNAL_LOOKBACK)
@@ -552,7 +505,7 @@ class OrderFeed:
                 yield
                 if state is not self._state:
                     return None
-        pairs = tuple(self.session.available_pairs)
+        pairs = tuple(self._pairs())
         economics: dict[str, FillEconomics] = {}
         if self.mids is not None:
             economics = yield from self.mids.of_steps(shown, pairs)

@@ -23,6 +23,7 @@ from typing import Generic, TypeVar
 
 from app.api import LoginExpired, LoginThrottled, RateLimited, ServiceError
 from app.services.events import Topic, cancel_and_wait
+from app.services.tasks import Tasks, spawn
 
 T = TypeVar("T")
 log = logging.getLogger("tradeterm.services")
@@ -92,8 +93,11 @@ class Poller(Generic[T]):
         rng: random.Random | None = None,
         clock: Callable[[], float] = time.monotonic,
         group: FeedGroup | None = None,
+        tasks: Tasks | None = None,
     ) -> None:
+        """``tasks``: the owner the polling task runs in (a terminal's), else the loop."""
         self.name = name
+        self._tasks = tasks
         self.group = group
         self._retry_after: float | None = None
         self._fetch = fetch
@@ -133,7 +137,7 @@ class Poller(Generic[T]):
 
     def start(self) -> None:
         if not self.running:
-            self._task = asyncio.get_running_loop().create_task(self._run(), name=self.name)
+            self._task = spawn(self._tasks, self._run(), self.name)
 
     async def stop(self) -> None:
         task, self._task = self._task, None

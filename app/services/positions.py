@@ -54,7 +54,7 @@ from urllib.parse import urlsplit
 
 import platformdirs
 
-from app.api import ServiceClient, ServiceError
+from app.api import ServiceError
 from app.domain import format_decimal, format_timestamp, parse_timestamp, utc_now
 from app.domain.positions import (
     BOOK_CONTEXT,
@@ -70,10 +70,13 @@ from app.domain.positions import (
     finish,
     marks_needed,
 )
-from app.domain.records import Account, LedgerEntry, TopOfBook
+from app.domain.records import Account, Balances, LedgerEntry, TopOfBook
 from app.domain.valuation import valuation_rate
-from app.services.order_feed import ReadFailed
-from app.services.session import Environment, TerminalSession
+from app.services.errors import ReadFailed
+from app.services.events import Topic
+from app.services.feed_inputs import MarketReader, PairNames, Subscribable
+from app.services.market import MarketSnapshot
+from app.services.session import Environment
 from app.services.slices import sliced
 
 #: Transactions per ledger page (the service's maximum).
@@ -377,28 +380,43 @@ def local_day_start(moment: datetime) -> datetime:
 
 
 class PositionsService:
-    """The positions of ``session``'s account, derived from its ledger. ``refresh`` reads the
-    service (ReadFailed when it cannot: the last report stays valid); ``report`` re-values the
-    last book at new top-of-book prices without any request."""
+    """The positions of one account, derived from its ledger.
+
+    ``refresh`` reads the service (ReadFailed when it cannot: the last report stays valid) and
+    returns the new report. Between refreshes the service follows the market itself
+    (``market``: the session's ``market.changed``): every new top of book re-values the last
+    book (no request, no pass over the ledger) and the report is published on ``reports``,
+    while ``active`` (a view that nobody sees needs none). ``report`` makes one at once.
+
+    ``moved`` says the ledger has moved since the last refresh, so a refresh is due: a fill
+    (``fills``), or balances whose holdings no longer match the book (a deposit or a
+    withdrawal credited). When to read is the view's choice (it reads only while shown)."""
 
     def __init__(
         self,
-        session: TerminalSession,
+        client: MarketReader,
         cache: PositionsCache,
         *,
+        service: str,
+        account: str,
+        pairs: PairNames,
+        market: Subscribable[MarketSnapshot] | None = None,
+        fills: Subscribable[None] | None = None,
         currency: str = "USD",
         method: CostMethod = CostMethod.AVERAGE,
         page_size: int = PAGE_SIZE,
         now: Callable[[], datetime] = utc_now,
     ) -> None:
-        self.session = session
+        self.client = client
         self.cache = cache
         self.currency = currency
         self.method = method
         self.page_size = page_size
         self._now = now
-        self.service = service_key(session.environment)
-        self.account = session.environment.account
+        self.service = service
+        self.account = account
+        self._pairs = pairs
+        self._fetched_pairs: list[str] = []  # read here when the session knows none
         self._entries: list[LedgerEntry] = []
         self._books: dict[str, TopOfBook] = {}
         self._last: tuple[int, bool, bool] = (0, False, False)  # fetched, rebuilt, verified
@@ -406,10 +424,42 @@ class PositionsService:
         self._needed: list[MarkKey] = []
         self._values: dict[MarkKey, UnitValue] = {}
         self._book = PositionBook(currency, method)
+        self._refreshed = False
+        self.active = True
+        self.since: datetime | None = None  # the "since" day of the reports published
+        #: The book re-valued at each new top of book, after the first refresh.
+        self.reports: Topic[PositionsReport] = Topic("positions")
+        self.moved: Topic[None] = Topic("positions.moved")
+        self._balances: Balances | None = None
+        self._unsubscribe: list[Callable[[], None]] = []
+        if market is not None:
+            self._unsubscribe.append(market.subscribe(self._on_market))
+        if fills is not None:
+            self._unsubscribe.append(fills.subscribe(lambda _: self.moved.publish(None)))
 
-    @property
-    def client(self) -> ServiceClient:
-        return self.session.client
+    def close(self) -> None:
+        """Stop following the market and the fills."""
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
+
+    def _on_market(self, snapshot: MarketSnapshot) -> None:
+        if snapshot.balances is not None and snapshot.balances is not self._balances:
+            self._balances = snapshot.balances
+            if self._refreshed and not self._holds(snapshot.balances):
+                self.moved.publish(None)
+        if not snapshot.tops or snapshot.tops.items() <= self._books.items():
+            return  # no price moved (a balances answer)
+        # A poll may carry only the watched pairs: newer prices over those already known.
+        self._books.update(snapshot.tops)
+        if self._refreshed and self.active:
+            self.reports.publish(self.report(since=self.since))
+
+    def _holds(self, balances: Balances) -> bool:
+        """Whether the book's quantities are the account's free + locked, asset by asset."""
+        rows = {asset: quantity for asset, (quantity, _) in self._book.positions().items()}
+        held = {a: b.free + b.locked for a, b in balances.account.balances.items()}
+        return all(rows.get(a, 0) == held.get(a, 0) for a in {*rows, *held})
 
     @property
     def entries(self) -> tuple[LedgerEntry, ...]:
@@ -427,7 +477,9 @@ class PositionsService:
         self, *, today: datetime | None = None, since: datetime | None = None
     ) -> PositionsReport:
         """Read the new ledger entries (checking the cache), the current prices, and record
-        the first marks of entries seen for the first time. One refresh at a time."""
+        the first marks of entries seen for the first time. One refresh at a time.
+        ``since`` is kept for the reports published between refreshes."""
+        self.since = since
         async with self._lock:
             try:
                 await self._sync()
@@ -437,6 +489,7 @@ class PositionsService:
             events = await sliced(event_steps(self._entries))
             await sliced(self._record_first_marks(events))
             await sliced(self._rebuild_steps(events))
+            self._refreshed = True
         return self.report(today=today, since=since)
 
     async def rebuild(self) -> None:
@@ -448,17 +501,11 @@ class PositionsService:
             await sliced(self._rebuild_steps(events))
 
     def report(
-        self,
-        books: Mapping[str, TopOfBook] | None = None,
-        *,
-        today: datetime | None = None,
-        since: datetime | None = None,
+        self, *, today: datetime | None = None, since: datetime | None = None
     ) -> PositionsReport:
-        """The table at ``books`` (newer prices, over those of the last refresh: a tick may
-        carry only the watched pairs): a re-valuation of the last book, no request and no
-        pass over the ledger (cheap enough for every tick)."""
-        if books is not None:
-            self._books = {**self._books, **books}
+        """The table at the newest prices known (the refresh's, and the market's since): a
+        re-valuation of the last book, no request and no pass over the ledger (cheap enough
+        for every tick)."""
         book = self._book
         marks = {a: valuation_rate(a, self.currency, self._books) for a in book.assets}
         table = book.table(marks, today=today or local_day_start(self._now()), since=since)
@@ -539,10 +586,12 @@ class PositionsService:
         yield from self.cache.record_mark_steps(self.service, self.account, self.currency, fresh)
 
     async def _top_of_book(self) -> dict[str, TopOfBook]:
-        pairs = list(self.session.available_pairs)
+        """Every pair's top of book, read with the ledger: a first mark is kept for good, and
+        the market's polls carry only the watched pairs (an asset valued through a pair
+        nobody watches would get no mark at all)."""
+        pairs = list(self._pairs()) or self._fetched_pairs
         if not pairs:
-            pairs = [str(info.pair) for info in await self.client.pairs()]
-            self.session.available_pairs = pairs
+            self._fetched_pairs = pairs = [str(info.pair) for info in await self.client.pairs()]
         return await self.client.top_of_book(pairs)
 
     # -- the ledger and the cache ---------------------------------------------------------------

@@ -10,10 +10,10 @@ one request, never a request of their own, and nothing when none needs it. The d
 watchlist is the server's available pairs, falling back to ``FALLBACK_WATCHLIST`` when the
 server has no pairs operation.
 
-The session is what the terminal's widgets are served by (through ``app/ui/bridge.py`` only):
-its topics, the intents (select a pair, set the watchlist, refresh) and the feeds it hands out
-(estimates, ledger, orders, transfers, instructions). Nothing outside it and the launch code
-holds the client.
+The session is the live market side of one login: its pollers and their topics, the market,
+the health, the price alerts and the intents (select a pair, set the watchlist, refresh). It
+hands out no feeds and imports none: the composition root (``app.services.terminal``) builds
+the feeds from narrow inputs, so no service needs the whole session.
 """
 
 from __future__ import annotations
@@ -23,12 +23,11 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
 from app.api import NotFound, ServiceClient, ServiceError
 from app.domain import utc_now
+from app.domain.records import Balances as Balances  # still importable from here
 from app.domain.records import (
-    Balances,
     OrderBook,
     PairInfo,
     ServiceInfo,
@@ -40,15 +39,7 @@ from app.services.health import Health, HealthMonitor, HealthState
 from app.services.log_events import EventKind, LogEvent, LogLevel
 from app.services.market import Market
 from app.services.poller import FeedGroup, Poller
-
-if TYPE_CHECKING:  # the feeds below import this module: only their types are needed here
-    from app.domain.positions import CostMethod
-    from app.services.estimates import EstimateFeed
-    from app.services.journal import OrderJournal
-    from app.services.ledger_browser import LedgerBrowser
-    from app.services.order_feed import OrderFeed
-    from app.services.positions import PositionsCache, PositionsService
-    from app.services.transfers import InstructionBook, TransferFeed, TransferQuery
+from app.services.tasks import Tasks, spawn
 
 log = logging.getLogger("tradeterm.services")
 
@@ -88,8 +79,12 @@ class TerminalSession:
         environment: Environment,
         intervals: FeedIntervals | None = None,
         watchlist: Sequence[str] | None = None,
+        *,
+        tasks: Tasks | None = None,
     ) -> None:
+        """``tasks``: where the polling, health and clock loops run (the terminal's owner)."""
         self.client = client
+        self.tasks = tasks
         self.environment = environment
         intervals = intervals or FeedIntervals()
         self._watchlist: list[str] = list(watchlist or [])
@@ -99,17 +94,20 @@ class TerminalSession:
         self.pair_info: dict[str, PairInfo] = {}
         self.feeds = FeedGroup()
         self.top_of_book: Poller[dict[str, TopOfBook]] = Poller(
-            "top of book", self._fetch_top, intervals.top_of_book, group=self.feeds
+            "top of book", self._fetch_top, intervals.top_of_book, group=self.feeds, tasks=tasks
         )
         self.balances: Poller[Balances] = Poller(
-            "balances", self._fetch_balances, intervals.balances, group=self.feeds
+            "balances", self._fetch_balances, intervals.balances, group=self.feeds, tasks=tasks
         )
         self.order_book: Poller[OrderBook | None] = Poller(
-            "order book", self._fetch_book, intervals.order_book, group=self.feeds
+            "order book", self._fetch_book, intervals.order_book, group=self.feeds, tasks=tasks
         )
         #: The one copy of the market every desk and report reads (``app.services.market``).
         self.market = Market(self.top_of_book.data, self.balances.data, lambda: self.pair_info)
-        self.health = HealthMonitor([self.top_of_book, self.balances, self.order_book])  # type: ignore[list-item]
+        self.health = HealthMonitor(
+            [self.top_of_book, self.balances, self.order_book],  # type: ignore[list-item]
+            tasks=tasks,
+        )
         self.watchlist_changed: Topic[list[str]] = Topic("watchlist")
         self.selection_changed: Topic[str] = Topic("selection")
         self.events: Topic[LogEvent] = Topic("log")
@@ -123,6 +121,10 @@ class TerminalSession:
         )
 
     # -- lifecycle ----------------------------------------------------------------------------
+
+    def pairs(self) -> list[str]:
+        """The service's pairs as known now (a ``PairNames`` for the feeds)."""
+        return list(self.available_pairs)
 
     async def start(self) -> None:
         """Learn the pairs and the clock, then start every feed."""
@@ -150,9 +152,7 @@ class TerminalSession:
         for poller in self._pollers():
             poller.start()
         self.health.start()
-        self._time_keeper = asyncio.get_running_loop().create_task(
-            self._keep_time(), name="server clock"
-        )
+        self._time_keeper = spawn(self.tasks, self._keep_time(), "server clock")
         self.log(
             LogLevel.INFO,
             f"connected to {self.environment.label} as {self.environment.user}, "
@@ -260,42 +260,6 @@ class TerminalSession:
     @property
     def token_seconds_left(self) -> float | None:
         return self.client.token_seconds_left
-
-    def estimate_feed(self) -> EstimateFeed:
-        from app.services.estimates import EstimateFeed
-
-        return EstimateFeed(self.client)
-
-    def ledger_browser(self) -> LedgerBrowser:
-        from app.services.ledger_browser import LedgerBrowser
-
-        return LedgerBrowser(self)
-
-    def positions(
-        self, cache: PositionsCache, *, currency: str, method: CostMethod
-    ) -> PositionsService:
-        """The positions of this account, derived from its ledger (issue 17)."""
-        from app.services.positions import PositionsService
-
-        return PositionsService(self, cache, currency=currency, method=method)
-
-    def order_feed(
-        self, journal: OrderJournal | None, *, interval: float, page_size: int
-    ) -> OrderFeed:
-        from app.services.order_feed import OrderFeed
-
-        return OrderFeed(self, journal, interval=interval, page_size=page_size)
-
-    def transfer_feed(self, query: TransferQuery, *, interval: float) -> TransferFeed:
-        from app.services.transfers import TransferFeed
-
-        return TransferFeed(self.client, query, interval=interval)
-
-    async def instructions(self) -> InstructionBook:
-        """Deposit and withdraw instructions, both lists at once."""
-        from app.services.transfers import fetch_instructions
-
-        return await fetch_instructions(self.client)
 
     # -- fetches --------------------------------------------------------------------------------
 

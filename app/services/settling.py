@@ -24,17 +24,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING
 
 from app.api import NotFound, OutcomeUnknown, RequestTimeout, ServiceClient, ServiceError
 from app.domain import format_timestamp
 from app.domain.order_request import OrderRequest
 from app.domain.records import Order
+from app.services.journal import JournalEntry, OrderJournal
 from app.services.log_events import LogLevel
-
-if TYPE_CHECKING:  # the command line uses the settler without a journal or a session
-    from app.services.journal import JournalEntry, OrderJournal
-    from app.services.session import TerminalSession
 
 log = logging.getLogger("tradeterm.services")
 
@@ -247,18 +243,23 @@ class OrderSettler:
         return changed
 
 
-async def reconcile_on_start(session: TerminalSession, journal: OrderJournal) -> list[JournalEntry]:
-    """At start: settle what a crash or a lost answer left open, and tell the trader."""
-    account = session.environment.account
+async def reconcile_on_start(
+    client: ServiceClient,
+    account: str,
+    journal: OrderJournal,
+    say: Callable[[LogLevel, str], None],
+) -> list[JournalEntry]:
+    """At start: settle what a crash or a lost answer left open of ``account``'s orders, and
+    tell the trader (``say``: the session's log)."""
     open_entries = journal.unsettled(account)
     if not open_entries:
         return []
-    session.log(LogLevel.INFO, f"checking {len(open_entries)} order(s) whose outcome was not known")
-    changed = await OrderSettler(session.client).reconcile(journal, account)
+    say(LogLevel.INFO, f"checking {len(open_entries)} order(s) whose outcome was not known")
+    changed = await OrderSettler(client).reconcile(journal, account)
     for entry in changed:
         level = LogLevel.WARNING if entry.status in ("unknown", "failed") else LogLevel.INFO
         what = entry.order_id or entry.client_order_id
-        session.log(
+        say(
             level,
             f"order {what} ({entry.kind}, sent {format_timestamp(entry.created_at)}"
             f"): {entry.status}{' — ' + entry.detail if entry.detail else ''}",

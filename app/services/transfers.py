@@ -29,6 +29,7 @@ from app.domain.records import (
 )
 from app.services.events import Topic
 from app.services.poller import Poller
+from app.services.tasks import Tasks
 
 TransferKind = Literal["deposit", "withdrawal"]
 Direction = Literal["deposit", "withdraw"]
@@ -117,13 +118,16 @@ class TransferFeed:
         *,
         interval: float = DEFAULT_INTERVAL,
         rng: random.Random | None = None,
+        tasks: Tasks | None = None,
     ) -> None:
         self._client = client
         self._query = query or TransferQuery()
         self.latest: TransferPage | None = None
         self.pages: Topic[TransferPage] = Topic("transfers.pages")
         self.failures: Topic[str] = Topic("transfers.failures")
-        self.poller: Poller[TransferPage] = Poller("transfers", self._fetch, interval, rng=rng)
+        self.poller: Poller[TransferPage] = Poller(
+            "transfers", self._fetch, interval, rng=rng, tasks=tasks
+        )
         self.poller.data.subscribe(self._answered)
 
     @property

@@ -5,10 +5,11 @@
   is destroyed, so no widget writes its own re-emit or unsubscribe code.
 - Every signal carries the snapshot it announces: a widget acts on the value it was handed and
   never reads a service's cache, so the order in which things subscribed cannot matter.
-- ``SessionBridge`` is what panels are given instead of the session: the session's topics as
-  ``QtTopic``s, a few read-only facts (environment, pairs, watchlist), the trader's intents
-  (select a pair, set the watchlist, refresh, log) and the feeds the session hands out. Widgets
-  never hold the session or its client.
+- ``SessionBridge`` is what panels are given instead of the terminal (``app.services.terminal``):
+  the session's topics as ``QtTopic``s, a few read-only facts (environment, pairs, watchlist),
+  the trader's intents (select a pair, set the watchlist, refresh, log), the price alerts and
+  ``feeds``, the terminal's feed maker (a panel makes its own order list, ledger, positions,
+  transfers with it). Widgets never hold the terminal, the session or its client.
 - ``FeedFreshness`` tells a panel whether the data it shows from one feed can still be trusted
   (issue 12: offline, every panel whose data is stale says so), from the ``health`` and
   ``feedStatus`` topics only.
@@ -28,21 +29,16 @@ from typing import Any, Generic, TypeVar
 from PySide6.QtCore import QObject, QTimer, Signal, SignalInstance
 
 from app.domain.alerts import PriceAlert
-from app.domain.positions import CostMethod
-from app.domain.records import OrderBook, PairInfo, ServiceInfo, TopOfBook
+from app.domain.records import Balances, OrderBook, PairInfo, ServiceInfo, TopOfBook
 from app.services.alerts import PriceAlerts
 from app.services.connect import log_in_again
 from app.services.estimates import EstimateFeed
 from app.services.events import Topic
 from app.services.health import STALE_FACTOR, Health, HealthState
-from app.services.journal import OrderJournal
-from app.services.ledger_browser import LedgerBrowser
 from app.services.log_events import EventKind, LogEvent, LogLevel
-from app.services.order_feed import OrderFeed
 from app.services.poller import FeedStatus
-from app.services.positions import PositionsCache, PositionsService
-from app.services.session import Balances, Environment, FeedIntervals, TerminalSession
-from app.services.transfers import InstructionBook, TransferFeed, TransferQuery
+from app.services.session import Environment, FeedIntervals
+from app.services.terminal import Feeds, Terminal
 
 T = TypeVar("T")
 
@@ -117,11 +113,23 @@ def _nothing() -> None:
 
 
 class SessionBridge(QObject):
-    """The session as the widgets see it: typed topics, facts, intents and feeds."""
+    """The terminal as the widgets see it: typed topics, facts, intents and feeds."""
 
-    def __init__(self, session: TerminalSession, parent: QObject | None = None) -> None:
+    def __init__(self, terminal: Terminal, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        session = terminal.session
         self._session = session
+        #: Makes the feeds a panel owns (order list, ledger, positions, transfers, estimates).
+        self.feeds: Feeds = terminal.feeds
+        #: The price alerts: list, add, edit, remove, re-arm (changes arrive on
+        #: ``priceAlerts``).
+        self.price_alerts: PriceAlerts = session.price_alerts
+        #: Where this login is connected (fixed for its life).
+        self.environment: Environment = session.environment
+        #: The names the feeds' statuses carry (``feedStatus``, ``freshness``).
+        self.top_of_book_feed = session.top_of_book.name
+        self.balances_feed = session.balances.name
+        self.order_book_feed = session.order_book.name
         self.topOfBook: QtTopic[dict[str, TopOfBook]] = QtTopic(session.top_of_book.data, self)
         self.balances: QtTopic[Balances] = QtTopic(session.balances.data, self)
         self.orderBook: QtTopic[OrderBook | None] = QtTopic(session.order_book.data, self)
@@ -162,10 +170,6 @@ class SessionBridge(QObject):
     # -- facts ----------------------------------------------------------------------------------
 
     @property
-    def environment(self) -> Environment:
-        return self._session.environment
-
-    @property
     def watchlist(self) -> list[str]:
         return self._session.watchlist
 
@@ -180,21 +184,6 @@ class SessionBridge(QObject):
     @property
     def pair_info(self) -> dict[str, PairInfo]:
         return dict(self._session.pair_info)
-
-    @property
-    def top_of_book_feed(self) -> str:
-        """The name the top-of-book feed's statuses carry."""
-        return self._session.top_of_book.name
-
-    @property
-    def balances_feed(self) -> str:
-        """The name the balances feed's statuses carry."""
-        return self._session.balances.name
-
-    @property
-    def order_book_feed(self) -> str:
-        """The name the selected pair's order book feed's statuses carry."""
-        return self._session.order_book.name
 
     def freshness(self, feed: str, owner: QObject) -> FeedFreshness:
         """Whether ``feed``'s data can be trusted, for as long as ``owner`` lives."""
@@ -240,35 +229,10 @@ class SessionBridge(QObject):
     async def service_info(self) -> list[ServiceInfo]:
         return await self._session.service_info()
 
-    async def instructions(self) -> InstructionBook:
-        return await self._session.instructions()
-
-    # -- feeds the session hands out ------------------------------------------------------------
+    # -- the one feed asked for by name (the order ticket's) ------------------------------------
 
     def estimate_feed(self) -> EstimateFeed:
-        return self._session.estimate_feed()
-
-    def ledger_browser(self) -> LedgerBrowser:
-        return self._session.ledger_browser()
-
-    def positions(
-        self, cache: PositionsCache, *, currency: str, method: CostMethod
-    ) -> PositionsService:
-        return self._session.positions(cache, currency=currency, method=method)
-
-    def order_feed(
-        self, journal: OrderJournal | None, *, interval: float, page_size: int
-    ) -> OrderFeed:
-        return self._session.order_feed(journal, interval=interval, page_size=page_size)
-
-    def transfer_feed(self, query: TransferQuery, *, interval: float) -> TransferFeed:
-        return self._session.transfer_feed(query, interval=interval)
-
-    @property
-    def price_alerts(self) -> PriceAlerts:
-        """The session's price alerts: list, add, edit, remove, re-arm (changes arrive on
-        ``priceAlerts``)."""
-        return self._session.price_alerts
+        return self.feeds.estimate_feed()
 
 
 # -- is the data on screen still true? -------------------------------------------------------------

@@ -18,7 +18,6 @@ folder — never the working directory the terminal happened to be started from.
 
 from __future__ import annotations
 
-import asyncio
 import csv
 from collections.abc import Awaitable, Callable
 from datetime import datetime
@@ -29,6 +28,7 @@ from PySide6.QtCore import QAbstractItemModel, QSettings, QStandardPaths, Qt
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from app.domain import format_decimal, format_timestamp
+from app.ui.tasks import TaskOwner
 
 #: The exact text of a cell for export and copying (a str); models may leave it out.
 EXPORT_ROLE = int(Qt.ItemDataRole.UserRole) + 20
@@ -116,9 +116,6 @@ Failed = Callable[[Path, OSError], None]
 #: Writes the rows in view to a path without blocking the loop; the rows written.
 ExportJob = Callable[[Path], Awaitable[int]]
 
-# Exports being written, kept here until they end.
-_writing: set[asyncio.Task[None]] = set()
-
 
 async def _write_sliced(job: ExportJob, target: Path, done: Done, failed: Failed) -> None:
     try:
@@ -163,11 +160,9 @@ def ask_and_export(
                 remember_folder(settings, path)
                 done(path, rows)
 
-            task = asyncio.get_event_loop().create_task(
-                _write_sliced(job, target, written, failed), name="export CSV"
-            )
-            _writing.add(task)
-            task.add_done_callback(_writing.discard)
+            # Owned by the widget that asked: an export outliving its panel would call back
+            # into a deleted widget.
+            TaskOwner(parent).spawn(_write_sliced(job, target, written, failed), "export CSV")
             return
         try:
             rows = export_csv(model, target)

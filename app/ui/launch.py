@@ -10,7 +10,8 @@ checks the shipped resources are in use (theme style sheet, window icon, fonts: 
 without them fails here), saves ``--screenshot`` if given, and exits 0 — or exits 1 with a
 one-line reason after 30 s.
 Quitting (window close, File > Quit, Ctrl-C, SIGTERM) sets one event; the main coroutine then
-stops the feeds, closes the client and the sandbox child, and returns (qt-asyncio-notes.md).
+ends the window's own work, closes the terminal (``Terminal.aclose``: its tasks, feeds, desks
+and client, in order), stops the sandbox child, and returns (qt-asyncio-notes.md).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from app.services.audit_trail import AuditTrail
 from app.services.connect import LoginFailed, connect
 from app.services.desks import TradingDesks
 from app.services.sandbox_child import SandboxChild, SandboxStartFailed
-from app.services.session import TerminalSession
+from app.services.terminal import Terminal
 from app.ui import errors
 from app.ui.bridge import SessionBridge
 from app.ui.fonts import NUMBER_FAMILY, UI_FAMILY, load_fonts
@@ -206,9 +207,8 @@ async def _main(options: LaunchOptions) -> int:
     if isinstance(application, QApplication):
         apply_theme(application, saved_theme(settings))  # before the login dialog
     child: SandboxChild | None = None
-    session: TerminalSession | None = None
+    terminal: Terminal | None = None
     window: MainWindow | None = None
-    desks: TradingDesks | None = None
     try:
         if options.sandbox:
             child = SandboxChild(options.sandbox_db)
@@ -221,58 +221,50 @@ async def _main(options: LaunchOptions) -> int:
                 url = await starting
             except SandboxStartFailed as exc:
                 raise Failed(str(exc)) from None
-            session = await _login(url, "demo", "demo", "demo", sandbox=True)
+            terminal = await _login(url, "demo", "demo", "demo", sandbox=True)
         elif env_login is not None:
-            session = await _login(*env_login, sandbox=False)
+            terminal = await _login(*env_login, sandbox=False)
         else:
             child = SandboxChild(options.sandbox_db)
-            session = await _dialog_login(settings, child)
-            if session is None or not session.environment.sandbox:
+            terminal = await _dialog_login(settings, child)
+            if terminal is None or not terminal.session.environment.sandbox:
                 await child.stop()
                 child = None
-            if session is None:
+            if terminal is None:
                 return 0
         prefs = Preferences.load(settings)
-        session.set_intervals(prefs.intervals())
-        desks = TradingDesks.open(
-            session, options.journal_path, prefs.check_limits(), auto_requote=prefs.auto_requote
+        terminal.session.set_intervals(prefs.intervals())
+        desks = terminal.open_desks(
+            options.journal_path, prefs.check_limits(), auto_requote=prefs.auto_requote
         )
-        window = _open_window(session, settings, desks)
+        window = _open_window(terminal, settings, desks)
         window.closing.connect(quit_event.set)
-        await session.start()
-        window.context.precision.learn(session.pair_info)
-        window.tasks.spawn(
-            desks.reconcile_on_start(session), "checking orders left open by the last run"
-        )
+        await terminal.start()  # and, in the terminal's tasks, the start-up reconcile
+        window.context.precision.learn(terminal.session.pair_info)
         if options.smoke_test:
             return await _smoke(window, options.screenshot)
         await quit_event.wait()
         return 0
     finally:
-        if window is not None:
+        if window is not None:  # the UI's own work first: it uses the terminal's parts
             window.save_layout()
             window.hide()
-            await window.tasks.aclose()  # e.g. the start-up reconcile, before the journal closes
+            await window.tasks.aclose()
             await window.stop_panel_feeds()
-        if session is not None:
-            await session.stop()
-            await session.aclose()
-        if desks is not None:
-            await desks.close()
+        if terminal is not None:
+            await terminal.aclose()
         if child is not None:
             await child.stop()
 
 
-async def _login(
-    url: str, user: str, password: str, account: str, *, sandbox: bool
-) -> TerminalSession:
+async def _login(url: str, user: str, password: str, account: str, *, sandbox: bool) -> Terminal:
     try:
         return await connect(url, user, password, account, sandbox=sandbox)
     except LoginFailed as exc:
         raise Failed(f"login failed: {exc}") from None
 
 
-async def _dialog_login(settings: QSettings, child: SandboxChild) -> TerminalSession | None:
+async def _dialog_login(settings: QSettings, child: SandboxChild) -> Terminal | None:
     """The login dialog. The embedded sandbox is started first (about a second) so the dialog
     can offer it; the caller stops it when the trader logs in elsewhere."""
     from app.ui.login_dialog import LoginDialog, ask_login
@@ -282,13 +274,13 @@ async def _dialog_login(settings: QSettings, child: SandboxChild) -> TerminalSes
     except SandboxStartFailed:
         sandbox_url = None  # the dialog then offers only a service URL
     dialog = LoginDialog(settings, sandbox_url=sandbox_url)
-    session: TerminalSession | None = await ask_login(dialog)
+    terminal: Terminal | None = await ask_login(dialog)
     dialog.deleteLater()
-    return session
+    return terminal
 
 
-def _open_window(session: TerminalSession, settings: QSettings, desks: TradingDesks) -> MainWindow:
-    bridge = SessionBridge(session)
+def _open_window(terminal: Terminal, settings: QSettings, desks: TradingDesks) -> MainWindow:
+    bridge = SessionBridge(terminal)
     context = PanelContext(bridge, Precision(), settings, bridge.log)
     window = MainWindow(context, default_panels(desks), tradeterm.version())
     loop = asyncio.get_running_loop()

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.services.connect import LoginFailed, connect
-from app.services.session import TerminalSession
+from app.services.terminal import Terminal
 from app.ui.notices import notice_colours
 from app.ui.palette import TradePalette, current_palette
 from app.ui.preferences import Preferences
@@ -92,7 +92,7 @@ def _text(settings: QSettings, key: str) -> str:
 
 
 class LoginDialog(QDialog):
-    loggedIn = Signal(object)  # TerminalSession
+    loggedIn = Signal(object)  # Terminal
 
     def __init__(
         self,
@@ -302,7 +302,7 @@ class LoginDialog(QDialog):
 
     async def _login(self, entered: _Entered) -> None:
         try:
-            session = await connect(
+            terminal = await connect(
                 entered.base_url,
                 entered.user,
                 entered.password,
@@ -322,11 +322,11 @@ class LoginDialog(QDialog):
         try:
             await self._remember(entered)
         except asyncio.CancelledError:
-            await session.aclose()  # cancelled after all: the session is nobody's
+            await terminal.aclose()  # cancelled after all: the terminal is nobody's
             raise
         self._set_busy(False)
         self._login_task = None
-        self.loggedIn.emit(session)
+        self.loggedIn.emit(terminal)
         self.accept()
 
     async def _remember(self, entered: _Entered) -> None:
@@ -405,13 +405,14 @@ class LoginDialog(QDialog):
         super().reject()
 
 
-async def ask_login(dialog: LoginDialog) -> TerminalSession | None:
-    """Open ``dialog`` (if not open yet) and wait for a session, or None when it is cancelled."""
-    future: asyncio.Future[TerminalSession | None] = asyncio.get_running_loop().create_future()
+async def ask_login(dialog: LoginDialog) -> Terminal | None:
+    """Open ``dialog`` (if not open yet) and wait for a terminal, or None when it is
+    cancelled."""
+    future: asyncio.Future[Terminal | None] = asyncio.get_running_loop().create_future()
 
-    def logged_in(session: TerminalSession) -> None:
+    def logged_in(terminal: Terminal) -> None:
         if not future.done():
-            future.set_result(session)
+            future.set_result(terminal)
 
     def gone(*_: object) -> None:
         if not future.done():

@@ -44,6 +44,7 @@ from app.domain.display import Precision
 from app.domain.money import Amount, Price
 from app.domain.records import Order, OrderResult
 from app.services.session import Environment, TerminalSession
+from app.services.terminal import Terminal
 from app.ui.bridge import SessionBridge
 from app.ui.panels.base import PanelContext
 from app.ui.panels.orders import OrdersPanel
@@ -118,7 +119,7 @@ async def bench(count: int, polls: int, folder: Path, trace: bool) -> dict[str, 
     session.available_pairs = ["BTC/USD"]
     fake = FakeOrders(orders)
     client.orders = fake  # type: ignore[method-assign]
-    bridge = SessionBridge(session)
+    bridge = SessionBridge(Terminal(session))
     context = PanelContext(
         bridge, Precision(), open_settings(folder / "config"), lambda _l, _m: None
     )

@@ -99,7 +99,8 @@ async def _until(condition: Callable[[], bool], cap: float) -> float | None:
 
 async def measure(rig: Rig, fault: str, cap: float = 30.0) -> Measured:
     """One fault on a fresh session through ``rig``'s proxy."""
-    session: TerminalSession = await connect(rig.proxy.url, "demo", "demo", "demo", sandbox=True)
+    terminal = await connect(rig.proxy.url, "demo", "demo", "demo", sandbox=True)
+    session: TerminalSession = terminal.session
     states: list[tuple[float, Health]] = []
 
     def seen(state: HealthState) -> None:
@@ -130,8 +131,7 @@ async def measure(rig: Rig, fault: str, cap: float = 30.0) -> Measured:
             len(during),
         )
     finally:
-        await session.stop()
-        await session.client.aclose()
+        await terminal.aclose()
 
 
 def _cell(value: float | None, cap: float) -> str:

@@ -56,7 +56,8 @@ from app.domain.display import Precision
 from app.services.connect import connect
 from app.services.desks import TradingDesks
 from app.services.sandbox_child import SandboxChild
-from app.services.session import FeedIntervals, TerminalSession
+from app.services.session import FeedIntervals
+from app.services.terminal import Terminal
 from app.ui import errors
 from app.ui.bridge import SessionBridge
 from app.ui.launch import default_panels
@@ -205,12 +206,10 @@ def cpu_seconds() -> float:
     return times.user + times.system
 
 
-def open_window(
-    session: TerminalSession, desks: TradingDesks, without: frozenset[str]
-) -> MainWindow:
+def open_window(terminal: Terminal, desks: TradingDesks, without: frozenset[str]) -> MainWindow:
     """The terminal's main window (as ``app.ui.launch`` opens it), less the panels named in
     ``without`` (to find which panel a growth belongs to)."""
-    bridge = SessionBridge(session)
+    bridge = SessionBridge(terminal)
     context = PanelContext(bridge, Precision(), open_settings(), bridge.log)
     panels = [spec for spec in default_panels(desks) if spec.name not in without]
     window = MainWindow(context, panels, "bench")
@@ -234,13 +233,14 @@ async def bench(
 ) -> None:
     child = SandboxChild(":memory:")
     url = await child.start()
-    session = await connect(url, "demo", "demo", "demo", sandbox=True)
+    terminal = await connect(url, "demo", "demo", "demo", sandbox=True)
+    session = terminal.session
     interval = 1 / hz
     session.set_intervals(FeedIntervals(interval, interval, interval))
-    desks = TradingDesks.open(session, config / "journal.db")
-    window = open_window(session, desks, without)
+    desks = terminal.open_desks(config / "journal.db")
+    window = open_window(terminal, desks, without)
     window.resize(1400, 900)
-    await session.start()
+    await terminal.start()
     window.context.precision.learn(session.pair_info)
     watched = session.available_pairs[:pairs]
     window.context.bridge.set_watchlist(watched)
@@ -314,9 +314,7 @@ async def bench(
     window.hide()
     await window.tasks.aclose()
     await window.stop_panel_feeds()
-    await session.stop()
-    await session.aclose()
-    await desks.close()
+    await terminal.aclose()
     await child.stop()
     window.deleteLater()
     print(

@@ -32,6 +32,7 @@ from app.domain.display import Precision
 from app.services.desks import TradingDesks
 from app.services.order_intent import TicketState
 from app.services.session import FeedIntervals
+from app.services.terminal import Terminal
 from app.ui.bridge import SessionBridge
 from app.ui.order_confirm import SETTINGS_KEY as CONFIRM_KEY
 from app.ui.panels.base import PanelContext
@@ -66,7 +67,7 @@ async def measure(sandbox: SandboxProcess, orders: int, folder: Path) -> list[fl
     settings = open_settings(folder)
     settings.setValue(CONFIRM_KEY, False)
     desks = TradingDesks.open(session, folder / "journal.db")
-    bridge = SessionBridge(session)
+    bridge = SessionBridge(Terminal(session))
     context = PanelContext(bridge, Precision(), settings, lambda *_: None)
     await session.start()
     panel = OrderTicketPanel(context, desks.orders)

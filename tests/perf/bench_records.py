@@ -55,6 +55,7 @@ from app.domain.display import Precision
 from app.domain.records import LedgerEntry
 from app.services.log_events import LogLevel
 from app.services.session import Environment, TerminalSession
+from app.services.terminal import Terminal
 from app.ui.bridge import SessionBridge
 from app.ui.panels.base import PanelContext
 from app.ui.panels.ledger import LedgerPanel
@@ -213,7 +214,7 @@ async def bench(
     session = TerminalSession(client, Environment("http://127.0.0.1:9", "bench", "bench"))
     session.available_pairs = ["BTC/USD", "ETH/USD", "SOL/USDT"]
     client.ledger = FakeLedger(entries)  # type: ignore[method-assign]
-    bridge = SessionBridge(session)
+    bridge = SessionBridge(Terminal(session))
     notices: list[str] = []
 
     def notify(level: LogLevel, message: str) -> None:

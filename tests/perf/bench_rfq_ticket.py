@@ -42,6 +42,7 @@ from app.domain.display import Precision
 from app.services.desks import TradingDesks
 from app.services.rfq_desk import LiveQuote
 from app.services.session import Environment, TerminalSession
+from app.services.terminal import Terminal
 from app.ui.bridge import SessionBridge
 from app.ui.panels.base import PanelContext
 from app.ui.panels.rfq_ticket import RfqTicketPanel
@@ -119,7 +120,7 @@ async def bench(quotes: int, pause: tuple[float, float], config: Path) -> None:
         desks = TradingDesks.open(session, config / "journal.db")
         recorder = Recorder()
         desks.rfq.quotes.subscribe(recorder.on_quote)  # before the panel's subscription
-        bridge = SessionBridge(session)
+        bridge = SessionBridge(Terminal(session))
         precision = Precision()
         context = PanelContext(bridge, precision, open_settings(config), lambda _l, _m: None)
         window = QMainWindow()

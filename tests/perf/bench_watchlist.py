@@ -40,6 +40,7 @@ from app.domain.display import Precision
 from app.domain.money import AssetPair
 from app.domain.records import TopOfBook
 from app.services.session import Environment, TerminalSession
+from app.services.terminal import Terminal
 from app.ui.bridge import SessionBridge
 from app.ui.panels.base import PanelContext
 from app.ui.panels.top_of_book import TopOfBookPanel
@@ -202,7 +203,7 @@ class ShownWatchlist:
         )
         self.session.available_pairs = walks.names()
         self.session.set_watchlist(walks.names())
-        self.bridge = SessionBridge(self.session)
+        self.bridge = SessionBridge(Terminal(self.session))
         settings = open_settings(config)
         context = PanelContext(self.bridge, Precision(), settings, lambda _l, _m: None)
         self.window = QMainWindow()

@@ -117,11 +117,12 @@ async def test_start_reconciliation_tells_the_trader(
     lines: list[LogEvent] = []
     session.events.subscribe(lines.append)
     assert [e.status for e in journal.unsettled(client.account)] == ["sending"]
-    changed = await reconcile_on_start(session, journal)
+    account, say = session.environment.account, session.log
+    changed = await reconcile_on_start(api, account, journal, say)
     assert look_ups == [placed.client_order_id]
     assert [e.status for e in changed] == ["filled"]
     assert any("filled" in line.message and changed[0].order_id in line.message for line in lines)
-    assert await reconcile_on_start(session, journal) == []  # nothing left open
+    assert await reconcile_on_start(api, account, journal, say) == []  # nothing left open
     journal.close()
     await api.aclose()
 

@@ -20,10 +20,19 @@ import pytest
 
 from app.api import ClientSettings, ServiceClient
 from app.domain import Amount, format_decimal, utc_now
-from app.domain.money import divide
+from app.domain.money import AssetPair, divide
 from app.domain.positions import BOOK_CONTEXT, CostMethod
-from app.domain.records import BlockchainInstruction, LedgerEntry
-from app.services.positions import PositionsCache, PositionsService, csv_rows, write_csv
+from app.domain.records import Balances, BlockchainInstruction, LedgerEntry, TopOfBook
+from app.services.events import Topic
+from app.services.market import Market
+from app.services.positions import (
+    PositionsCache,
+    PositionsReport,
+    PositionsService,
+    csv_rows,
+    service_key,
+    write_csv,
+)
 from app.services.session import Environment, TerminalSession
 from tests.harness import AppAccount, AppSandbox, body
 
@@ -63,7 +72,15 @@ class Desk:
     def positions(
         self, cache: PositionsCache, method: CostMethod, page_size: int = 10_000
     ) -> PositionsService:
-        return PositionsService(self.session, cache, method=method, page_size=page_size)
+        return PositionsService(
+            self.client,
+            cache,
+            service=service_key(self.session.environment),
+            account=self.session.environment.account,
+            pairs=self.session.pairs,
+            method=method,
+            page_size=page_size,
+        )
 
     async def mid(self, pair: str = "BTC/USD") -> Decimal:
         return (await self.client.top_of_book([pair]))[pair].mid
@@ -205,6 +222,63 @@ async def test_a_cost_the_trader_enters_replaces_the_first_mark(
         again.set_cost(deposit, "BTC", None)
         assert again.report().table.row("BTC").average_cost == m0
         again.cache.close()
+
+
+async def test_the_service_follows_the_market_and_publishes_each_revaluation(
+    still: AppSandbox, tmp_path: Path, cache: PositionsCache
+) -> None:
+    """No widget in the loop: a top of book the market publishes re-values the last book and
+    the report goes out on ``reports`` — only after a refresh made a book, and only while
+    someone looks (``active``)."""
+    async with open_desk(still, {"USD": "1000", "BTC": "2"}) as d:
+        tops: Topic[dict[str, TopOfBook]] = Topic("tops")
+        balances: Topic[Balances] = Topic("balances")
+        fills: Topic[None] = Topic("fills")
+        market = Market(tops, balances)
+        service = PositionsService(
+            d.client,
+            cache,
+            service=service_key(d.session.environment),
+            account=d.user.account,
+            pairs=d.session.pairs,
+            market=market.changed,
+            fills=fills,
+        )
+        published: list[PositionsReport] = []
+        service.reports.subscribe(published.append)
+        moved: list[None] = []
+        service.moved.subscribe(moved.append)
+        tops.publish({"BTC/USD": top_of_book("BTC/USD", "50000", "50002")})
+        assert published == []  # no book yet: nothing to re-value
+        basis = (await service.refresh()).table.row("BTC").cost_basis
+        assert basis is not None
+        tops.publish({"BTC/USD": top_of_book("BTC/USD", "60000", "60002")})
+        [report] = published
+        btc = report.table.row("BTC")
+        assert btc.mark == D(60001) and btc.cost_basis == basis
+        assert btc.unrealised == 2 * D(60001) - basis
+        # the ledger moved: holdings the book does not have, or a fill
+        balances.publish(Balances(await d.client.account(), await d.client.portfolio()))
+        assert moved == [] and len(published) == 1  # the same holdings, no price moved
+        await d.top_up("0.5 BTC")
+        balances.publish(Balances(await d.client.account(), await d.client.portfolio()))
+        assert moved == [None]
+        fills.publish(None)
+        assert moved == [None, None]
+        service.active = False
+        tops.publish({"BTC/USD": top_of_book("BTC/USD", "61000", "61002")})
+        assert len(published) == 1
+        service.active = True
+        service.close()
+        tops.publish({"BTC/USD": top_of_book("BTC/USD", "62000", "62002")})
+        fills.publish(None)
+        assert len(published) == 1 and len(moved) == 2  # closed: nothing is followed
+        cache.close()
+
+
+def top_of_book(pair: str, bid: str, ask: str) -> TopOfBook:
+    one = D(1)
+    return TopOfBook(AssetPair.parse(pair), D(bid), one, D(ask), one, D(ask) - D(bid))
 
 
 async def test_first_marks_and_entries_survive_a_restart(still: AppSandbox, tmp_path: Path) -> None:

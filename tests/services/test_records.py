@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 import httpx
 import pytest
@@ -68,6 +69,17 @@ class Desk(SessionDesk):
     journal: OrderJournal
     user: AppAccount
 
+    def order_feed(self, **options: Any) -> OrderFeed:
+        """The account's order list over the session's client, pairs and fills."""
+        session = self.session
+        account = session.environment.account
+        return OrderFeed(
+            session.client, account, session.pairs, session.fills, self.journal, **options
+        )
+
+    def ledger_browser(self) -> LedgerBrowser:
+        return LedgerBrowser(self.client, self.session.pairs)
+
 
 @asynccontextmanager
 async def open_account(
@@ -111,7 +123,7 @@ async def test_order_feed_pages_back_with_start_at_ordering(app_sandbox: AppSand
     async with open_account(app_sandbox) as d:
         placed = [await d.client.market_order("USD", "BTC", D(10 + i)) for i in range(5)]
         newest_first = [order.order_id for order in reversed(placed)]
-        feed = OrderFeed(d.session, d.journal, page_size=2)
+        feed = d.order_feed(page_size=2)
         updates = Updates(feed)
         await feed.poller.poll_once()
         assert updates.ids() == newest_first[:2]
@@ -144,7 +156,7 @@ async def test_each_order_filter_is_asked_of_the_server_and_checked_here(
             await d.client.market_order("BTC", "USD", D(50))
         everything = await d.client.orders(10)
         rejected = next(o for o in everything if o.result.status == "rejected")
-        feed = OrderFeed(d.session, d.journal)
+        feed = d.order_feed()
         updates = Updates(feed)
         cases: list[tuple[OrderFilter, list[dict[str, str]], list[str]]] = [
             (OrderFilter(), [{"max": "100"}], [rejected.order_id, eth.order_id, rests.order_id,
@@ -214,7 +226,7 @@ async def test_local_check_keeps_what_a_server_ignoring_a_filter_sends() -> None
 async def test_new_orders_go_on_top_and_a_fill_refreshes_at_once(app_sandbox: AppSandbox) -> None:
     async with open_account(app_sandbox) as d:
         first = await d.client.market_order("USD", "BTC", D(100))
-        feed = OrderFeed(d.session, d.journal, interval=60.0)
+        feed = d.order_feed(interval=60.0)
         updates = Updates(feed)
         feed.start()
         try:
@@ -241,7 +253,7 @@ async def test_a_resting_order_beyond_the_first_page_is_read_again(
         ends = utc_now() + timedelta(seconds=0.5)
         rests = await resting(d.client, ends)
         newer = await d.client.market_order("USD", "BTC", D(100))
-        feed = OrderFeed(d.session, d.journal, page_size=1)
+        feed = d.order_feed(page_size=1)
         updates = Updates(feed)
         await feed.poller.poll_once()
         await feed.load_more()
@@ -273,7 +285,7 @@ async def test_every_resting_order_beyond_the_first_page_comes_round(
     async with open_account(app_sandbox) as d:
         rests = {(await resting(d.client)).order_id for _ in range(OPEN_REFRESH_PER_POLL + 2)}
         await d.client.market_order("USD", "BTC", D(100))
-        feed = OrderFeed(d.session, d.journal, page_size=1)
+        feed = d.order_feed(page_size=1)
         Updates(feed)
         await feed.poller.poll_once()
         while await feed.load_more():
@@ -299,7 +311,7 @@ async def test_a_re_read_order_without_its_ordering_keeps_its_place(
     nor makes the whole list sort again."""
     async with open_account(app_sandbox) as d:
         placed = [await resting(d.client) for _ in range(3)]
-        feed = OrderFeed(d.session, d.journal)
+        feed = d.order_feed()
         updates = Updates(feed)
         await feed.poller.poll_once()
         newest_first = [order.order_id for order in reversed(placed)]
@@ -325,7 +337,7 @@ async def test_client_order_id_comes_from_the_journal_when_the_server_does_not_e
         d.journal.record_intent("tt-journal-1", "market", d.user.account, {"size": "100"})
         d.journal.record_outcome("tt-journal-1", "filled", order_id=order_id)
         echoed = await d.client.market_order("USD", "BTC", D(5), client_order_id="tt-echoed")
-        feed = OrderFeed(d.session, d.journal)
+        feed = d.order_feed()
         updates = Updates(feed)
         await feed.poller.poll_once()
         ids = {row.order_id: row.client_order_id for row in updates.last.rows}
@@ -338,7 +350,7 @@ async def test_client_order_id_comes_from_the_journal_when_the_server_does_not_e
 async def test_every_ledger_filter_is_asked_of_the_server(app_sandbox: AppSandbox) -> None:
     async with open_account(app_sandbox) as d:
         trade = await d.client.market_order("USD", "BTC", D(1000))
-        browser = LedgerBrowser(d.session)
+        browser = d.ledger_browser()
         snapshot = await browser.load(LedgerQuery())
         everything = await d.client.ledger(100)
         assert [row.entry for row in snapshot.rows] == everything
@@ -408,7 +420,7 @@ async def test_ledger_pages_back_with_legs_together(
         trades = [await d.client.market_order("USD", "BTC", D(100 + i)) for i in range(2)]
         everything = await d.client.ledger(100)  # 2 trades x 2 legs + 3 initial balances
         assert len(everything) == 7
-        browser = LedgerBrowser(d.session)
+        browser = d.ledger_browser()
         page = await browser.load(LedgerQuery(max_transactions=1))
         assert [row.entry.transaction_id for row in page.rows] == [trades[1].order_id] * 2
         assert [(row.position, row.size) for row in page.rows] == [(0, 2), (1, 2)]
@@ -434,7 +446,7 @@ async def test_running_balance_is_anchored_on_the_account(
             await d.client.market_order("USD", "BTC", D(size))
         await d.client.market_order("BTC", "USD", D("0.001"))
         holding = await app_sandbox.invariant(d.user.account)
-        browser = LedgerBrowser(d.session)
+        browser = d.ledger_browser()
         snapshot = await browser.load(LedgerQuery(asset="USD"))
         assert snapshot.balance_note == ""
         rows = snapshot.rows

@@ -24,13 +24,14 @@ from app.domain.records import TopOfBook
 from app.services.desks import TradingDesks
 from app.services.log_events import LogLevel
 from app.services.session import Environment, FeedIntervals, TerminalSession
+from app.services.terminal import Terminal
 from app.ui import palette
 from app.ui.bridge import SessionBridge
 from app.ui.panels.base import PanelContext
 from app.ui.qt import QEventLoop
 from app.ui.settings import open_settings
 from app.ui.theme import THEME_PROPERTY, apply_theme
-from tests.harness import SandboxProcess, Session, new_client, terminal_session
+from tests.harness import SandboxProcess, Session, new_client, open_terminal
 
 T = TypeVar("T")
 W = TypeVar("W", bound=QWidget)
@@ -85,9 +86,10 @@ def settings(tmp_path: Path) -> QSettings:
 
 @dataclass
 class Live:
-    """A started terminal session on a fresh sandbox client, with its bridge, its trading desks
+    """A started terminal on a fresh sandbox client: its session, its bridge, its trading desks
     (journal in the test's tmp_path) and the panel context."""
 
+    terminal: Terminal
     session: TerminalSession
     bridge: SessionBridge
     context: PanelContext
@@ -106,7 +108,7 @@ def live_factory(
     """``live_factory(sandbox, balances=..., credit=...)``: a started session on any sandbox
     (e.g. one from ``sandbox_factory`` with ``--quote-ttl`` or ``--credit-hours never``).
     Everything it starts is stopped after the test."""
-    started: list[tuple[Live, ServiceClient]] = []
+    started: list[Live] = []
 
     def start(
         sandbox: SandboxProcess,
@@ -121,25 +123,24 @@ def live_factory(
         )
         client = ServiceClient(ClientSettings(sandbox.url))
         intervals = FeedIntervals(top_of_book=0.25, balances=1.0, order_book=0.5)
-        session = run(qtbot, terminal_session(sandbox, account, client, intervals))
-        bridge = SessionBridge(session)
+        terminal = run(qtbot, open_terminal(sandbox, account, client, intervals))
+        session = terminal.session
+        desks = terminal.open_desks(tmp_path / f"journal-{len(started)}.db")
+        bridge = SessionBridge(terminal)
         precision = Precision()
         notices: list[tuple[LogLevel, str]] = []
-        desks = TradingDesks.open(session, tmp_path / f"journal-{len(started)}.db")
         context = PanelContext(
             bridge, precision, settings, lambda level, text: notices.append((level, text))
         )
-        run(qtbot, session.start())
+        run(qtbot, terminal.start())
         precision.learn(session.pair_info)
-        live = Live(session, bridge, context, account, notices, desks)
-        started.append((live, client))
+        live = Live(terminal, session, bridge, context, account, notices, desks)
+        started.append(live)
         return live
 
     yield start
-    for live, client in started:
-        run(qtbot, live.session.stop())
-        run(qtbot, live.desks.close())
-        run(qtbot, client.aclose())
+    for live in started:
+        run(qtbot, live.terminal.aclose())
         live.bridge.deleteLater()
         live.account.close()
 
@@ -197,7 +198,7 @@ def offline_context(
         client = ServiceClient(ClientSettings(sandbox.url))
         session = TerminalSession(client, Environment(sandbox.url, "u", "a", sandbox=True))
         session.select_pair(pair)
-        bridge = SessionBridge(session)
+        bridge = SessionBridge(Terminal(session))
         opened.append((client, bridge))
         return PanelContext(bridge, Precision(), settings, lambda level, text: None)
 

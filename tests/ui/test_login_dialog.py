@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QApplication, QDialog, QDialogButtonBox, QLineEdit
 from pytestqt.qtbot import QtBot
 
 from app.services.session import TerminalSession
+from app.services.terminal import Terminal
 from app.ui import login_dialog
 from app.ui.login_dialog import LoginDialog, ask_login, error_css
 from app.ui.qt import QEventLoop
@@ -90,12 +91,13 @@ def fill(dialog: LoginDialog, url: str, user: str, password: str, account: str) 
     dialog.account_edit.setText(account)
 
 
-def log_in(qtbot: QtBot, dialog: LoginDialog) -> TerminalSession:
+def log_in(qtbot: QtBot, dialog: LoginDialog) -> Terminal:
     with qtbot.waitSignal(dialog.loggedIn, timeout=LOGIN_TIMEOUT_MS) as signal:
         QTest.mouseClick(dialog.login_button, Qt.MouseButton.LeftButton)
-    session = signal.args[0]
-    assert isinstance(session, TerminalSession)
-    return session
+    terminal = signal.args[0]
+    assert isinstance(terminal, Terminal)
+    assert isinstance(terminal.session, TerminalSession)
+    return terminal
 
 
 def fail(qtbot: QtBot, dialog: LoginDialog) -> str:
@@ -147,16 +149,17 @@ def test_login_emits_the_session_and_closes(
     assert dialog.password_edit.echoMode() == QLineEdit.EchoMode.Password
     fill(dialog, sandbox.url, "demo", "demo", "demo")
     asked = asyncio.get_event_loop().create_task(ask_login(dialog))
-    session = log_in(qtbot, dialog)
+    terminal = log_in(qtbot, dialog)
+    session = terminal.session
     qtbot.waitUntil(asked.done)
-    assert asked.result() is session
+    assert asked.result() is terminal
     assert session.environment.account == "demo"
     assert session.environment.user == "demo"
     assert session.environment.base_url == sandbox.url
     assert not session.environment.sandbox
     assert dialog.result() == QDialog.DialogCode.Accepted
     assert not dialog.isVisible()
-    run(qtbot, session.client.aclose())
+    run(qtbot, terminal.aclose())
 
 
 def test_embedded_sandbox_prefills_demo_and_enter_logs_in(
@@ -181,10 +184,11 @@ def test_embedded_sandbox_prefills_demo_and_enter_logs_in(
 
     with qtbot.waitSignal(dialog.loggedIn, timeout=LOGIN_TIMEOUT_MS) as signal:
         QTest.keyClick(dialog.password_edit, Qt.Key.Key_Return)
-    session: TerminalSession = signal.args[0]
+    terminal: Terminal = signal.args[0]
+    session = terminal.session
     assert session.environment.sandbox
     assert session.environment.account == "demo"
-    run(qtbot, session.client.aclose())
+    run(qtbot, terminal.aclose())
     # The sandbox's throwaway URL and demo login do not replace the trader's own values.
     assert settings.value("login/environment") == "sandbox"
     assert settings.value("login/user") is None
@@ -205,9 +209,9 @@ def test_wrong_password_is_said_and_everything_is_kept(
     assert dialog.focusWidget() is dialog.password_edit
     # The same dialog then logs in once the password is corrected.
     dialog.password_edit.setText(trader.password)
-    session = log_in(qtbot, dialog)
-    assert session.environment.account == trader.account
-    run(qtbot, session.client.aclose())
+    terminal = log_in(qtbot, dialog)
+    assert terminal.session.environment.account == trader.account
+    run(qtbot, terminal.aclose())
 
 
 def test_unreachable_server(
@@ -277,7 +281,7 @@ def test_unexpected_error_is_readable_and_logged_without_the_password(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    async def broken(*args: object, **kwargs: object) -> TerminalSession:
+    async def broken(*args: object, **kwargs: object) -> Terminal:
         raise RuntimeError("the session could not be built")
 
     monkeypatch.setattr(login_dialog, "connect", broken)
@@ -431,9 +435,9 @@ def test_double_enter_starts_one_login(
     qtbot.waitUntil(lambda: "log in" not in [t.get_name() for t in asyncio.all_tasks()])
     assert len(emitted) == 1
     assert sandbox.logins(trader.user) == before + 1
-    session = emitted[0]
-    assert isinstance(session, TerminalSession)
-    run(qtbot, session.client.aclose())
+    terminal = emitted[0]
+    assert isinstance(terminal, Terminal)
+    run(qtbot, terminal.aclose())
 
 
 def test_cancel_during_login_stops_it(

@@ -17,6 +17,7 @@ from app.domain.pair_terms import Trade
 from app.domain.records import Order, TopOfBook
 from app.services.order_intent import TicketState
 from app.services.pretrade import CheckLimits
+from app.services.terminal import Terminal
 from app.ui.bridge import SessionBridge
 from app.ui.main_window import Area, MainWindow, PanelSpec
 from app.ui.order_confirm import SETTINGS_KEY as CONFIRM_KEY
@@ -395,7 +396,7 @@ def test_the_checks_use_the_tick_the_ticket_was_woken_by(
     run(qtbot, live.session.top_of_book.stop())  # only the ticks below from now on
     bridge = live.bridge
     if first == "desk":  # a bridge subscribed after the desk: the desk hears every tick first
-        bridge = SessionBridge(live.session)
+        bridge = SessionBridge(Terminal(live.session))
     context = PanelContext(bridge, live.context.precision, live.context.settings, lambda *_: None)
     live.desks.orders.limits = CheckLimits(max_notional=Decimal(100_000))
     panel = OrderTicketPanel(context, live.desks.orders)

@@ -19,6 +19,7 @@ from app.domain import utc_now
 from app.domain.pair_terms import Trade
 from app.services.log_events import LogEvent
 from app.services.session import TerminalSession
+from app.services.terminal import Terminal
 from app.ui.bridge import SessionBridge
 from app.ui.order_confirm import SETTINGS_KEY as CONFIRM_KEY
 from app.ui.palette import current_palette
@@ -293,7 +294,7 @@ def test_a_ticket_built_before_the_pairs_are_known_is_ready_once_they_are(
     """As at launch: the window (and the ticket) is built before the session reads the pairs.
     The fresh ticket shows no error and trades the selected pair as soon as it is known."""
     session = TerminalSession(live.session.client, live.session.environment)
-    bridge = SessionBridge(session)
+    bridge = SessionBridge(Terminal(session))
     context = PanelContext(bridge, live.context.precision, live.context.settings, lambda *_: None)
     panel = OrderTicketPanel(context, live.desks.orders)
     qtbot.addWidget(panel)

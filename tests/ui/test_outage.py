@@ -123,13 +123,14 @@ def test_outage_degrades_then_goes_offline_and_recovers(
     port, db = free_port(), str(tmp_path / "outage.db")
     first = SandboxProcess("--port", str(port), db=db).start()
     second: SandboxProcess | None = None
-    session = run(
+    terminal = run(
         qtbot,
         connect(
             first.url, "demo", "demo", "demo", sandbox=True, intervals=FeedIntervals(0.2, 0.6, 0.3)
         ),
     )
-    bridge = SessionBridge(session)
+    session = terminal.session
+    bridge = SessionBridge(terminal)
     context = PanelContext(bridge, Precision(), settings, lambda *_: None)
     window = MainWindow(context, data_panels(), "test")
     qtbot.addWidget(window)
@@ -187,8 +188,7 @@ def test_outage_degrades_then_goes_offline_and_recovers(
         assert [m.kind for m in window.notifier.shown_tray] == ["offline", "online"]
     finally:
         heartbeat.stop()
-        run(qtbot, session.stop())
-        run(qtbot, session.client.aclose())
+        run(qtbot, terminal.aclose())
         first.close()
         if second is not None:
             second.close()

@@ -283,7 +283,8 @@ def test_marks_follow_the_polled_prices_on_the_frame_clock(
     status = panel.status_label.text()
     run(qtbot, live.session.stop())  # the test alone feeds prices from here
     before = panel.revaluations
-    live.bridge.topOfBook.emit({"BTC/USD": top("BTC/USD", "50000", "50002")})
+    # a poll's answer, as the stopped poller would publish it: market → service → report
+    live.session.top_of_book.data.publish({"BTC/USD": top("BTC/USD", "50000", "50002")})
     qtbot.waitUntil(lambda: panel.revaluations > before, timeout=WAIT_MS)
     btc = panel.model.line("BTC")
     assert btc is not None and btc.mark == D(50001)

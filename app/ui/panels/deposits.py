@@ -161,7 +161,7 @@ class DepositsPanel(QWidget):
         ):
             self.setTabOrder(first, second)
 
-        self.feed = context.bridge.transfer_feed(self.query(), interval=interval)
+        self.feed = context.bridge.feeds.transfer_feed(self.query(), interval=interval)
         self.page_topic: QtTopic[TransferPage] = QtTopic(self.feed.pages, self)
         self.failure_topic: QtTopic[str] = QtTopic(self.feed.failures, self)
         self.page_topic.connect(self._on_page)

@@ -183,7 +183,7 @@ class InstructionsPanel(QWidget):
 
     async def _load(self) -> None:
         try:
-            book = await self._bridge.instructions()
+            book = await self._bridge.feeds.instructions()
         except TransferError as exc:
             self._show_error(str(exc))
         else:

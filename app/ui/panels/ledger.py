@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.services.errors import ReadFailed
 from app.services.ledger_browser import (
     DEFAULT_MAX,
     EVENT_TYPES,
@@ -34,7 +35,6 @@ from app.services.ledger_browser import (
     LedgerSnapshot,
 )
 from app.services.log_events import LogLevel
-from app.services.order_feed import ReadFailed
 from app.ui.models.ledger_model import LedgerModel, LedgerSortProxy
 from app.ui.panels.base import PanelContext
 from app.ui.panels.record_parts import (
@@ -64,7 +64,7 @@ class LedgerPanel(RecordPanel):
         self.setObjectName("ledgerPanel")
         bridge = context.bridge
         self.tasks = TaskOwner(self, self._task_failed)
-        self.browser = bridge.ledger_browser()
+        self.browser = bridge.feeds.ledger_browser()
         self.snapshot: LedgerSnapshot | None = None
         self.busy = False
         self._request = 0  # the newest request; older answers are ignored

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.domain import utc_now
+from app.services.errors import ReadFailed
 from app.services.journal import OrderJournal
 from app.services.log_events import LogLevel
 from app.services.mid_history import MidHistory, history_of
@@ -36,7 +37,6 @@ from app.services.order_feed import (
     ORDER_TYPES,
     OrderFilter,
     OrdersSnapshot,
-    ReadFailed,
 )
 from app.services.poller import FeedStatus
 from app.services.unknown_outcomes import UnknownOutcomes
@@ -102,7 +102,7 @@ class OrdersPanel(RecordPanel):
         self.tasks = TaskOwner(self, self._task_failed)
         if interval is None:
             interval = float(Preferences.load(context.settings).orders)
-        self.feed = bridge.order_feed(journal, interval=interval, page_size=page_size)
+        self.feed = bridge.feeds.order_feed(journal, interval=interval, page_size=page_size)
         if mids is None:
             folder = history_folder(context.settings, bridge.environment)
             self.feed.use_mids(lambda: history_of(folder))

@@ -10,11 +10,13 @@ Two paces:
   matching the table (a deposit or withdrawal credited), on Refresh, and when Settings change
   the valuation currency. One refresh at a time; one asked for meanwhile runs after it. A
   hidden dock, or one behind another tab, reads and re-values nothing until it is in front.
-- **Marks** come from the polled top of book (the bridge's ``topOfBook``): the last book is
-  re-valued (``PositionsService.report``: no request, no pass over the ledger) in a frame of
-  the application's frame clock at most every ``MARK_SECONDS``, and only the cells that changed
-  are repainted. The columns keep their widths (fitted only when rows come or go, or a refresh
-  ends), the status line is in a ``TextHost``: a tick never relayouts the window.
+- **Marks**: the positions service follows the market itself and, at every new top of book,
+  re-values the last book (no request, no pass over the ledger) and publishes the report
+  (``PositionsService.reports``) while the dock is in front. The dock only renders: the newest
+  report is painted in a frame of the application's frame clock at most every
+  ``MARK_SECONDS``, and only the cells that changed are repainted. The columns keep their
+  widths (fitted only when rows come or go, or a refresh ends), the status line is in a
+  ``TextHost``: a tick never relayouts the window.
 
 Settings (cost method, "since" day, valuation currency) apply at once (``apply_preferences``):
 the book is made again from the entries already read. "Set cost of deposits…" (the table's
@@ -49,14 +51,13 @@ from PySide6.QtWidgets import (
 )
 
 from app.domain.positions import CostMethod, MarkKey
-from app.domain.records import TopOfBook
+from app.services.errors import ReadFailed
 from app.services.log_events import LogLevel
 from app.services.mid_history import MidHistory
-from app.services.order_feed import ReadFailed
 from app.services.pnl_history import MidReader, grid, pnl_series, unit_history
 from app.services.positions import PositionsCache, PositionsReport, PositionsService
-from app.services.session import Balances, Environment
-from app.ui.bridge import Freshness
+from app.services.session import Environment
+from app.ui.bridge import Freshness, QtTopic
 from app.ui.cost_dialog import CostChoice, CostDialog
 from app.ui.csv_export import ask_and_export
 from app.ui.frame_clock import FrameClock, shared_frame_clock
@@ -118,11 +119,13 @@ class PositionsPanel(QWidget):
         if service is None:
             path = positions_cache_path(context.settings, bridge.environment)
             cache = PositionsCache(path)
-            service = bridge.positions(
+            service = bridge.feeds.positions(
                 cache, currency=prefs.valuation_currency, method=prefs.cost_method()
             )
             self.destroyed.connect(lambda *_: cache.close())
         self.service = service
+        service.since = self._since
+        service.active = False  # until the dock is in front
         if mids is None:
             store = MidHistory(history_folder(context.settings, bridge.environment))
             self.destroyed.connect(lambda *_: store.close())
@@ -137,7 +140,7 @@ class PositionsPanel(QWidget):
         self.rebuilds = 0  # books made again after a setting or a cost changed
         self._again = False
         self._stale = True  # the ledger may have moved since the last refresh
-        self._books: dict[str, TopOfBook] = {}
+        self._pending: PositionsReport | None = None  # the newest re-valuation not painted
         self._marks_due = False
         self._front = False  # shown, and not behind another tab
         self._hooked = False
@@ -214,9 +217,10 @@ class PositionsPanel(QWidget):
         self.freshness.changed.connect(self._freshness_changed)
         self.model.modelReset.connect(self._fit_columns)
         self.model.rowsInserted.connect(self._fit_columns)
-        bridge.topOfBook.connect(self._on_books)
-        bridge.balances.connect(self._on_balances)
-        bridge.fills.connect(self._ledger_moved)
+        self.reports: QtTopic[PositionsReport] = QtTopic(service.reports, self)
+        self.reports.connect(self._on_report)
+        self.moved: QtTopic[None] = QtTopic(service.moved, self)
+        self.moved.connect(self._ledger_moved)
 
     async def stop_feed(self) -> None:
         """At quit: end a refresh under way before the connection closes (``OwnsFeed``)."""
@@ -257,6 +261,7 @@ class PositionsPanel(QWidget):
         if front == self._front:
             return
         self._front = front
+        self.service.active = front
         if not front:
             self.refresh_timer.stop()
             self.chart_timer.stop()
@@ -269,19 +274,11 @@ class PositionsPanel(QWidget):
             self._frames.request()
 
     def _ledger_moved(self, *_: object) -> None:
-        """A fill (or a credited deposit): the ledger moved; read shortly, if shown."""
+        """The service says the ledger moved (a fill, a credited deposit): read shortly, if
+        shown."""
         self._stale = True
         if self._front:
             self.changed_timer.start()
-
-    def _on_balances(self, balances: Balances) -> None:
-        """Holdings that no longer match the table mean entries the book has not read."""
-        if self.report is None:
-            return
-        rows = {row.asset: row.quantity for row in self.report.table.rows}
-        held = {a: b.free + b.locked for a, b in balances.account.balances.items()}
-        if any(rows.get(a, 0) != held.get(a, 0) for a in {*rows, *held}):
-            self._ledger_moved()
 
     def refresh(self) -> None:
         """Read the ledger's new entries and the prices (after the current read, if one runs)."""
@@ -314,8 +311,9 @@ class PositionsPanel(QWidget):
 
     # -- marks on the frame clock ---------------------------------------------------------------
 
-    def _on_books(self, books: dict[str, TopOfBook]) -> None:
-        self._books.update(books)
+    def _on_report(self, report: PositionsReport) -> None:
+        """The service re-valued the book at new prices: painted on the next frame."""
+        self._pending = report
         if not self._marks_due:
             self._marks_due = True
             if self._front:
@@ -328,16 +326,20 @@ class PositionsPanel(QWidget):
         self.table.setToolTip(freshness.reason if freshness.stale else "")
 
     def _on_frame(self, _now: float) -> None:
-        """Re-value the book at the prices that came in (only when some did, and shown)."""
+        """Paint the newest re-valuation the service published (only when one came, and
+        shown)."""
         if not self._marks_due or self.report is None or not self._front:
             return
         self._marks_due = False
-        books, self._books = self._books, {}
+        report = self._pending
+        if report is None:
+            return
         self.revaluations += 1
-        self._show(self.service.report(books, since=self._since), status=False)
+        self._show(report, status=False)
         self._fit_grown()
 
     def _show(self, report: PositionsReport, *, status: bool = True) -> None:
+        self._pending = None  # a re-valuation published before this report is older than it
         self.report = report
         self.model.set_table(report.table)
         if status:
@@ -384,6 +386,7 @@ class PositionsPanel(QWidget):
         the book's realisations; a new method or currency makes the book again from the
         entries already read, in slices (``rebuilds`` counts them)."""
         self._since = prefs.since()
+        self.service.since = self._since
         rebuild = False
         method = prefs.cost_method()
         if method is not self.service.method:

@@ -55,6 +55,7 @@ from app.ui.models.record_view import RecordView
 from app.ui.palette import TradePalette, follow_palette
 from app.ui.panels.base import PanelContext
 from app.ui.record_details import RecordDetailsDialog
+from app.ui.tasks import TaskOwner
 from app.ui.widgets.copy_field import copy_text
 from app.ui.widgets.read_only_table import (
     focus_keeps_look,
@@ -66,9 +67,6 @@ from app.ui.widgets.read_only_table import (
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: The free-text search box of a record dock is never narrower than this (px).
 SEARCH_MIN_WIDTH = 160
-
-# Feeds whose panel went away are stopped by a task kept here until it ends.
-_stopping: set[asyncio.Task[None]] = set()
 
 
 def to_utc(value: QDateTime) -> datetime:
@@ -346,15 +344,17 @@ def stop_with(widget: QWidget, feed: Feed) -> None:
     """When ``widget`` is destroyed, stop ``feed`` (in a task: the ``destroyed`` signal cannot
     await). The feed's topics reach the widget through ``QtTopic``s it owns."""
     name = f"{widget.objectName()} feed stop"
+    # The widget's own owner, connected to ``destroyed`` first: its cancel runs before the
+    # stop is spawned, so the stop (the widget's last task) runs to its end, referenced by
+    # the owner and reported if it fails.
+    owner = TaskOwner(widget)
 
     def detach(*_: object) -> None:  # a plain function, not a slot of the dying widget
         try:
-            loop = asyncio.get_running_loop()
+            asyncio.get_running_loop()
         except RuntimeError:
             return  # no loop any more: nothing is polling
-        task = loop.create_task(feed.stop(), name=name)
-        _stopping.add(task)
-        task.add_done_callback(_stopping.discard)
+        owner.spawn(feed.stop(), name)
 
     widget.destroyed.connect(detach)
 
