@@ -305,6 +305,9 @@ class RfqTicket:
         self._closed = False
         #: The last accept's answer (the trader reads it in the message; tests read it too).
         self.last_result: AcceptResult | None = None
+        #: The quote of an accept whose answer was lost, while it is unknown: only that quote's
+        #: events settle it (a later quote's fill must not be taken for it).
+        self._unknown: LiveQuote | None = None
         self.preview = self._make()
         self._unsubscribe = [
             desk.quotes.subscribe(self._on_quote),
@@ -456,22 +459,32 @@ class RfqTicket:
         self._publish()
 
     def _on_history(self, event: QuoteEvent) -> None:
-        live = self.live
-        if live is None or event.quote_id != live.order_id:
-            self._publish()
-            return
-        unknown = self.last_result is not None and self.last_result.status == "unknown"
-        if event.kind == "refused":
+        lost = self._unknown
+        if lost is not None and event.quote_id == lost.order_id and event.side is not None:
+            self._settle(lost, event)
+        elif event.kind == "refused" and event.quote_id == self._live_id():
             # Also a forced accept's refusal, which this ticket did not send itself.
             self._message = Message("error", f"Refused by the service: {event.message}")
-        elif event.kind == "accepted" and unknown and event.side is not None:
-            # The desk settled an accept whose answer was lost: the order was found.
-            assert self.last_result is not None
-            self.last_result = replace(self.last_result, status="filled", message=event.message)
-            text = settled_text(live, event.side)
+        self._publish()
+
+    def _live_id(self) -> str | None:
+        return None if self.live is None else self.live.order_id
+
+    def _settle(self, lost: LiveQuote, event: QuoteEvent) -> None:
+        """The desk found the order of an accept whose answer was lost (said even when a
+        newer quote is on screen: the trader was told it was unknown)."""
+        result = self.last_result
+        assert result is not None and event.side is not None
+        if event.kind == "accepted":
+            self._unknown = None
+            self.last_result = replace(result, status="filled", message=event.message)
+            text = settled_text(lost, event.side)
             self._message = Message("fill", text)
             self.notices.publish((LogLevel.INFO, text))
-        self._publish()
+        elif event.kind == "refused":
+            self._unknown = None
+            self.last_result = replace(result, status="refused", message=event.message)
+            self._message = Message("error", f"Refused by the service: {event.message}")
 
     # -- the entry --------------------------------------------------------------------------
 
@@ -672,6 +685,7 @@ class RfqTicket:
 
     def _result(self, live: LiveQuote, result: AcceptResult) -> None:
         self.last_result = result
+        self._unknown = live if result.status == "unknown" else None
         if result.status == "filled":
             text = fill_text(live, result, self.precision)
             self._message = Message("fill", text)

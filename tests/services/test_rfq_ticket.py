@@ -312,3 +312,45 @@ async def test_a_refused_accept_and_a_lost_answer_end_the_quote_honestly(
         finally:
             clear_faults(ticket_sandbox)
             ticket.close()
+
+
+async def test_a_lost_answer_stays_unknown_when_the_next_quote_fills(
+    ticket_sandbox: SandboxProcess,
+) -> None:
+    """The fill of a later quote is not the lost accept found: the trader is not told the lost
+    one filled, and it stays unknown (the dropped accept never reached the server)."""
+    async with open_desk(ticket_sandbox) as d:
+        ticket, _ = open_ticket(d)
+        notices: list[tuple[LogLevel, str]] = []
+        ticket.notices.subscribe(notices.append)
+        path = f"/account/{d.user.account}/order/rfq/.*/accept$"
+        try:
+            work = ticket.start_request(PAIR, "0.01")
+            assert work is not None
+            await work
+            admin_faults(ticket_sandbox, [{"kind": "drop", "path": path, "count": 1}])
+            accepting = ticket.start_accept("buy")
+            assert accepting is not None
+            await accepting
+            clear_faults(ticket_sandbox)
+            lost = ticket.last_result
+            assert lost is not None and lost.status == "unknown"
+            assert len(notices) == 1 and notices[0][0] == LogLevel.WARNING
+
+            work = ticket.start_request(PAIR, "0.01")
+            assert work is not None
+            await work
+            accepting = ticket.start_accept("buy")
+            assert accepting is not None
+            await accepting
+            result = ticket.last_result
+            assert result is not None and result.status == "filled"
+            assert result.client_order_id != lost.client_order_id
+            message = latest(ticket).message
+            assert message.level == "fill" and message.text.startswith("Filled: bought ")
+            assert notices[1:] == [(LogLevel.INFO, message.text)]
+            entry = d.journal.entry(lost.client_order_id)
+            assert entry is not None and entry.status == "unknown"
+        finally:
+            clear_faults(ticket_sandbox)
+            ticket.close()
