@@ -518,9 +518,12 @@ class RfqTicket:
         self.entry.in_quote = in_quote
         pair = parse_pair(pair_text)
         text = size.strip().replace(",", "").replace("_", "")
-        if not text or pair is None:
+        if not text:
             self._publish()
-            return size if not text else ""
+            return size
+        if pair is None:
+            self._say("warning", "The size was cleared (no pair to convert it in): choose a pair")
+            return ""
         old, new = (pair.quote, pair.base) if not in_quote else (pair.base, pair.quote)
         top = self._snapshot.top(str(pair))
         try:

@@ -170,13 +170,22 @@ async def test_the_units_toggle_converts_a_typed_size_or_clears_it(
             live = ticket.live
             assert live is not None and live.size == Amount(Decimal(converted), "USD")
             assert live.quote.buy.source == live.size
-            # Back to BTC: converted again. A pair without a book clears the size.
+            # Back to BTC: converted again, to BTC's 8 decimals. A pair without a book, or no
+            # pair at all, clears the size and says so.
+            top = d.desk.session.market.snapshot.top(PAIR)
+            assert top is not None
             back = ticket.set_units(False, PAIR, converted)
-            assert Decimal(back) > 0 and ticket.preview.message.text.endswith(" BTC")
+            assert Decimal(back) == (Decimal(converted) / top.mid).quantize(Decimal("1e-8"))
+            assert ticket.preview.message.text.endswith(f" ≈ {back} BTC")
             assert ticket.set_units(True, "ZZZ/USD", "5") == ""
             assert ticket.preview.message.level == "warning"
             assert ticket.preview.message.text == (
                 "The size was cleared (no price to convert it): enter it in USD"
+            )
+            assert ticket.set_units(False, "nonsense", "5") == ""
+            assert ticket.preview.message.level == "warning"
+            assert ticket.preview.message.text == (
+                "The size was cleared (no pair to convert it in): choose a pair"
             )
         finally:
             ticket.close()
