@@ -174,7 +174,8 @@ class ChecksBlock(AcceptClosed):
 @dataclass(frozen=True)
 class AcceptRequest:
     """What accepting one side of a quote sends (the quote's id and the side) and what it
-    will pay and get as quoted, with the market snapshot the preview showing it was made on."""
+    will pay and get as quoted, with the market snapshot the preview showing it was made on
+    and whether its checks lifted the size limit (the override as the trader saw it)."""
 
     quote_id: str
     side: Side
@@ -182,6 +183,7 @@ class AcceptRequest:
     get: Amount
     price: Decimal  # QUOTE per BASE
     snapshot: MarketSnapshot = field(compare=False, repr=False)
+    override: bool = False
 
     @property
     def snapshot_id(self) -> int:
@@ -373,7 +375,7 @@ class RfqDesk:
         closed in time, offline, or blocked by a check (``override``, or the request's, lifts
         the size limit). ``expect``: what the trader's preview said the accept sends; sent only
         if the current quote is still that quote and side, and checked on the preview's
-        market snapshot (the facts the trader saw)."""
+        market snapshot with the preview's override (the facts the trader saw)."""
         live = self._current()
         if expect is not None and (expect.quote_id, expect.side) != (live.order_id, side):
             raise AcceptClosed("the quote changed since it was shown; nothing was sent")
@@ -384,6 +386,7 @@ class RfqDesk:
         if offline is not None:
             raise AcceptClosed(f"{offline}; accepting resumes when it is back")
         market = None if expect is None else self.market_at(expect.snapshot)
+        override = override or (expect is not None and expect.override)
         found = self.quote_checks(live, override=override, market=market)
         blocked = found.reason(side)
         if blocked is not None:

@@ -362,12 +362,18 @@ class RfqTicket:
     def _make(self) -> RfqPreview:
         market = self.desk.market_at(self._snapshot)
         offline = market.offline_reason()
+        """The preview of the ticket as it is (reads the ticket, changes nothing)."""
         live = self.live
         found = RfqChecks()
         if live is not None and live.accepted_side is None:
             # The desk's rules in the window's precision (it may know more assets).
             override = self._override()
             found = quote_checks(live, market, override=override, precision=self.precision)
+        # The override is offered only while the size limit concerns the entry or the quote;
+        # not offered, it changed none of the findings above, and it lapses (``_publish``).
+        override_shown = self.entry.blocked or found.size_limited
+        entry_override = self.entry.override and override_shown
+        checked_override = entry_override or (live is not None and live.override)
         sides: dict[Side, SidePreview] = {}
         label = ""
         margin = 0.0
@@ -376,12 +382,9 @@ class RfqTicket:
             label = f"Quote {live.order_id[:8]} · {live.pair} · {size_text(live.size)}"
             if offline is not None:
                 label += " · OFFLINE: shown as received, accepting is off"
-            sides = {side: self._side(live, side, found) for side in SIDES}
+            sides = {side: self._side(live, side, found, checked_override) for side in SIDES}
         state = self.state()
         idle = state not in (RfqState.REQUESTING, RfqState.ACCEPTING)
-        override_shown = self.entry.blocked or found.size_limited
-        if not override_shown:
-            self.entry.override = False  # offered only while the size limit concerns the entry
         return RfqPreview(
             state=state,
             snapshot_id=self._snapshot.id,
@@ -391,14 +394,14 @@ class RfqTicket:
             offline=offline,
             quote_label=label,
             override_shown=override_shown,
-            override=self.entry.override,
+            override=entry_override,
             can_request=idle and offline is None,
             can_requote=idle and offline is None and live is not None,
             accept_margin=margin,
             focus=self._focus,
         )
 
-    def _side(self, live: LiveQuote, side: Side, found: RfqChecks) -> SidePreview:
+    def _side(self, live: LiveQuote, side: Side, found: RfqChecks, override: bool) -> SidePreview:
         quoted = live.quote.side(side)
         price = pair_price(live, side)
         top = self._snapshot.top(live.pair)
@@ -411,7 +414,7 @@ class RfqTicket:
             estimate = Estimate(quoted.source, quoted.destination, quoted.price)
             after = what_if(quote_ticket(live, side), balances, estimate)
         request = AcceptRequest(
-            live.order_id, side, quoted.source, quoted.destination, price, self._snapshot
+            live.order_id, side, quoted.source, quoted.destination, price, self._snapshot, override
         )
         return SidePreview(
             side=side,
@@ -431,6 +434,8 @@ class RfqTicket:
         if self._closed:
             return
         self.preview = self._make()
+        if not self.preview.override_shown:
+            self.entry.override = False  # offered no more: a later size limit asks afresh
         self._focus = None  # a focus request is for the preview that carried it
         self.previews.publish(self.preview)
 
@@ -674,7 +679,8 @@ class RfqTicket:
     async def _accept(self, live: LiveQuote, request: AcceptRequest) -> None:
         result: AcceptResult | None = None
         try:
-            result = await self.desk.accept(request.side, override=self._override(), expect=request)
+            # The override as previewed (in ``request``), not as the check box is by now.
+            result = await self.desk.accept(request.side, expect=request)
         except AcceptClosed as exc:
             self._message = Message("warning", f"Not sent: {exc.reason}")
         except Exception as exc:

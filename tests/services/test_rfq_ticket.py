@@ -11,6 +11,7 @@ import pytest
 from app.domain import Amount
 from app.domain.display import Precision
 from app.services.log_events import LogLevel
+from app.services.pretrade import CheckLimits
 from app.services.rfq_desk import SIDES, AcceptClosed
 from app.services.rfq_ticket import OVERRIDE_TEXT, RfqPreview, RfqState, RfqTicket
 from tests.harness import SandboxProcess
@@ -362,4 +363,34 @@ async def test_a_lost_answer_stays_unknown_when_the_next_quote_fills(
             assert entry is not None and entry.status == "unknown"
         finally:
             clear_faults(ticket_sandbox)
+            ticket.close()
+
+
+async def test_an_accept_goes_with_the_override_its_preview_was_checked_with(
+    ticket_sandbox: SandboxProcess,
+) -> None:
+    """The size limit blocks both sides; the trader overrides it and accepts: the accept is
+    the previewed one even if the box is unticked while it is on its way."""
+    async with open_desk(ticket_sandbox, started=True) as d:
+        ticket, _ = open_ticket(d)
+        try:
+            work = ticket.start_request(PAIR, "0.01")
+            assert work is not None
+            await work
+            d.desk.limits = CheckLimits(max_notional=Decimal(100))  # 0.01 BTC is worth more
+            ticket.refresh()
+            preview = latest(ticket)
+            assert preview.override_shown and not preview.override
+            assert all(preview.sides[side].blocked for side in SIDES)
+            ticket.set_override(True)
+            preview = latest(ticket)
+            assert preview.override and preview.sides["buy"].blocked is None
+            assert preview.sides["buy"].accept.override
+            accepting = ticket.start_accept("buy")
+            assert accepting is not None
+            ticket.set_override(False)  # after the press, before the accept leaves
+            await accepting
+            result = ticket.last_result
+            assert result is not None and result.status == "filled"
+        finally:
             ticket.close()
