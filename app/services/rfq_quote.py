@@ -31,6 +31,18 @@ MIN_ACCEPT_MARGIN = 0.5
 ACCEPT_MARGIN_EXTRA = 0.25
 
 
+def quote_state(left: float, accept_margin: float) -> QuoteState:
+    """A side with ``left`` seconds to its deadline: expired, closing (too little time for an
+    accept to arrive), amber (about to close) or live. The desk and every frame ask this."""
+    if left <= 0:
+        return "expired"
+    if left <= accept_margin:
+        return "closing"
+    if left < AMBER_SECONDS:
+        return "amber"
+    return "live"
+
+
 # -- the trader's words ------------------------------------------------------------------------
 
 
@@ -167,14 +179,7 @@ class LiveQuote:
         return self.deadlines[side] - now
 
     def state(self, side: Side, now: float | None = None) -> QuoteState:
-        left = self.remaining(side, now)
-        if left <= 0:
-            return "expired"
-        if left <= self.accept_margin:
-            return "closing"
-        if left < AMBER_SECONDS:
-            return "amber"
-        return "live"
+        return quote_state(self.remaining(side, now), self.accept_margin)
 
     def closed_reason(self, side: Side, now: float | None = None) -> str | None:
         """Why an accept of ``side`` may not be sent now; None when it may."""

@@ -70,12 +70,12 @@ from app.services.rfq_desk import (
     RfqDesk,
 )
 from app.services.rfq_quote import (
-    AMBER_SECONDS,
     SIDES,
     LiveQuote,
     QuoteState,
     Side,
     pair_price,
+    quote_state,
     side_name,
     side_terms,
     size_text,
@@ -180,15 +180,7 @@ class RfqPreview:
         """What ``side`` shows at monotonic ``now`` (each frame asks; nothing is counted)."""
         view = self.sides[side]
         left = view.deadline - now
-        state: QuoteState = (
-            "expired"
-            if left <= 0
-            else "closing"
-            if left <= self.accept_margin
-            else "amber"
-            if left < AMBER_SECONDS
-            else "live"
-        )
+        state = quote_state(left, self.accept_margin)
         open_ = (
             view.word is None
             and state not in ("expired", "closing")
