@@ -12,13 +12,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from typing import Literal
 
 from app.api import ServerClock
 from app.domain import Amount, AssetPair
 from app.domain.display import Precision, format_number
-from app.domain.money import format_trimmed
+from app.domain.money import MONEY_CONTEXT, format_trimmed
 from app.domain.pair_terms import PairSide, Trade
 from app.domain.records import Order, Quote, TopOfBook
 
@@ -223,8 +223,10 @@ class LiveQuote:
 
     def markup_bps(self, side: Side, top: TopOfBook) -> Decimal:
         """Basis points the side's price is worse for the trader than the book: buy against
-        the ask, sell against the bid."""
-        price = self.quote.side(side).price.value
-        if side == "buy":
-            return (price - top.ask) / top.ask * 10_000
-        return (top.bid - price) / top.bid * 10_000
+        the ask, sell against the bid. The price as QUOTE per BASE, like the book's, whichever
+        way the wire wrote it."""
+        price = pair_price(self, side)
+        with localcontext(MONEY_CONTEXT):
+            if side == "buy":
+                return (price - top.ask) / top.ask * 10_000
+            return (top.bid - price) / top.bid * 10_000

@@ -360,6 +360,12 @@ async def test_markup_in_basis_points_against_the_top_of_book(
         )
         assert live.markup_bps("buy", top) == pytest.approx(Decimal(5), abs=Decimal("0.01"))
         assert live.markup_bps("sell", top) == pytest.approx(Decimal("9.99"), abs=Decimal("0.01"))
+        # The wire may write a side's price the other way round (BASE per QUOTE): the same
+        # markup, measured on QUOTE per BASE as the book is.
+        sell_side = live.quote.sell
+        live.quote = replace(live.quote, sell=replace(sell_side, price=sell_side.price.invert()))
+        assert live.quote.sell.price.base == "USD"
+        assert live.markup_bps("sell", top) == pytest.approx(Decimal("9.99"), abs=Decimal("0.01"))
 
 
 async def test_the_desk_reads_time_only_from_its_monotonic_clock(
