@@ -70,7 +70,6 @@ from app.domain import Amount, utc_now
 from app.domain.display import Precision
 from app.domain.records import Order
 from app.services.events import Topic
-from app.services.health import HealthState
 from app.services.journal import OrderJournal
 from app.services.log_events import EventKind, LogLevel
 from app.services.market import MarketSnapshot
@@ -238,7 +237,6 @@ class RfqDesk:
         absent_grace: float = ABSENT_GRACE,
     ) -> None:
         self.session = session
-        self._health: HealthState | None = session.health.current
         self._limits = limits or CheckLimits()
         self.journal = journal
         self._monotonic = clock_monotonic
@@ -256,7 +254,6 @@ class RfqDesk:
         self.absent_grace = absent_grace
         self._settlers: set[asyncio.Task[None]] = set()
         self._closed = False
-        self._unsubscribe = [session.health.changes.subscribe(self._on_health)]
 
     def monotonic(self) -> float:
         """The desk's monotonic clock now (the quotes' deadlines are on it)."""
@@ -271,7 +268,7 @@ class RfqDesk:
 
     def market_at(self, snapshot: MarketSnapshot) -> RfqMarket:
         """``snapshot`` with the health and the limits: what a preview was checked on."""
-        return RfqMarket(snapshot, self._health, self._limits)
+        return RfqMarket(snapshot, self.session.health.current, self._limits)
 
     @property
     def limits(self) -> CheckLimits:
@@ -280,9 +277,6 @@ class RfqDesk:
     @limits.setter
     def limits(self, limits: CheckLimits) -> None:
         self._limits = limits
-
-    def _on_health(self, health: HealthState) -> None:
-        self._health = health
 
     @property
     def precision(self) -> Precision:
@@ -655,11 +649,8 @@ class RfqDesk:
             self.session.log(LogLevel.WARNING, f"auto-requote of {live.pair} failed: {exc}")
 
     async def close(self) -> None:
-        """Stop the desk's task (the expiry watcher and auto-requote) and its subscriptions."""
+        """Stop the desk's tasks (the expiry watcher and auto-requote, the settlers)."""
         self._closed = True
-        for unsubscribe in self._unsubscribe:
-            unsubscribe()
-        self._unsubscribe = []
         watcher, self._watcher = self._watcher, None
         tasks = [t for t in (watcher, *self._settlers) if t is not None]
         self._settlers.clear()
