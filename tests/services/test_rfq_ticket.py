@@ -250,6 +250,18 @@ async def test_an_accept_sends_only_the_quote_its_preview_showed(
             with pytest.raises(AcceptClosed, match="quote changed"):
                 await d.desk.accept("sell", expect=shown)
             assert accept_posts(ticket_sandbox, d.user.account) == []
+            # Through the ticket: Alt+S pressed on the quote on screen, and a new quote (an
+            # auto-requote) lands before the accept leaves: nothing is sent for the new one.
+            accepting = ticket.start_accept("sell")
+            assert accepting is not None
+            replaced = await d.desk.request(PAIR, Amount(Decimal("0.03"), "BTC"))
+            assert ticket.live is replaced
+            await accepting
+            assert ticket.last_result is None and state(ticket) == RfqState.QUOTED
+            assert latest(ticket).message.text == (
+                "Not sent: the quote changed since it was shown; nothing was sent"
+            )
+            assert accept_posts(ticket_sandbox, d.user.account) == []
         finally:
             clear_faults(ticket_sandbox)
             ticket.close()
