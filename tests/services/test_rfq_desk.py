@@ -428,7 +428,7 @@ async def test_an_accept_dropped_before_the_server_saw_it_stays_unknown(
         assert [e.kind for e in d.desk.events] == ["requested", "unknown"]
 
 
-# -- checks, offline, the trader's words (issue 12) --------------------------------------------
+# -- checks, offline, the trader's words --------------------------------------------
 
 
 def current(desk: RfqDesk) -> LiveQuote | None:
@@ -556,7 +556,7 @@ def test_counts_and_sizes_read_well() -> None:
     assert size_text(Amount(Decimal("1234.5"), "USD")) == "1,234.5 USD"
 
 
-# -- time discipline and accepts under faults (issue 14) ---------------------------------------
+# -- time discipline and accepts under faults ------------------------------------------------
 
 
 @pytest.fixture(scope="module")
