@@ -156,7 +156,12 @@ class SidePreview:
 
 @dataclass(frozen=True)
 class RfqPreview:
-    """Everything the ticket shows, computed from one market snapshot (``snapshot_id``)."""
+    """Everything the ticket shows, computed from one market snapshot (``snapshot_id``).
+
+    Every field is a value fixed when the preview was made, except ``live``: the desk's own
+    quote, kept for its identity and its (immutable) ``quote`` record. ``clock`` reads its
+    ``in_flight`` on purpose: an accept sent from another window, or forced, is on no preview
+    of this ticket, and no side may look open while it is on its way."""
 
     state: RfqState
     snapshot_id: int

@@ -3,6 +3,7 @@ accept equals preview, expiry on an injected monotonic clock, one accept at a ti
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from decimal import Decimal
 
@@ -14,7 +15,7 @@ from app.services.log_events import LogLevel
 from app.services.pretrade import CheckLimits
 from app.services.rfq_desk import AMBER_SECONDS, SIDES, AcceptClosed
 from app.services.rfq_ticket import OVERRIDE_TEXT, RfqPreview, RfqState, RfqTicket
-from tests.harness import SandboxProcess
+from tests.harness import SandboxProcess, until
 from tests.services.test_rfq_desk import (
     PAIR,
     Desk,
@@ -411,3 +412,35 @@ async def test_an_accept_goes_with_the_override_its_preview_was_checked_with(
             assert result is not None and result.status == "filled"
         finally:
             ticket.close()
+
+
+async def test_an_accept_from_another_window_closes_both_sides_here_while_on_its_way(
+    ticket_sandbox: SandboxProcess,
+) -> None:
+    """Two windows' tickets over one desk: while one window's accept is on the wire, the other
+    offers neither side and sends nothing."""
+    async with open_desk(ticket_sandbox) as d:
+        here, _ = open_ticket(d)
+        there, _ = open_ticket(d)
+        path = f"/account/{d.user.account}/order/rfq/.*/accept$"
+        try:
+            work = here.start_request(PAIR, "0.01")
+            assert work is not None
+            await work
+            admin_faults(ticket_sandbox, [{"kind": "latency", "path": path, "seconds": 1}])
+            accepting = there.start_accept("buy")
+            assert accepting is not None
+            task = asyncio.ensure_future(accepting)
+            await until(lambda: d.desk.accepting)
+            preview = latest(here)
+            assert not any(preview.clock(side, here.now()).can_accept for side in SIDES)
+            assert here.start_accept("sell") is None
+            assert latest(here).message.text == "Not sent: an accept (buy) is already in flight"
+            await task
+            result = there.last_result
+            assert result is not None and result.status == "filled"
+            assert len(accept_posts(ticket_sandbox, d.user.account)) == 1
+        finally:
+            clear_faults(ticket_sandbox)
+            here.close()
+            there.close()
