@@ -440,6 +440,11 @@ class RfqTicket:
         """Something the checks read outside the market changed (the limits): preview again."""
         self._publish()
 
+    def failed(self, what: str, exc: BaseException) -> None:
+        """A task of the ticket's window failed unexpectedly: said in the message, which stays
+        until something else is said (a new market snapshot does not wipe it)."""
+        self._say("error", f"{what}: {describe(exc)}", repr(exc))
+
     def _say(self, level: str, text: str, detail: str = "", focus: Field | None = None) -> None:
         self._message = Message(level, text, detail)
         self._focus = focus
