@@ -546,6 +546,14 @@ class RfqTicket:
             converted = value * mid if in_quote else divide(value, mid)
         places = self.precision.asset(new)
         shown = format_number(converted, places, grouping=False)
+        if Decimal(shown).is_zero():  # under the asset's smallest unit: not a size to send
+            smallest = format_number(Decimal(1).scaleb(-places), places)
+            self._say(
+                "warning",
+                f"The size was cleared ({size_text(Amount(value, old))} is less than "
+                f"{smallest} {new}): enter it in {new}",
+            )
+            return ""
         self._say(
             "info",
             f"Size converted at the mid {self.precision.price_text(mid, str(pair))}: "

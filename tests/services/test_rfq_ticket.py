@@ -189,7 +189,12 @@ async def test_the_units_toggle_converts_a_typed_size_or_clears_it(
             assert ticket.preview.message.text == (
                 "The size was cleared (no price to convert it): enter it in USD"
             )
-            assert ticket.set_units(False, "nonsense", "5") == ""
+            # A size that would round to nothing in the other asset is not converted to 0.
+            assert ticket.set_units(False, PAIR, "0.0001") == ""
+            assert ticket.preview.message.text == (
+                "The size was cleared (0.0001 USD is less than 0.00000001 BTC): enter it in BTC"
+            )
+            assert ticket.set_units(True, "nonsense", "5") == ""
             assert ticket.preview.message.level == "warning"
             assert ticket.preview.message.text == (
                 "The size was cleared (no pair to convert it in): choose a pair"
