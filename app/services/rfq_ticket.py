@@ -518,8 +518,10 @@ class RfqTicket:
 
     def set_units(self, in_quote: bool, pair_text: str, size: str) -> str:
         """The size's asset switched between the pair's base and quote. A size already typed
-        is converted at the mid of the book and said so, or cleared when there is no price:
-        its digits are never kept in the other asset. Returns the size field's new text."""
+        is converted at the mid of the book (rounded half-even to the new asset's decimals) and
+        said so, or cleared and said why (no pair, no price, not a number, under the new asset's
+        smallest unit): its digits are never kept in the other asset. Returns the size field's
+        new text."""
         if in_quote == self.entry.in_quote:
             return size
         self.entry.in_quote = in_quote
