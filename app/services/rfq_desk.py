@@ -70,7 +70,6 @@ from app.domain import Amount, utc_now
 from app.domain.display import Precision
 from app.domain.records import Order
 from app.services.events import Topic
-from app.services.health import HealthState
 from app.services.journal import OrderJournal
 from app.services.log_events import EventKind, LogLevel
 from app.services.market import MarketSnapshot
@@ -174,7 +173,8 @@ class ChecksBlock(AcceptClosed):
 @dataclass(frozen=True)
 class AcceptRequest:
     """What accepting one side of a quote sends (the quote's id and the side) and what it
-    will pay and get as quoted, with the market snapshot the preview showing it was made on."""
+    will pay and get as quoted, with the market snapshot the preview showing it was made on
+    and whether its checks lifted the size limit (the override as the trader saw it)."""
 
     quote_id: str
     side: Side
@@ -182,6 +182,7 @@ class AcceptRequest:
     get: Amount
     price: Decimal  # QUOTE per BASE
     snapshot: MarketSnapshot = field(compare=False, repr=False)
+    override: bool = False
 
     @property
     def snapshot_id(self) -> int:
@@ -236,7 +237,6 @@ class RfqDesk:
         absent_grace: float = ABSENT_GRACE,
     ) -> None:
         self.session = session
-        self._health: HealthState | None = session.health.current
         self._limits = limits or CheckLimits()
         self.journal = journal
         self._monotonic = clock_monotonic
@@ -254,7 +254,6 @@ class RfqDesk:
         self.absent_grace = absent_grace
         self._settlers: set[asyncio.Task[None]] = set()
         self._closed = False
-        self._unsubscribe = [session.health.changes.subscribe(self._on_health)]
 
     def monotonic(self) -> float:
         """The desk's monotonic clock now (the quotes' deadlines are on it)."""
@@ -269,7 +268,7 @@ class RfqDesk:
 
     def market_at(self, snapshot: MarketSnapshot) -> RfqMarket:
         """``snapshot`` with the health and the limits: what a preview was checked on."""
-        return RfqMarket(snapshot, self._health, self._limits)
+        return RfqMarket(snapshot, self.session.health.current, self._limits)
 
     @property
     def limits(self) -> CheckLimits:
@@ -278,9 +277,6 @@ class RfqDesk:
     @limits.setter
     def limits(self, limits: CheckLimits) -> None:
         self._limits = limits
-
-    def _on_health(self, health: HealthState) -> None:
-        self._health = health
 
     @property
     def precision(self) -> Precision:
@@ -373,7 +369,7 @@ class RfqDesk:
         closed in time, offline, or blocked by a check (``override``, or the request's, lifts
         the size limit). ``expect``: what the trader's preview said the accept sends; sent only
         if the current quote is still that quote and side, and checked on the preview's
-        market snapshot (the facts the trader saw)."""
+        market snapshot with the preview's override (the facts the trader saw)."""
         live = self._current()
         if expect is not None and (expect.quote_id, expect.side) != (live.order_id, side):
             raise AcceptClosed("the quote changed since it was shown; nothing was sent")
@@ -384,6 +380,7 @@ class RfqDesk:
         if offline is not None:
             raise AcceptClosed(f"{offline}; accepting resumes when it is back")
         market = None if expect is None else self.market_at(expect.snapshot)
+        override = override or (expect is not None and expect.override)
         found = self.quote_checks(live, override=override, market=market)
         blocked = found.reason(side)
         if blocked is not None:
@@ -652,11 +649,8 @@ class RfqDesk:
             self.session.log(LogLevel.WARNING, f"auto-requote of {live.pair} failed: {exc}")
 
     async def close(self) -> None:
-        """Stop the desk's task (the expiry watcher and auto-requote) and its subscriptions."""
+        """Stop the desk's tasks (the expiry watcher and auto-requote, the settlers)."""
         self._closed = True
-        for unsubscribe in self._unsubscribe:
-            unsubscribe()
-        self._unsubscribe = []
         watcher, self._watcher = self._watcher, None
         tasks = [t for t in (watcher, *self._settlers) if t is not None]
         self._settlers.clear()

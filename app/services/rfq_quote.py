@@ -12,13 +12,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from typing import Literal
 
 from app.api import ServerClock
 from app.domain import Amount, AssetPair
 from app.domain.display import Precision, format_number
-from app.domain.money import format_trimmed
+from app.domain.money import MONEY_CONTEXT, format_trimmed
 from app.domain.pair_terms import PairSide, Trade
 from app.domain.records import Order, Quote, TopOfBook
 
@@ -29,6 +29,18 @@ QuoteState = Literal["live", "amber", "closing", "expired"]
 AMBER_SECONDS = 3.0
 MIN_ACCEPT_MARGIN = 0.5
 ACCEPT_MARGIN_EXTRA = 0.25
+
+
+def quote_state(left: float, accept_margin: float) -> QuoteState:
+    """A side with ``left`` seconds to its deadline: expired, closing (too little time for an
+    accept to arrive), amber (about to close) or live. The desk and every frame ask this."""
+    if left <= 0:
+        return "expired"
+    if left <= accept_margin:
+        return "closing"
+    if left < AMBER_SECONDS:
+        return "amber"
+    return "live"
 
 
 # -- the trader's words ------------------------------------------------------------------------
@@ -167,14 +179,7 @@ class LiveQuote:
         return self.deadlines[side] - now
 
     def state(self, side: Side, now: float | None = None) -> QuoteState:
-        left = self.remaining(side, now)
-        if left <= 0:
-            return "expired"
-        if left <= self.accept_margin:
-            return "closing"
-        if left < AMBER_SECONDS:
-            return "amber"
-        return "live"
+        return quote_state(self.remaining(side, now), self.accept_margin)
 
     def closed_reason(self, side: Side, now: float | None = None) -> str | None:
         """Why an accept of ``side`` may not be sent now; None when it may."""
@@ -218,8 +223,10 @@ class LiveQuote:
 
     def markup_bps(self, side: Side, top: TopOfBook) -> Decimal:
         """Basis points the side's price is worse for the trader than the book: buy against
-        the ask, sell against the bid."""
-        price = self.quote.side(side).price.value
-        if side == "buy":
-            return (price - top.ask) / top.ask * 10_000
-        return (top.bid - price) / top.bid * 10_000
+        the ask, sell against the bid. The price as QUOTE per BASE, like the book's, whichever
+        way the wire wrote it."""
+        price = pair_price(self, side)
+        with localcontext(MONEY_CONTEXT):
+            if side == "buy":
+                return (price - top.ask) / top.ask * 10_000
+            return (top.bid - price) / top.bid * 10_000

@@ -70,12 +70,12 @@ from app.services.rfq_desk import (
     RfqDesk,
 )
 from app.services.rfq_quote import (
-    AMBER_SECONDS,
     SIDES,
     LiveQuote,
     QuoteState,
     Side,
     pair_price,
+    quote_state,
     side_name,
     side_terms,
     size_text,
@@ -156,7 +156,12 @@ class SidePreview:
 
 @dataclass(frozen=True)
 class RfqPreview:
-    """Everything the ticket shows, computed from one market snapshot (``snapshot_id``)."""
+    """Everything the ticket shows, computed from one market snapshot (``snapshot_id``).
+
+    Every field is a value fixed when the preview was made, except ``live``: the desk's own
+    quote, kept for its identity and its (immutable) ``quote`` record. ``clock`` reads its
+    ``in_flight`` on purpose: an accept sent from another window, or forced, is on no preview
+    of this ticket, and no side may look open while it is on its way."""
 
     state: RfqState
     snapshot_id: int
@@ -180,15 +185,7 @@ class RfqPreview:
         """What ``side`` shows at monotonic ``now`` (each frame asks; nothing is counted)."""
         view = self.sides[side]
         left = view.deadline - now
-        state: QuoteState = (
-            "expired"
-            if left <= 0
-            else "closing"
-            if left <= self.accept_margin
-            else "amber"
-            if left < AMBER_SECONDS
-            else "live"
-        )
+        state = quote_state(left, self.accept_margin)
         open_ = (
             view.word is None
             and state not in ("expired", "closing")
@@ -305,6 +302,9 @@ class RfqTicket:
         self._closed = False
         #: The last accept's answer (the trader reads it in the message; tests read it too).
         self.last_result: AcceptResult | None = None
+        #: The quote of an accept whose answer was lost, while it is unknown: only that quote's
+        #: events settle it (a later quote's fill must not be taken for it).
+        self._unknown: LiveQuote | None = None
         self.preview = self._make()
         self._unsubscribe = [
             desk.quotes.subscribe(self._on_quote),
@@ -359,12 +359,18 @@ class RfqTicket:
     def _make(self) -> RfqPreview:
         market = self.desk.market_at(self._snapshot)
         offline = market.offline_reason()
+        """The preview of the ticket as it is (reads the ticket, changes nothing)."""
         live = self.live
         found = RfqChecks()
         if live is not None and live.accepted_side is None:
             # The desk's rules in the window's precision (it may know more assets).
             override = self._override()
             found = quote_checks(live, market, override=override, precision=self.precision)
+        # The override is offered only while the size limit concerns the entry or the quote;
+        # not offered, it changed none of the findings above, and it lapses (``_publish``).
+        override_shown = self.entry.blocked or found.size_limited
+        entry_override = self.entry.override and override_shown
+        checked_override = entry_override or (live is not None and live.override)
         sides: dict[Side, SidePreview] = {}
         label = ""
         margin = 0.0
@@ -373,12 +379,9 @@ class RfqTicket:
             label = f"Quote {live.order_id[:8]} · {live.pair} · {size_text(live.size)}"
             if offline is not None:
                 label += " · OFFLINE: shown as received, accepting is off"
-            sides = {side: self._side(live, side, found) for side in SIDES}
+            sides = {side: self._side(live, side, found, checked_override) for side in SIDES}
         state = self.state()
         idle = state not in (RfqState.REQUESTING, RfqState.ACCEPTING)
-        override_shown = self.entry.blocked or found.size_limited
-        if not override_shown:
-            self.entry.override = False  # offered only while the size limit concerns the entry
         return RfqPreview(
             state=state,
             snapshot_id=self._snapshot.id,
@@ -388,14 +391,14 @@ class RfqTicket:
             offline=offline,
             quote_label=label,
             override_shown=override_shown,
-            override=self.entry.override,
+            override=entry_override,
             can_request=idle and offline is None,
             can_requote=idle and offline is None and live is not None,
             accept_margin=margin,
             focus=self._focus,
         )
 
-    def _side(self, live: LiveQuote, side: Side, found: RfqChecks) -> SidePreview:
+    def _side(self, live: LiveQuote, side: Side, found: RfqChecks, override: bool) -> SidePreview:
         quoted = live.quote.side(side)
         price = pair_price(live, side)
         top = self._snapshot.top(live.pair)
@@ -408,7 +411,7 @@ class RfqTicket:
             estimate = Estimate(quoted.source, quoted.destination, quoted.price)
             after = what_if(quote_ticket(live, side), balances, estimate)
         request = AcceptRequest(
-            live.order_id, side, quoted.source, quoted.destination, price, self._snapshot
+            live.order_id, side, quoted.source, quoted.destination, price, self._snapshot, override
         )
         return SidePreview(
             side=side,
@@ -428,12 +431,19 @@ class RfqTicket:
         if self._closed:
             return
         self.preview = self._make()
+        if not self.preview.override_shown:
+            self.entry.override = False  # offered no more: a later size limit asks afresh
         self._focus = None  # a focus request is for the preview that carried it
         self.previews.publish(self.preview)
 
     def refresh(self) -> None:
         """Something the checks read outside the market changed (the limits): preview again."""
         self._publish()
+
+    def failed(self, what: str, exc: BaseException) -> None:
+        """A task of the ticket's window failed unexpectedly: said in the message, which stays
+        until something else is said (a new market snapshot does not wipe it)."""
+        self._say("error", f"{what}: {describe(exc)}", repr(exc))
 
     def _say(self, level: str, text: str, detail: str = "", focus: Field | None = None) -> None:
         self._message = Message(level, text, detail)
@@ -456,22 +466,32 @@ class RfqTicket:
         self._publish()
 
     def _on_history(self, event: QuoteEvent) -> None:
-        live = self.live
-        if live is None or event.quote_id != live.order_id:
-            self._publish()
-            return
-        unknown = self.last_result is not None and self.last_result.status == "unknown"
-        if event.kind == "refused":
+        lost = self._unknown
+        if lost is not None and event.quote_id == lost.order_id and event.side is not None:
+            self._settle(lost, event)
+        elif event.kind == "refused" and event.quote_id == self._live_id():
             # Also a forced accept's refusal, which this ticket did not send itself.
             self._message = Message("error", f"Refused by the service: {event.message}")
-        elif event.kind == "accepted" and unknown and event.side is not None:
-            # The desk settled an accept whose answer was lost: the order was found.
-            assert self.last_result is not None
-            self.last_result = replace(self.last_result, status="filled", message=event.message)
-            text = settled_text(live, event.side)
+        self._publish()
+
+    def _live_id(self) -> str | None:
+        return None if self.live is None else self.live.order_id
+
+    def _settle(self, lost: LiveQuote, event: QuoteEvent) -> None:
+        """The desk found the order of an accept whose answer was lost (said even when a
+        newer quote is on screen: the trader was told it was unknown)."""
+        result = self.last_result
+        assert result is not None and event.side is not None
+        if event.kind == "accepted":
+            self._unknown = None
+            self.last_result = replace(result, status="filled", message=event.message)
+            text = settled_text(lost, event.side)
             self._message = Message("fill", text)
             self.notices.publish((LogLevel.INFO, text))
-        self._publish()
+        elif event.kind == "refused":
+            self._unknown = None
+            self.last_result = replace(result, status="refused", message=event.message)
+            self._message = Message("error", f"Refused by the service: {event.message}")
 
     # -- the entry --------------------------------------------------------------------------
 
@@ -498,16 +518,21 @@ class RfqTicket:
 
     def set_units(self, in_quote: bool, pair_text: str, size: str) -> str:
         """The size's asset switched between the pair's base and quote. A size already typed
-        is converted at the mid of the book and said so, or cleared when there is no price:
-        its digits are never kept in the other asset. Returns the size field's new text."""
+        is converted at the mid of the book (rounded half-even to the new asset's decimals) and
+        said so, or cleared and said why (no pair, no price, not a number, under the new asset's
+        smallest unit): its digits are never kept in the other asset. Returns the size field's
+        new text."""
         if in_quote == self.entry.in_quote:
             return size
         self.entry.in_quote = in_quote
         pair = parse_pair(pair_text)
         text = size.strip().replace(",", "").replace("_", "")
-        if not text or pair is None:
+        if not text:
             self._publish()
-            return size if not text else ""
+            return size
+        if pair is None:
+            self._say("warning", "The size was cleared (no pair to convert it in): choose a pair")
+            return ""
         old, new = (pair.quote, pair.base) if not in_quote else (pair.base, pair.quote)
         top = self._snapshot.top(str(pair))
         try:
@@ -523,6 +548,14 @@ class RfqTicket:
             converted = value * mid if in_quote else divide(value, mid)
         places = self.precision.asset(new)
         shown = format_number(converted, places, grouping=False)
+        if Decimal(shown).is_zero():  # under the asset's smallest unit: not a size to send
+            smallest = format_number(Decimal(1).scaleb(-places), places)
+            self._say(
+                "warning",
+                f"The size was cleared ({size_text(Amount(value, old))} is less than "
+                f"{smallest} {new}): enter it in {new}",
+            )
+            return ""
         self._say(
             "info",
             f"Size converted at the mid {self.precision.price_text(mid, str(pair))}: "
@@ -658,7 +691,8 @@ class RfqTicket:
     async def _accept(self, live: LiveQuote, request: AcceptRequest) -> None:
         result: AcceptResult | None = None
         try:
-            result = await self.desk.accept(request.side, override=self._override(), expect=request)
+            # The override as previewed (in ``request``), not as the check box is by now.
+            result = await self.desk.accept(request.side, expect=request)
         except AcceptClosed as exc:
             self._message = Message("warning", f"Not sent: {exc.reason}")
         except Exception as exc:
@@ -672,6 +706,7 @@ class RfqTicket:
 
     def _result(self, live: LiveQuote, result: AcceptResult) -> None:
         self.last_result = result
+        self._unknown = live if result.status == "unknown" else None
         if result.status == "filled":
             text = fill_text(live, result, self.precision)
             self._message = Message("fill", text)

@@ -360,6 +360,12 @@ async def test_markup_in_basis_points_against_the_top_of_book(
         )
         assert live.markup_bps("buy", top) == pytest.approx(Decimal(5), abs=Decimal("0.01"))
         assert live.markup_bps("sell", top) == pytest.approx(Decimal("9.99"), abs=Decimal("0.01"))
+        # The wire may write a side's price the other way round (BASE per QUOTE): the same
+        # markup, measured on QUOTE per BASE as the book is.
+        sell_side = live.quote.sell
+        live.quote = replace(live.quote, sell=replace(sell_side, price=sell_side.price.invert()))
+        assert live.quote.sell.price.base == "USD"
+        assert live.markup_bps("sell", top) == pytest.approx(Decimal("9.99"), abs=Decimal("0.01"))
 
 
 async def test_the_desk_reads_time_only_from_its_monotonic_clock(
@@ -422,7 +428,7 @@ async def test_an_accept_dropped_before_the_server_saw_it_stays_unknown(
         assert [e.kind for e in d.desk.events] == ["requested", "unknown"]
 
 
-# -- checks, offline, the trader's words (issue 12) --------------------------------------------
+# -- checks, offline, the trader's words --------------------------------------------
 
 
 def current(desk: RfqDesk) -> LiveQuote | None:
@@ -550,7 +556,7 @@ def test_counts_and_sizes_read_well() -> None:
     assert size_text(Amount(Decimal("1234.5"), "USD")) == "1,234.5 USD"
 
 
-# -- time discipline and accepts under faults (issue 14) ---------------------------------------
+# -- time discipline and accepts under faults ------------------------------------------------
 
 
 @pytest.fixture(scope="module")

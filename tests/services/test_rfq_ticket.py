@@ -3,6 +3,7 @@ accept equals preview, expiry on an injected monotonic clock, one accept at a ti
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from decimal import Decimal
 
@@ -11,9 +12,10 @@ import pytest
 from app.domain import Amount
 from app.domain.display import Precision
 from app.services.log_events import LogLevel
-from app.services.rfq_desk import SIDES, AcceptClosed
+from app.services.pretrade import CheckLimits
+from app.services.rfq_desk import AMBER_SECONDS, SIDES, AcceptClosed
 from app.services.rfq_ticket import OVERRIDE_TEXT, RfqPreview, RfqState, RfqTicket
-from tests.harness import SandboxProcess
+from tests.harness import SandboxProcess, until
 from tests.services.test_rfq_desk import (
     PAIR,
     Desk,
@@ -127,10 +129,15 @@ async def test_the_quote_expires_on_the_injected_monotonic_clock(
             preview = ticket.preview
             assert state(ticket) == RfqState.QUOTED
             assert preview.clock("buy", fake[0]).state == "live"
-            assert preview.sides["buy"].total == pytest.approx(10.0, abs=0.5)
-            fake[0] += preview.sides["buy"].total - 2.0
+            # 10 s from the server, less the latest server time the clock allows at receipt:
+            # a loaded machine (slow round trips, a wider offset) gives less, never more.
+            buy = preview.sides["buy"]
+            assert 3.0 < buy.total <= 10.5
+            assert preview.accept_margin < AMBER_SECONDS
+            fake[0] = buy.deadline - (AMBER_SECONDS + preview.accept_margin) / 2
             assert preview.clock("buy", fake[0]).state == "amber"
-            fake[0] += 2.1
+            assert state(ticket) == RfqState.QUOTED
+            fake[0] = max(view.deadline for view in preview.sides.values()) + 0.1
             assert state(ticket) == RfqState.EXPIRED
             for side in SIDES:
                 clock = preview.clock(side, fake[0])
@@ -170,13 +177,27 @@ async def test_the_units_toggle_converts_a_typed_size_or_clears_it(
             live = ticket.live
             assert live is not None and live.size == Amount(Decimal(converted), "USD")
             assert live.quote.buy.source == live.size
-            # Back to BTC: converted again. A pair without a book clears the size.
+            # Back to BTC: converted again, to BTC's 8 decimals. A pair without a book, or no
+            # pair at all, clears the size and says so.
+            top = d.desk.session.market.snapshot.top(PAIR)
+            assert top is not None
             back = ticket.set_units(False, PAIR, converted)
-            assert Decimal(back) > 0 and ticket.preview.message.text.endswith(" BTC")
+            assert Decimal(back) == (Decimal(converted) / top.mid).quantize(Decimal("1e-8"))
+            assert ticket.preview.message.text.endswith(f" ≈ {back} BTC")
             assert ticket.set_units(True, "ZZZ/USD", "5") == ""
             assert ticket.preview.message.level == "warning"
             assert ticket.preview.message.text == (
                 "The size was cleared (no price to convert it): enter it in USD"
+            )
+            # A size that would round to nothing in the other asset is not converted to 0.
+            assert ticket.set_units(False, PAIR, "0.0001") == ""
+            assert ticket.preview.message.text == (
+                "The size was cleared (0.0001 USD is less than 0.00000001 BTC): enter it in BTC"
+            )
+            assert ticket.set_units(True, "nonsense", "5") == ""
+            assert ticket.preview.message.level == "warning"
+            assert ticket.preview.message.text == (
+                "The size was cleared (no pair to convert it in): choose a pair"
             )
         finally:
             ticket.close()
@@ -234,6 +255,18 @@ async def test_an_accept_sends_only_the_quote_its_preview_showed(
             await d.desk.request(PAIR, Amount(Decimal("0.02"), "BTC"))  # replaced meanwhile
             with pytest.raises(AcceptClosed, match="quote changed"):
                 await d.desk.accept("sell", expect=shown)
+            assert accept_posts(ticket_sandbox, d.user.account) == []
+            # Through the ticket: Alt+S pressed on the quote on screen, and a new quote (an
+            # auto-requote) lands before the accept leaves: nothing is sent for the new one.
+            accepting = ticket.start_accept("sell")
+            assert accepting is not None
+            replaced = await d.desk.request(PAIR, Amount(Decimal("0.03"), "BTC"))
+            assert ticket.live is replaced
+            await accepting
+            assert ticket.last_result is None and state(ticket) == RfqState.QUOTED
+            assert latest(ticket).message.text == (
+                "Not sent: the quote changed since it was shown; nothing was sent"
+            )
             assert accept_posts(ticket_sandbox, d.user.account) == []
         finally:
             clear_faults(ticket_sandbox)
@@ -312,3 +345,107 @@ async def test_a_refused_accept_and_a_lost_answer_end_the_quote_honestly(
         finally:
             clear_faults(ticket_sandbox)
             ticket.close()
+
+
+async def test_a_lost_answer_stays_unknown_when_the_next_quote_fills(
+    ticket_sandbox: SandboxProcess,
+) -> None:
+    """The fill of a later quote is not the lost accept found: the trader is not told the lost
+    one filled, and it stays unknown (the dropped accept never reached the server)."""
+    async with open_desk(ticket_sandbox) as d:
+        ticket, _ = open_ticket(d)
+        notices: list[tuple[LogLevel, str]] = []
+        ticket.notices.subscribe(notices.append)
+        path = f"/account/{d.user.account}/order/rfq/.*/accept$"
+        try:
+            work = ticket.start_request(PAIR, "0.01")
+            assert work is not None
+            await work
+            admin_faults(ticket_sandbox, [{"kind": "drop", "path": path, "count": 1}])
+            accepting = ticket.start_accept("buy")
+            assert accepting is not None
+            await accepting
+            clear_faults(ticket_sandbox)
+            lost = ticket.last_result
+            assert lost is not None and lost.status == "unknown"
+            assert len(notices) == 1 and notices[0][0] == LogLevel.WARNING
+
+            work = ticket.start_request(PAIR, "0.01")
+            assert work is not None
+            await work
+            accepting = ticket.start_accept("buy")
+            assert accepting is not None
+            await accepting
+            result = ticket.last_result
+            assert result is not None and result.status == "filled"
+            assert result.client_order_id != lost.client_order_id
+            message = latest(ticket).message
+            assert message.level == "fill" and message.text.startswith("Filled: bought ")
+            assert notices[1:] == [(LogLevel.INFO, message.text)]
+            entry = d.journal.entry(lost.client_order_id)
+            assert entry is not None and entry.status == "unknown"
+        finally:
+            clear_faults(ticket_sandbox)
+            ticket.close()
+
+
+async def test_an_accept_goes_with_the_override_its_preview_was_checked_with(
+    ticket_sandbox: SandboxProcess,
+) -> None:
+    """The size limit blocks both sides; the trader overrides it and accepts: the accept is
+    the previewed one even if the box is unticked while it is on its way."""
+    async with open_desk(ticket_sandbox, started=True) as d:
+        ticket, _ = open_ticket(d)
+        try:
+            work = ticket.start_request(PAIR, "0.01")
+            assert work is not None
+            await work
+            d.desk.limits = CheckLimits(max_notional=Decimal(100))  # 0.01 BTC is worth more
+            ticket.refresh()
+            preview = latest(ticket)
+            assert preview.override_shown and not preview.override
+            assert all(preview.sides[side].blocked for side in SIDES)
+            ticket.set_override(True)
+            preview = latest(ticket)
+            assert preview.override and preview.sides["buy"].blocked is None
+            assert preview.sides["buy"].accept.override
+            accepting = ticket.start_accept("buy")
+            assert accepting is not None
+            ticket.set_override(False)  # after the press, before the accept leaves
+            await accepting
+            result = ticket.last_result
+            assert result is not None and result.status == "filled"
+        finally:
+            ticket.close()
+
+
+async def test_an_accept_from_another_window_closes_both_sides_here_while_on_its_way(
+    ticket_sandbox: SandboxProcess,
+) -> None:
+    """Two windows' tickets over one desk: while one window's accept is on the wire, the other
+    offers neither side and sends nothing."""
+    async with open_desk(ticket_sandbox) as d:
+        here, _ = open_ticket(d)
+        there, _ = open_ticket(d)
+        path = f"/account/{d.user.account}/order/rfq/.*/accept$"
+        try:
+            work = here.start_request(PAIR, "0.01")
+            assert work is not None
+            await work
+            admin_faults(ticket_sandbox, [{"kind": "latency", "path": path, "seconds": 1}])
+            accepting = there.start_accept("buy")
+            assert accepting is not None
+            task = asyncio.ensure_future(accepting)
+            await until(lambda: d.desk.accepting)
+            preview = latest(here)
+            assert not any(preview.clock(side, here.now()).can_accept for side in SIDES)
+            assert here.start_accept("sell") is None
+            assert latest(here).message.text == "Not sent: an accept (buy) is already in flight"
+            await task
+            result = there.last_result
+            assert result is not None and result.status == "filled"
+            assert len(accept_posts(ticket_sandbox, d.user.account)) == 1
+        finally:
+            clear_faults(ticket_sandbox)
+            here.close()
+            there.close()

@@ -1,5 +1,5 @@
-"""The RFQ ticket's pre-trade checks, its honesty offline, and the trader's terms (issue 12),
-against the real sandbox with real widgets and real keys.
+"""The RFQ ticket's pre-trade checks, its honesty offline, and the trader's terms, against the
+real sandbox with real widgets and real keys.
 
 The account (``live``): USD 100,000 with 50,000 of credit, BTC 2, ETH 10; BTC/USD trades near
 90,000, so 100,000 BTC is worth about 9 billion USD, far above the default 1,000,000 USD size

@@ -622,6 +622,26 @@ def test_switching_the_size_asset_converts_a_typed_size_at_the_mid(
     assert abs(back - Decimal("0.01")) < Decimal("0.0001")
 
 
+def test_a_task_that_fails_unexpectedly_is_said_until_something_else_is(
+    qtbot: QtBot, live: Live
+) -> None:
+    """An unforeseen failure of one of the panel's tasks stays in the message: the next market
+    snapshot (a preview a few times a second) does not wipe it."""
+    ticket = open_ticket(qtbot, live)
+    panel = ticket.panel
+
+    async def broken() -> None:
+        raise RuntimeError("the feed handed back nonsense")
+
+    panel._tasks.spawn(broken(), "RFQ check")
+    expected = "RFQ check: the feed handed back nonsense"
+    qtbot.waitUntil(lambda: panel.message.text() == expected, timeout=5000)
+    assert panel.message.property("level") == "error"
+    live.desks.rfq.session.market.pairs_changed()  # a new snapshot: a new preview
+    assert panel.ticket.preview.message.text == expected
+    assert panel.message.text() == expected
+
+
 def request_by_click(qtbot: QtBot, live: Live, pair: str, size: str) -> Ticket:
     """A fresh RFQ ticket with ``pair`` and ``size`` typed in and Request clicked (keep the
     ticket: its window holds the panel)."""

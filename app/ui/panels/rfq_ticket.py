@@ -64,9 +64,9 @@ class RfqTicketPanel(RfqTicketForm):
         self._context = context
         self._bridge = context.bridge
         self._desk = desk
-        self._tasks = TaskOwner(self, lambda what, exc: self._show_error(f"{what}: {exc}"))
         desk.limits = Preferences.load(context.settings).check_limits()
         self.ticket = ticket = RfqTicket(desk, context.precision)
+        self._tasks = TaskOwner(self, ticket.failed)
         self.destroyed.connect(lambda *_: ticket.close())
         self._preview: RfqPreview = ticket.preview
         self._quote_shown: LiveQuote | None = None
@@ -292,10 +292,6 @@ class RfqTicketPanel(RfqTicketForm):
         self.message.setToolTip(message.detail)
         self.message.setProperty("level", message.level)
         self.message.setStyleSheet(message_css(message.level, current_palette()))
-
-    def _show_error(self, text: str) -> None:
-        """A task of the panel failed unexpectedly: said in the ticket itself."""
-        self._show_message(Message("error", text))
 
     def _notify(self, notice: Notice) -> None:
         self._context.notify(*notice)
