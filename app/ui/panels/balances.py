@@ -36,10 +36,10 @@ from PySide6.QtWidgets import (
 from app.domain.display import Precision
 from app.domain.records import TopOfBook
 from app.services.session import Balances
-from app.ui.bridge import Freshness
 from app.ui.column_choice import ColumnChoice
 from app.ui.delegates import UtilisationBarDelegate
 from app.ui.frame_clock import FrameClock, shared_frame_clock
+from app.ui.freshness import Freshness
 from app.ui.models.balances_model import (
     UTILISATION_ROLE,
     BalancesModel,
