@@ -1085,7 +1085,7 @@ def test_the_quick_width_bound_never_undercuts_a_number(app: QApplication, point
     table = WatchlistTable()
     font = QFont(NUMBER_FAMILY)
     font.setPointSize(points)
-    face = table._face(font)
+    face = table.painter.face(font)
     for text in ("▲ 41,234,567.89", "1,234,567.89", "0.0000000800", "▼ 91,066.37", "—"):
         assert face.reach(text) >= QFontMetricsF(font).horizontalAdvance(text), text
     table.deleteLater()

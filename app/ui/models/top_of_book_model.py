@@ -69,12 +69,14 @@ from app.ui.models.columns import ALIGN_NUMBER, ALIGN_TEXT, Column
 from app.ui.models.keyed_table import Cells, Index, KeyedTableModel, changed_columns, runs
 from app.ui.models.record_cells import Cell
 from app.ui.models.sorting import SORT_ROLE as SORT_ROLE
+from app.ui.models.sorting import order_of
 from app.ui.palette import (
     TradePalette,
     flash_colour,
     flash_mode,
     flash_mode_changed,
 )
+from app.ui.widgets.cell_painter import RowLook
 
 Clock = Callable[[], float]
 
@@ -147,15 +149,6 @@ class BookRow(NamedTuple):
     size_places: int = 2
     received: float | None = None  # clock time of the last update
     stale: bool = True
-
-
-class RowLook(NamedTuple):
-    """How a row is painted besides its text: the text colour (None: the view's own), the
-    pair in bold (the traded pair) and the background of each fading cell by column."""
-
-    foreground: QColor | None
-    bold: bool
-    backgrounds: dict[int, QColor]
 
 
 #: The sign a price keeps after its last move.
@@ -339,6 +332,11 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         self._swatches = self._side_swatches()
         self._bold = QFont()
         self._bold.setBold(True)
+        #: Each column's font in a row (plain, traded) and the number font they were made of.
+        self._fonts: tuple[tuple[QFont | None, ...], tuple[QFont | None, ...]] = ((), ())
+        self._fonts_for: QFont | None = None
+        #: Each column's colour in a stale row.
+        self._stale_row: tuple[QColor | None, ...] = (None,)
         self._watchlist: list[str] = []
         self._sort_column = -1
         self._sort_order = Qt.SortOrder.AscendingOrder
@@ -753,12 +751,19 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         descending = self._sort_order == Qt.SortOrder.DescendingOrder
         pending = self._pending
 
-        def key(pair: str) -> tuple[bool, Any]:
+        def key(pair: str) -> Any:
             tick = pending.get(pair)  # a row's waiting tick sorts it, without applying it
-            raw = value(records[pair]) if tick is None or waiting is None else waiting(*tick)
-            return (True, 0) if raw is None else (False, raw)
+            return value(records[pair]) if tick is None or waiting is None else waiting(*tick)
 
-        return sorted(pairs, key=key, reverse=descending)
+        order = order_of([key(pair) for pair in pairs], descending=descending)
+        return [pairs[position] for position in order]
+
+    def in_sort_order(
+        self, built: list[tuple[Hashable, BookRow, Cells]], *, dynamic: bool | None = None
+    ) -> list[tuple[Hashable, BookRow, Cells]]:
+        """As given: ``set_pairs`` and ``resort`` put the rows in order themselves (sorting by
+        a waiting tick's keys)."""
+        return built
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -777,24 +782,44 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         self._formatted(row)
         return self._cells[row][column]
 
-    def painted_row(self, row: int) -> tuple[Cells, RowLook]:
-        """``row``'s cells (formatted now if they were not) and its look: what a view that
-        paints its rows itself (``app.ui.panels.watchlist_table``) needs, in one call per row
-        instead of one per cell and role. The same answers as ``data``."""
+    def painted_row(self, row: int) -> RowLook:
+        """``row``'s look (its cells formatted now if they were not): what the tables' painter
+        (``app.ui.widgets.cell_painter.RowPainter``) needs, in one call per row instead of one
+        per cell and role. The same answers as ``data``; only the texts and the backgrounds
+        of fading cells are made per row, the rest are the same tuples row after row."""
         self._formatted(row)
         quote = self._records[row]
         flashes = self._flashes.get(quote.pair)
-        backgrounds: dict[int, QColor] = {}
+        backgrounds: Sequence[QColor | None] = _NO_BACKGROUNDS
         if flashes:
+            backgrounds = list(_NO_BACKGROUNDS)
             for column in flashes:
-                colour = self._fade(quote, column)
-                if colour is not None:
-                    backgrounds[column] = colour
-        look = RowLook(self._foreground(quote, _PAIR), quote.pair == self._selected, backgrounds)
-        return self._cells[row], look
+                backgrounds[column] = self._fade(quote, column)
+        fonts = self._row_fonts(quote.pair == self._selected)
+        colours = self._stale_colours() if quote.stale else _NO_COLOURS
+        texts = [cell.display for cell in self._cells[row]]
+        return RowLook(texts, self.alignments, fonts, colours, backgrounds)
+
+    def _row_fonts(self, bold: bool) -> tuple[QFont | None, ...]:
+        """Each column's font: the view's for the pair (bold for the traded pair), the number
+        font for the others (the same two tuples until the number font changes)."""
+        if self._fonts_for is not self.number_font:
+            self._fonts_for = self.number_font
+            numbers = (self.number_font,) * (COLUMN_COUNT - 1)
+            self._fonts = (None, *numbers), (self._bold, *numbers)
+        return self._fonts[bold]
+
+    def _stale_colours(self) -> tuple[QColor | None, ...]:
+        """Every column's colour in a stale row (the palette's grey; one tuple per palette)."""
+        grey = self._palette.stale
+        if self._stale_row[0] is not grey:
+            self._stale_row = (grey,) * COLUMN_COUNT
+        return self._stale_row
 
     #: Each column's text alignment.
-    alignments = tuple(ALIGN_TEXT if c.key == "pair" else ALIGN_NUMBER for c in COLUMNS)
+    alignments: tuple[int | None, ...] = tuple(
+        int(ALIGN_TEXT if c.key == "pair" else ALIGN_NUMBER) for c in COLUMNS
+    )
 
     def column_texts(self, column: int) -> list[str]:
         if column in self._hidden:
@@ -1064,6 +1089,9 @@ _WAITING_SORT_VALUES: tuple[Callable[[TopOfBook, float], Any] | None, ...] = (
     lambda _, received: -received,
 )
 _FRESH_AGE = age_text(0.0)
+#: A row's colours and backgrounds when it has none of its own.
+_NO_COLOURS: tuple[QColor | None, ...] = (None,) * COLUMN_COUNT
+_NO_BACKGROUNDS: tuple[QColor | None, ...] = (None,) * COLUMN_COUNT
 #: The cell kept for a hidden column.
 _UNSHOWN = Cell("", None, None)
 
