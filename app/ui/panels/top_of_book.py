@@ -391,8 +391,8 @@ class TopOfBookPanel(QWidget):
         self.model.stage(books)
 
     def _on_frame(self, now: float) -> None:
-        """Before the model's frame: the rows in view now (rows come and go without a scroll:
-        a new watchlist, a re-sort's rows keep their numbers but not their pairs)."""
+        """Before the model's frame, when ticks wait: the rows in view now (they change
+        without a scroll or a resize too: rows added or removed by a new watchlist)."""
         if self.model.has_staged():
             self.model.set_visible(self.visible_rows())
 

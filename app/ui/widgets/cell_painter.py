@@ -430,11 +430,6 @@ class CellPainter(QStyledItemDelegate):
         return found[1]
 
 
-def _rightwards(alignments: Sequence[int | None]) -> list[bool]:
-    """Whether each column's text is right-aligned."""
-    return [bool((alignment or DEFAULT_ALIGNMENT) & _RIGHT) for alignment in alignments]
-
-
 def _rounded(value: float) -> int:
     """As Qt's ``qRound`` (halves away from zero) for the positive sizes here."""
     return int(value + 0.5)
@@ -485,6 +480,14 @@ class Face(NamedTuple):
         laying it out."""
         advance = self.widest if text.strip(NUMERALS) else self.numeral
         return math.ceil(len(text) * advance) + 1
+
+
+class _Columns(NamedTuple):
+    """Per column, for one paint: alignment flags, whether right-aligned, face."""
+
+    alignments: list[int]
+    rightwards: list[bool]
+    faces: list[Face]
 
 
 class RowPainter:
@@ -584,23 +587,26 @@ class RowPainter:
         font: QFont | None = None  # the painter's
         pen: QColor | QBrush | None = None
         bottoms: list[int] = []  # the grid's line under each row
+        # per distinct alignments and fonts tuple (the same tuples row after row): each
+        # column's alignment flags, whether it is right-aligned, and its face
         alignments: Sequence[int | None] = ()
-        rightwards: list[bool] = []
+        fonts: Sequence[QFont | None] = ()
+        columns = _Columns([], [], [])
         for row in rows:
             y, height = view.rowViewportPosition(row), view.rowHeight(row)
             if height <= 0:
                 continue
             bottoms.append(y + height - 1)
             look = looks(row)
-            if look.alignments is not alignments:  # (the same tuple row after row)
-                alignments = look.alignments
-                rightwards = _rightwards(alignments)
+            if look.alignments is not alignments or look.fonts is not fonts:
+                alignments, fonts = look.alignments, look.fonts
+                columns = self._columns(alignments, fonts)
             chosen = row in selected
             fill = highlight if chosen else (pens.alternate if row % 2 else None)
             if fill is not None:
                 painter.fillRect(QRect(left, y, right - left, height), fill)
             pen, font = self._paint_cells(
-                painter, look, y, height, spans, area, chosen, rightwards, (pens, pen, font)
+                painter, look, y, height, spans, area, chosen, columns, (pens, pen, font)
             )
         if pens.grid is not None and bottoms:
             self._grid(painter, pens.grid, view.rowViewportPosition(rows[0]), bottoms, spans)
@@ -614,28 +620,27 @@ class RowPainter:
         spans: list[_Span],
         area: QRect,
         chosen: bool,
-        rightwards: list[bool],
+        columns: _Columns,
         state: tuple[ViewColours, QColor | QBrush | None, QFont | None],
     ) -> tuple[QColor | QBrush | None, QFont | None]:
         """One row's cells; ``state``: the view's colours and the painter's pen and font (set
         only when they change), returned as they end."""
         pens, pen, font = state
         margin = self._margin
-        plain = self._plain
-        assert plain is not None
-        texts, fonts, colours, alignments = look.texts, look.fonts, look.colours, look.alignments
+        texts, colours = look.texts, look.colours
+        alignments, rightwards, faces = columns
+        text_colour = pens.highlighted if chosen else pens.text
         backgrounds = None if chosen else look.backgrounds  # the highlight covers them
         for column, x, width in spans:
             if backgrounds is not None:
                 background = backgrounds[column]
                 if background is not None:
                     painter.fillRect(QRect(x, y, width, height), background)
-            colour = pens.highlighted if chosen else (colours[column] or pens.text)
+            colour = text_colour if chosen else (colours[column] or text_colour)
             if colour is not pen:
                 painter.setPen(_pen_colour(colour))
                 pen = colour
-            cell_font = fonts[column]
-            face = plain if cell_font is None else self._face_of(cell_font)
+            face = faces[column]
             if face.font is not font:
                 painter.setFont(face.font)
                 font = face.font
@@ -648,13 +653,17 @@ class RowPainter:
             # e.g. the wide Age column next to a changed Spread)
             start = x + margin + room - min(room, reach) if rightwards[column] else x + margin
             if start <= area.right() and start + min(room, reach) >= area.left():
-                alignment = alignments[column]
-                painter.drawText(
-                    QRect(x + margin, y, room, height),
-                    DEFAULT_ALIGNMENT if alignment is None else alignment,
-                    text,
-                )
+                painter.drawText(QRect(x + margin, y, room, height), alignments[column], text)
         return pen, font
+
+    def _columns(self, alignments: Sequence[int | None], fonts: Sequence[QFont | None]) -> _Columns:
+        """Each column's alignment flags, right-alignment and face, for rows that share their
+        look's alignments and fonts."""
+        plain = self._plain
+        assert plain is not None
+        flags = [DEFAULT_ALIGNMENT if a is None else a for a in alignments]
+        faces = [plain if font is None else self._face_of(font) for font in fonts]
+        return _Columns(flags, [bool(a & _RIGHT) for a in flags], faces)
 
     @staticmethod
     def _grid(
