@@ -978,6 +978,7 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         if now >= due:
             self._resort_due = math.inf
             self.resort()
+            self.flush_staged()  # rows the sort brought into view, in this frame's paint
             self.resorted.emit()
         elif due != self._resort_due:
             self._resort_due = due
