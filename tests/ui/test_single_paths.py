@@ -10,18 +10,25 @@ import ast
 from decimal import Decimal
 from pathlib import Path
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Qt
 from pytestqt.qtbot import QtBot
 
+from app.domain.display import Precision
 from app.services.health import STALE_FACTOR, Health, HealthState
 from app.services.poller import FeedStatus
 from app.ui.bridge import QtTopic
 from app.ui.frame_clock import FrameClock
 from app.ui.freshness import FeedFreshness, stale_after
+from app.ui.models.top_of_book_model import TopOfBookModel
 from app.ui.panels.top_of_book import TopOfBookPanel
+from app.ui.widgets.cell_painter import RowLooks
 from tests.ui.conftest import Live, run, shown
-from tests.ui.test_top_of_book import book
+from tests.ui.test_top_of_book import COL, FakeClock, book
 
+FONT = int(Qt.ItemDataRole.FontRole)
+FG = int(Qt.ItemDataRole.ForegroundRole)
+BG = int(Qt.ItemDataRole.BackgroundRole)
+ALIGN = int(Qt.ItemDataRole.TextAlignmentRole)
 APP = Path(__file__).resolve().parents[2] / "app"
 
 
@@ -145,3 +152,31 @@ def test_freshness_turns_stale_on_the_frame_at_its_deadline(qtbot: QtBot) -> Non
     assert changes == [True] and stale()
     inputs.feedStatus.emit(FeedStatus("balances", interval, now[0], 0.01, 0, None))
     assert changes == [True, False] and not stale()
+
+
+def test_the_watchlist_answers_the_one_row_look_as_data_does() -> None:
+    """Every table's model speaks ``RowLooks``; the watchlist's looks say what ``data`` says
+    (text, alignment, font, colour, fading background), a stale and a traded row included."""
+    clock = FakeClock()
+    model = TopOfBookModel(Precision(), clock=clock, frames=FrameClock(), stale_after=0.5)
+    model.set_pairs(["BTC/USD", "ETH/USD", "SOL/USD"])
+    model.update({"BTC/USD": book("BTC/USD", "100", "101"), "ETH/USD": book("ETH/USD", "5", "6")})
+    clock.now += 1.0
+    model.refresh_ages()  # both stale now
+    model.update({"BTC/USD": book("BTC/USD", "102", "103")})  # fresh, rising: fading cells
+    model.set_selected("ETH/USD")
+    assert isinstance(model, RowLooks)
+    roles = (FONT, FG, BG)
+    for row in range(model.rowCount()):
+        look = model.row_look(row)
+        for column in range(model.columnCount()):
+            index = model.index(row, column)
+            assert look.texts[column] == index.data()
+            assert look.alignments[column] == int(index.data(ALIGN))
+            for role, values in zip(
+                roles, (look.fonts, look.colours, look.backgrounds), strict=True
+            ):
+                assert values[column] == model.data(index, role), (row, column, role)
+    assert model.row_look(0).backgrounds[COL["bid"]] is not None
+    assert model.row_look(1).colours[0] == model.palette.stale
+    assert model.row_look(1).fonts[0] is not None  # the traded pair, in bold

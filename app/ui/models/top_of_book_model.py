@@ -45,7 +45,7 @@ Columns the trader hid (``set_hidden_columns``) are not formatted on a tick (a c
 through ``data``/``cell`` is formatted on the spot; a column shown again is formatted as its
 rows are painted), and a tick's changed cells are one signal across them.
 
-The watchlist's view paints rows itself from ``painted_row`` (one call per row, the same
+The watchlist's view paints rows itself from ``row_look`` (one call per row, the same
 answers as ``data``: ``app.ui.panels.watchlist_table``); ``data`` serves every other reader.
 """
 
@@ -782,7 +782,7 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         self._formatted(row)
         return self._cells[row][column]
 
-    def painted_row(self, row: int) -> RowLook:
+    def row_look(self, row: int) -> RowLook:
         """``row``'s look (its cells formatted now if they were not): what the tables' painter
         (``app.ui.widgets.cell_painter.RowPainter``) needs, in one call per row instead of one
         per cell and role. The same answers as ``data``; only the texts and the backgrounds

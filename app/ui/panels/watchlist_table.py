@@ -2,7 +2,7 @@
 
 Why: a ``QTableView`` paints each cell through the item delegate, which asks the (Python) model
 for seven roles; here the tables' one painter (``app.ui.widgets.cell_painter.RowPainter``) reads
-each row's ``RowLook`` in one call (``TopOfBookModel.painted_row``) and draws its cells.
+each row's ``RowLook`` in one call (``TopOfBookModel.row_look``) and draws its cells.
 Everything else — scrolling, headers, selection, keys, clicks, hit tests, tooltips — stays the
 ``QTableView``'s own.
 """
@@ -29,4 +29,4 @@ class WatchlistTable(ListTable):
         if not isinstance(model, TopOfBookModel):
             super().paintEvent(event)
             return
-        self.painter.paint(event, model.painted_row, model.rowCount())
+        self.painter.paint(event, model.row_look, model.rowCount())
