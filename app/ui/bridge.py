@@ -10,23 +10,19 @@
   the trader's intents (select a pair, set the watchlist, refresh, log), the price alerts and
   ``feeds``, the terminal's feed maker (a panel makes its own order list, ledger, positions,
   transfers with it). Widgets never hold the terminal, the session or its client.
-- ``FeedFreshness`` tells a panel whether the data it shows from one feed can still be trusted
-  (issue 12: offline, every panel whose data is stale says so), from the ``health`` and
-  ``feedStatus`` topics only.
+- ``freshness`` hands a panel its feed's ``FeedFreshness`` (``app.ui.freshness``).
 
 Everything runs on the GUI thread (qasync), so the signals are direct.
 """
 
 from __future__ import annotations
 
-import time
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
-from PySide6.QtCore import QObject, QTimer, Signal, SignalInstance
+from PySide6.QtCore import QObject, Signal, SignalInstance
 
 from app.domain.alerts import PriceAlert
 from app.domain.records import Balances, OrderBook, PairInfo, ServiceInfo, TopOfBook
@@ -34,11 +30,14 @@ from app.services.alerts import PriceAlerts
 from app.services.connect import log_in_again
 from app.services.estimates import EstimateFeed
 from app.services.events import Topic
-from app.services.health import STALE_FACTOR, Health, HealthState
+from app.services.health import HealthState
 from app.services.log_events import EventKind, LogEvent, LogLevel
 from app.services.poller import FeedStatus
 from app.services.session import Environment, FeedIntervals
 from app.services.terminal import Feeds, Terminal
+from app.ui.freshness import FeedFreshness as FeedFreshness
+from app.ui.freshness import Freshness as Freshness
+from app.ui.freshness import assess_feed as assess_feed
 
 T = TypeVar("T")
 
@@ -233,92 +232,3 @@ class SessionBridge(QObject):
 
     def estimate_feed(self) -> EstimateFeed:
         return self.feeds.estimate_feed()
-
-
-# -- is the data on screen still true? -------------------------------------------------------------
-
-#: Re-checked this often (ms) even without news: an unanswered poll sends no status.
-FRESHNESS_TICK_MS = 1000
-
-
-@dataclass(frozen=True)
-class Freshness:
-    """Whether one feed's data can be trusted now. ``since``: local wall-clock time of its last
-    good data (None before any); ``reason`` in words, for a tooltip."""
-
-    stale: bool
-    since: datetime | None = None
-    reason: str = ""
-
-    def mark(self) -> str:
-        """What a stale panel says next to its data: "stale since 14:03:07" ("" when fresh)."""
-        if not self.stale:
-            return ""
-        if self.since is None:
-            return "no data from the service"
-        return f"stale since {self.since:%H:%M:%S}"
-
-
-FRESH = Freshness(stale=False)
-
-
-def assess_feed(status: FeedStatus | None, health: Health, now: float) -> Freshness:
-    """Stale when the connection is offline or the login expired, when the feed's last poll
-    failed, or when its last good data is older than ``STALE_FACTOR`` intervals (health's rule).
-    A feed that never delivered and never failed is connecting, not stale."""
-    since = None
-    if status is not None and status.last_ok is not None:
-        since = datetime.now() - timedelta(seconds=now - status.last_ok)
-    if health in (Health.OFFLINE, Health.AUTH_EXPIRED):
-        reason = "offline" if health == Health.OFFLINE else "the login expired"
-        return Freshness(True, since, f"The connection is {reason}.")
-    if status is None:
-        return FRESH
-    if status.failures > 0:
-        return Freshness(True, since, f"The {status.name} feed is failing: {status.last_error}")
-    if status.last_ok is not None and now - status.last_ok > STALE_FACTOR * status.interval:
-        return Freshness(True, since, f"No fresh {status.name} data.")
-    return FRESH
-
-
-class FeedFreshness(QObject):
-    """One feed's ``Freshness``, from the bridge's ``health`` and ``feedStatus`` topics and a
-    once-a-second re-check; ``changed`` fires when it turns stale or fresh (with the value)."""
-
-    changed = Signal(object)  # Freshness
-
-    def __init__(self, bridge: SessionBridge, feed: str, owner: QObject) -> None:
-        super().__init__(owner)
-        self._feed = feed
-        self._health = bridge.health_now.health
-        self._status = bridge.health_now.feed(feed)
-        self.current = self._assess()
-        bridge.health.connect(self._on_health)
-        bridge.feedStatus.connect(self._on_status)
-        self._timer = QTimer(self)
-        self._timer.setInterval(FRESHNESS_TICK_MS)
-        self._timer.timeout.connect(self._update)
-        self._timer.start()
-
-    @property
-    def stale(self) -> bool:
-        return self.current.stale
-
-    def _on_health(self, state: HealthState) -> None:
-        self._health = state.health
-        self._status = state.feed(self._feed) or self._status
-        self._update()
-
-    def _on_status(self, status: FeedStatus) -> None:
-        if status.name == self._feed:
-            self._status = status
-            self._update()
-
-    def _assess(self) -> Freshness:
-        return assess_feed(self._status, self._health, time.monotonic())
-
-    def _update(self) -> None:
-        now = self._assess()
-        if now.stale != self.current.stale:
-            self.current = now
-            self.changed.emit(now)

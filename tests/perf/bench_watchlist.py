@@ -10,7 +10,8 @@ model -> the view. Two phases of ``--seconds`` each: watchlist order, then sorte
 descending (so re-sorting runs too).
 
 Tick-to-paint: from the publish of a snapshot to the end of the first paint of the table's
-viewport that starts after the model took it in (``model.update``). A 5 ms heartbeat timer
+viewport that starts after the model took it in (``model.flush_staged``: a frame applying the
+ticks staged in the model's buffer). A 5 ms heartbeat timer
 measures the event loop's stalls (the longest gap between its shots, minus nothing: the beat is
 part of the figure). CPU is the process's own time over wall time. Prints figures and ends with
 one JSON line; asserts nothing and is not collected by pytest.
@@ -226,7 +227,7 @@ async def bench(app: QApplication, pairs: int, hz: float, seconds: float, config
 
     latency = Latency()
     model, table = panel.model, panel.table
-    model.update = wrap(latency.took, model.update)  # type: ignore[method-assign]
+    model.flush_staged = wrap(latency.took, model.flush_staged)  # type: ignore[method-assign]
     paint = table.paintEvent
 
     def timed_paint(event: object) -> None:

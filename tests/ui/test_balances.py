@@ -41,7 +41,7 @@ from app.ui.models.balances_model import (
     UTILISATION_ROLE,
     VALUE_ROLE,
     BalancesModel,
-    BalancesSortProxy,
+    BalancesSortView,
 )
 from app.ui.models.columns import column_numbers
 from app.ui.palette import current_palette
@@ -389,7 +389,7 @@ def test_numbers_sort_as_decimals_in_the_proxy(qtbot: QtBot) -> None:
         "DDD": ("0.5", "0", "0", "0"),
         "EEE": ("1000000.123", "0", "0", "0"),
     }))  # fmt: skip
-    proxy = BalancesSortProxy()
+    proxy = BalancesSortView()
     proxy.setSourceModel(model)
 
     def order(column: int, direction: Qt.SortOrder) -> list[str]:

@@ -15,7 +15,8 @@ from app.api import NetworkError
 from app.services.events import Topic
 from app.services.health import Health
 from app.services.poller import FeedStatus
-from app.ui.bridge import QtTopic, assess_feed
+from app.ui.bridge import QtTopic
+from app.ui.freshness import assess_feed
 from tests.ui.conftest import Live, run
 
 

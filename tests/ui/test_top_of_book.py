@@ -24,6 +24,7 @@ from app.domain.money import AssetPair
 from app.domain.records import TopOfBook
 from app.ui import palette
 from app.ui.fonts import NUMBER_FAMILY
+from app.ui.frame_clock import FrameClock
 from app.ui.models.columns import column_numbers
 from app.ui.models.top_of_book_model import (
     COLUMN_COUNT,
@@ -465,17 +466,17 @@ def test_bursts_are_conflated_into_one_model_update(
     run(qtbot, live.session.top_of_book.stop())
     panel = make_panel(qtbot, live.context)
     calls: list[dict[str, TopOfBook]] = []
-    original = panel.model.update
+    original = panel.model.flush_staged
 
-    def recording(books: dict[str, TopOfBook]) -> None:
-        calls.append(books)
-        original(books)
+    def recording() -> bool:  # what one frame applies
+        calls.append(panel.model.staged())
+        return original()
 
-    monkeypatch.setattr(panel.model, "update", recording)
+    monkeypatch.setattr(panel.model, "flush_staged", recording)
     for price in ("100", "101", "102"):
         live.bridge.topOfBook.emit({"BTC/USD": book("BTC/USD", price, "103")})
     live.bridge.topOfBook.emit({"ETH/USD": book("ETH/USD", "5", "6")})
-    assert calls == []  # the slot only stores
+    assert calls == []  # the slot only stages
     qtbot.waitUntil(lambda: len(calls) == 1, timeout=2000)
     assert calls[0]["BTC/USD"].bid == Decimal(102)
     assert set(calls[0]) == {"BTC/USD", "ETH/USD"}
@@ -953,10 +954,13 @@ def test_a_row_scrolled_into_view_is_painted_with_its_newest_tick(
     qtbot: QtBot, live: Live, full_fade: None
 ) -> None:
     """The real table, scrolled with its scroll bar: a tick that came while the last row was
-    out of view is on screen when the row is, with its sign and its fade still running."""
+    out of view is on screen when the row is, with its sign and its fade still running.
+    Deterministic: the model's clock and the frames are the test's (the panel keeps no tick
+    buffer of its own that a busy machine could leave half flushed)."""
     run(qtbot, live.session.top_of_book.stop())
     clock = FakeClock()
-    panel = shown(qtbot, TopOfBookPanel(live.context, clock=clock), 700, 300)
+    frames = FrameClock()
+    panel = shown(qtbot, TopOfBookPanel(live.context, clock=clock, frames=frames), 700, 300)
     model, table = panel.model, panel.table
     pairs = model.pairs
     assert len(pairs) >= 3
@@ -965,7 +969,8 @@ def test_a_row_scrolled_into_view_is_painted_with_its_newest_tick(
         return live.context.precision.price_text(Decimal(value), pair)
 
     live.bridge.topOfBook.emit({pair: book(pair, "100.00", "100.50") for pair in pairs})
-    qtbot.waitUntil(lambda: text(model, 0, COL["bid"]).endswith(price("100", pairs[0])))
+    frames.frame()
+    assert text(model, 0, COL["bid"]).endswith(price("100", pairs[0]))
     table.setFixedHeight(table.horizontalHeader().height() + table.rowHeight(0) * 2)
     last = len(pairs) - 1
     qtbot.waitUntil(lambda: panel.visible_rows()[1] < last, timeout=2000)
@@ -979,7 +984,8 @@ def test_a_row_scrolled_into_view_is_painted_with_its_newest_tick(
             pairs[last]: book(pairs[last], "101.00", "101.50"),
         }
     )
-    qtbot.waitUntil(lambda: text(model, 0, COL["bid"]) == "▼ " + price("99", pairs[0]))
+    frames.frame()
+    assert text(model, 0, COL["bid"]) == "▼ " + price("99", pairs[0])
     assert last not in {row for row, _ in spy.cells}  # out of view: not formatted, not signalled
 
     clock.now += FLASH_SECONDS / FADE_STEPS / 2  # within the first step of the fade
@@ -1079,7 +1085,7 @@ def test_the_quick_width_bound_never_undercuts_a_number(app: QApplication, point
     table = WatchlistTable()
     font = QFont(NUMBER_FAMILY)
     font.setPointSize(points)
-    face = table._face(font)
+    face = table.painter.face(font)
     for text in ("▲ 41,234,567.89", "1,234,567.89", "0.0000000800", "▼ 91,066.37", "—"):
         assert face.reach(text) >= QFontMetricsF(font).horizontalAdvance(text), text
     table.deleteLater()

@@ -33,7 +33,7 @@ from app.ui.models.columns import Column
 from app.ui.models.keyed_table import Index, KeyedTableModel
 from app.ui.models.record_cells import Cell
 from app.ui.models.sorting import SORT_ROLE as SORT_ROLE
-from app.ui.models.sorting import DecimalSortProxy
+from app.ui.models.sorting import KeyedSortView
 from app.ui.palette import TradePalette
 
 #: The exact Decimal behind a numeric cell (None where there is none).
@@ -271,8 +271,8 @@ class BalancesModel(KeyedTableModel[AssetRow]):
         return None
 
 
-class BalancesSortProxy(DecimalSortProxy):
-    """Assets without a value ("—") sort before every number."""
+class BalancesSortView(KeyedSortView):
+    """Assets without a value ("—") sort before every number (the model keeps the order)."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent, missing_first=True)

@@ -30,11 +30,9 @@ from app.ui.models.record_cells import (
     text_cell,
     time_cell,
 )
-from app.ui.models.record_view import RecordTableModel
+from app.ui.models.record_view import RecordTableModel, RecordView
 from app.ui.models.sorting import SORT_ROLE as SORT_ROLE
-from app.ui.models.sorting import DecimalSortProxy
 from app.ui.palette import TradePalette
-from app.ui.widgets.cell_painter import RowLook
 
 #: The palette colour of a completed record's status; any other status (pending) is a warning.
 COMPLETED_COLOUR = "success"
@@ -185,16 +183,8 @@ class DepositsModel(RecordTableModel[DepositRecord]):
         return [record.ordering for record in self.records]
 
 
-class DepositsSortProxy(DecimalSortProxy):
+class DepositsSortProxy(RecordView):
     """Missing times (a pending deposit's completion) sort before every time."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent, missing_first=True)
-
-    def row_look(self, row: int) -> RowLook | None:
-        """The model's ``row_look`` of the record shown in ``row`` (``CellPainter``)."""
-        source = self.sourceModel()
-        found = self.mapToSource(self.index(row, 0))
-        if not found.isValid() or not isinstance(source, RecordTableModel):
-            return None
-        return source.row_look(found.row())

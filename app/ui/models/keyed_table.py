@@ -7,6 +7,13 @@ or a layout change where the table keeps its selection), telling the view which 
 and following the theme are the same for the orders, the ledger, the transfers, the balances,
 the watchlist and the depth ladder, so they live here once.
 
+The model keeps the sort order itself (design.md §6: no ``QSortFilterProxyModel`` on live
+tables): ``sort`` orders the rows by one column's sort keys with the tables' one sort
+(``app.ui.models.sorting``), stable in the order the records were given; ``apply`` keeps new
+data in that order (``set_dynamic_sort``: re-sorted on every update, or left where they are
+until ``resort``); ``sort(-1)`` goes back to the order given. Rows change places by a layout
+change: the view keeps its selection and current row.
+
 Cells are computed once per record (never per paint). Colours come from the palette in
 force: the model follows the theme (or keeps a palette given to it) and, on a switch,
 repaints its ``colour_roles`` over the whole table in one ``dataChanged``.
@@ -31,7 +38,7 @@ from app.ui.csv_export import EXPORT_ROLE
 from app.ui.fonts import number_font
 from app.ui.models.columns import ALIGN_NUMBER, Column, column_numbers
 from app.ui.models.record_cells import RECORD_ROLE, Cell
-from app.ui.models.sorting import SORT_ROLE
+from app.ui.models.sorting import SORT_ROLE, order_of
 from app.ui.palette import TradePalette, current_palette, follow_palette
 
 R = TypeVar("R")
@@ -104,6 +111,13 @@ class KeyedTableModel(QAbstractTableModel, Generic[R]):
         self.number_font: QFont = number_font()
         self._palette = current_palette() if palette is None else palette
         self._stale = False
+        #: The sort: column (-1: the order given), order, where "—" goes, whether an update
+        #: re-sorts; the keys in the order ``apply`` gave them.
+        self._sort_column = -1
+        self._sort_order = Qt.SortOrder.AscendingOrder
+        self._missing_first = False
+        self._dynamic_sort = True
+        self._given: list[Hashable] = []
         if palette is None:
             follow_palette(self.set_palette)
 
@@ -167,6 +181,9 @@ class KeyedTableModel(QAbstractTableModel, Generic[R]):
         """Show ``rows`` (key, record) in this order with the smallest change: rows that went
         are removed, new ones inserted, kept ones signal only their changed cells."""
         built = [(key, record, self._cells_for(key, record)) for key, record in rows]
+        self._given = [key for key, _, _ in built]
+        if self._sort_column >= 0:
+            built = self.in_sort_order(built)
         keys = [key for key, _, _ in built]
         wanted = set(keys)
         if reset or len(wanted) != len(keys):
@@ -188,7 +205,7 @@ class KeyedTableModel(QAbstractTableModel, Generic[R]):
         kept = set(self._keys)
         order = [key for key in keys if key in kept]
         if self._keys != order:
-            if not self.move_rows:
+            if not self.move_rows and self._sort_column < 0:
                 self._reset(built)  # known records changed places: not worth a move plan
                 return
             self._move(order)
@@ -212,6 +229,75 @@ class KeyedTableModel(QAbstractTableModel, Generic[R]):
             self._reindex()
             self.endInsertRows()
             position = end
+
+    # -- sorting --------------------------------------------------------------------------------
+
+    @property
+    def sort_column(self) -> int:
+        """The sort column, -1 for the order the records were given."""
+        return self._sort_column
+
+    @property
+    def sort_order(self) -> Qt.SortOrder:
+        return self._sort_order
+
+    def set_sort_rule(self, *, missing_first: bool) -> None:
+        """Where rows without a value ("—") go: before every value ascending, or after."""
+        self._missing_first = missing_first
+
+    def set_dynamic_sort(self, dynamic: bool) -> None:
+        """Whether an update re-sorts (else new rows go last until ``resort``)."""
+        self._dynamic_sort = dynamic
+
+    def pinned_last(self, record: R) -> bool:
+        """A row that stays last under any sort (a totals row)."""
+        return False
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sort by ``column`` now (-1: the order the records were given); the view calls this
+        on header clicks."""
+        self._sort_column = column if 0 <= column < self._width else -1
+        self._sort_order = order
+        self.resort()
+
+    def resort(self) -> None:
+        """Sort again by the current column and order (the given order when unsorted): one
+        sort of the keys and, only when the order changed, one layout change."""
+        at = self._index
+        given = [key for key in self._given if key in at]
+        if len(given) != len(self._keys):
+            given = list(self._keys)  # rows not given by ``apply`` (a subclass's own)
+        if self._sort_column >= 0:
+            rows = [at[key] for key in given]
+            built = self.in_sort_order(
+                [(self._keys[row], self._records[row], self._cells[row]) for row in rows],
+                dynamic=True,
+            )
+            given = [key for key, _, _ in built]
+        if given != self._keys:
+            self._move(given)
+
+    def in_sort_order(
+        self, built: list[tuple[Hashable, R, Cells]], *, dynamic: bool | None = None
+    ) -> list[tuple[Hashable, R, Cells]]:
+        """``built`` (key, record, cells) in the sort's order: sorted by the sort column's keys
+        (ties as given), or, when updates do not re-sort, the rows shown where they are and
+        new ones after them; pinned rows last."""
+        if not (self._dynamic_sort if dynamic is None else dynamic) and self._keys:
+            at = self._index
+            known = sorted((item for item in built if item[0] in at), key=lambda i: at[i[0]])
+            ordered = known + [item for item in built if item[0] not in at]
+        else:
+            column = self._sort_column
+            descending = self._sort_order == Qt.SortOrder.DescendingOrder
+            keys = [cells[column].sort for _, _, cells in built]
+            order = order_of(keys, descending=descending, missing_first=self._missing_first)
+            ordered = [built[position] for position in order]
+        if any(self.pinned_last(record) for _, record, _ in ordered):
+            ordered = [i for i in ordered if not self.pinned_last(i[1])] + [
+                i for i in ordered if self.pinned_last(i[1])
+            ]
+        return ordered
 
     def replace(self, row: int, record: R, cells: Cells | None = None) -> list[int]:
         """Put ``record`` in ``row``; the columns whose cell changed (not yet signalled)."""

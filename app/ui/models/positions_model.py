@@ -9,8 +9,8 @@ unit worth less than one; a value or P&L at the valuation currency's decimals, P
 share in percent. A figure that cannot be known shows "—" (a tooltip says why). Every cell
 exports its exact Decimal (``EXPORT_ROLE``), so the CSV has every digit of the book.
 
-The totals row is last under any sort (``PositionsSortProxy``). While the top-of-book feed
-is stale (``set_stale``) every cell is in the stale grey.
+The totals row is last under any sort (``pinned_last``; the model keeps the order). While the
+top-of-book feed is stale (``set_stale``) every cell is in the stale grey.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from app.ui.csv_export import export_value
 from app.ui.models.columns import Column
 from app.ui.models.keyed_table import Index, KeyedTableModel
 from app.ui.models.record_cells import Cell
-from app.ui.models.sorting import DecimalSortProxy
+from app.ui.models.sorting import KeyedSortView
 from app.ui.palette import TradePalette
 
 TOTAL = "Total"
@@ -256,6 +256,9 @@ class PositionsModel(KeyedTableModel[PositionLine]):
         self._since: datetime | None = None
         self._method = CostMethod.AVERAGE
 
+    def pinned_last(self, record: PositionLine) -> bool:
+        return record.total
+
     def set_table(self, table: PositionsTable) -> None:
         heads = (table.currency, table.since, table.method)
         changed = heads != (self._currency, self._since, self._method)
@@ -310,17 +313,8 @@ class PositionsModel(KeyedTableModel[PositionLine]):
         return [line.asset for line in self._records if not line.total]
 
 
-class PositionsSortProxy(DecimalSortProxy):
-    """Sorts by the exact values; the totals row stays last in either order."""
-
-    def lessThan(self, source_left: Index, source_right: Index) -> bool:
-        model = self.sourceModel()
-        assert isinstance(model, PositionsModel)
-        left, right = model.record(source_left.row()), model.record(source_right.row())
-        ascending = self.sortOrder() == Qt.SortOrder.AscendingOrder
-        if left.total != right.total:  # the view reverses a descending sort: last either way
-            return right.total if ascending else left.total
-        return super().lessThan(source_left, source_right)
+class PositionsSortProxy(KeyedSortView):
+    """Sorts by the exact values (in the model); the totals row stays last in either order."""
 
 
 class ExportHeaders(QIdentityProxyModel):

@@ -33,11 +33,8 @@ from __future__ import annotations
 
 import asyncio
 import csv
-import heapq
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
-from itertools import islice
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -54,7 +51,13 @@ from app.services.slices import Steps, run_now, sliced
 from app.ui.csv_export import EXPORT_ROLE, header_texts
 from app.ui.models.keyed_table import Cells, KeyedTableModel, changed_columns, runs
 from app.ui.models.record_cells import RECORD_ROLE
-from app.ui.models.sorting import SORT_ROLE
+from app.ui.models.sorting import BLOCK as BLOCK
+from app.ui.models.sorting import SORT_CHUNK as SORT_CHUNK
+from app.ui.models.sorting import SORT_ROLE as SORT_ROLE
+from app.ui.models.sorting import blocks as blocks
+from app.ui.models.sorting import column_keys
+from app.ui.models.sorting import sorted_rows as sorted_rows
+from app.ui.models.sorting import stable_order as stable_order
 from app.ui.timers import make_timer
 from app.ui.widgets.cell_painter import RowLook
 
@@ -81,10 +84,6 @@ SYNC_ROWS = 2000
 #: How long a replaced view order waits to be freed (after the paint that shows the new one).
 DROP_AFTER_MS = 100
 
-#: Rows per C-level ``sorted`` call (well under a millisecond).
-SORT_CHUNK = 2048
-#: Rows per step of cheap per-row work (a set lookup, a substring test).
-BLOCK = 2000
 #: Rows per step of costly per-row work (formatting a row's cells, tens of µs each).
 CELL_BLOCK = 40
 #: Rows formatted and written per step of a CSV export.
@@ -93,10 +92,6 @@ EXPORT_BLOCK = 400
 FILTER_DEBOUNCE_MS = 150
 #: More runs of removed or inserted rows than this are moved with one layout change instead.
 MAX_RUNS = 64
-
-
-def blocks(items: Sequence[Any], size: int = BLOCK) -> Iterable[Sequence[Any]]:
-    return (items[start : start + size] for start in range(0, len(items), size))
 
 
 # -- pure jobs (generators: a step is a block of rows) ---------------------------------------
@@ -109,64 +104,6 @@ def row_text(cells: Cells) -> str:
         parts.append(cell.display)
         parts.append(cell.export or "")
     return "\n".join(parts).casefold()
-
-
-def column_keys(cells: Sequence[Cells], column: int) -> Steps[list[Any]]:
-    """Comparable sort keys of ``column``: Decimals as they are (numbers sort as numbers),
-    otherwise case-folded text; None stays None ("—", placed by ``sorted_rows``)."""
-    raw: list[Any] = []
-    numbers = True  # every key a Decimal (or None): they sort as they are
-    for block in blocks(cells):
-        found = [row[column].sort for row in block]
-        raw.extend(found)
-        numbers = numbers and all(key is None or isinstance(key, Decimal) for key in found)
-        yield
-    if numbers:
-        return raw
-    keys: list[Any] = []
-    for block in blocks(raw):
-        keys.extend([None if key is None else str(key).casefold() for key in block])
-        yield
-    return keys
-
-
-def stable_order(rows: list[int], keys: Sequence[Any] | dict[int, Any]) -> Steps[list[int]]:
-    """``rows`` by ``keys[row]`` ascending, ties in the order given: chunks of ``SORT_CHUNK``
-    sorted in C, merged by ``heapq.merge`` a block at a time."""
-    key = keys.__getitem__
-    if len(rows) <= SORT_CHUNK:
-        return sorted(rows, key=key)
-    chunks = []
-    for start in range(0, len(rows), SORT_CHUNK):
-        chunks.append(sorted(rows[start : start + SORT_CHUNK], key=key))
-        yield
-    merged = heapq.merge(*chunks, key=key)
-    ordered: list[int] = []
-    while True:
-        block = list(islice(merged, BLOCK))
-        ordered.extend(block)
-        if len(block) < BLOCK:
-            return ordered
-        yield
-
-
-def sorted_rows(
-    rows: Sequence[int], keys: Sequence[Any], *, descending: bool, missing_first: bool
-) -> Steps[list[int]]:
-    """``rows`` sorted as ``QSortFilterProxyModel`` with ``sort_less`` did: stable (ties in
-    the given order, both ways), None after every value (before, with ``missing_first``)
-    ascending and the other way round descending."""
-    present: list[int] = []
-    missing: list[int] = []
-    for block in blocks(rows):
-        present.extend([row for row in block if keys[row] is not None])
-        missing.extend([row for row in block if keys[row] is None])
-        yield
-    if descending:
-        ordered = (yield from stable_order(present[::-1], keys))[::-1]
-    else:
-        ordered = yield from stable_order(present, keys)
-    return missing + ordered if missing_first != descending else ordered + missing
 
 
 @dataclass

@@ -5,6 +5,13 @@ paint) and only for the rows in view; sort keys are the raw values. The model te
 exactly which cells in view changed: one ``dataChanged`` per run of changed cells in a row,
 never a reset on a tick.
 
+The model holds the only tick buffer (``_pending``): the panel stages each snapshot into it
+(``stage``: the newest tick per pair and the time it came, nothing else) and the frame clock
+flushes it (``_on_frame``): the waiting ticks of the rows in view are applied, formatted and
+signalled once per frame; the others wait until their row is read. So a tick goes bridge ->
+panel -> ``stage`` -> frame -> ``dataChanged`` -> paint, and whatever reads a row (a paint, a
+test, a sort, a row scrolled into view) sees its newest tick.
+
 Rows out of view cost almost nothing per tick (issue 16: most ticks of a long watchlist go to
 rows nobody sees): the tick is only kept — the newest per pair, with the time it came — and
 applied when anything reads the row (a paint, ``record``, ``cell``, ``is_stale``,
@@ -30,14 +37,15 @@ theme switch: one ``dataChanged`` over the whole table for the foreground and ba
 only.
 
 Sorting is the model's own (no proxy): rows are shown in watchlist order or sorted by one
-column's raw key (Decimal: numbers sort as numbers); a tick never re-sorts, ``resort()`` does,
-and the panel calls it at most once a second.
+column's raw key (Decimal: numbers sort as numbers) with the tables' one sort
+(``app.ui.models.sorting``); a tick never re-sorts, ``resort()`` does, at most once every
+``RESORT_MS`` from the frame clock while staged ticks changed the keys.
 
 Columns the trader hid (``set_hidden_columns``) are not formatted on a tick (a cell read
 through ``data``/``cell`` is formatted on the spot; a column shown again is formatted as its
 rows are painted), and a tick's changed cells are one signal across them.
 
-The watchlist's view paints rows itself from ``painted_row`` (one call per row, the same
+The watchlist's view paints rows itself from ``row_look`` (one call per row, the same
 answers as ``data``: ``app.ui.panels.watchlist_table``); ``data`` serves every other reader.
 """
 
@@ -50,23 +58,25 @@ from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any, NamedTuple
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QIcon, QPixmap
 
 from app.domain.display import DASH, Precision, format_number
 from app.domain.money import MONEY_CONTEXT
 from app.domain.records import TopOfBook
-from app.ui.frame_clock import FrameClock, shared_frame_clock
+from app.ui.frame_clock import FRAME_MS, FrameClock, shared_frame_clock
 from app.ui.models.columns import ALIGN_NUMBER, ALIGN_TEXT, Column
 from app.ui.models.keyed_table import Cells, Index, KeyedTableModel, changed_columns, runs
 from app.ui.models.record_cells import Cell
 from app.ui.models.sorting import SORT_ROLE as SORT_ROLE
+from app.ui.models.sorting import order_of
 from app.ui.palette import (
     TradePalette,
     flash_colour,
     flash_mode,
     flash_mode_changed,
 )
+from app.ui.widgets.cell_painter import RowLook
 
 Clock = Callable[[], float]
 
@@ -75,8 +85,8 @@ FLASH_SECONDS = 0.6
 #: A fade steps down this many times (a repaint of the fading cells each step) before it ends.
 FADE_STEPS = 3
 AGE_TICK_MS = 1000
-#: A row is stale when its data is older than this many top-of-book poll intervals.
-STALE_FACTOR = 3
+#: A sorted table is re-sorted at most this often (ms) while its data changes.
+RESORT_MS = 1000
 BPS_DECIMALS = 2
 UP_SIGN = "▲ "
 DOWN_SIGN = "▼ "
@@ -139,15 +149,6 @@ class BookRow(NamedTuple):
     size_places: int = 2
     received: float | None = None  # clock time of the last update
     stale: bool = True
-
-
-class RowLook(NamedTuple):
-    """How a row is painted besides its text: the text colour (None: the view's own), the
-    pair in bold (the traded pair) and the background of each fading cell by column."""
-
-    foreground: QColor | None
-    bold: bool
-    backgrounds: dict[int, QColor]
 
 
 #: The sign a price keeps after its last move.
@@ -294,6 +295,11 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
     when painted. At 1,000 rows with ~40 in view that took a tick from ~7 µs to ~1 µs.
     """
 
+    #: A frame applied staged ticks to rows in view (a view may fit its columns).
+    flushed = Signal()
+    #: The rows were re-sorted by a frame (a view may put its highlight back in view).
+    resorted = Signal()
+
     colour_roles = (Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.BackgroundRole)
     move_rows = True  # a reordered watchlist keeps the data, flashes and selection of its pairs
 
@@ -326,6 +332,11 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         self._swatches = self._side_swatches()
         self._bold = QFont()
         self._bold.setBold(True)
+        #: Each column's font in a row (plain, traded) and the number font they were made of.
+        self._fonts: tuple[tuple[QFont | None, ...], tuple[QFont | None, ...]] = ((), ())
+        self._fonts_for: QFont | None = None
+        #: Each column's colour in a stale row.
+        self._stale_row: tuple[QColor | None, ...] = (None,)
         self._watchlist: list[str] = []
         self._sort_column = -1
         self._sort_order = Qt.SortOrder.AscendingOrder
@@ -347,6 +358,11 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         self._widest = [0] * COLUMN_COUNT
         self._frames = frames if frames is not None else shared_frame_clock()
         self._age_due = math.inf
+        #: Frame-clock time of the last frame that applied staged ticks, and of the last sort.
+        self._flushed_at = -math.inf
+        self._sorted_at = -math.inf
+        #: Frame-clock time a re-sort is asked for (inf: none).
+        self._resort_due = math.inf
         self._frames.listen(self._on_frame)
         flash_mode_changed.connect(self.set_flash_mode)
 
@@ -384,14 +400,7 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
 
     def _bring_up_visible(self) -> None:
         """Apply (and signal) the waiting ticks of the rows in view."""
-        if not self._pending:
-            return
-        first, last = self._visible or (0, len(self._records) - 1)
-        keys = self._keys
-        for row in range(max(0, first), min(last, len(keys) - 1) + 1):
-            if keys[row] in self._pending:
-                self._materialise(row)
-                self.signal_cells(row, range(COLUMN_COUNT))
+        self.flush_staged()
 
     def set_pairs(self, pairs: Sequence[str]) -> None:
         """Show ``pairs`` (in this order, or sorted): rows removed, moved and inserted, never a
@@ -443,14 +452,76 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
             if self._age_due == math.inf:  # (else the ages are already due)
                 self._schedule_ages()
 
-    def _show(self, row: int, pair: str, book: TopOfBook, now: float) -> None:
-        """A tick for a row in view: its record, then its changed cells formatted and
-        signalled."""
+    def stage(self, books: Mapping[str, TopOfBook]) -> None:
+        """New top of book, to be shown at the next frame: only kept (the newest per pair,
+        with the time it came; pairs not shown are ignored) and a frame asked for. Fresh
+        prices do not queue behind another view's frame (a fade step just painted): this
+        model's own flushes stay at most one per ``FRAME_MS``, so a tick is on screen within
+        a frame."""
+        now = self._clock()
+        index, pending = self._index, self._pending
+        staged = False
+        for pair, book in books.items():
+            if pair in index:
+                pending[pair] = (book, now)
+                staged = True
+        if staged:
+            self._sort_dirty = True
+            if self._age_due == math.inf:  # (else the ages are already due)
+                self._schedule_ages()
+            frames = self._frames
+            frames.request(soon=frames.now() - self._flushed_at >= FRAME_MS / 1000)
+
+    def staged(self) -> dict[str, TopOfBook]:
+        """The ticks waiting in the buffer, by pair (a copy)."""
+        return {pair: tick[0] for pair, tick in self._pending.items()}
+
+    def has_staged(self) -> bool:
+        """Ticks are waiting in the buffer."""
+        return bool(self._pending)
+
+    def flush_staged(self) -> bool:
+        """Apply the waiting ticks of the rows in view (their changed cells formatted and
+        signalled); whether any was. Rows out of view keep theirs until read."""
+        pending = self._pending
+        if not pending:
+            return False
+        first, last = self._visible or (0, len(self._records) - 1)
+        records = self._records
+        now = self._clock()
+        shown = False
+        for row in range(max(0, first), min(last, len(records) - 1) + 1):
+            pair = records[row].pair
+            if pair in pending:
+                self._apply_in_view(row, pair, now)
+                shown = True
+        if shown:
+            self._flushed_at = self._frames.now()
+            self.flushed.emit()
+        return shown
+
+    def _apply_in_view(self, row: int, pair: str, now: float) -> None:
+        """The waiting tick of ``row``, in view: a fresh one (within a fade step) as it comes,
+        only its changed cells signalled; an older one (the row was out of view) as of when
+        it came (``_materialise``: its fade's step, its staleness), the whole row signalled."""
+        book, received = self._pending[pair]
+        if now - received < FLASH_SECONDS / FADE_STEPS:
+            del self._pending[pair]
+            self._show(row, pair, book, now, received)
+        else:
+            self._materialise(row)
+            self.signal_cells(row, range(COLUMN_COUNT))
+
+    def _show(
+        self, row: int, pair: str, book: TopOfBook, now: float, received: float | None = None
+    ) -> None:
+        """A tick for a row in view (received at ``received``, ``now`` by default): its
+        record, then its changed cells formatted and signalled."""
         if pair in self._pending:  # it came into view with a tick waiting: that one first
             self._materialise(row)
         old = self._records[row]
         unformatted = self._unformatted
-        if not self._take(row, book, now, now, 0):
+        if not self._take(row, book, now if received is None else received, now, 0):
             if pair not in unformatted and self._cells[row][_AGE].display != _FRESH_AGE:
                 self.set_cell(row, _AGE, Cell(_FRESH_AGE, None, None))
                 self.signal_cells(row, (_AGE,))
@@ -509,10 +580,17 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         self._unformatted.add(pair)
 
     def _current(self, row: int) -> BookRow:
-        """``row``'s record with any waiting tick applied."""
+        """``row``'s record with any waiting tick applied: a row in view as a frame would
+        (its changed cells signalled: the view repaints what was read), one out of view as of
+        when the tick came."""
         quote = self._records[row]
-        if quote.pair in self._pending:
-            self._materialise(row)
+        pair = quote.pair
+        if pair in self._pending:
+            first, last = self._visible or (0, len(self._records) - 1)
+            if first <= row <= last:
+                self._apply_in_view(row, pair, self._clock())
+            else:
+                self._materialise(row)
             quote = self._records[row]
         return quote
 
@@ -657,6 +735,7 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         if not self._sort_dirty:
             return
         self._sort_dirty = False
+        self._sorted_at = self._frames.now()
         order: list[Hashable] = list(self._target_order({q.pair: q for q in self._records}))
         if order != self._keys:
             self._move(order)
@@ -672,12 +751,19 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         descending = self._sort_order == Qt.SortOrder.DescendingOrder
         pending = self._pending
 
-        def key(pair: str) -> tuple[bool, Any]:
+        def key(pair: str) -> Any:
             tick = pending.get(pair)  # a row's waiting tick sorts it, without applying it
-            raw = value(records[pair]) if tick is None or waiting is None else waiting(*tick)
-            return (True, 0) if raw is None else (False, raw)
+            return value(records[pair]) if tick is None or waiting is None else waiting(*tick)
 
-        return sorted(pairs, key=key, reverse=descending)
+        order = order_of([key(pair) for pair in pairs], descending=descending)
+        return [pairs[position] for position in order]
+
+    def in_sort_order(
+        self, built: list[tuple[Hashable, BookRow, Cells]], *, dynamic: bool | None = None
+    ) -> list[tuple[Hashable, BookRow, Cells]]:
+        """As given: ``set_pairs`` and ``resort`` put the rows in order themselves (sorting by
+        a waiting tick's keys)."""
+        return built
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -696,24 +782,44 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         self._formatted(row)
         return self._cells[row][column]
 
-    def painted_row(self, row: int) -> tuple[Cells, RowLook]:
-        """``row``'s cells (formatted now if they were not) and its look: what a view that
-        paints its rows itself (``app.ui.panels.watchlist_table``) needs, in one call per row
-        instead of one per cell and role. The same answers as ``data``."""
+    def row_look(self, row: int) -> RowLook:
+        """``row``'s look (its cells formatted now if they were not): what the tables' painter
+        (``app.ui.widgets.cell_painter.RowPainter``) needs, in one call per row instead of one
+        per cell and role. The same answers as ``data``; only the texts and the backgrounds
+        of fading cells are made per row, the rest are the same tuples row after row."""
         self._formatted(row)
         quote = self._records[row]
         flashes = self._flashes.get(quote.pair)
-        backgrounds: dict[int, QColor] = {}
+        backgrounds: Sequence[QColor | None] = _NO_BACKGROUNDS
         if flashes:
+            backgrounds = list(_NO_BACKGROUNDS)
             for column in flashes:
-                colour = self._fade(quote, column)
-                if colour is not None:
-                    backgrounds[column] = colour
-        look = RowLook(self._foreground(quote, _PAIR), quote.pair == self._selected, backgrounds)
-        return self._cells[row], look
+                backgrounds[column] = self._fade(quote, column)
+        fonts = self._row_fonts(quote.pair == self._selected)
+        colours = self._stale_colours() if quote.stale else _NO_COLOURS
+        texts = [cell.display for cell in self._cells[row]]
+        return RowLook(texts, self.alignments, fonts, colours, backgrounds)
+
+    def _row_fonts(self, bold: bool) -> tuple[QFont | None, ...]:
+        """Each column's font: the view's for the pair (bold for the traded pair), the number
+        font for the others (the same two tuples until the number font changes)."""
+        if self._fonts_for is not self.number_font:
+            self._fonts_for = self.number_font
+            numbers = (self.number_font,) * (COLUMN_COUNT - 1)
+            self._fonts = (None, *numbers), (self._bold, *numbers)
+        return self._fonts[bold]
+
+    def _stale_colours(self) -> tuple[QColor | None, ...]:
+        """Every column's colour in a stale row (the palette's grey; one tuple per palette)."""
+        grey = self._palette.stale
+        if self._stale_row[0] is not grey:
+            self._stale_row = (grey,) * COLUMN_COUNT
+        return self._stale_row
 
     #: Each column's text alignment.
-    alignments = tuple(ALIGN_TEXT if c.key == "pair" else ALIGN_NUMBER for c in COLUMNS)
+    alignments: tuple[int | None, ...] = tuple(
+        int(ALIGN_TEXT if c.key == "pair" else ALIGN_NUMBER) for c in COLUMNS
+    )
 
     def column_texts(self, column: int) -> list[str]:
         if column in self._hidden:
@@ -852,13 +958,31 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
                 widest[column] = len(cells[column].display)
 
     def _on_frame(self, now: float) -> None:
-        """The frame clock's tick: a fade step when one is due, the ages once a second."""
+        """The frame clock's tick: the staged ticks of the rows in view, a re-sort when due,
+        a fade step when one is due, the ages once a second."""
+        if self._pending:
+            self.flush_staged()
+        if self._sort_dirty and self._sort_column >= 0:
+            self._resort_when_due(now)
         if self._flashes and self._clock() + _FLASH_SLACK >= self._flash_due:
             self.expire_flashes()
         if now >= self._age_due:
             self._age_due = math.inf
             self.refresh_ages()
             self._schedule_ages()
+
+    def _resort_when_due(self, now: float) -> None:
+        """Re-sort at most once every ``RESORT_MS`` (one frame asked for the moment it is
+        due, not one per tick)."""
+        due = self._sorted_at + RESORT_MS / 1000
+        if now >= due:
+            self._resort_due = math.inf
+            self.resort()
+            self.flush_staged()  # rows the sort brought into view, in this frame's paint
+            self.resorted.emit()
+        elif due != self._resort_due:
+            self._resort_due = due
+            self._frames.request(due - now)
 
     def _schedule_ages(self) -> None:
         """One frame a second while any row has data (its age text moves)."""
@@ -966,6 +1090,9 @@ _WAITING_SORT_VALUES: tuple[Callable[[TopOfBook, float], Any] | None, ...] = (
     lambda _, received: -received,
 )
 _FRESH_AGE = age_text(0.0)
+#: A row's colours and backgrounds when it has none of its own.
+_NO_COLOURS: tuple[QColor | None, ...] = (None,) * COLUMN_COUNT
+_NO_BACKGROUNDS: tuple[QColor | None, ...] = (None,) * COLUMN_COUNT
 #: The cell kept for a hidden column.
 _UNSHOWN = Cell("", None, None)
 

@@ -1,9 +1,11 @@
 """Balances panel: free, locked, credit and value per asset, and the total in a chosen currency.
 
 Fed by the bridge's ``balances`` and ``topOfBook`` signals. The valuation currency is kept in
-the settings (``valuation_currency``, USD by default). The sort proxy does not re-sort on every
-tick: changes are collected and the current sort is re-applied at most every ``RESORT_MS``, in
-a frame of the application's frame clock (``app.ui.frame_clock``).
+the settings (``valuation_currency``, USD by default). The model keeps the sort order (the
+tables' one sort, ``app.ui.models.sorting``; the view sits on a ``BalancesSortView`` that adds
+no order of its own) and does not re-sort on every tick: changes are collected and the current
+sort is re-applied at most every ``RESORT_MS``, in a frame of the application's frame clock
+(``app.ui.frame_clock``).
 
 No layout churn: the columns have fixed (interactive) widths, fitted to their contents when
 rows, headers or the currency change, and on a tick only when a column's longest text grew
@@ -36,14 +38,14 @@ from PySide6.QtWidgets import (
 from app.domain.display import Precision
 from app.domain.records import TopOfBook
 from app.services.session import Balances
-from app.ui.bridge import Freshness
 from app.ui.column_choice import ColumnChoice
 from app.ui.delegates import UtilisationBarDelegate
 from app.ui.frame_clock import FrameClock, shared_frame_clock
+from app.ui.freshness import Freshness
 from app.ui.models.balances_model import (
     UTILISATION_ROLE,
     BalancesModel,
-    BalancesSortProxy,
+    BalancesSortView,
 )
 from app.ui.palette import TradePalette, follow_palette, level_css, stale_css
 from app.ui.panels.base import PanelContext
@@ -95,7 +97,7 @@ class BalancesPanel(QWidget):
         currency = str(context.settings.value(SETTINGS_KEY, DEFAULT_CURRENCY) or DEFAULT_CURRENCY)
 
         self.model = BalancesModel(context.precision, currency, self)
-        self.proxy = BalancesSortProxy(self)
+        self.proxy = BalancesSortView(self)
         self.proxy.setDynamicSortFilter(False)
         self.proxy.setSourceModel(self.model)
 

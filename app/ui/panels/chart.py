@@ -87,9 +87,9 @@ from app.domain.display import DASH
 from app.domain.records import TopOfBook
 from app.services.mid_history import MidHistory
 from app.services.session import Environment
-from app.ui.bridge import Freshness
 from app.ui.fonts import number_font
 from app.ui.frame_clock import shared_frame_clock
+from app.ui.freshness import Freshness
 from app.ui.palette import TradePalette, current_palette, follow_palette, stale_css
 from app.ui.panels.base import PanelContext
 from app.ui.peak_display import PeakDisplay

@@ -37,9 +37,9 @@ from PySide6.QtWidgets import (
 
 from app.domain.display import DASH, format_number
 from app.domain.records import OrderBook
-from app.ui.bridge import Freshness
 from app.ui.click_trade import TradeRequest, side_of_click
 from app.ui.fonts import number_font
+from app.ui.freshness import Freshness
 from app.ui.models.depth_model import DepthModel, DepthRole
 from app.ui.palette import TradePalette, follow_palette, stale_css
 from app.ui.panels.base import PanelContext

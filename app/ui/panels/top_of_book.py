@@ -1,13 +1,14 @@
 """The watchlist panel: top of book of every watched pair, live.
 
-Ticks from the bridge are conflated: the slot only merges the snapshot into a pending dict and
-asks the application's frame clock (``app.ui.frame_clock``) for a frame; the frame pushes what
-is pending to the model — the rows in view first, then the rest in slices of about 4 ms per
-event-loop turn — so a burst costs one repaint and no turn is blocked. The model keeps the sort
-order itself (no proxy) and never re-sorts on a tick: while a sort column is set and data
-changed, the table is re-sorted at most once a second, in a frame. The model is told which rows
-are in view (only they are formatted on a tick) and which columns the trader hid (not formatted
-at all); the table paints its rows itself (``app.ui.panels.watchlist_table``).
+Ticks from the bridge are conflated in the model's one tick buffer: the slot only stages the
+snapshot there (``TopOfBookModel.stage``) and the application's frame clock
+(``app.ui.frame_clock``) flushes it — the rows in view are applied and repainted, the others
+wait until read — so a burst costs one repaint and no turn is blocked. The panel keeps no
+ticks of its own. The model keeps the sort order itself (no proxy) and never re-sorts on a
+tick: while a sort column is set and data changed, it re-sorts at most once a second, in a
+frame. The model is told which rows are in view (only they are formatted on a tick) and which
+columns the trader hid (not formatted at all); the table paints its rows itself
+(``app.ui.panels.watchlist_table``).
 
 The watchlist is the session's: adding (pair box + Add) and removing (Remove or the Delete key
 on the highlighted row) go through ``bridge.set_watchlist``; every change is saved in the
@@ -32,7 +33,6 @@ that column (the mid otherwise) and at the price shown there.
 
 from __future__ import annotations
 
-import itertools
 import time
 from decimal import Decimal
 
@@ -66,11 +66,11 @@ from app.services.poller import FeedStatus
 from app.ui.alert_dialog import AlertDialog, open_alert_dialog
 from app.ui.click_trade import TradeRequest, side_of_click
 from app.ui.column_choice import ColumnChoice
-from app.ui.frame_clock import FRAME_MS, SLICE_SECONDS, FrameClock, shared_frame_clock
+from app.ui.frame_clock import FrameClock, shared_frame_clock
+from app.ui.freshness import stale_after
 from app.ui.models.top_of_book_model import (
     COLUMNS,
     FLASH_KEYS,
-    STALE_FACTOR,
     UP_SIGN,
     Clock,
     TopOfBookModel,
@@ -79,10 +79,6 @@ from app.ui.panels.base import PanelContext
 from app.ui.panels.watchlist_table import WatchlistTable
 
 SETTINGS_KEY = "watchlist"
-#: Pairs pushed to the model between two looks at the slice's clock.
-SLICE_PAIRS = 64
-#: A sorted table is re-sorted at most this often (ms) while its data changes.
-RESORT_MS = 1000
 #: Room around a cell's text when fitting columns (px).
 CELL_PADDING = 16
 #: Columns hidden until the trader shows them (header context menu): the watchlist then fits
@@ -124,17 +120,16 @@ class TopOfBookPanel(QWidget):
         self._frames = frames if frames is not None else shared_frame_clock()
         self._context = context
         self._bridge = context.bridge
-        self._pending: dict[str, TopOfBook] = {}
-        self._sort_dirty = False
-        self._sorted_at = 0.0
         self._sized = False
-        self._flushed_at = 0.0
         #: Per column, the longest text (characters) its width was fitted to.
         self._fitted = [0] * len(COLUMNS)
         self._choices_from: tuple[str, ...] | None = None
         #: True while the panel itself moves the highlight: that is not the trader choosing.
         self._syncing = False
 
+        # Before the model's: each frame tells the model which rows are in view, then the
+        # model applies the ticks staged for them.
+        self._frames.listen(self._on_frame)
         self.model = TopOfBookModel(context.precision, self, frames=self._frames, clock=clock)
 
         self.table = WatchlistTable(self)
@@ -183,14 +178,15 @@ class TopOfBookPanel(QWidget):
         layout.addWidget(self.toolbar)
         layout.addWidget(self.table)
 
-        self._frames.listen(self._on_frame)
+        self.model.flushed.connect(self._after_flush)
+        self.model.resorted.connect(self._show_selection)
         self.table.verticalScrollBar().valueChanged.connect(self._view_moved)
         self.table.viewport().installEventFilter(self)
 
         self._restore_watchlist()
         self.model.set_pairs(self._bridge.watchlist)
         self.model.set_selected(self._bridge.selected_pair)
-        self.model.stale_after = STALE_FACTOR * self._bridge.top_of_book_interval
+        self.model.stale_after = stale_after(self._bridge.top_of_book_interval)
         self._refresh_choices()
         self._show_selection()
 
@@ -391,23 +387,14 @@ class TopOfBookPanel(QWidget):
     # -- feed -------------------------------------------------------------------------------------
 
     def _on_top_of_book(self, books: dict[str, TopOfBook]) -> None:
-        """Ticks wait for the next frame; fresh prices do not queue behind another view's
-        frame (a fade step just painted): the watchlist's own flushes stay at most one per
-        ``FRAME_MS``, so a tick is on screen within a frame (issue 16: p99 < 16.7 ms)."""
-        self._pending.update(books)
-        soon = time.perf_counter() - self._flushed_at >= FRAME_MS / 1000
-        self._frames.request(soon=soon)
+        """Ticks go to the model's buffer; the frame clock shows them."""
+        self.model.stage(books)
 
     def _on_frame(self, now: float) -> None:
-        """The frame clock's tick: push pending ticks (sliced), re-sort when due."""
-        if self._pending:
-            self._flush()
-        if self._sort_dirty and self.model.sort_column >= 0:
-            wait = RESORT_MS / 1000 - (time.monotonic() - self._sorted_at)
-            if wait <= 0:
-                self._resort()
-            else:
-                self._frames.request(wait)
+        """Before the model's frame, when ticks wait: the rows in view now (they change
+        without a scroll or a resize too: rows added or removed by a new watchlist)."""
+        if self.model.has_staged():
+            self.model.set_visible(self.visible_rows())
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """A resized viewport shows other rows: tell the model which."""
@@ -432,37 +419,13 @@ class TopOfBookPanel(QWidget):
         last = self.table.rowAt(self.table.viewport().height() - 1)
         return first, count - 1 if last < 0 else last
 
-    def _flush(self) -> None:
-        """What is pending to the model: the rows in view first, then slices of the rest until
-        ``SLICE_SECONDS`` are spent; what is left waits for the next event-loop turn."""
-        self._flushed_at = time.perf_counter()
-        ends = self._flushed_at + SLICE_SECONDS
-        pending = self._pending
-        first, last = self.visible_rows()
-        self.model.set_visible((first, last))
-        model = self.model
-        shown = {
-            pair: pending.pop(pair)
-            for row in range(first, min(last + 1, model.rowCount()))
-            if (pair := model.pair_at(row)) in pending
-        }
-        updated = bool(shown)
-        if shown:
-            model.update(shown)
-        while pending and time.perf_counter() < ends:
-            chunk = dict(itertools.islice(pending.items(), SLICE_PAIRS))
-            for pair in chunk:
-                del pending[pair]
-            model.update(chunk)
-            updated = True
-        if pending:
-            self._frames.request(soon=True)
-        if updated:
-            self._sort_dirty = True
-        if not self._sized and updated:
+    def _after_flush(self) -> None:
+        """A frame showed new ticks: columns fitted to the first data, widened when a longest
+        text grew; the pair box follows a grown pairs list."""
+        if not self._sized:
             self._sized = True
             self._fit_columns()
-        elif self._sized and updated:
+        else:
             self._fit_grown()
         if len(self._bridge.available_pairs) != len(self._choices_from or ()):
             self._refresh_choices()
@@ -497,16 +460,9 @@ class TopOfBookPanel(QWidget):
             title = header.sectionSizeFromContents(column).width()
             self.table.setColumnWidth(column, max(width, title))
 
-    def _resort(self) -> None:
-        if self._sort_dirty and self.model.sort_column >= 0:
-            self._sort_dirty = False
-            self._sorted_at = time.monotonic()
-            self.model.resort()
-            self._show_selection()
-
     def _on_feed_status(self, status: FeedStatus) -> None:
         if status.name == self._bridge.top_of_book_feed:
-            self.model.stale_after = STALE_FACTOR * status.interval
+            self.model.stale_after = stale_after(status.interval)
 
     @property
     def sort_column(self) -> int | None:

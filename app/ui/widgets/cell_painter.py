@@ -1,4 +1,14 @@
-"""``CellPainter``: the record tables' cells painted without Qt's text layout on every paint.
+"""The tables' one painter: one ``RowLook`` per row (every cell's text, alignment, font,
+colour and background, made by the model in one call) drawn without Qt's per-cell roles and
+text layout, for every table (watchlist, orders, ledger, deposits, audit, ...).
+
+Two ways in, one look and one set of view colours and margins (``view_colours``,
+``text_margin``): ``CellPainter`` is an item delegate for the record tables (Qt still walks the
+cells; each is drawn from a cached ``QStaticText``); ``RowPainter`` paints whole rows in one
+``paintEvent`` for the watchlist, whose prices change on every tick (a ``drawText`` of a text
+whose quick width bound fits, an elision cache for the others).
+
+``CellPainter``: the record tables' cells painted without Qt's text layout on every paint.
 
 Why: one repaint of the ledger at 100,000 rows (1580×919, about 420 cells) cost 10–13 ms, and
 the last step of a sort or filter (a layout change, then that repaint) went over a 16.7 ms
@@ -28,6 +38,16 @@ theme, the dark and the light one.
 
 Nothing here is about records: any table whose model answers ``row_look`` can use it.
 
+``RowPainter`` (≥ 100× vn.py at 1,000 watchlist rows painting every 50 ticks): a
+``QTableView`` paints each cell through the item delegate, which asks the (Python) model for
+seven roles, and the style lays each text out twice; a repaint of the ~40 rows in view took
+3–4 ms, more than the ticks themselves. ``RowPainter`` reads each row's look in one call and
+draws its cells: 1–1.7 ms. It draws the palette's highlight across a selected row (over any
+fade, as the style draws it), alternate row colours when on, each cell's background, the
+cell's colour or the palette's text, numbers in their font, elided with "…" when their column
+is too narrow (never cut: a clipped price would read as another number), and the grid. Not
+drawn: a focus frame (the themes turn it off) and ``::item`` style-sheet rules.
+
 Measured here (2 cores shared, offscreen, 100,000 ledger rows, one ``viewport().repaint()``
 at 1580×919, median of 20, the two delegates alternated in one process): Qt's delegate
 10.7–12.0 ms (13.5–13.7 ms in the dark theme, whose style sheet adds its own pass); a
@@ -43,7 +63,16 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QPointF, QRect, Qt
+from PySide6.QtCore import (
+    QEvent,
+    QLine,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QPointF,
+    QRect,
+    Qt,
+)
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -52,10 +81,18 @@ from PySide6.QtGui import (
     QFontMetricsF,
     QImage,
     QPainter,
+    QPaintEvent,
     QPalette,
+    QPen,
     QStaticText,
 )
-from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTableView,
+)
 
 Index = QModelIndex | QPersistentModelIndex
 Colour = QColor | QBrush
@@ -98,6 +135,50 @@ class RowLooks(Protocol):
     def row_look(self, row: int) -> RowLook | None: ...
 
 
+class ViewColours(NamedTuple):
+    """A view's palette colours for one paint, in the group Qt would use."""
+
+    text: QColor
+    highlight: QBrush
+    highlighted: QColor
+    alternate: QColor | None
+    grid: QColor | None
+
+
+def colour_group(view: QAbstractItemView, active: bool) -> QPalette.ColorGroup:
+    """The palette group a view paints in: disabled, active (its window has the focus) or
+    inactive."""
+    if not view.isEnabled():
+        return QPalette.ColorGroup.Disabled
+    return QPalette.ColorGroup.Active if active else QPalette.ColorGroup.Inactive
+
+
+def view_colours(
+    view: QAbstractItemView, palette: QPalette, group: QPalette.ColorGroup
+) -> ViewColours:
+    """What a cell's colours fall back to, and the selection's, alternate rows' and grid's."""
+    grid: QColor | None = None
+    if isinstance(view, QTableView) and view.showGrid():
+        option = QStyleOptionViewItem()
+        option.initFrom(view)
+        hint = view.style().styleHint(QStyle.StyleHint.SH_Table_GridLineColor, option, view)
+        grid = QColor.fromRgba(hint & 0xFFFFFFFF)  # an ARGB value, signed
+    return ViewColours(
+        palette.color(group, QPalette.ColorRole.Text),
+        palette.brush(group, QPalette.ColorRole.Highlight),
+        palette.color(group, QPalette.ColorRole.HighlightedText),
+        palette.color(group, QPalette.ColorRole.AlternateBase)
+        if view.alternatingRowColors()
+        else None,
+        grid,
+    )
+
+
+def text_margin(view: QAbstractItemView) -> int:
+    """Qt's room each side of a cell's text (the same ``sizeHint`` counts)."""
+    return view.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, view) + 1
+
+
 class Shaped(NamedTuple):
     """A text as drawn in a width: the (elided) static text, the width Qt aligns it by (the
     whole width when elided: Qt starts a cut text at the left edge, whatever the alignment)
@@ -131,21 +212,14 @@ class _Frame:
         )
         self.font = QFont(option.font)
         self.font_key = self.font.key()
-        style = view.style()
-        self.margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, view) + 1
+        self.margin = text_margin(view)
         self.elide = view.textElideMode()
         self.elide_value: int = self.elide.value
-        self.style = style.metaObject().className()
-        palette = option.palette
-        if not view.isEnabled():
-            group = QPalette.ColorGroup.Disabled
-        elif _ACTIVE in option.state:
-            group = QPalette.ColorGroup.Active
-        else:
-            group = QPalette.ColorGroup.Inactive
-        self.highlight = palette.brush(group, QPalette.ColorRole.Highlight)
-        self.selected = palette.color(group, QPalette.ColorRole.HighlightedText)
-        self.text = palette.color(group, QPalette.ColorRole.Text)
+        self.style = view.style().metaObject().className()
+        colours = view_colours(view, option.palette, colour_group(view, _ACTIVE in option.state))
+        self.highlight = colours.highlight
+        self.selected = colours.highlighted
+        self.text = colours.text
 
 
 def elided(text: str, metrics: QFontMetrics, width: int, mode: Qt.TextElideMode) -> str:
@@ -363,3 +437,241 @@ def _rounded(value: float) -> int:
 
 def _pen_colour(colour: Colour) -> QColor:
     return colour.color() if isinstance(colour, QBrush) else colour
+
+
+# -- whole rows in one paint event (the watchlist) -------------------------------------------
+
+
+class _Span(NamedTuple):
+    """A column in the area being painted: its number, left edge and width (px)."""
+
+    column: int
+    x: int
+    width: int
+
+
+#: The characters of a number's text: its width is at most its length times the widest of
+#: them in its font (the widest glyph of a whole font is often three digits wide).
+NUMERALS = "0123456789,.-+ ▲▼—%"
+#: Fitted texts kept between paints (the pair names' mostly) before the cache starts afresh.
+FITS_KEPT = 4096
+
+
+class Face(NamedTuple):
+    """A font as a paint uses it: its metrics, widest glyph and widest numeral (px, fractional)
+    and its key (for the caches)."""
+
+    font: QFont
+    metrics: QFontMetrics
+    widest: float
+    numeral: float
+    key: str
+
+    @classmethod
+    def of(cls, font: QFont) -> Face:
+        # Fractional advances: whole-pixel ones round each glyph down (a "0" of 7.19 px counts
+        # 7), so their sum undercut a long number and it was clipped with no "…".
+        exact = QFontMetricsF(font)
+        numeral = max(exact.horizontalAdvance(character) for character in NUMERALS)
+        return cls(QFont(font), QFontMetrics(font), exact.maxWidth(), numeral, font.key())
+
+    def reach(self, text: str) -> int:
+        """The width ``text`` takes at most (px, never less than its real width), without
+        laying it out."""
+        advance = self.widest if text.strip(NUMERALS) else self.numeral
+        return math.ceil(len(text) * advance) + 1
+
+
+class _Columns(NamedTuple):
+    """Per column, for one paint: alignment flags, whether right-aligned, face."""
+
+    alignments: list[int]
+    rightwards: list[bool]
+    faces: list[Face]
+
+
+class RowPainter:
+    """Paints a ``QTableView``'s rows in its ``paintEvent`` from one ``RowLook`` per row."""
+
+    def __init__(self, view: QTableView) -> None:
+        self._view = view
+        #: (font key, text, room) -> the text as it fits: a text is only measured when its
+        #: quick bound says it might not fit, and the pair names repeat.
+        self._fits: dict[tuple[str, str, int], str] = {}
+        self._faces: dict[str, Face] = {}
+        #: id(font) -> (font, the view font's key, its face resolved against the view's font)
+        #: for the fonts the looks carry (kept alive by them).
+        self._by_id: dict[int, tuple[QFont, str, Face]] = {}
+        #: For one paint: the text margin and the view font's face.
+        self._margin = 0
+        self._plain: Face | None = None
+
+    def face(self, font: QFont) -> Face:
+        """``font``'s face, measured once."""
+        key = font.key()
+        face = self._faces.get(key)
+        if face is None:
+            face = self._faces[key] = Face.of(font)
+        return face
+
+    def _face_of(self, font: QFont) -> Face:
+        """The face of a look's ``font`` over the view's (what it sets wins, the rest is the
+        view's, as a delegate resolves a model's font), found by identity after the first
+        time."""
+        plain = self._plain
+        assert plain is not None
+        found = self._by_id.get(id(font))
+        if found is None or found[0] is not font or found[1] != plain.key:
+            face = self.face(font.resolve(plain.font))
+            found = self._by_id[id(font)] = (font, plain.key, face)
+        return found[2]
+
+    def _fitted(self, face: Face, text: str, room: int) -> str:
+        """``text`` elided with "…" to ``room`` px in ``face`` (itself when it fits)."""
+        key = (face.key, text, room)
+        fitted = self._fits.get(key)
+        if fitted is None:
+            fitted = face.metrics.elidedText(text, Qt.TextElideMode.ElideRight, room)
+            self._fits[key] = fitted
+        return fitted
+
+    def paint(self, event: QPaintEvent, looks: Callable[[int], RowLook], rows: int) -> None:
+        """Paint the rows in ``event``'s area of the ``rows`` rows, each from ``looks(row)``."""
+        view = self._view
+        area = event.rect()
+        first = view.rowAt(area.top())
+        spans = self._spans(area.left(), area.right())
+        if first < 0 or not spans:
+            return
+        last = view.rowAt(area.bottom())
+        last = rows - 1 if last < 0 else last
+        painter = QPainter(view.viewport())
+        try:
+            painter.setClipRect(area)
+            self._paint_rows(painter, looks, range(first, last + 1), spans, area)
+        finally:
+            painter.end()
+
+    def _spans(self, left: int, right: int) -> list[_Span]:
+        """The shown columns between ``left`` and ``right`` (viewport px), in visual order."""
+        view = self._view
+        header = view.horizontalHeader()
+        spans = []
+        for visual in range(header.count()):
+            column = header.logicalIndex(visual)
+            width = 0 if header.isSectionHidden(column) else view.columnWidth(column)
+            x = view.columnViewportPosition(column)
+            if width > 0 and x + width > left and x <= right:
+                spans.append(_Span(column, x, width))
+        return spans
+
+    def _paint_rows(
+        self,
+        painter: QPainter,
+        looks: Callable[[int], RowLook],
+        rows: range,
+        spans: list[_Span],
+        area: QRect,
+    ) -> None:
+        """Backgrounds and texts of ``rows`` × ``spans`` in ``area``, then the grid over them."""
+        view = self._view
+        pens = view_colours(view, view.palette(), colour_group(view, view.isActiveWindow()))
+        highlight = pens.highlight.color()
+        self._margin = text_margin(view)
+        selection = view.selectionModel()
+        selected = set() if selection is None else {i.row() for i in selection.selectedRows()}
+        self._plain = self.face(view.font())
+        if len(self._fits) > FITS_KEPT:
+            self._fits.clear()
+        left, right = spans[0].x, spans[-1].x + spans[-1].width
+        font: QFont | None = None  # the painter's
+        pen: QColor | QBrush | None = None
+        bottoms: list[int] = []  # the grid's line under each row
+        # per distinct alignments and fonts tuple (the same tuples row after row): each
+        # column's alignment flags, whether it is right-aligned, and its face
+        alignments: Sequence[int | None] = ()
+        fonts: Sequence[QFont | None] = ()
+        columns = _Columns([], [], [])
+        for row in rows:
+            y, height = view.rowViewportPosition(row), view.rowHeight(row)
+            if height <= 0:
+                continue
+            bottoms.append(y + height - 1)
+            look = looks(row)
+            if look.alignments is not alignments or look.fonts is not fonts:
+                alignments, fonts = look.alignments, look.fonts
+                columns = self._columns(alignments, fonts)
+            chosen = row in selected
+            fill = highlight if chosen else (pens.alternate if row % 2 else None)
+            if fill is not None:
+                painter.fillRect(QRect(left, y, right - left, height), fill)
+            pen, font = self._paint_cells(
+                painter, look, y, height, spans, area, chosen, columns, (pens, pen, font)
+            )
+        if pens.grid is not None and bottoms:
+            self._grid(painter, pens.grid, view.rowViewportPosition(rows[0]), bottoms, spans)
+
+    def _paint_cells(
+        self,
+        painter: QPainter,
+        look: RowLook,
+        y: int,
+        height: int,
+        spans: list[_Span],
+        area: QRect,
+        chosen: bool,
+        columns: _Columns,
+        state: tuple[ViewColours, QColor | QBrush | None, QFont | None],
+    ) -> tuple[QColor | QBrush | None, QFont | None]:
+        """One row's cells; ``state``: the view's colours and the painter's pen and font (set
+        only when they change), returned as they end."""
+        pens, pen, font = state
+        margin = self._margin
+        texts, colours = look.texts, look.colours
+        alignments, rightwards, faces = columns
+        text_colour = pens.highlighted if chosen else pens.text
+        backgrounds = None if chosen else look.backgrounds  # the highlight covers them
+        for column, x, width in spans:
+            if backgrounds is not None:
+                background = backgrounds[column]
+                if background is not None:
+                    painter.fillRect(QRect(x, y, width, height), background)
+            colour = text_colour if chosen else (colours[column] or text_colour)
+            if colour is not pen:
+                painter.setPen(_pen_colour(colour))
+                pen = colour
+            face = faces[column]
+            if face.font is not font:
+                painter.setFont(face.font)
+                font = face.font
+            text = texts[column]
+            room = width - 2 * margin
+            reach = face.reach(text)
+            if reach > room:
+                text = self._fitted(face, text, room)
+            # a text wholly outside the area is not drawn (a cell repainted for a pixel of it,
+            # e.g. the wide Age column next to a changed Spread)
+            start = x + margin + room - min(room, reach) if rightwards[column] else x + margin
+            if start <= area.right() and start + min(room, reach) >= area.left():
+                painter.drawText(QRect(x + margin, y, room, height), alignments[column], text)
+        return pen, font
+
+    def _columns(self, alignments: Sequence[int | None], fonts: Sequence[QFont | None]) -> _Columns:
+        """Each column's alignment flags, right-alignment and face, for rows that share their
+        look's alignments and fonts."""
+        plain = self._plain
+        assert plain is not None
+        flags = [DEFAULT_ALIGNMENT if a is None else a for a in alignments]
+        faces = [plain if font is None else self._face_of(font) for font in fonts]
+        return _Columns(flags, [bool(a & _RIGHT) for a in flags], faces)
+
+    @staticmethod
+    def _grid(
+        painter: QPainter, colour: QColor, top: int, bottoms: list[int], spans: list[_Span]
+    ) -> None:
+        """The grid: a line under each row and right of each column."""
+        left, right = spans[0].x, spans[-1].x + spans[-1].width
+        lines = [QLine(left, y, right - 1, y) for y in bottoms]
+        lines += [QLine(x + width - 1, top, x + width - 1, bottoms[-1]) for _, x, width in spans]
+        painter.setPen(QPen(colour, 0))
+        painter.drawLines(lines)
