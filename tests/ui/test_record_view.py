@@ -6,6 +6,7 @@ by a sliced job; the ledger keeps a trade's legs together on both paths."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import csv
 import functools
 import gc
@@ -275,6 +276,25 @@ def test_sliced_export_writes_the_view(qtbot: QtBot, qloop: QEventLoop, tmp_path
     assert rows[0] == ["Name", "Size", "Note"]
     assert [row[0] for row in rows[1:]] == shown(view)
     assert all(row[2] == "delta" for row in rows[1:])
+
+
+def test_an_export_under_way_leaves_no_file_under_the_chosen_name(
+    qtbot: QtBot, qloop: QEventLoop, tmp_path: Path
+) -> None:
+    """The sliced export writes beside the target and renames at the end: a reader (or the
+    trader's spreadsheet) never opens a half-written CSV under the name chosen, and nothing
+    is left behind."""
+    _, view, _ = big_table(qtbot, 3000)
+    target = tmp_path / "view.csv"
+    steps = view.export_steps(target)
+    next(steps)  # the header and the first block are written
+    assert not target.exists()
+    assert [p.name for p in tmp_path.iterdir()] == [".view.csv.partial"]
+    with contextlib.suppress(StopIteration):
+        while True:
+            next(steps)
+    assert [p.name for p in tmp_path.iterdir()] == ["view.csv"]
+    assert len(target.read_text(encoding="utf-8").splitlines()) == 3001
 
 
 # -- the ledger ---------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import os
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -836,19 +837,27 @@ class RecordView(QAbstractTableModel):
         index: dict[Key, int],
         view: list[Key] | None,
     ) -> Steps[int]:
+        # Written beside the target and renamed when complete: the chosen name never holds a
+        # half-written file (the job runs over many loop turns, and may fail midway).
+        target = Path(path)
+        partial = target.with_name(f".{target.name}.partial")
         written = 0
-        with Path(path).open("w", encoding="utf-8", newline="") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(header)
-            shown: Sequence[Any] = cells if view is None else view
-            for block in blocks(shown, EXPORT_BLOCK):
-                rows = block if view is None else [cells[index[k]] for k in block if k in index]
-                writer.writerows(
-                    [cell.display if cell.export is None else cell.export for cell in row]
-                    for row in rows
-                )
-                written += len(rows)
-                yield
+        try:
+            with partial.open("w", encoding="utf-8", newline="") as handle:
+                writer = csv.writer(handle)
+                writer.writerow(header)
+                shown: Sequence[Any] = cells if view is None else view
+                for block in blocks(shown, EXPORT_BLOCK):
+                    rows = block if view is None else [cells[index[k]] for k in block if k in index]
+                    writer.writerows(
+                        [cell.display if cell.export is None else cell.export for cell in row]
+                        for row in rows
+                    )
+                    written += len(rows)
+                    yield
+            os.replace(partial, target)
+        finally:
+            partial.unlink(missing_ok=True)
         return written
 
     def export_now(self, path: Path) -> int:
