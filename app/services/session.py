@@ -284,7 +284,8 @@ class TerminalSession:
         quiet = state.health in (Health.LIVE, Health.CONNECTING)
         level = LogLevel.INFO if quiet else LogLevel.WARNING
         kind = EventKind.NONE
-        if state.health == Health.OFFLINE:
+        if state.health == Health.OFFLINE and not self._was_offline:
+            # Once per outage: a new reason while still offline is logged, not announced again.
             kind = EventKind.OFFLINE
         elif state.health == Health.LIVE and self._was_offline:
             kind = EventKind.ONLINE

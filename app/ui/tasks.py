@@ -30,7 +30,8 @@ class TaskOwner:
     def __init__(self, owner: QObject, on_error: ErrorHandler | None = None) -> None:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._on_error = on_error or _default_error
-        owner.destroyed.connect(self.cancel_all)
+        self._owner_alive = True
+        owner.destroyed.connect(self._owner_gone)
 
     def spawn(self, coro: Coroutine[Any, Any, T], what: str) -> asyncio.Task[T]:
         task = asyncio.get_event_loop().create_task(coro, name=what)
@@ -43,12 +44,20 @@ class TaskOwner:
         if task.cancelled():
             return
         exc = task.exception()
-        if exc is not None:
-            self._on_error(what, exc)
+        if exc is None:
+            return
+        # A task that failed just before its widget went reports after it: the widget's own
+        # handler would touch deleted Qt objects, so the failure is only logged then.
+        report = self._on_error if self._owner_alive else _default_error
+        report(what, exc)
 
     @property
     def running(self) -> int:
         return len(self._tasks)
+
+    def _owner_gone(self, *_: object) -> None:
+        self._owner_alive = False
+        self.cancel_all()
 
     def cancel_all(self, *_: object) -> None:
         for task in list(self._tasks):

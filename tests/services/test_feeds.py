@@ -14,6 +14,7 @@ import pytest
 from app.api import ClientSettings, NetworkError, RateLimited, RetryPolicy, ServiceClient
 from app.domain.records import OrderBook, TopOfBook
 from app.services.health import STALE_FACTOR, Health, HealthMonitor, HealthState
+from app.services.log_events import LogEvent
 from app.services.poller import MAX_BACKOFF, FeedGroup, Poller
 from app.services.session import Balances, Environment, FeedIntervals, TerminalSession
 from tests.harness import AppAccount, AppSandbox, SandboxProcess, free_port, until
@@ -255,3 +256,24 @@ async def test_one_success_wakes_every_feed_and_resets_its_back_off() -> None:
     finally:
         await fast.stop()
         await slow.stop()
+
+
+async def test_an_outage_is_announced_once_whatever_its_reasons_say() -> None:
+    """Offline for one reason, then another, then degraded and offline again, then live: the
+    trader is told "offline" once and "online" once (each reason is still logged)."""
+    client = ServiceClient(ClientSettings("http://127.0.0.1:9"))
+    session = TerminalSession(client, Environment("http://127.0.0.1:9", "u", "a"))
+    events: list[LogEvent] = []
+    session.events.subscribe(events.append)
+    for health, reason in [
+        (Health.LIVE, "all feeds fresh"),
+        (Health.OFFLINE, "requests failing: refused"),
+        (Health.OFFLINE, "requests failing: read timeout"),
+        (Health.DEGRADED, "top of book failing"),
+        (Health.OFFLINE, "requests failing: refused"),
+        (Health.LIVE, "all feeds fresh"),
+    ]:
+        session.health.changes.publish(HealthState(health, reason, ()))
+    await client.aclose()
+    assert [event.kind for event in events if event.kind] == ["offline", "online"]
+    assert len(events) == 6

@@ -140,7 +140,7 @@ def live_factory(
 
     yield start
     for live in started:
-        run(qtbot, live.terminal.aclose())
+        run(qtbot, live.terminal.aclose(), timeout=45.0)
         live.bridge.deleteLater()
         live.account.close()
 
