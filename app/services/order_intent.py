@@ -186,6 +186,22 @@ class Preview:
         """The size limit is in play (blocked, or overridden): the override is offered."""
         return any(check.code == "fat_finger" for check in self.checks)
 
+    def changes_from(self, shown: Preview) -> str | None:
+        """What differs from ``shown`` that the trader must see before it is sent, in words;
+        None when this preview sends what ``shown`` showed. The request must be the same to
+        the byte (the client id too: an unknown that settled meanwhile gives the ticket a new
+        one, and a new id would be a second order); a limit that filled now may rest now; a
+        check may appear, go or turn from a warning into a block. The indicative price, the
+        numbers inside a check's words and the snapshot id move with every tick and are not
+        differences: a confirmation that any tick voided could never be answered."""
+        if self.request != shown.request:
+            return "the order changed"
+        if self.fills != shown.fills:
+            return "it would fill at once now" if self.fills else "it would rest on the book now"
+        if _check_kinds(self.checks) != _check_kinds(shown.checks):
+            return "the checks changed"
+        return None
+
     @property
     def sendable(self) -> bool:
         """Send is offered: nothing in flight or being confirmed, online, the desk free."""
@@ -194,6 +210,10 @@ class Preview:
             and self.blocked is None
             and not self.busy
         )
+
+
+def _check_kinds(found: tuple[Check, ...]) -> set[tuple[str, str]]:
+    return {(check.code, check.severity) for check in found}
 
 
 def predict(

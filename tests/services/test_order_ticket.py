@@ -7,9 +7,9 @@ preview is shown again, not sent)."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -35,11 +35,16 @@ async def open_ticket(
     sandbox: SandboxProcess,
     limits: CheckLimits | None = None,
     presets: Mapping[str, tuple[Decimal, ...]] | None = None,
+    now: Callable[[], datetime] = utc_now,
 ) -> AsyncIterator[tuple[Desk, OrderTicket, list[SubmitResult]]]:
     """A ticket on BTC/USD over a fresh account's desk; the results it was handed."""
     async with open_desk(sandbox, limits=limits) as d:
         ticket = OrderTicket(
-            d.desk, EstimateFeed(d.client, debounce=0.01), presets=presets, resting_hours=1.0
+            d.desk,
+            EstimateFeed(d.client, debounce=0.01),
+            presets=presets,
+            resting_hours=1.0,
+            now=now,
         )
         results: list[SubmitResult] = []
         ticket.results.subscribe(results.append)
@@ -248,15 +253,78 @@ async def test_a_market_that_moved_after_the_preview_is_shown_again_not_sent(
         assert state(ticket) is TicketState.EDITING
         d.session.top_of_book.data.publish(tick("49999", "50001"))  # calm again
         assert not seen(ticket).blocks
-        assert ticket.send(shown).kind == "moved"  # not the market the trader was shown
-        stale = seen(ticket)
-        await d.session.balances.poll_once()  # a balances answer is a new snapshot too
-        step = ticket.send(stale)
-        assert step.kind == "moved" and step.preview is seen(ticket)
         assert d.journal.entries() == [] and d.recorder.sent("POST", "/order") == []
-        current = seen(ticket)
-        assert ticket.send(current).kind == "sending"
+        shown = seen(ticket)
+        await d.session.balances.poll_once()  # a balances answer is a new snapshot too
+        step = ticket.send(shown)  # ... that changes nothing the trader was shown: sent
+        assert step.kind == "sending" and step.preview is not None
+        assert step.preview.snapshot_id > shown.snapshot_id  # checked on the newest market
+        assert step.preview.request == shown.request
         await until(lambda: state(ticket) is TicketState.SETTLED)
         [post] = d.recorder.sent("POST", "/order")
-        assert current.request is not None
-        assert post.content == current.request.body_text(d.account).encode()
+        assert shown.request is not None
+        assert post.content == shown.request.body_text(d.account).encode()
+
+
+async def test_a_confirmation_is_answered_for_what_it_showed(sandbox: SandboxProcess) -> None:
+    """A tick between the confirmation and Send that changes what the trader was shown (a
+    resting limit now fills at once) sends nothing; a tick that changes nothing shown (only
+    the prices) sends the confirmed request, checked on the newest snapshot."""
+    async with open_ticket(sandbox) as (d, ticket, _):
+        d.session.top_of_book.data.publish(tick("49990", "50010"))
+        ticket.set_side("sell")
+        ticket.set_type("limit")
+        ticket.set_size("0.01")
+        ticket.set_limit("50000")
+        shown = ticket.submit(confirm=True).preview
+        assert shown is not None and shown.rests
+        d.session.top_of_book.data.publish(tick("50005", "50015"))  # now it fills at once
+        assert seen(ticket).request == shown.request and seen(ticket).fills
+        step = ticket.answer(True, shown)
+        assert step.kind == "moved" and "fill at once" in step.message
+        assert state(ticket) is TicketState.EDITING and step.preview is seen(ticket)
+        assert d.journal.entries() == [] and d.recorder.sent("POST", "/order") == []
+        shown = ticket.submit(confirm=True).preview  # Enter again: the new terms
+        assert shown is not None and shown.fills
+        d.session.top_of_book.data.publish(tick("50100", "50110"))  # only the prices move
+        assert seen(ticket).snapshot_id > shown.snapshot_id
+        step = ticket.answer(True, shown)
+        assert step.kind == "sending" and step.preview is not None
+        assert step.preview.snapshot_id == seen(ticket).snapshot_id > shown.snapshot_id
+        await until(lambda: state(ticket) in (TicketState.SETTLED, TicketState.REFUSED))
+        [post] = d.recorder.sent("POST", "/order")
+        assert shown.request is not None
+        assert post.content == shown.request.body_text(d.account).encode()
+
+
+async def test_nothing_changes_the_order_while_it_is_confirmed(sandbox: SandboxProcess) -> None:
+    """A settings change (the resting time) or a tick that drops the size check does not
+    touch the fields a confirmation shows: Send sends them as shown, the override included."""
+    clock = [utc_now()]
+    limits = CheckLimits(max_notional=D(100_000))
+    async with open_ticket(sandbox, limits, now=lambda: clock[0]) as (d, ticket, _):
+        d.session.top_of_book.data.publish(tick("199990", "200010"))
+        ticket.set_side("sell")
+        ticket.set_type("limit")
+        ticket.set_size("1")
+        ticket.set_limit("200000")
+        assert [c.code for c in seen(ticket).blocks] == ["fat_finger"]
+        ticket.set_override(True)
+        shown = ticket.submit(confirm=True).preview
+        assert shown is not None and shown.fat_finger and not shown.blocks
+        assert shown.request is not None and shown.request.end_at is not None
+        clock[0] += timedelta(hours=1)
+        ticket.apply({}, 2.0)  # Settings while the box is up
+        assert ticket.fields.end_at == shown.fields.end_at
+        d.session.top_of_book.data.publish(tick("49990", "50010"))  # no size check now
+        assert ticket.fields.override  # the confirmation's override stands
+        d.session.top_of_book.data.publish(tick("199990", "200010"))
+        assert seen(ticket).fat_finger and not seen(ticket).blocks
+        assert ticket.answer(True, shown).kind == "sending"
+        await until(lambda: state(ticket) in (TicketState.SETTLED, TicketState.REFUSED))
+        [post] = d.recorder.sent("POST", "/order")
+        assert post.content == shown.request.body_text(d.account).encode()
+        ticket.set_size("0.5")  # editing again: the default end follows the setting
+        assert ticket.fields.end_at is not None and ticket.fields.end_at > shown.request.end_at
+        d.session.top_of_book.data.publish(tick("49990", "50010"))
+        assert not ticket.fields.override  # and an override with nothing to override goes
