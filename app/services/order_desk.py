@@ -109,15 +109,7 @@ class OrderDesk:
 
     def request_for(self, ticket: TicketInput) -> OrderRequest:
         """What sending ``ticket`` asks of the service: its wire limit and its clientOrderId."""
-        return OrderRequest(
-            ticket.order_type,
-            ticket.source,
-            ticket.destination,
-            ticket.size,
-            self.client_order_id_for(ticket),
-            ticket.wire_limit(),
-            ticket.end_at,
-        )
+        return ticket.request(self.client_order_id_for(ticket))
 
     def client_order_id_for(self, ticket: TicketInput) -> str:
         """The clientOrderId the next send of ``ticket`` will carry (stable per ticket)."""

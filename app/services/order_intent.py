@@ -110,16 +110,7 @@ class OrderIntent:
     @property
     def request(self) -> OrderRequest:
         """Exactly what Send asks of the service (journaled and sent as it is)."""
-        ticket = self.ticket
-        return OrderRequest(
-            self.order_type,
-            ticket.source,
-            ticket.destination,
-            self.amount.value,
-            self.client_order_id,
-            ticket.wire_limit(),
-            self.end_at,
-        )
+        return self.ticket.request(self.client_order_id)
 
     @classmethod
     def of(cls, ticket: TicketInput, pair_side: PairSide, client_order_id: str) -> OrderIntent:
