@@ -328,3 +328,35 @@ async def test_nothing_changes_the_order_while_it_is_confirmed(sandbox: SandboxP
         assert ticket.fields.end_at is not None and ticket.fields.end_at > shown.request.end_at
         d.session.top_of_book.data.publish(tick("49990", "50010"))
         assert not ticket.fields.override  # and an override with nothing to override goes
+
+
+async def test_an_unknown_that_settles_during_its_confirmation_is_not_sent_again(
+    sandbox: SandboxProcess,
+) -> None:
+    """Enter again on an unknown confirms the same client id (the service would replay it, not
+    place a second order). When the lookup finds the order while that box is up, the ticket's
+    next order gets a new id, and Send refuses: that would be a second order, unread."""
+    async with open_ticket(sandbox) as (d, ticket, results):
+        orders_list = f"/order/account/{d.account}"
+        await d.faults(
+            {"kind": "drop_after_commit", "path": d.order_path(), "count": 1},
+            {"kind": "status", "status": 503, "method": "GET", "path": orders_list},
+        )
+        d.desk.settle_delays = (0.2,) * 5
+        d.desk.session_delay = 0.2
+        ticket.set_size("100")
+        ticket.submit(confirm=False)
+        await until(lambda: state(ticket) is TicketState.UNKNOWN, timeout=15)
+        lost = results[-1].client_order_id
+        shown = ticket.submit(confirm=True).preview
+        assert shown is not None and shown.request is not None
+        assert shown.request.client_order_id == lost
+        await d.clear_faults()
+        await until(lambda: results[-1].status == "filled", timeout=15)
+        assert state(ticket) is TicketState.CONFIRMING  # the answer does not close the box
+        current = seen(ticket).request
+        assert current is not None and current.client_order_id != lost
+        step = ticket.answer(True, shown)
+        assert step.kind == "moved" and "the order changed" in step.message
+        assert len(d.recorder.sent("POST", "/order")) == 1
+        assert [o.client_order_id for o in await d.client.orders()] == [lost]
