@@ -337,10 +337,9 @@ class OrderTicketPanel(TicketScreen):
         self._after(self.ticket.submit(confirm=value not in (False, "false", "0", 0)))
 
     def _render(self, preview: Preview) -> None:
-        """A preview on screen, and in the confirmation while it is up. The confirmation is
-        answered for the preview it opened with (``_shown`` stays): a tick that lands just
-        before the click must not make Send send terms the trader had no time to read. The box
-        follows the indicative price, and says so when Send would refuse (``changes_from``)."""
+        """A preview on screen and in the confirmation while it is up. Send answers for the
+        preview the box opened with (``_shown`` stays): a tick just before the click must not
+        send terms the trader could not read; the box says when Send would refuse."""
         self.show_preview(preview)
         box = getattr(self, "confirmation", None)
         if preview.state is TicketState.CONFIRMING and box is not None and box.isVisible():
@@ -384,11 +383,8 @@ class OrderTicketPanel(TicketScreen):
         )
         change = None if self._shown is None else preview.changes_from(self._shown)
         if change is not None:
-            warnings = [
-                f"Changed since Enter: {change}. Send will not send it: Cancel, then Enter "
-                "to confirm the new terms.",
-                *warnings,
-            ]
+            note = f"Changed since Enter: {change}. Send will not send it: Cancel, then Enter."
+            warnings = [note, *warnings]
         update_confirmation(box, summary, details, warnings)
         if fresh:
             self.ticket.refresh_estimate()
