@@ -291,7 +291,7 @@ class OrderTicket:
             self._publish(status_only=True)
             return Step(
                 "moved",
-                f"Not sent: {change} since it was shown; check it and press Enter again.",
+                f"Not sent: {change}, not what was shown; check it and press Enter again.",
                 preview=self.preview,
             )
         return self._start(current)
