@@ -360,3 +360,20 @@ async def test_an_unknown_that_settles_during_its_confirmation_is_not_sent_again
         assert step.kind == "moved" and "the order changed" in step.message
         assert len(d.recorder.sent("POST", "/order")) == 1
         assert [o.client_order_id for o in await d.client.orders()] == [lost]
+
+
+async def test_closing_with_a_send_in_flight_leaves_it_unknown(sandbox: SandboxProcess) -> None:
+    """The ticket closes under a send still waiting for its answer: the journal says unknown
+    (it may have reached the service; the next start looks it up), never failed."""
+    async with open_ticket(sandbox) as (d, ticket, _):
+        await d.faults({"kind": "latency", "seconds": 0.5, "path": d.order_path()})
+        ticket.set_size("100")
+        step = ticket.submit(confirm=False)
+        assert step.kind == "sending" and step.preview is not None
+        request = step.preview.request
+        assert request is not None
+        await until(lambda: d.recorder.sent("POST", "/order") != [])
+        ticket.close()
+        await until(lambda: not d.desk.sending)
+        entry = d.journal.entry(request.client_order_id)
+        assert entry is not None and entry.status == "unknown"
