@@ -169,8 +169,11 @@ class OrderDesk:
         copy. The result is published on ``results`` and returned.
 
         Raises AlreadySending while another submission runs, TicketError for an invalid ticket
-        or a blocking check among ``found``.
+        or a blocking check among ``found``, ValueError when ``request`` is not ``ticket``'s
+        (the journal would hold one order and the log describe another).
         """
+        if request != ticket.request(request.client_order_id):
+            raise ValueError("the request is not the ticket's: nothing sent")
         if self._sending:
             raise AlreadySending("an order is being sent; wait for its answer")
         self._set_sending(True)
