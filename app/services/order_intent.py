@@ -181,16 +181,21 @@ class Preview:
         """What differs from ``shown`` that the trader must see before it is sent, in words;
         None when this preview sends what ``shown`` showed. The request must be the same to
         the byte (the client id too: an unknown that settled meanwhile gives the ticket a new
-        one, and a new id would be a second order); a limit that filled now may rest now; a
-        check may appear, go or turn from a warning into a block. The indicative price, the
-        numbers inside a check's words and the snapshot id move with every tick and are not
-        differences: a confirmation that any tick voided could never be answered."""
+        one, and a new id would be a second order), and the checks the same kinds (they exist
+        to be read before Send). What the market will do with the order is not a difference:
+        whether a limit fills at once, the indicative price, the numbers inside a check's words
+        and the snapshot id move with every tick, and the market moves again while the order
+        travels anyway; a confirmation that any tick voided could never be answered."""
         if self.request != shown.request:
             return "the order changed"
-        if self.fills != shown.fills:
-            return "it would fill at once now" if self.fills else "it would rest on the book now"
-        if _check_kinds(self.checks) != _check_kinds(shown.checks):
-            return "the checks changed"
+        before = _check_kinds(shown.checks)
+        added = [
+            check.message for check in self.checks if (check.code, check.severity) not in before
+        ]
+        if added:
+            return f"a new check ({'; '.join(added)})"
+        if _check_kinds(self.checks) != before:
+            return "a check it showed is gone"
         return None
 
     @property

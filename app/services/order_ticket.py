@@ -9,7 +9,7 @@ How data flows::
         ─► (Confirming: the confirmation is answered for the preview it opened with; newer
            previews refresh its indicative price and say what changed)
         ─► Send: the current preview's request and checks, if they send what the confirmed
-           preview showed (same request to the byte, same fills/rests, same checks), else
+           preview showed (same request to the byte, same kinds of checks), else
            nothing is sent and the new preview is shown
         ─► OrderDesk.send: journal the exact body, POST it, settle a lost answer
         ─► the desk's ``results`` ─► the ticket's state and its ``results`` (once per answer)
@@ -280,7 +280,7 @@ class OrderTicket:
         """Send exactly ``shown``'s request — only while the current preview sends the same
         request with the same predictions (``Preview.changes_from``): the checks passed to the
         desk are the current preview's, computed on its snapshot. After a change the trader
-        must see (another request, fills/rests, a check) nothing is sent: the new preview is
+        must see (another request, a check) nothing is sent: the new preview is
         published for the trader to see first."""
         current = self.preview
         refused = self._refusal(current)

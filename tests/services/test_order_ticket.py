@@ -267,8 +267,8 @@ async def test_a_market_that_moved_after_the_preview_is_shown_again_not_sent(
 
 
 async def test_a_confirmation_is_answered_for_what_it_showed(sandbox: SandboxProcess) -> None:
-    """A tick between the confirmation and Send that changes what the trader was shown (a
-    resting limit now fills at once) sends nothing; a tick that changes nothing shown (only
+    """A tick between the confirmation and Send that brings a check the trader was not shown
+    (the limit is now far from the bid) sends nothing; a tick that changes nothing shown (only
     the prices) sends the confirmed request, checked on the newest snapshot."""
     async with open_ticket(sandbox) as (d, ticket, _):
         d.session.top_of_book.data.publish(tick("49990", "50010"))
@@ -278,15 +278,17 @@ async def test_a_confirmation_is_answered_for_what_it_showed(sandbox: SandboxPro
         ticket.set_limit("50000")
         shown = ticket.submit(confirm=True).preview
         assert shown is not None and shown.rests
-        d.session.top_of_book.data.publish(tick("50005", "50015"))  # now it fills at once
-        assert seen(ticket).request == shown.request and seen(ticket).fills
+        assert "limit_distance" not in {check.code for check in shown.checks}
+        d.session.top_of_book.data.publish(tick("53000", "53010"))  # 5.7 % from the bid
+        assert seen(ticket).request == shown.request and not seen(ticket).blocks
         step = ticket.answer(True, shown)
-        assert step.kind == "moved" and "fill at once" in step.message
+        assert step.kind == "moved" and "a new check (limit is" in step.message
+        assert "away from the bid" in step.message
         assert state(ticket) is TicketState.EDITING and step.preview is seen(ticket)
         assert d.journal.entries() == [] and d.recorder.sent("POST", "/order") == []
         shown = ticket.submit(confirm=True).preview  # Enter again: the new terms
-        assert shown is not None and shown.fills
-        d.session.top_of_book.data.publish(tick("50100", "50110"))  # only the prices move
+        assert shown is not None and "limit_distance" in {check.code for check in shown.checks}
+        d.session.top_of_book.data.publish(tick("53100", "53110"))  # only the prices move
         assert seen(ticket).snapshot_id > shown.snapshot_id
         step = ticket.answer(True, shown)
         assert step.kind == "sending" and step.preview is not None

@@ -329,9 +329,9 @@ def test_the_confirmation_shows_the_preview_that_is_sent(qtbot: QtBot, live: Liv
 
 
 def test_send_answers_the_confirmation_the_trader_read(qtbot: QtBot, live: Live) -> None:
-    """A tick while the box is up may refresh its text, but Send answers for the terms the
-    box opened with: a resting limit that now fills at once is not sent, and the box says so
-    before the click."""
+    """A tick while the box is up may refresh its text, but Send answers for what the box
+    opened with: a check that appeared since (the limit now far from the bid) is not sent
+    unread, and the box says so before the click."""
     panel = open_ticket(qtbot, live, confirm=True)
     run(qtbot, live.session.top_of_book.stop())  # only the ticks below from now on
     live.session.top_of_book.data.publish(_tick("49990", "50010"))
@@ -343,10 +343,10 @@ def test_send_answers_the_confirmation_the_trader_read(qtbot: QtBot, live: Live)
     QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: panel.confirmation.isVisible())
     assert "Changed since Enter" not in panel.confirmation.text()
-    live.session.top_of_book.data.publish(_tick("50005", "50015"))  # it would fill at once
-    assert "Changed since Enter: it would fill at once now" in panel.confirmation.text()
+    live.session.top_of_book.data.publish(_tick("53000", "53010"))  # 5.7 % from the bid
+    assert "Changed since Enter: a new check (limit is" in panel.confirmation.text()
     QTest.keyClick(panel.confirmation, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: "fill at once" in panel.outcome_label.text())
+    qtbot.waitUntil(lambda: "a new check" in panel.outcome_label.text())
     assert panel.outcome_label.text().startswith("Not sent:")
     assert panel.send_button.isEnabled() and panel.ticket.state is TicketState.EDITING
     assert server_orders(qtbot, live) == [] and live.desks.journal.entries() == []
