@@ -181,21 +181,18 @@ class Preview:
         """What differs from ``shown`` that the trader must see before it is sent, in words;
         None when this preview sends what ``shown`` showed. The request must be the same to
         the byte (the client id too: an unknown that settled meanwhile gives the ticket a new
-        one, and a new id would be a second order), and the checks the same kinds (they exist
-        to be read before Send). What the market will do with the order is not a difference:
-        whether a limit fills at once, the indicative price, the numbers inside a check's words
-        and the snapshot id move with every tick, and the market moves again while the order
-        travels anyway; a confirmation that any tick voided could never be answered."""
+        one, and a new id would be a second order), and no check may have appeared (checks
+        exist to be read before Send; one that went away asks nothing more of the trader).
+        What the market will do with the order is not a difference: whether a limit fills at
+        once, the indicative price, the numbers inside a check's words and the snapshot id move
+        with every tick, and the market moves again while the order travels anyway; a
+        confirmation that any tick voided could never be answered."""
         if self.request != shown.request:
             return "the order changed"
-        before = _check_kinds(shown.checks)
-        added = [
-            check.message for check in self.checks if (check.code, check.severity) not in before
-        ]
+        before = {(check.code, check.severity) for check in shown.checks}
+        added = [c.message for c in self.checks if (c.code, c.severity) not in before]
         if added:
             return f"a new check ({'; '.join(added)})"
-        if _check_kinds(self.checks) != before:
-            return "a check it showed is gone"
         return None
 
     @property
@@ -206,10 +203,6 @@ class Preview:
             and self.blocked is None
             and not self.busy
         )
-
-
-def _check_kinds(found: tuple[Check, ...]) -> set[tuple[str, str]]:
-    return {(check.code, check.severity) for check in found}
 
 
 def predict(

@@ -9,7 +9,7 @@ How data flows::
         ─► (Confirming: the confirmation is answered for the preview it opened with; newer
            previews refresh its indicative price and say what changed)
         ─► Send: the current preview's request and checks, if they send what the confirmed
-           preview showed (same request to the byte, same kinds of checks), else
+           preview showed (same request to the byte, no new check), else
            nothing is sent and the new preview is shown
         ─► OrderDesk.send: journal the exact body, POST it, settle a lost answer
         ─► the desk's ``results`` ─► the ticket's state and its ``results`` (once per answer)

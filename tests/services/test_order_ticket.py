@@ -268,8 +268,9 @@ async def test_a_market_that_moved_after_the_preview_is_shown_again_not_sent(
 
 async def test_a_confirmation_is_answered_for_what_it_showed(sandbox: SandboxProcess) -> None:
     """A tick between the confirmation and Send that brings a check the trader was not shown
-    (the limit is now far from the bid) sends nothing; a tick that changes nothing shown (only
-    the prices) sends the confirmed request, checked on the newest snapshot."""
+    (the limit is now far from the bid) sends nothing; ticks that change nothing shown (the
+    prices) or take a warning away send the confirmed request, checked on the newest
+    snapshot."""
     async with open_ticket(sandbox) as (d, ticket, _):
         d.session.top_of_book.data.publish(tick("49990", "50010"))
         ticket.set_side("sell")
@@ -289,7 +290,8 @@ async def test_a_confirmation_is_answered_for_what_it_showed(sandbox: SandboxPro
         shown = ticket.submit(confirm=True).preview  # Enter again: the new terms
         assert shown is not None and "limit_distance" in {check.code for check in shown.checks}
         d.session.top_of_book.data.publish(tick("53100", "53110"))  # only the prices move
-        assert seen(ticket).snapshot_id > shown.snapshot_id
+        d.session.top_of_book.data.publish(tick("50005", "50015"))  # and the warning goes
+        assert seen(ticket).snapshot_id > shown.snapshot_id and not seen(ticket).checks
         step = ticket.answer(True, shown)
         assert step.kind == "sending" and step.preview is not None
         assert step.preview.snapshot_id == seen(ticket).snapshot_id > shown.snapshot_id
