@@ -109,15 +109,7 @@ class OrderDesk:
 
     def request_for(self, ticket: TicketInput) -> OrderRequest:
         """What sending ``ticket`` asks of the service: its wire limit and its clientOrderId."""
-        return OrderRequest(
-            ticket.order_type,
-            ticket.source,
-            ticket.destination,
-            ticket.size,
-            self.client_order_id_for(ticket),
-            ticket.wire_limit(),
-            ticket.end_at,
-        )
+        return ticket.request(self.client_order_id_for(ticket))
 
     def client_order_id_for(self, ticket: TicketInput) -> str:
         """The clientOrderId the next send of ``ticket`` will carry (stable per ticket)."""
@@ -177,8 +169,11 @@ class OrderDesk:
         copy. The result is published on ``results`` and returned.
 
         Raises AlreadySending while another submission runs, TicketError for an invalid ticket
-        or a blocking check among ``found``.
+        or a blocking check among ``found``, ValueError when ``request`` is not ``ticket``'s
+        (the journal would hold one order and the log describe another).
         """
+        if request != ticket.request(request.client_order_id):
+            raise ValueError("the request is not the ticket's: nothing sent")
         if self._sending:
             raise AlreadySending("an order is being sent; wait for its answer")
         self._set_sending(True)

@@ -110,16 +110,7 @@ class OrderIntent:
     @property
     def request(self) -> OrderRequest:
         """Exactly what Send asks of the service (journaled and sent as it is)."""
-        ticket = self.ticket
-        return OrderRequest(
-            self.order_type,
-            ticket.source,
-            ticket.destination,
-            self.amount.value,
-            self.client_order_id,
-            ticket.wire_limit(),
-            self.end_at,
-        )
+        return self.ticket.request(self.client_order_id)
 
     @classmethod
     def of(cls, ticket: TicketInput, pair_side: PairSide, client_order_id: str) -> OrderIntent:
@@ -185,6 +176,24 @@ class Preview:
     def fat_finger(self) -> bool:
         """The size limit is in play (blocked, or overridden): the override is offered."""
         return any(check.code == "fat_finger" for check in self.checks)
+
+    def changes_from(self, shown: Preview) -> str | None:
+        """What differs from ``shown`` that the trader must see before it is sent, in words;
+        None when this preview sends what ``shown`` showed. The request must be the same to
+        the byte (the client id too: an unknown that settled meanwhile gives the ticket a new
+        one, and a new id would be a second order), and no check may have appeared (checks
+        exist to be read before Send; one that went away asks nothing more of the trader).
+        What the market will do with the order is not a difference: whether a limit fills at
+        once, the indicative price, the numbers inside a check's words and the snapshot id move
+        with every tick, and the market moves again while the order travels anyway; a
+        confirmation that any tick voided could never be answered."""
+        if self.request != shown.request:
+            return "the order changed"
+        before = {(check.code, check.severity) for check in shown.checks}
+        added = [c.message for c in self.checks if (c.code, c.severity) not in before]
+        if added:
+            return f"a new check ({'; '.join(added)})"
+        return None
 
     @property
     def sendable(self) -> bool:

@@ -6,9 +6,11 @@ How data flows::
     trader's edit / estimate answer / health ───────────────────────► OrderTicket._publish
         ─► one Preview per change (checks, what-if, estimate, fills-now, the exact OrderRequest
            with its clientOrderId, the snapshot id) on ``previews``
-        ─► (Confirming: the confirmation shows that preview; a newer one replaces it on screen)
-        ─► Send: the request of the preview shown, if it is still the current one (same
-           request, same market snapshot), else nothing is sent and the new preview is shown
+        ─► (Confirming: the confirmation is answered for the preview it opened with; newer
+           previews refresh its indicative price and say what changed)
+        ─► Send: the current preview's request and checks, if they send what the confirmed
+           preview showed (same request to the byte, no new check), else
+           nothing is sent and the new preview is shown
         ─► OrderDesk.send: journal the exact body, POST it, settle a lost answer
         ─► the desk's ``results`` ─► the ticket's state and its ``results`` (once per answer)
 
@@ -218,7 +220,8 @@ class OrderTicket:
         """New settings: size presets and the resting time (a default end moves at once)."""
         self.presets = dict(presets)
         self.resting_hours = resting_hours
-        self._default_end()
+        if not self._frozen:  # the end a confirmation shows is the end it sends
+            self._default_end()
         self._publish()
 
     def prefill(
@@ -274,18 +277,21 @@ class OrderTicket:
         return self.send(shown)
 
     def send(self, shown: Preview) -> Step:
-        """Send exactly ``shown``'s request — only while it is what the ticket previews on the
-        same market snapshot. After a change (an edit, a tick, a balances answer) nothing is
-        sent: the new preview is published for the trader to see first."""
+        """Send exactly ``shown``'s request — only while the current preview sends the same
+        request with the same predictions (``Preview.changes_from``): the checks passed to the
+        desk are the current preview's, computed on its snapshot. After a change the trader
+        must see (another request, a check) nothing is sent: the new preview is
+        published for the trader to see first."""
         current = self.preview
         refused = self._refusal(current)
         if refused is not None:
             return refused
-        if shown.request != current.request or shown.snapshot_id != current.snapshot_id:
+        change = current.changes_from(shown)
+        if change is not None:
             self._publish(status_only=True)
             return Step(
                 "moved",
-                "Not sent: the market or the order changed after it was shown; check it again.",
+                f"Not sent: {change}, not what was shown; check it and press Enter again.",
                 preview=self.preview,
             )
         return self._start(current)
@@ -371,8 +377,19 @@ class OrderTicket:
             self._number += 1
             self.preview = replace(self.preview, number=self._number, **self._status())
         else:
-            self.preview = self._make_preview()
+            preview = self._make_preview()
+            if preview.fields.override and not preview.fat_finger and not self._frozen:
+                # Nothing to override on this market: the next excess asks again. Without a
+                # size check the override changes no check, so the preview stands as it is.
+                self.fields = replace(self.fields, override=False)
+                preview = replace(preview, fields=self.fields)
+            self.preview = preview
         self.previews.publish(self.preview)
+
+    @property
+    def _frozen(self) -> bool:
+        """A confirmation is up: the fields are what it confirms and nothing changes them."""
+        return self.state is TicketState.CONFIRMING
 
     def _status(self) -> dict[str, Any]:
         return {
@@ -405,8 +422,6 @@ class OrderTicket:
             override=fields.override,
             precision=self.precision,
         )
-        if fields.override and not any(check.code == "fat_finger" for check in found):
-            self.fields = fields = replace(fields, override=False)  # nothing to override now
         return Preview(
             self._number,
             fields=fields,

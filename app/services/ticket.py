@@ -11,7 +11,7 @@ from decimal import Decimal
 from app.domain import Price, format_timestamp, utc_now
 from app.domain.errors import InputError
 from app.domain.money import parse_decimal
-from app.domain.order_request import OrderType
+from app.domain.order_request import OrderRequest, OrderType
 from app.services.limit_prices import wire_limit
 
 __all__ = ["OrderType", "TicketError", "TicketForm", "TicketInput"]
@@ -55,6 +55,19 @@ class TicketInput:
     def wire_limit(self) -> Price | None:
         """The limit as sent: SOURCE/DESTINATION (design.md §2)."""
         return None if self.limit is None else wire_limit(self.source, self.destination, self.limit)
+
+    def request(self, client_order_id: str) -> OrderRequest:
+        """What sending this ticket under ``client_order_id`` asks of the service (the one
+        place an order's body is made from a ticket: the preview and the desk agree)."""
+        return OrderRequest(
+            self.order_type,
+            self.source,
+            self.destination,
+            self.size,
+            client_order_id,
+            self.wire_limit(),
+            self.end_at,
+        )
 
 
 @dataclass(frozen=True)

@@ -532,6 +532,18 @@ async def test_the_journal_holds_exactly_the_body_that_was_sent(sandbox: Sandbox
         assert parse_timestamp(resting["endAt"]) == end_at
 
 
+async def test_send_refuses_a_request_that_is_not_its_tickets(sandbox: SandboxProcess) -> None:
+    """``send`` journals the request's body and logs the ticket's words: the two must be one
+    order, or the log and the confirmation would describe another order than the one sent."""
+    async with open_desk(sandbox) as d:
+        ticket = TicketInput("USD", "BTC", Decimal(100))
+        other = TicketInput("USD", "BTC", Decimal(1000)).request("tt-other")
+        with pytest.raises(ValueError, match="not the ticket's"):
+            await d.desk.send(ticket, other, [])
+        assert d.journal.entries() == [] and d.recorder.sent("POST", "/order") == []
+        assert not d.desk.sending
+
+
 async def test_a_lost_answer_is_settled_live_by_the_one_look_up(
     sandbox: SandboxProcess, look_ups: list[str]
 ) -> None:

@@ -7,9 +7,9 @@ preview is shown again, not sent)."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -35,11 +35,16 @@ async def open_ticket(
     sandbox: SandboxProcess,
     limits: CheckLimits | None = None,
     presets: Mapping[str, tuple[Decimal, ...]] | None = None,
+    now: Callable[[], datetime] = utc_now,
 ) -> AsyncIterator[tuple[Desk, OrderTicket, list[SubmitResult]]]:
     """A ticket on BTC/USD over a fresh account's desk; the results it was handed."""
     async with open_desk(sandbox, limits=limits) as d:
         ticket = OrderTicket(
-            d.desk, EstimateFeed(d.client, debounce=0.01), presets=presets, resting_hours=1.0
+            d.desk,
+            EstimateFeed(d.client, debounce=0.01),
+            presets=presets,
+            resting_hours=1.0,
+            now=now,
         )
         results: list[SubmitResult] = []
         ticket.results.subscribe(results.append)
@@ -248,15 +253,131 @@ async def test_a_market_that_moved_after_the_preview_is_shown_again_not_sent(
         assert state(ticket) is TicketState.EDITING
         d.session.top_of_book.data.publish(tick("49999", "50001"))  # calm again
         assert not seen(ticket).blocks
-        assert ticket.send(shown).kind == "moved"  # not the market the trader was shown
-        stale = seen(ticket)
-        await d.session.balances.poll_once()  # a balances answer is a new snapshot too
-        step = ticket.send(stale)
-        assert step.kind == "moved" and step.preview is seen(ticket)
         assert d.journal.entries() == [] and d.recorder.sent("POST", "/order") == []
-        current = seen(ticket)
-        assert ticket.send(current).kind == "sending"
+        shown = seen(ticket)
+        await d.session.balances.poll_once()  # a balances answer is a new snapshot too
+        step = ticket.send(shown)  # ... that changes nothing the trader was shown: sent
+        assert step.kind == "sending" and step.preview is not None
+        assert step.preview.snapshot_id > shown.snapshot_id  # checked on the newest market
+        assert step.preview.request == shown.request
         await until(lambda: state(ticket) is TicketState.SETTLED)
         [post] = d.recorder.sent("POST", "/order")
-        assert current.request is not None
-        assert post.content == current.request.body_text(d.account).encode()
+        assert shown.request is not None
+        assert post.content == shown.request.body_text(d.account).encode()
+
+
+async def test_a_confirmation_is_answered_for_what_it_showed(sandbox: SandboxProcess) -> None:
+    """A tick between the confirmation and Send that brings a check the trader was not shown
+    (the limit is now far from the bid) sends nothing; ticks that change nothing shown (the
+    prices) or take a warning away send the confirmed request, checked on the newest
+    snapshot."""
+    async with open_ticket(sandbox) as (d, ticket, _):
+        d.session.top_of_book.data.publish(tick("49990", "50010"))
+        ticket.set_side("sell")
+        ticket.set_type("limit")
+        ticket.set_size("0.01")
+        ticket.set_limit("50000")
+        shown = ticket.submit(confirm=True).preview
+        assert shown is not None and shown.rests
+        assert "limit_distance" not in {check.code for check in shown.checks}
+        d.session.top_of_book.data.publish(tick("53000", "53010"))  # 5.7 % from the bid
+        assert seen(ticket).request == shown.request and not seen(ticket).blocks
+        step = ticket.answer(True, shown)
+        assert step.kind == "moved" and "a new check (limit is" in step.message
+        assert "away from the bid" in step.message
+        assert state(ticket) is TicketState.EDITING and step.preview is seen(ticket)
+        assert d.journal.entries() == [] and d.recorder.sent("POST", "/order") == []
+        shown = ticket.submit(confirm=True).preview  # Enter again: the new terms
+        assert shown is not None and "limit_distance" in {check.code for check in shown.checks}
+        d.session.top_of_book.data.publish(tick("53100", "53110"))  # only the prices move
+        d.session.top_of_book.data.publish(tick("50005", "50015"))  # and the warning goes
+        assert seen(ticket).snapshot_id > shown.snapshot_id and not seen(ticket).checks
+        step = ticket.answer(True, shown)
+        assert step.kind == "sending" and step.preview is not None
+        assert step.preview.snapshot_id == seen(ticket).snapshot_id > shown.snapshot_id
+        await until(lambda: state(ticket) in (TicketState.SETTLED, TicketState.REFUSED))
+        [post] = d.recorder.sent("POST", "/order")
+        assert shown.request is not None
+        assert post.content == shown.request.body_text(d.account).encode()
+
+
+async def test_nothing_changes_the_order_while_it_is_confirmed(sandbox: SandboxProcess) -> None:
+    """A settings change (the resting time) or a tick that drops the size check does not
+    touch the fields a confirmation shows: Send sends them as shown, the override included."""
+    clock = [utc_now()]
+    limits = CheckLimits(max_notional=D(100_000))
+    async with open_ticket(sandbox, limits, now=lambda: clock[0]) as (d, ticket, _):
+        d.session.top_of_book.data.publish(tick("199990", "200010"))
+        ticket.set_side("sell")
+        ticket.set_type("limit")
+        ticket.set_size("1")
+        ticket.set_limit("200000")
+        assert [c.code for c in seen(ticket).blocks] == ["fat_finger"]
+        ticket.set_override(True)
+        shown = ticket.submit(confirm=True).preview
+        assert shown is not None and shown.fat_finger and not shown.blocks
+        assert shown.request is not None and shown.request.end_at is not None
+        clock[0] += timedelta(hours=1)
+        ticket.apply({}, 2.0)  # Settings while the box is up
+        assert ticket.fields.end_at == shown.fields.end_at
+        d.session.top_of_book.data.publish(tick("49990", "50010"))  # no size check now
+        assert ticket.fields.override  # the confirmation's override stands
+        d.session.top_of_book.data.publish(tick("199990", "200010"))
+        assert seen(ticket).fat_finger and not seen(ticket).blocks
+        assert ticket.answer(True, shown).kind == "sending"
+        await until(lambda: state(ticket) in (TicketState.SETTLED, TicketState.REFUSED))
+        [post] = d.recorder.sent("POST", "/order")
+        assert post.content == shown.request.body_text(d.account).encode()
+        ticket.set_size("0.5")  # editing again: the default end follows the setting
+        assert ticket.fields.end_at is not None and ticket.fields.end_at > shown.request.end_at
+        d.session.top_of_book.data.publish(tick("49990", "50010"))
+        assert not ticket.fields.override  # and an override with nothing to override goes
+
+
+async def test_an_unknown_that_settles_during_its_confirmation_is_not_sent_again(
+    sandbox: SandboxProcess,
+) -> None:
+    """Enter again on an unknown confirms the same client id (the service would replay it, not
+    place a second order). When the lookup finds the order while that box is up, the ticket's
+    next order gets a new id, and Send refuses: that would be a second order, unread."""
+    async with open_ticket(sandbox) as (d, ticket, results):
+        orders_list = f"/order/account/{d.account}"
+        await d.faults(
+            {"kind": "drop_after_commit", "path": d.order_path(), "count": 1},
+            {"kind": "status", "status": 503, "method": "GET", "path": orders_list},
+        )
+        d.desk.settle_delays = (0.2,) * 5
+        d.desk.session_delay = 0.2
+        ticket.set_size("100")
+        ticket.submit(confirm=False)
+        await until(lambda: state(ticket) is TicketState.UNKNOWN, timeout=15)
+        lost = results[-1].client_order_id
+        shown = ticket.submit(confirm=True).preview
+        assert shown is not None and shown.request is not None
+        assert shown.request.client_order_id == lost
+        await d.clear_faults()
+        await until(lambda: results[-1].status == "filled", timeout=15)
+        assert state(ticket) is TicketState.CONFIRMING  # the answer does not close the box
+        current = seen(ticket).request
+        assert current is not None and current.client_order_id != lost
+        step = ticket.answer(True, shown)
+        assert step.kind == "moved" and "the order changed" in step.message
+        assert len(d.recorder.sent("POST", "/order")) == 1
+        assert [o.client_order_id for o in await d.client.orders()] == [lost]
+
+
+async def test_closing_with_a_send_in_flight_leaves_it_unknown(sandbox: SandboxProcess) -> None:
+    """The ticket closes under a send still waiting for its answer: the journal says unknown
+    (it may have reached the service; the next start looks it up), never failed."""
+    async with open_ticket(sandbox) as (d, ticket, _):
+        await d.faults({"kind": "latency", "seconds": 0.5, "path": d.order_path()})
+        ticket.set_size("100")
+        step = ticket.submit(confirm=False)
+        assert step.kind == "sending" and step.preview is not None
+        request = step.preview.request
+        assert request is not None
+        await until(lambda: d.recorder.sent("POST", "/order") != [])
+        ticket.close()
+        await until(lambda: not d.desk.sending)
+        entry = d.journal.entry(request.client_order_id)
+        assert entry is not None and entry.status == "unknown"

@@ -329,6 +329,30 @@ def test_the_confirmation_shows_the_preview_that_is_sent(qtbot: QtBot, live: Liv
     assert entry is not None and entry.body == shown.request.body_text(account)
 
 
+def test_send_answers_the_confirmation_the_trader_read(qtbot: QtBot, live: Live) -> None:
+    """A tick while the box is up may refresh its text, but Send answers for what the box
+    opened with: a check that appeared since (the limit now far from the bid) is not sent
+    unread, and the box says so before the click."""
+    panel = open_ticket(qtbot, live, confirm=True)
+    run(qtbot, live.session.top_of_book.stop())  # only the ticks below from now on
+    live.session.top_of_book.data.publish(_tick("49990", "50010"))
+    panel.preset_pair("BTC/USD")
+    panel.set_side("sell")
+    panel.type_box.setCurrentIndex(panel.type_box.findData("limit"))
+    type_into(qtbot, panel.limit_edit, "50000")
+    type_into(qtbot, panel.size_edit, "0.01")
+    QTest.keyClick(panel.size_edit, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: panel.confirmation.isVisible())
+    assert "Changed since Enter" not in panel.confirmation.text()
+    live.session.top_of_book.data.publish(_tick("53000", "53010"))  # 5.7 % from the bid
+    assert "Changed since Enter: a new check (limit is" in panel.confirmation.text()
+    QTest.keyClick(panel.confirmation, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: "a new check" in panel.outcome_label.text())
+    assert panel.outcome_label.text().startswith("Not sent:")
+    assert panel.send_button.isEnabled() and panel.ticket.state is TicketState.EDITING
+    assert server_orders(qtbot, live) == [] and live.desks.journal.entries() == []
+
+
 @pytest.mark.slow
 def test_an_unknown_outcome_says_so_and_settles_itself(
     qtbot: QtBot, live: Live, faults: Faults

@@ -337,11 +337,12 @@ class OrderTicketPanel(TicketScreen):
         self._after(self.ticket.submit(confirm=value not in (False, "false", "0", 0)))
 
     def _render(self, preview: Preview) -> None:
-        """A preview on screen, and in the confirmation while it is up (what Send sends)."""
+        """A preview on screen and in the confirmation while it is up. Send answers for the
+        preview the box opened with (``_shown`` stays): a tick just before the click must not
+        send terms the trader could not read; the box says when Send would refuse."""
         self.show_preview(preview)
         box = getattr(self, "confirmation", None)
         if preview.state is TicketState.CONFIRMING and box is not None and box.isVisible():
-            self._shown = preview
             self._show_confirmation(box, preview)
 
     def preset_amounts(self, asset: str) -> tuple[Decimal, ...]:
@@ -380,6 +381,10 @@ class OrderTicketPanel(TicketScreen):
         summary, details, warnings, fresh = confirmation_text(
             preview, self._context.precision, self.stale_after
         )
+        change = None if self._shown is None else preview.changes_from(self._shown)
+        if change is not None:
+            note = f"Changed since Enter: {change}. Send will not send it: Cancel, then Enter."
+            warnings = [note, *warnings]
         update_confirmation(box, summary, details, warnings)
         if fresh:
             self.ticket.refresh_estimate()
