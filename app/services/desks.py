@@ -14,6 +14,7 @@ from app.services.pretrade import CheckLimits
 from app.services.rfq_desk import RfqDesk
 from app.services.session import TerminalSession
 from app.services.settling import reconcile_on_start
+from app.services.tasks import Tasks
 from app.services.unknown_outcomes import UnknownOutcomes
 
 
@@ -40,13 +41,16 @@ class TradingDesks:
         limits: CheckLimits | None = None,
         *,
         auto_requote: bool = False,
+        tasks: Tasks | None = None,
     ) -> TradingDesks:
+        """The desks over ``session``; their background tasks (settlers, quote watchers,
+        followers) belong to ``tasks``, the terminal's owner, when one is given."""
         journal = OrderJournal(journal_path)
         return cls(
             journal,
-            OrderDesk(session, journal, limits),
-            RfqDesk(session, journal, auto_requote=auto_requote),
-            UnknownOutcomes(session, journal),
+            OrderDesk(session, journal, limits, tasks=tasks),
+            RfqDesk(session, journal, auto_requote=auto_requote, tasks=tasks),
+            UnknownOutcomes(session, journal, tasks=tasks),
         )
 
     async def reconcile_on_start(self, session: TerminalSession) -> list[JournalEntry]:

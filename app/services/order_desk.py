@@ -45,6 +45,7 @@ from app.services.settling import (
     Sought,
     Verdict,
 )
+from app.services.tasks import Tasks, may_start, spawn
 from app.services.ticket import TicketError, TicketInput
 
 SubmitStatus = Literal["filled", "submitted", "rejected", "failed", "unknown"]
@@ -86,8 +87,10 @@ class OrderDesk:
         *,
         settle_delays: Sequence[float] = SETTLE_DELAYS,
         session_delay: float = SESSION_DELAY_SECONDS,
+        tasks: Tasks | None = None,
     ) -> None:
         self.session = session
+        self._tasks = tasks  # the terminal's task owner: settlers end with the terminal
         self.settle_delays = tuple(settle_delays)
         self.session_delay = session_delay
         self._proposed: tuple[TicketInput, str] | None = None
@@ -269,10 +272,9 @@ class OrderDesk:
             return self._settled(sought.client_order_id, verdict, what, found)
         message = f"{lost.message} ({verdict.detail})"
         result = self._finish(sought.client_order_id, "unknown", message, found, what)
-        task = asyncio.get_running_loop().create_task(
-            self._settle(sought, what),
-            name=f"settle {sought.client_order_id}",
-        )
+        if not may_start(self._tasks):
+            return result
+        task = spawn(self._tasks, self._settle(sought, what), f"settle {sought.client_order_id}")
         self._settlers.add(task)
         task.add_done_callback(self._settled_task_done)
         return result

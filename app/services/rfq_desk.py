@@ -109,6 +109,7 @@ from app.services.settling import (
     Verdict,
     verdict,
 )
+from app.services.tasks import Tasks, may_start, spawn
 
 __all__ = [
     "ACCEPT_MARGIN_EXTRA",
@@ -235,8 +236,10 @@ class RfqDesk:
         limits: CheckLimits | None = None,
         settle_delays: Sequence[float] = SETTLE_DELAYS,
         absent_grace: float = ABSENT_GRACE,
+        tasks: Tasks | None = None,
     ) -> None:
         self.session = session
+        self._tasks = tasks  # the terminal's task owner: watchers and settlers end with it
         self._limits = limits or CheckLimits()
         self.journal = journal
         self._monotonic = clock_monotonic
@@ -351,10 +354,8 @@ class RfqDesk:
         if self._watcher is not None and self._watcher is not asyncio.current_task():
             self._watcher.cancel()
         self.current = live
-        if not self._closed:
-            self._watcher = asyncio.get_running_loop().create_task(
-                self._watch(live), name=f"rfq watch {live.order_id}"
-            )
+        if not self._closed and may_start(self._tasks):
+            self._watcher = spawn(self._tasks, self._watch(live), f"rfq watch {live.order_id}")
 
     # -- accept -------------------------------------------------------------------------------
 
@@ -511,11 +512,9 @@ class RfqDesk:
 
     def _follow_unknown(self, live: LiveQuote, side: Side, sought: Sought) -> None:
         """Keep looking the unknown accept up during the session (in the background)."""
-        if self._closed:
+        if self._closed or not may_start(self._tasks):
             return
-        task = asyncio.get_running_loop().create_task(
-            self._settle(live, side, sought), name=f"rfq settle {live.order_id}"
-        )
+        task = spawn(self._tasks, self._settle(live, side, sought), f"rfq settle {live.order_id}")
         self._settlers.add(task)
         task.add_done_callback(self._settlers.discard)
 

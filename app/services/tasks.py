@@ -67,6 +67,13 @@ class Tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
 
 
+def may_start(owner: Tasks | None) -> bool:
+    """Whether ``owner`` still takes tasks (no owner: always). Background work asked for
+    during shutdown is not started: what it would have looked up stays in the journal, and the
+    next start's reconcile finds it."""
+    return owner is None or not owner.closed
+
+
 def spawn(owner: Tasks | None, coro: Coroutine[Any, Any, T], what: str) -> asyncio.Task[T]:
     """``coro`` as a task of ``owner`` (a terminal's: cancelled and awaited by its ``aclose``),
     or, with no owner (a test or a command that runs one part alone), of the running loop; the

@@ -14,7 +14,7 @@ What owns what::
     │                     function, the fills topic, the market), never the session
     └── tasks             the one owner of the background tasks: the pollers' loops, the
                           health monitor, the server clock, the feeds' polls, the start-up
-                          reconcile (the desks' own timers are stopped by the desks)
+                          reconcile, the desks' settlers, quote watchers and followers
 
 How data flows::
 
@@ -105,7 +105,7 @@ class Terminal:
         """The trading desks over this terminal's session, with their journal."""
         if self.desks is None:
             self.desks = TradingDesks.open(
-                self.session, journal_path, limits, auto_requote=auto_requote
+                self.session, journal_path, limits, auto_requote=auto_requote, tasks=self.tasks
             )
         return self.desks
 

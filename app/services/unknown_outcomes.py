@@ -28,6 +28,7 @@ from app.services.log_events import EventKind, LogLevel
 from app.services.order_words import request_action
 from app.services.session import TerminalSession
 from app.services.settling import SESSION_DELAY_SECONDS, OrderSettler, Sought
+from app.services.tasks import Tasks, may_start, spawn
 
 log = logging.getLogger("tradeterm.services")
 
@@ -85,8 +86,10 @@ class UnknownOutcomes:
         journal: OrderJournal,
         *,
         session_delay: float = SESSION_DELAY_SECONDS,
+        tasks: Tasks | None = None,
     ) -> None:
         self.session = session
+        self._tasks = tasks  # the terminal's task owner: followers end with the terminal
         self.journal = journal
         self.session_delay = session_delay
         self.current: tuple[Unknown, ...] = ()
@@ -156,11 +159,14 @@ class UnknownOutcomes:
         ``session_delay`` seconds for the whole session, until the server shows it."""
         offset = self.session.client.clock.offset
         for entry in entries:
+            if not may_start(self._tasks):
+                break
             if entry.status != "unknown" or entry.client_order_id in self._followers:
                 continue
-            task = asyncio.get_running_loop().create_task(
+            task = spawn(
+                self._tasks,
                 self._follow(Sought.from_entry(entry, offset)),
-                name=f"follow {entry.client_order_id}",
+                f"follow {entry.client_order_id}",
             )
             self._followers[entry.client_order_id] = task
             task.add_done_callback(self._follower_done(entry.client_order_id))

@@ -5,6 +5,7 @@ session, the desks and the feeds of a login, runs every loop in one task owner, 
 from __future__ import annotations
 
 import asyncio
+from decimal import Decimal
 from typing import Any
 
 import httpx
@@ -15,6 +16,7 @@ from app.services.log_events import LogEvent, LogLevel
 from app.services.poller import Poller
 from app.services.session import Environment, FeedIntervals
 from app.services.terminal import Terminal
+from app.services.ticket import TicketInput
 from app.services.transfers import TransferQuery
 from tests.harness import AppSandbox, until
 
@@ -78,3 +80,34 @@ async def test_one_terminal_owns_every_loop_and_aclose_ends_them_all(
     with pytest.raises(RuntimeError, match="closed"):
         terminal.spawn(asyncio.sleep(0), "too late")
     await terminal.aclose()  # a second close is harmless
+
+
+class LosesOrderAnswers(Closing):
+    """An order's POST fails as if the connection dropped after the request left: the answer
+    is lost, and the order never reached the sandbox (so it stays unknown)."""
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "POST" and request.url.path.endswith("/order"):
+            raise httpx.ReadError("connection reset after the request was sent", request=request)
+        return await self.inner.handle_async_request(request)
+
+
+async def test_a_desks_settler_belongs_to_the_terminal_and_ends_with_it(
+    app_sandbox: AppSandbox,
+) -> None:
+    user = await app_sandbox.new_client()
+    client = ServiceClient(
+        ClientSettings(app_sandbox.url), transport=LosesOrderAnswers(app_sandbox.transport())
+    )
+    await client.login(user.user, user.password, user.account)
+    environment = Environment(app_sandbox.url, user.user, user.account, sandbox=True)
+    terminal = Terminal.build(client, environment, FeedIntervals(60, 60, 60))
+    desks = terminal.open_desks(":memory:")
+    before = terminal.tasks.running
+    result = await desks.orders.submit(TicketInput("USD", "BTC", Decimal(100)))
+    assert result.status == "unknown"
+    assert terminal.tasks.running == before + 1  # the settler, looking the order up
+    entry = desks.journal.entry(result.client_order_id)
+    assert entry is not None and entry.status == "unknown"  # never called failed
+    await terminal.aclose()
+    assert terminal.tasks.running == 0
