@@ -1089,3 +1089,26 @@ def test_the_quick_width_bound_never_undercuts_a_number(app: QApplication, point
     for text in ("▲ 41,234,567.89", "1,234,567.89", "0.0000000800", "▼ 91,066.37", "—"):
         assert face.reach(text) >= QFontMetricsF(font).horizontalAdvance(text), text
     table.deleteLater()
+
+
+def test_the_first_fit_applies_no_tick_waiting_out_of_view(qtbot: QtBot, live: Live) -> None:
+    """Fitting the columns to the first data reads only what rows in view showed (the model
+    keeps each column's longest text): the ticks of rows out of view keep waiting for their
+    row to be read, so the first frame costs the rows in view, not the whole watchlist."""
+    run(qtbot, live.session.top_of_book.stop())
+    frames = FrameClock()
+    panel = TopOfBookPanel(live.context, clock=FakeClock(), frames=frames)
+    panel = shown(qtbot, panel, 700, 300)
+    model, table = panel.model, panel.table
+    pairs = model.pairs
+    assert len(pairs) >= 3
+    table.setFixedHeight(table.horizontalHeader().height() + table.rowHeight(0) * 2)
+    qtbot.waitUntil(lambda: panel.visible_rows()[1] < len(pairs) - 1, timeout=2000)
+    first, last = panel.visible_rows()
+    live.bridge.topOfBook.emit({pair: book(pair, "100.00", "100.50") for pair in pairs})
+    frames.frame()
+    waiting = set(model.staged())
+    assert waiting == set(pairs) - set(pairs[first : last + 1])  # out of view: still waiting
+    bid = COL["bid"]
+    assert table.columnWidth(bid) >= table.fontMetrics().horizontalAdvance(model.longest_text(bid))
+    assert model.longest_text(bid) in {text(model, row, bid) for row in range(first, last + 1)}

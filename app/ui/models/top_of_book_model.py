@@ -356,6 +356,7 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         self._joins: frozenset[tuple[int, int]] = frozenset()
         #: Per column, the longest display text formatted so far (characters).
         self._widest = [0] * COLUMN_COUNT
+        self._longest = [""] * COLUMN_COUNT  # the text behind each ``_widest``
         self._frames = frames if frames is not None else shared_frame_clock()
         self._age_due = math.inf
         #: Frame-clock time of the last frame that applied staged ticks, and of the last sort.
@@ -772,6 +773,11 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
         does."""
         return self._widest[column]
 
+    def longest_text(self, column: int) -> str:
+        """The longest text ``column`` has shown (what a column is fitted to): kept as rows
+        are formatted, so fitting reads no row and applies no waiting tick."""
+        return self._longest[column]
+
     def record(self, row: int) -> BookRow:
         """``row``'s record, with any waiting tick applied (what the row shows when painted)."""
         return self._current(row)
@@ -948,14 +954,16 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
             age = Cell(age_text(self._clock() - quote.received), None, None)
             cells = (*cells[:_AGE], age, *cells[_AGE + 1 :])
         self._cells[row] = cells
-        self._widest = [max(a, len(c.display)) for a, c in zip(self._widest, cells, strict=True)]
+        self._measure(cells, range(COLUMN_COUNT))
 
     def _measure(self, cells: Cells, columns: Sequence[int]) -> None:
         """Keep the longest text of each column up to date."""
-        widest = self._widest
+        widest, longest = self._widest, self._longest
         for column in columns:
-            if len(cells[column].display) > widest[column]:
-                widest[column] = len(cells[column].display)
+            text = cells[column].display
+            if len(text) > widest[column]:
+                widest[column] = len(text)
+                longest[column] = text
 
     def _on_frame(self, now: float) -> None:
         """The frame clock's tick: the staged ticks of the rows in view, a re-sort when due,
