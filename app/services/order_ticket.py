@@ -123,7 +123,7 @@ class OrderTicket:
             session.health.changes.subscribe(self._on_health),
             estimates.results.subscribe(self._on_estimate),
             desk.results.subscribe(self._on_result),
-            desk.sending_changed.subscribe(lambda _: self._publish(status_only=True)),
+            desk.sending_changed.subscribe(self._on_desk_sending),
         ]
 
     def close(self) -> None:
@@ -390,6 +390,14 @@ class OrderTicket:
     def _frozen(self) -> bool:
         """A confirmation is up: the fields are what it confirms and nothing changes them."""
         return self.state is TicketState.CONFIRMING
+
+    def _on_desk_sending(self, _: bool) -> None:
+        """The desk started or ended a send: a new preview only when that changes what the
+        ticket shows (another window's send makes this one busy; its own send does not — no
+        second repaint between Enter and the request leaving)."""
+        status = self._status()
+        if any(getattr(self.preview, name) != value for name, value in status.items()):
+            self._publish(status_only=True)
 
     def _status(self) -> dict[str, Any]:
         return {
