@@ -179,6 +179,7 @@ def test_depth_model_honours_the_qt_model_contract(qtmodeltester: ModelTester) -
 
 
 def _check_ladder(panel: DepthPanel, precision: Precision) -> None:
+    panel.recentre()  # rows from the current book (held rows may lay a later one on older rows)
     model = panel.model
     pair = model.pair
     assert pair is not None and model.book is not None
@@ -326,8 +327,9 @@ def ladder_book(asks: int, bids: int, mid: int = 1000) -> OrderBook:
 def test_depth_panel_keeps_the_touch_centred_when_the_levels_change(
     qtbot: QtBot, offline: PanelContext
 ) -> None:
-    """Books of a new shape (more asks, fewer bids) move the touch down the rows; the ladder
-    follows it without any resize, and Space brings it back after the trader scrolled."""
+    """Books of a new shape (more asks, fewer bids) around the same touch: the held price rows
+    keep the touch in the middle without any resize, and Space brings it back (with rows
+    from the current book) after the trader scrolled."""
     panel = DepthPanel(offline)
     qtbot.addWidget(panel)
     panel.resize(400, 300)
@@ -339,9 +341,14 @@ def test_depth_panel_keeps_the_touch_centred_when_the_levels_change(
     assert view.visualRect(panel.model.index(30, 0)).top() == middle  # centred once shown
     for asks, bids in ((30, 30), (45, 15), (12, 40), (45, 15)):
         offline.bridge.orderBook.emit(ladder_book(asks, bids))
-        best_bid = view.visualRect(panel.model.index(asks, 0))
+        # The price rows are held (the first book's 60): the touch stays on its rows.
+        assert panel.model.rowCount() == 60
+        bid_row, ask_row = panel.model.best_bid_row, panel.model.best_ask_row
+        assert ask_row == 29 and bid_row == 30
+        best_bid = view.visualRect(panel.model.index(bid_row, 0))
         assert best_bid.top() == middle, (asks, bids, best_bid.top(), middle)
-        assert panel.model.row(asks).price == D(998) and panel.model.row(asks - 1).price == D(1001)
+        assert panel.model.row(bid_row).price == D(998)
+        assert panel.model.row(ask_row).price == D(1001)
     view.setFocus()
     centre = QPointF(view.viewport().rect().center())
     wheel = QWheelEvent(
