@@ -163,6 +163,55 @@ def test_model_signals_only_changed_cells_and_resets_on_level_count() -> None:
     assert model.rowCount() == 0
 
 
+def test_a_held_model_keeps_its_price_rows_and_signals_only_cells() -> None:
+    """Held, a moved book is laid on the rows of the first: no reset, no price changes; an
+    ask on the lowest row at or above it, a bid on the highest at or below it; rows the touch
+    crossed change colour (their side); ``regrid`` takes the current book's own rows."""
+    model = DepthModel(Precision())
+    model.set_held(True)
+    seen = Recorder(model)
+    assert model.set_book(book("BTC/USD", BIDS, ASKS)) is True  # a first book: its rows
+    assert seen.take() == (set(), set(), 1)
+    rows = [r.price for r in model.rows]
+    assert rows == [D("101.5"), D("101.0"), D("100.5"), D("100.0"), D("99.5"), D("99.0")]
+
+    sides: list[list[int]] = []
+    model.dataChanged.connect(lambda _t, _b, roles: sides.append(list(roles)))
+    # Up a quarter: asks 100.75 / 101.25 / 101.75, bids 100.25 / 99.75 / 99.25.
+    up = book(
+        "BTC/USD",
+        [("100.25", "1"), ("99.75", "2"), ("99.25", "3")],
+        [("100.75", "5"), ("101.25", "6"), ("101.75", "7")],
+    )
+    assert model.set_book(up) is False
+    assert seen.take()[2] == 0  # no reset
+    assert [r.price for r in model.rows] == rows
+    assert [r.side for r in model.rows] == ["ask", "ask", "inside", "bid", "bid", "bid"]
+    assert [r.size for r in model.rows] == [D(6), D(5), D(0), D(1), D(2), D(3)]  # 101.75: off
+    assert [r.cumulative for r in model.rows] == [D(11), D(5), D(0), D(1), D(3), D(6)]
+    assert (model.best_ask_row, model.best_bid_row) == (1, 3)
+    assert (model.best_ask(), model.best_bid()) == (D("100.75"), D("100.25"))  # the book's
+    assert [Qt.ItemDataRole.ForegroundRole, DepthRole.SIDE_COLOUR] in sides  # 100.5 turned
+    assert model.index(2, COL["size"]).data() == ""  # nothing at a row inside the spread
+    assert model.index(2, COL["price"]).data(Qt.ItemDataRole.ForegroundRole) == (
+        model.palette.text
+    )
+
+    model.regrid()
+    assert [r.price for r in model.rows] == [
+        D("101.75"),
+        D("101.25"),
+        D("100.75"),
+        D("100.25"),
+        D("99.75"),
+        D("99.25"),
+    ]
+    assert (model.best_ask_row, model.best_bid_row) == (2, 3)
+    # Another pair: its own rows, held or not.
+    assert model.set_book(book("ETH/USD", BIDS, ASKS)) is True
+    assert model.pair == "ETH/USD" and model.row_of_price(D("99.5")) == 4
+
+
 def test_depth_model_honours_the_qt_model_contract(qtmodeltester: ModelTester) -> None:
     model = DepthModel(Precision())
     model.set_book(book("BTC/USD", BIDS, ASKS))
