@@ -193,9 +193,7 @@ def test_a_held_model_keeps_its_price_rows_and_signals_only_cells() -> None:
     assert (model.best_ask(), model.best_bid()) == (D("100.75"), D("100.25"))  # the book's
     assert [Qt.ItemDataRole.ForegroundRole, DepthRole.SIDE_COLOUR] in sides  # 100.5 turned
     assert model.index(2, COL["size"]).data() == ""  # nothing at a row inside the spread
-    assert model.index(2, COL["price"]).data(Qt.ItemDataRole.ForegroundRole) == (
-        model.palette.text
-    )
+    assert model.index(2, COL["price"]).data(Qt.ItemDataRole.ForegroundRole) == (model.palette.text)
 
     model.regrid()
     assert [r.price for r in model.rows] == [
