@@ -21,7 +21,7 @@ from app.domain.money import AssetPair
 from app.domain.records import OrderBook
 from app.ui import palette
 from app.ui.models.columns import column_numbers
-from app.ui.models.depth_model import COLUMNS, DepthModel, DepthRole
+from app.ui.models.depth_model import COLUMNS, INSIDE_TIP, DepthModel, DepthRole
 from app.ui.palette import DEFAULT_PALETTE, TradePalette
 from app.ui.panels.base import PanelContext
 from app.ui.panels.chart import ChartPanel, plot_sample
@@ -193,6 +193,8 @@ def test_a_held_model_keeps_its_price_rows_and_signals_only_cells() -> None:
     assert (model.best_ask(), model.best_bid()) == (D("100.75"), D("100.25"))  # the book's
     assert [Qt.ItemDataRole.ForegroundRole, DepthRole.SIDE_COLOUR] in sides  # 100.5 turned
     assert model.index(2, COL["size"]).data() == ""  # nothing at a row inside the spread
+    assert model.index(2, COL["price"]).data(Qt.ItemDataRole.ToolTipRole) == INSIDE_TIP
+    assert model.index(1, COL["price"]).data(Qt.ItemDataRole.ToolTipRole) is None
     assert model.index(2, COL["price"]).data(Qt.ItemDataRole.ForegroundRole) == (model.palette.text)
 
     model.regrid()

@@ -73,6 +73,12 @@ class DepthRole(IntEnum):
     SIDE_COLOUR = Qt.ItemDataRole.UserRole + 4
 
 
+#: Why a click on a held row inside the spread does nothing.
+INSIDE_TIP = (
+    "Inside the spread now: no bid or ask at this price. Click a bid to sell, an ask to buy."
+)
+
+
 def price_cell(row: DepthRow, precision: Precision) -> Cell:
     return Cell(precision.price_text(row.price, row.pair), row.price, None)
 
@@ -100,6 +106,7 @@ COLUMNS: tuple[Column[DepthRow], ...] = (
         numeric=True,
         fixed_pitch=False,
         colour=lambda r, p: side_colour(r.side, p),
+        tip=lambda r, _: INSIDE_TIP if r.side == INSIDE else None,
     ),
     base_column("size", "Size", lambda r: r.size, "Size at this price, in BASE"),
     base_column(

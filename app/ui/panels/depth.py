@@ -114,7 +114,8 @@ class DepthPanel(QWidget):
         self.setObjectName("depthPanel")
         self._context = context
         self._pair: str | None = context.bridge.selected_pair
-        #: The ladder keeps the touch in the middle until the trader scrolls away.
+        #: The ladder recentres by itself (pointer away, touch out of view) until the trader
+        #: scrolls away; Space, Centre or a pair change turn it back on.
         self._following = True
 
         self.header = QLabel(self)
@@ -240,7 +241,7 @@ class DepthPanel(QWidget):
 
     @property
     def following(self) -> bool:
-        """True while the ladder keeps the touch in the middle (False once scrolled away)."""
+        """True while the ladder recentres by itself (False once scrolled away)."""
         return self._following
 
     def recentre(self) -> None:
