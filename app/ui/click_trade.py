@@ -1,4 +1,4 @@
-"""Click-to-trade: what a click on a price asks of the order ticket (issue 13).
+"""Click-to-trade: what a click on a price asks of the order ticket.
 
 A click on a bid (watchlist Bid cell, a ladder bid level) asks for a **sell** limit at that
 price, a click on an ask for a **buy** limit: the trader hits the bid or lifts the offer at
@@ -7,7 +7,9 @@ ticket's own checks and confirmation, never around them (``OrderTicketPanel.send
 
 The panels do not know the ticket: they put a ``TradeRequest`` on the ``TradeIntents`` of
 their ``PanelContext`` and whichever ticket shares that context takes it. Prices stay the
-Decimals of the book they were clicked on.
+Decimals of the book they were clicked on: the price is the one shown under the pointer when
+the button went down (the ladder notes what each row painted), never what the row holds by the
+time the button comes up.
 """
 
 from __future__ import annotations

@@ -90,7 +90,7 @@ PANEL_KEYS = [
     ("Click / ↑ / ↓", "Top of book: trade the highlighted pair (tickets, chart, depth)"),
     ("Delete", "Top of book: remove the selected pair from the watchlist"),
     ("Click / double-click", "Bid or ask (top of book, depth): prefill / send a limit order"),
-    ("Space", "Depth: recentre the ladder on the best bid and ask"),
+    ("Space", "Depth: recentre the ladder on the best bid and ask (or its Centre button)"),
     ("Right-click a header", "Watchlist, balances: choose the columns shown"),
     ("Tab / Shift+Tab", "Move between fields; Ctrl+Tab between docked tabs"),
 ]

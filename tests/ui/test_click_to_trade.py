@@ -104,6 +104,14 @@ def wait_for_bids(qtbot: QtBot, ladder: DepthPanel, more_than: int = 0) -> None:
     qtbot.waitUntil(lambda: ladder.model.pair == "BTC/USD" and ladder.model.bid_count > more_than)
 
 
+def best_bid_row(ladder: DepthPanel) -> int:
+    """The ladder row showing the best bid (its held price rows may have some inside the
+    spread between the best ask's row and it)."""
+    row = ladder.model.best_bid_row
+    assert row is not None
+    return row
+
+
 def requests(live: Live) -> list[TradeRequest]:
     seen: list[TradeRequest] = []
     live.context.trade.requested.connect(seen.append)
@@ -185,11 +193,11 @@ def test_ladder_click_prefills_a_sell_at_a_bid_level_and_a_buy_at_an_ask_level(
     ticket = desk.ticket
     wait_for_bids(qtbot, ladder, more_than=2)
     model = ladder.model
-    level = model.ask_count + 1  # the second bid
+    level = best_bid_row(ladder) + 1  # the second bid
     price = model.row(level).price
     click(ladder.view, model.index(level, model.column("size")))
     assert_prefilled(ticket, "BTC/USD", "sell", price)
-    level = model.ask_count - 2  # the second ask
+    level = (model.best_ask_row or 0) - 1  # the second ask
     price = model.row(level).price
     click(ladder.view, model.index(level, model.column("price")))
     assert_prefilled(ticket, "BTC/USD", "buy", price)
@@ -204,7 +212,7 @@ def test_double_click_sends_exactly_one_order_through_the_confirmation(
     wait_for_bids(qtbot, ladder)
     before = server_orders(qtbot, live)
     model = ladder.model
-    best_bid = model.ask_count
+    best_bid = best_bid_row(ladder)
     price = model.row(best_bid).price
     click(ladder.view, model.index(best_bid, model.column("price")), double=True)
     qtbot.waitUntil(lambda: ticket.confirmation.isVisible())
@@ -312,7 +320,7 @@ def test_size_presets_from_settings_are_quick_buttons_and_the_default_size(
     assert ticket.size_edit.text() == "250"
 
     model = ladder.model
-    click(ladder.view, model.index(model.ask_count, 0))  # a bid: sell BTC, BTC's default
+    click(ladder.view, model.index(best_bid_row(ladder), 0))  # a bid: sell BTC, BTC's default
     assert ticket.size_edit.text() == "0.5"
     assert [b.text() for b in ticket.preset_buttons] == ["0.5", "0.05"]
     dialog.reject()

@@ -21,7 +21,7 @@ from app.domain.money import AssetPair
 from app.domain.records import OrderBook
 from app.ui import palette
 from app.ui.models.columns import column_numbers
-from app.ui.models.depth_model import COLUMNS, DepthModel, DepthRole
+from app.ui.models.depth_model import COLUMNS, INSIDE_TIP, DepthModel, DepthRole
 from app.ui.palette import DEFAULT_PALETTE, TradePalette
 from app.ui.panels.base import PanelContext
 from app.ui.panels.chart import ChartPanel, plot_sample
@@ -163,6 +163,55 @@ def test_model_signals_only_changed_cells_and_resets_on_level_count() -> None:
     assert model.rowCount() == 0
 
 
+def test_a_held_model_keeps_its_price_rows_and_signals_only_cells() -> None:
+    """Held, a moved book is laid on the rows of the first: no reset, no price changes; an
+    ask on the lowest row at or above it, a bid on the highest at or below it; rows the touch
+    crossed change colour (their side); ``regrid`` takes the current book's own rows."""
+    model = DepthModel(Precision())
+    model.set_held(True)
+    seen = Recorder(model)
+    assert model.set_book(book("BTC/USD", BIDS, ASKS)) is True  # a first book: its rows
+    assert seen.take() == (set(), set(), 1)
+    rows = [r.price for r in model.rows]
+    assert rows == [D("101.5"), D("101.0"), D("100.5"), D("100.0"), D("99.5"), D("99.0")]
+
+    sides: list[list[int]] = []
+    model.dataChanged.connect(lambda _t, _b, roles: sides.append(list(roles)))
+    # Up a quarter: asks 100.75 / 101.25 / 101.75, bids 100.25 / 99.75 / 99.25.
+    up = book(
+        "BTC/USD",
+        [("100.25", "1"), ("99.75", "2"), ("99.25", "3")],
+        [("100.75", "5"), ("101.25", "6"), ("101.75", "7")],
+    )
+    assert model.set_book(up) is False
+    assert seen.take()[2] == 0  # no reset
+    assert [r.price for r in model.rows] == rows
+    assert [r.side for r in model.rows] == ["ask", "ask", "inside", "bid", "bid", "bid"]
+    assert [r.size for r in model.rows] == [D(6), D(5), D(0), D(1), D(2), D(3)]  # 101.75: off
+    assert [r.cumulative for r in model.rows] == [D(11), D(5), D(0), D(1), D(3), D(6)]
+    assert (model.best_ask_row, model.best_bid_row) == (1, 3)
+    assert (model.best_ask(), model.best_bid()) == (D("100.75"), D("100.25"))  # the book's
+    assert [Qt.ItemDataRole.ForegroundRole, DepthRole.SIDE_COLOUR] in sides  # 100.5 turned
+    assert model.index(2, COL["size"]).data() == ""  # nothing at a row inside the spread
+    assert model.index(2, COL["price"]).data(Qt.ItemDataRole.ToolTipRole) == INSIDE_TIP
+    assert model.index(1, COL["price"]).data(Qt.ItemDataRole.ToolTipRole) is None
+    assert model.index(2, COL["price"]).data(Qt.ItemDataRole.ForegroundRole) == (model.palette.text)
+
+    model.regrid()
+    assert [r.price for r in model.rows] == [
+        D("101.75"),
+        D("101.25"),
+        D("100.75"),
+        D("100.25"),
+        D("99.75"),
+        D("99.25"),
+    ]
+    assert (model.best_ask_row, model.best_bid_row) == (2, 3)
+    # Another pair: its own rows, held or not.
+    assert model.set_book(book("ETH/USD", BIDS, ASKS)) is True
+    assert model.pair == "ETH/USD" and model.row_of_price(D("99.5")) == 4
+
+
 def test_depth_model_honours_the_qt_model_contract(qtmodeltester: ModelTester) -> None:
     model = DepthModel(Precision())
     model.set_book(book("BTC/USD", BIDS, ASKS))
@@ -179,6 +228,7 @@ def test_depth_model_honours_the_qt_model_contract(qtmodeltester: ModelTester) -
 
 
 def _check_ladder(panel: DepthPanel, precision: Precision) -> None:
+    panel.recentre()  # rows from the current book (held rows may lay a later one on older rows)
     model = panel.model
     pair = model.pair
     assert pair is not None and model.book is not None
@@ -326,8 +376,9 @@ def ladder_book(asks: int, bids: int, mid: int = 1000) -> OrderBook:
 def test_depth_panel_keeps_the_touch_centred_when_the_levels_change(
     qtbot: QtBot, offline: PanelContext
 ) -> None:
-    """Books of a new shape (more asks, fewer bids) move the touch down the rows; the ladder
-    follows it without any resize, and Space brings it back after the trader scrolled."""
+    """Books of a new shape (more asks, fewer bids) around the same touch: the held price rows
+    keep the touch in the middle without any resize, and Space brings it back (with rows
+    from the current book) after the trader scrolled."""
     panel = DepthPanel(offline)
     qtbot.addWidget(panel)
     panel.resize(400, 300)
@@ -339,9 +390,14 @@ def test_depth_panel_keeps_the_touch_centred_when_the_levels_change(
     assert view.visualRect(panel.model.index(30, 0)).top() == middle  # centred once shown
     for asks, bids in ((30, 30), (45, 15), (12, 40), (45, 15)):
         offline.bridge.orderBook.emit(ladder_book(asks, bids))
-        best_bid = view.visualRect(panel.model.index(asks, 0))
+        # The price rows are held (the first book's 60): the touch stays on its rows.
+        assert panel.model.rowCount() == 60
+        bid_row, ask_row = panel.model.best_bid_row, panel.model.best_ask_row
+        assert ask_row == 29 and bid_row == 30
+        best_bid = view.visualRect(panel.model.index(bid_row, 0))
         assert best_bid.top() == middle, (asks, bids, best_bid.top(), middle)
-        assert panel.model.row(asks).price == D(998) and panel.model.row(asks - 1).price == D(1001)
+        assert panel.model.row(bid_row).price == D(998)
+        assert panel.model.row(ask_row).price == D(1001)
     view.setFocus()
     centre = QPointF(view.viewport().rect().center())
     wheel = QWheelEvent(

@@ -3,34 +3,52 @@
 Fed by ``bridge.orderBook``; a book of another pair than the selected one (a poll that was in
 flight when the trader switched) is ignored.
 
-Centred on the touch (issue 13): the line between the best ask and the best bid sits in the
-middle of the visible ladder when a book arrives, on every update, on a pair change and when
-the panel is resized or shown (it may have been tabbed away). Once the trader scrolls (wheel,
-scroll bar, arrow or page keys) the ladder stays where they put it until **Space** (with the
-ladder focused, as in TT MD Trader) recentres it and makes it follow the touch again; a pair
-change recentres too. It scrolls by pixel, so the touch is exactly in the middle.
+Fixed price rows, as in TT's MD Trader: the ladder takes its rows from a book and then holds
+them (``DepthModel.set_held``): later books change the sizes at those prices, and the touch
+moves up and down the rows; a price never slides to another row under the trader's eyes or
+pointer. It recentres — new rows from the current book, the touch in the middle — on a first
+book or a pair change, on **Space** (the ladder focused) or the **Centre** button, and by
+itself only when the pointer leaves the ladder, or while the pointer is away when the touch has
+moved out of the visible rows, or when it is resized or shown (it may have been tabbed away).
+Never while the pointer is over it. Once the trader scrolls (wheel, scroll bar, arrow or page
+keys) it stays where they put it until Space or Centre (or a pair change). It scrolls by
+pixel, so the touch is exactly in the middle.
 
 Click-to-trade (``app/ui/click_trade.py``): a click on a bid level asks the order ticket for a
 sell limit at that price, on an ask level for a buy limit; a double-click sends it through the
-ticket's checks and confirmation (and emits ``levelActivated``: pair, side, Decimal price).
+ticket (and emits ``levelActivated``: pair, side, Decimal price). The level is the one painted
+under the pointer when the button went down (``LadderView``), not whatever the row holds when
+it comes up. A row left inside the spread (the touch moved away from it) trades nothing.
+
+The selection follows its price across a recentre (or goes if the price is no longer shown).
 
 While the order book feed is stale (offline, failing, too old: ``bridge.freshness``) the
-ladder is greyed and the header says "stale since HH:MM:SS" (issue 12).
+ladder is greyed and the header says "stale since HH:MM:SS".
 """
 
 from __future__ import annotations
 
 from decimal import Decimal
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QRect, Qt, Signal
-from PySide6.QtGui import QColor, QKeyEvent, QPainter
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelectionModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QRect,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QStyledItemDelegate,
     QStyleOptionViewItem,
-    QTableView,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -40,9 +58,10 @@ from app.domain.records import OrderBook
 from app.ui.click_trade import TradeRequest, side_of_click
 from app.ui.fonts import number_font
 from app.ui.freshness import Freshness
-from app.ui.models.depth_model import DepthModel, DepthRole
+from app.ui.models.depth_model import INSIDE, DepthModel, DepthRole, DepthRow
 from app.ui.palette import TradePalette, follow_palette, stale_css
 from app.ui.panels.base import PanelContext
+from app.ui.panels.ladder_view import LadderView, PaintedPriceDelegate
 from app.ui.widgets.live_text import TextHost
 
 BAR_ALPHA = 60
@@ -50,31 +69,9 @@ BAR_ALPHA = 60
 HEADER_SAMPLE = "BTC-USD   Spread 00,000.00 (0.0 bps)"
 #: Pixels between a size bar and its row's top and bottom edges.
 BAR_INSET = 2
-#: Keys that move through the ladder: the trader is browsing, the ladder stops following.
-BROWSE_KEYS = {
-    Qt.Key.Key_Up,
-    Qt.Key.Key_Down,
-    Qt.Key.Key_PageUp,
-    Qt.Key.Key_PageDown,
-    Qt.Key.Key_Home,
-    Qt.Key.Key_End,
-}
-
-
-class LadderView(QTableView):
-    """The ladder's table: Space asks to recentre; browsing keys say the trader moved."""
-
-    recentreRequested = Signal()
-    browsed = Signal()
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.key() == Qt.Key.Key_Space and not event.modifiers():
-            self.recentreRequested.emit()
-            event.accept()
-            return
-        if event.key() in BROWSE_KEYS:
-            self.browsed.emit()
-        super().keyPressEvent(event)
+#: The Centre button's text and tooltip.
+CENTRE_TEXT = "Centre"
+CENTRE_TIP = "Recentre the ladder on the best bid and ask (Space)"
 
 
 def bar_rect(cell: QRect, fraction: Decimal) -> QRect:
@@ -117,7 +114,8 @@ class DepthPanel(QWidget):
         self.setObjectName("depthPanel")
         self._context = context
         self._pair: str | None = context.bridge.selected_pair
-        #: The ladder keeps the touch in the middle until the trader scrolls away.
+        #: The ladder recentres by itself (pointer away, touch out of view) until the trader
+        #: scrolls away; Space, Centre or a pair change turn it back on.
         self._following = True
 
         self.header = QLabel(self)
@@ -125,6 +123,7 @@ class DepthPanel(QWidget):
         self.header.setTextFormat(Qt.TextFormat.PlainText)
 
         self.model = DepthModel(context.precision, self)
+        self.model.set_held(True)  # fixed price rows: see the module's docstring
         self.view = LadderView(self)
         self.view.setObjectName("depthView")
         self.view.setModel(self.model)
@@ -143,8 +142,11 @@ class DepthPanel(QWidget):
         self._bars = SizeBarDelegate(self.view)
         for column in (self.model.column("size"), self.model.column("cumulative")):
             self.view.setItemDelegateForColumn(column, self._bars)
-        self.view.clicked.connect(self._clicked)
-        self.view.doubleClicked.connect(self._activated)
+        self._prices = PaintedPriceDelegate(self.view)
+        self.view.setItemDelegateForColumn(self.model.column("price"), self._prices)
+        self.view.levelClicked.connect(self._clicked)
+        self.view.levelDoubleClicked.connect(self._activated)
+        self.view.hoverChanged.connect(self._hover_changed)
         self.view.recentreRequested.connect(self.recentre)
         self.view.browsed.connect(self._scrolled_away)
         self.view.verticalScrollBar().actionTriggered.connect(self._scrolled_away)
@@ -153,8 +155,18 @@ class DepthPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
         # the spread changes with every book: its own host, so the window is not relaid out
-        layout.addWidget(TextHost(self.header, HEADER_SAMPLE, self))
+        top.addWidget(TextHost(self.header, HEADER_SAMPLE, self), 1)
+        self.centre_button = QToolButton(self)
+        self.centre_button.setObjectName("depthCentre")
+        self.centre_button.setText(CENTRE_TEXT)
+        self.centre_button.setToolTip(CENTRE_TIP)
+        self.centre_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the ladder keeps Space
+        self.centre_button.clicked.connect(self.recentre)
+        top.addWidget(self.centre_button)
+        layout.addLayout(top)
         layout.addWidget(self.view)
 
         self.freshness = context.bridge.freshness(context.bridge.order_book_feed, self)
@@ -192,10 +204,13 @@ class DepthPanel(QWidget):
             return  # a stale poll of the previous pair
         if book is not None and self._pair is None:
             self._pair = str(book.pair)
-        self.model.set_book(book)
+        new_rows = self.model.set_book(book)
         self._update_header()
-        if self._following:
-            self._centre()
+        if new_rows:  # a first book of the pair: its own rows
+            if self._following:
+                self._centre()
+        elif self._following and not self.view.hovered and not self.touch_in_view():
+            self._recentre()
 
     def header_text(self) -> str:
         text = self._book_text()
@@ -226,24 +241,96 @@ class DepthPanel(QWidget):
 
     @property
     def following(self) -> bool:
-        """True while the ladder keeps the touch in the middle (False once scrolled away)."""
+        """True while the ladder recentres by itself (False once scrolled away)."""
         return self._following
 
     def recentre(self) -> None:
-        """Space: the touch back in the middle, and kept there on updates again."""
+        """Space or Centre: rows from the current book, the touch in the middle, and kept in
+        view on updates again."""
         self._following = True
-        self._centre()
+        self._recentre()
 
     def _scrolled_away(self, *_: object) -> None:
         self._following = False
 
+    def _hover_changed(self, hovered: bool) -> None:
+        """The pointer left: the ladder may move again, so it recentres now (unless the trader
+        scrolled it somewhere), not under a pointer that comes back."""
+        if not hovered and self._following:
+            self._recentre()
+
+    def _recentre(self) -> None:
+        """New rows from the current book, the selection kept on its price, the touch centred."""
+        selected = self.selected_price()
+        self.model.regrid()
+        self._select_price(selected)
+        self._centre()
+
+    def selected_price(self) -> Decimal | None:
+        """The price of the selected row (None: nothing selected)."""
+        rows = self.view.selectionModel().selectedRows()
+        if not rows or rows[0].row() >= self.model.rowCount():
+            return None
+        return self.model.row(rows[0].row()).price
+
+    def _select_price(self, price: Decimal | None) -> None:
+        """Select the row of ``price`` (nothing if no row shows it), without scrolling to it."""
+        selection = self.view.selectionModel()
+        row = None if price is None else self.model.row_of_price(price)
+        if row is None:
+            selection.clearSelection()
+            return
+        index = self.model.index(row, 0)
+        flags = (
+            QItemSelectionModel.SelectionFlag.ClearAndSelect
+            | QItemSelectionModel.SelectionFlag.Rows
+        )
+        auto_scroll = self.view.hasAutoScroll()
+        self.view.setAutoScroll(False)  # the current row may be off screen: no scroll to it
+        try:
+            selection.setCurrentIndex(index, flags)
+        finally:
+            self.view.setAutoScroll(auto_scroll)
+
+    def touch_rows(self) -> tuple[int | None, int | None]:
+        """The rows showing the best ask and the best bid (None: that side is not shown)."""
+        return self.model.best_ask_row, self.model.best_bid_row
+
+    def touch_in_view(self) -> bool:
+        """Whether each side the book has shows its best level on a visible row. Hidden (a
+        tab behind another), the ladder is recentred when shown: True."""
+        if not self.view.isVisible():
+            return True
+        viewport = self.view.viewport().rect()
+        book = self.model.book
+        for row, levels in zip(
+            self.touch_rows(),
+            ((), ()) if book is None else (book.asks, book.bids),
+            strict=True,
+        ):
+            if not levels:
+                continue
+            if row is None or not viewport.intersects(
+                self.view.visualRect(self.model.index(row, 0))
+            ):
+                return False
+        return True
+
     def touch_y(self) -> int:
-        """Where the best ask meets the best bid, in pixels from the ladder's top row."""
+        """Where the best ask meets the best bid, in pixels from the ladder's top row (the
+        middle of any held rows left between them)."""
         header = self.view.verticalHeader()
-        asks, rows = self.model.ask_count, self.model.rowCount()
-        if asks >= rows:  # only asks: their bottom edge
-            return header.length()
-        return header.sectionPosition(asks)
+        ask, bid = self.touch_rows()
+        if ask is None and bid is None:
+            return header.length() if self.model.rowCount() else 0
+        top = header.sectionPosition(ask) + header.sectionSize(ask) if ask is not None else None
+        bottom = header.sectionPosition(bid) if bid is not None else None
+        if top is None:
+            assert bottom is not None
+            return bottom
+        if bottom is None:
+            return top
+        return (top + bottom) // 2
 
     def _centre(self) -> None:
         """Scroll so the touch is in the middle of the viewport (clamped at the ends)."""
@@ -255,33 +342,32 @@ class DepthPanel(QWidget):
         bar.setValue(self.touch_y() - view.viewport().height() // 2)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """A resized or newly shown ladder (it may have been tabbed away) recentres."""
+        """A resized or newly shown ladder (it may have been tabbed away) recentres, unless the
+        pointer is over it."""
         if (
             watched is self.view.viewport()
             and event.type() in (QEvent.Type.Resize, QEvent.Type.Show)
             and self._following
+            and not self.view.hovered
         ):
-            self._centre()
+            self._recentre()
         return super().eventFilter(watched, event)
 
     # -- click-to-trade -------------------------------------------------------------------------
 
-    def _request(self, index: QModelIndex, *, send: bool) -> None:
-        pair = self.model.pair
-        if pair is None or not index.isValid():
-            return
-        row = self.model.row(index.row())
-        self._context.trade.request(TradeRequest(pair, side_of_click(row.side), row.price, send))
+    def _request(self, level: DepthRow, *, send: bool) -> None:
+        if level.side == INSIDE or not level.pair:
+            return  # a row inside the spread: neither side's level
+        side = side_of_click(level.side)
+        self._context.trade.request(TradeRequest(level.pair, side, level.price, send))
 
-    def _clicked(self, index: QModelIndex) -> None:
+    def _clicked(self, level: DepthRow) -> None:
         """A level clicked: a limit at its price in the ticket (a bid sells, an ask buys)."""
-        self._request(index, send=False)
+        self._request(level, send=False)
 
-    def _activated(self, index: QModelIndex) -> None:
+    def _activated(self, level: DepthRow) -> None:
         """A level double-clicked: sent through the ticket's checks and confirmation."""
-        pair = self.model.pair
-        if pair is None or not index.isValid():
+        if level.side == INSIDE or not level.pair:
             return
-        row = self.model.row(index.row())
-        self.levelActivated.emit(pair, row.side, row.price)
-        self._request(index, send=True)
+        self.levelActivated.emit(level.pair, level.side, level.price)
+        self._request(level, send=True)

@@ -1,0 +1,101 @@
+"""The ladder's rows: a book laid on a list of price rows (the grid), Qt-free.
+
+The grid is a descending list of prices. Taken from the book itself, every level gets its own
+row (asks from the deepest down to the best, then the bids from the best down). Held while the
+book moves (the ladder holds still under the trader's pointer, as TT's fixed price rows do),
+the new book is laid on the old rows:
+
+- an ask is shown on the lowest row priced at or above it, a bid on the highest row at or
+  below it, so a row's size is always liquidity that a limit at the row's own price reaches
+  (a buy at an ask row's price lifts it, a sell at a bid row's price hits it);
+- the cumulative size of an ask row is every ask at or below its price, of a bid row every bid
+  at or above it (the running sum from the touch outward);
+- a row at or above the best ask is an ask row, at or below the best bid a bid row, and a row
+  left between them (the touch moved away from it) is ``INSIDE``: no side, no size, no trade;
+- levels beyond the first or last row are not shown until the ladder recentres (takes a new
+  grid from the book).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+from decimal import Decimal
+
+from app.domain.records import OrderBook
+
+ASK = "ask"
+BID = "bid"
+#: A held row between the best bid and the best ask.
+INSIDE = "inside"
+
+SIDES = (ASK, BID)
+
+
+@dataclass(frozen=True)
+class DepthRow:
+    side: str
+    price: Decimal
+    size: Decimal
+    cumulative: Decimal
+    pair: str = ""
+
+    def value(self, column: int) -> Decimal:
+        """The Decimal of ``column`` (0 price, 1 size, 2 cumulative)."""
+        return (self.price, self.size, self.cumulative)[column]
+
+
+def grid_of(book: OrderBook) -> list[Decimal]:
+    """One row per price of ``book``, highest first (a price on both sides is one row)."""
+    prices = {price for price, _ in book.asks} | {price for price, _ in book.bids}
+    return sorted(prices, reverse=True)
+
+
+def ladder_rows(
+    book: OrderBook, grid: list[Decimal] | None = None
+) -> tuple[list[DepthRow], int, int]:
+    """``book`` laid on ``grid`` (descending prices; None: the book's own, ``grid_of``): the
+    rows, how many are asks (the first ones) and how many bids (the last ones)."""
+    prices = grid_of(book) if grid is None else grid
+    pair = str(book.pair)
+    ascending = prices[::-1]
+    asks = sorted(book.asks)
+    bids = sorted(book.bids, reverse=True)
+    best_ask = asks[0][0] if asks else None
+    best_bid = bids[0][0] if bids else None
+
+    shown: dict[Decimal, Decimal] = {}
+    for price, size in asks:  # onto the lowest row at or above it
+        at = bisect_left(ascending, price)
+        if at < len(ascending):
+            shown[ascending[at]] = shown.get(ascending[at], Decimal(0)) + size
+    for price, size in bids:  # onto the highest row at or below it
+        at = bisect_right(ascending, price) - 1
+        if at >= 0:
+            shown[ascending[at]] = shown.get(ascending[at], Decimal(0)) + size
+
+    # The running totals from the touch outward: asks up from the lowest row, bids down.
+    ask_totals: dict[Decimal, Decimal] = {}
+    ask_total, taken = Decimal(0), 0
+    for price in ascending:
+        while taken < len(asks) and asks[taken][0] <= price:
+            ask_total += asks[taken][1]
+            taken += 1
+        ask_totals[price] = ask_total
+
+    rows: list[DepthRow] = []
+    ask_count = bid_count = 0
+    bid_total, taken = Decimal(0), 0
+    for price in prices:
+        if best_ask is not None and price >= best_ask:
+            rows.append(DepthRow(ASK, price, shown.get(price, Decimal(0)), ask_totals[price], pair))
+            ask_count += 1
+        elif best_bid is not None and price <= best_bid:
+            while taken < len(bids) and bids[taken][0] >= price:
+                bid_total += bids[taken][1]
+                taken += 1
+            rows.append(DepthRow(BID, price, shown.get(price, Decimal(0)), bid_total, pair))
+            bid_count += 1
+        else:
+            rows.append(DepthRow(INSIDE, price, Decimal(0), Decimal(0), pair))
+    return rows, ask_count, bid_count
