@@ -305,7 +305,16 @@ def test_limit_estimate_market_and_queries(cli: Cli) -> None:
     assert re.search(r"^Side\s+Buy BTC/USD$", market.out, re.MULTILINE)
     assert re.search(r"^Notional\s+100\.50 USD$", market.out, re.MULTILINE)
     assert re.search(r"^Amount\s+0\.\d{8} BTC$", market.out, re.MULTILINE)
-    assert re.search(r"^Price\s+\d{2,3},\d{3}\.\d{2} USD per BTC$", market.out, re.MULTILINE)
+    # One price for the fill in the whole block: the average fill price (the notional over the
+    # amount), the same number in the Fill sentence.
+    average = re.search(
+        r"^Average fill price\s+(\d{2,3},\d{3}\.\d{2}) USD per BTC$", market.out, re.MULTILINE
+    )
+    assert average is not None, market.out
+    fill_line = re.search(r"^Fill\s+(.*)$", market.out, re.MULTILINE)
+    assert fill_line is not None
+    assert f"at an average fill price of {average[1]} USD (spent 100.50 USD)" in fill_line[1]
+    assert len(set(re.findall(r"\d{2,3},\d{3}\.\d{2}", market.out))) == 1, market.out
 
     listed, one, ledger, ledger_json = cli.many(
         ["--json", "orders", "--client-order-id", client_id],
