@@ -7,6 +7,8 @@ through ``app.domain.display`` with the precision ``PairTerms`` learned from the
 pairs. Balances read as the terminal's balances table (credit limit, used and available
 credit) with the same precision; the other records print the service's exact digits. Every
 table groups thousands and aligns a column's numbers on the decimal point (app.cli.output).
+A fill's price is its average fill price (``app.domain.fill_price``), labelled so, the one the
+terminal's ticket, orders table, ledger and notices show; the service's rate is in ``--json``.
 """
 
 from __future__ import annotations
@@ -196,7 +198,7 @@ def ledger(entries: list[LedgerEntry], terms: PairTerms | None = None) -> str:
         ("ASSET", False),
         ("AMOUNT", N),
         ("TRADE", False),
-        ("PRICE", N),
+        ("AVG FILL PRICE", N),
         ("TRANSACTION", False),
     )
     rows = []
@@ -385,7 +387,7 @@ def orders(values: list[Order], terms: PairTerms | None = None) -> str:
         ("PAIR", False),
         ("SIDE", False),
         ("AMOUNT", N),
-        ("PRICE", N),
+        ("AVG FILL PRICE", N),
         ("NOTIONAL", N),
         ("STATUS", False),
         ("LIMIT", N),

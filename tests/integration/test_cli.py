@@ -388,12 +388,12 @@ def test_order_tables_read_in_pair_terms(sandbox: SandboxProcess) -> None:
     assert table.code == data.code == 0
     by_time = {order["submittedAt"]: order for order in ids.values()}
     column = {name: text_column(table.out, name) for name in ("PAIR", "SIDE")}
-    column |= {name: column_values(table.out, name) for name in ("PRICE", "LIMIT")}
+    column |= {name: column_values(table.out, name) for name in ("AVG FILL PRICE", "LIMIT")}
     sides = {}
     for stamp, order in by_time.items():
         assert column["PAIR"][stamp] == "BTC/USD"
         sides[order["source"]] = column["SIDE"][stamp]
-        price = column["PRICE"][stamp]
+        price = column["AVG FILL PRICE"][stamp]
         if order["result"]["status"] == "filled":
             assert re.fullmatch(r"\d{2,3},\d{3}\.\d{2}", price), price
     assert sides == {"USD": "Buy", "BTC": "Sell"}
@@ -428,7 +428,7 @@ def test_without_the_pairs_amounts_show_their_own_digits(sandbox: SandboxProcess
     assert column_values(table.out, "AMOUNT")[stamp] == "0.02"
     total = Decimal(order["result"]["total"].split()[0])
     assert column_values(table.out, "NOTIONAL")[stamp] == f"{total:,}"
-    assert re.fullmatch(r"\d{2,3},\d{3}\.\d{2}", column_values(table.out, "PRICE")[stamp])
+    assert re.fullmatch(r"\d{2,3},\d{3}\.\d{2}", column_values(table.out, "AVG FILL PRICE")[stamp])
     session.close()
 
 

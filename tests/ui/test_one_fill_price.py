@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
@@ -25,7 +26,7 @@ from app.ui.notices import NoticeArea
 from app.ui.panels.ledger import LedgerPanel
 from app.ui.panels.orders import OrdersPanel
 from tests.harness import SandboxProcess
-from tests.integration.test_cli import Cli
+from tests.integration.test_cli import Cli, column_values
 from tests.ui.conftest import LiveFactory, run
 
 D = Decimal
@@ -70,6 +71,8 @@ def test_a_fill_shows_one_price_in_every_view(
     qtbot.waitUntil(lambda: orders.model.position(order.order_id) is not None, timeout=WAIT_MS)
     row = orders.model.row_of(order.order_id)
     assert orders.model.cell(row, ORDERS["price"]).display == price
+    header = orders.model.headerData(ORDERS["price"], Qt.Orientation.Horizontal)
+    assert header == "Avg fill price"
 
     # The ledger: both legs of the trade.
     ledger = LedgerPanel(live.context)
@@ -83,6 +86,7 @@ def test_a_fill_shows_one_price_in_every_view(
     ]
     assert len(legs) == 2
     assert {model.cell(r, LEDGER["price"]).display for r in legs} == {price}
+    assert model.headerData(LEDGER["price"], Qt.Orientation.Horizontal) == "Avg fill price"
 
     # The audit trail: the journaled fill, in the same words.
     trail = AuditTrail(live.desks.journal)
@@ -92,8 +96,10 @@ def test_a_fill_shows_one_price_in_every_view(
     assert said in audited.detail
 
     # The command line: the order's block names one price, twice (the line and the sentence).
-    shown = Cli(live.session.environment.base_url, live.account)("order", order.order_id)
-    assert shown.code == 0, shown
+    cli = Cli(live.session.environment.base_url, live.account)
+    shown, listed = cli("order", order.order_id), cli("orders", "--max", "1")
+    assert shown.code == 0 and listed.code == 0, (shown, listed)
+    assert column_values(listed.out, "AVG FILL PRICE") == {order.raw["submittedAt"]: price}
     assert re.search(rf"^Average fill price\s+{re.escape(price)} USD per BTC$", shown.out, re.M)
     assert said in shown.out
     assert set(re.findall(r"\d{2,3},\d{3}\.\d{2}", shown.out)) == {price}

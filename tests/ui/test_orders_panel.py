@@ -457,7 +457,7 @@ def test_csv_export_is_the_view_exactly(qtbot: QtBot, trader: Trader, tmp_path: 
         "Pair",
         "Side",
         "Amount",
-        "Price",
+        "Avg fill price",
         "Mid at fill",
         "vs mid (bps)",
         "Notional",

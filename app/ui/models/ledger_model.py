@@ -160,7 +160,7 @@ COLUMNS: tuple[Column[LedgerRow], ...] = (
     ),
     Column(
         "price",
-        "Price",
+        "Avg fill price",
         trade_price_cell,
         "A trade's average fill price from its legs (the quote over the base), in QUOTE per "
         "BASE at the pair's price increment",

@@ -408,7 +408,7 @@ COLUMNS: tuple[Column[OrderRow], ...] = (
     ),
     Column(
         "price",
-        "Price",
+        "Avg fill price",
         price_cell,
         "Average fill price in QUOTE per BASE (the notional over the amount), at the pair's "
         "price increment: the price the ticket, the ledger and the notices show",
