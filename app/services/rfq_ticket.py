@@ -147,6 +147,8 @@ class SidePreview:
     #: Against the book's ask (buy) / bid (sell); None: no book. Once the side is accepted or
     #: expired, the markup of that moment (``LiveQuote.settled_markup``), not the live book's.
     markup_bps: Decimal | None
+    #: "accept" or "expiry" once the markup is frozen at that moment (None: against the book).
+    markup_moment: str | None
     checks: tuple[SideCheck, ...]
     blocked: str | None  # why a check stops the accept (None: it does not)
     what_if: WhatIf | None  # balances after taking this side (None: no balances yet)
@@ -422,6 +424,7 @@ class RfqTicket:
             terms=side_terms(live, side, self.precision),
             price=price,
             markup_bps=markup,
+            markup_moment=None if settled is None else settled.moment,
             checks=tuple(found.of(side)),
             blocked=found.reason(side),
             what_if=after,

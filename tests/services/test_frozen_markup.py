@@ -59,6 +59,7 @@ async def test_an_accepted_quotes_markup_does_not_follow_the_book_afterwards(
             show_book(d, "95000.00", "95010.00")
             show_book(d, "85000.00", "85010.00")
             assert markups(ticket) == at_accept
+            assert {ticket.preview.sides[side].markup_moment for side in SIDES} == {"accept"}
             moved = d.desk.session.market.snapshot.top(PAIR)
             assert moved is not None and live.markup_bps("buy", moved) != at_accept["buy"]
             # Kept in the journal under the quote's id, with the book it was measured on.
@@ -88,6 +89,7 @@ async def test_an_expired_quotes_markup_is_the_one_of_its_expiry(
             assert at_expiry["buy"] is not None and at_expiry["sell"] is not None
             show_book(d, "95000.00", "95010.00")
             assert markups(ticket) == at_expiry
+            assert {ticket.preview.sides[side].markup_moment for side in SIDES} == {"expiry"}
             for side in SIDES:
                 stored = d.journal.facts(f"{RFQ_MARKUP}_{side}", [live.order_id])[live.order_id]
                 assert stored["moment"] == "expiry" and D(stored["bps"]) == at_expiry[side]
