@@ -7,6 +7,8 @@ through ``app.domain.display`` with the precision ``PairTerms`` learned from the
 pairs. Balances read as the terminal's balances table (credit limit, used and available
 credit) with the same precision; the other records print the service's exact digits. Every
 table groups thousands and aligns a column's numbers on the decimal point (app.cli.output).
+A fill's price is its average fill price (``app.domain.fill_price``), labelled so, the one the
+terminal's ticket, orders table, ledger and notices show; the service's rate is in ``--json``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import TypeVar
 from app.cli.output import TextColumn, blocks, fields, table
 from app.domain.balance_rows import merge_row
 from app.domain.display import ASSET_DECIMALS, DASH, DEFAULT_DECIMALS, Precision
+from app.domain.fill_price import FillPrice
 from app.domain.money import AssetPair
 from app.domain.order_terms import OrderTerms
 from app.domain.pair_terms import PairSide, Trade
@@ -93,6 +96,10 @@ class PairTerms:
     def price(self, value: Decimal | None, pair: AssetPair) -> str:
         """A price in QUOTE per BASE of ``pair``: ``90,893.91``."""
         return DASH if value is None else self.precision.price_text(value, str(pair))
+
+    def fill_words(self, fill: FillPrice) -> str:
+        """A fill's price as every screen shows it: ``90,893.91 USD per BTC``."""
+        return f"{fill.words(self.precision)} per {fill.pair.base}"
 
     def price_words(self, value: Decimal | None, pair: AssetPair) -> str | None:
         """``90,893.91 USD per BTC``."""
@@ -191,7 +198,7 @@ def ledger(entries: list[LedgerEntry], terms: PairTerms | None = None) -> str:
         ("ASSET", False),
         ("AMOUNT", N),
         ("TRADE", False),
-        ("PRICE", N),
+        ("AVG FILL PRICE", N),
         ("TRANSACTION", False),
     )
     rows = []
@@ -206,7 +213,7 @@ def ledger(entries: list[LedgerEntry], terms: PairTerms | None = None) -> str:
                 e.asset,
                 f"+{amount}" if e.amount > 0 else amount,
                 "" if trade is None else str(trade.pair_side),
-                "" if trade is None else terms.price(trade.price, trade.pair_side.pair),
+                "" if trade is None else trade.fill_price.text(terms.precision),
                 e.transaction_id,
             ]
         )
@@ -344,6 +351,7 @@ def order(value: Order, terms: PairTerms | None = None) -> str:
     pair_side = said.pair_side
     pair = pair_side.pair
     trade = Trade.of(value, terms.pairs)
+    fill = said.fill
     return fields(
         [
             ("Order", value.order_id),
@@ -351,7 +359,10 @@ def order(value: Order, terms: PairTerms | None = None) -> str:
             ("Type", value.type or None),
             ("Side", str(pair_side)),
             ("Amount", terms.amount(said.base, pair.base)),
-            ("Price", terms.price_words(said.price, pair)),
+            (
+                "Price" if fill is None else fill.label.capitalize(),
+                None if fill is None else terms.fill_words(fill),
+            ),
             ("Notional", terms.amount(said.quote, pair.quote)),
             ("Limit", terms.price_words(said.limit, pair)),
             ("Fill", None if trade is None else trade.sentence(terms.precision)),
@@ -376,7 +387,7 @@ def orders(values: list[Order], terms: PairTerms | None = None) -> str:
         ("PAIR", False),
         ("SIDE", False),
         ("AMOUNT", N),
-        ("PRICE", N),
+        ("AVG FILL PRICE", N),
         ("NOTIONAL", N),
         ("STATUS", False),
         ("LIMIT", N),
@@ -394,7 +405,7 @@ def orders(values: list[Order], terms: PairTerms | None = None) -> str:
                 str(pair),
                 said.pair_side.verb,
                 terms.number(said.base, pair.base),
-                terms.price(said.price, pair),
+                DASH if said.fill is None else said.fill.text(terms.precision),
                 terms.number(said.quote, pair.quote),
                 status_word(o.result.status),
                 terms.price(said.limit, pair),

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from decimal import Decimal, localcontext
+from decimal import Decimal
 from typing import Literal
 
 from app.domain.display import Precision
-from app.domain.money import MONEY_CONTEXT, AssetPair, Price
+from app.domain.fill_price import FillPrice, average_price
+from app.domain.money import AssetPair, Price
 from app.domain.records import Order
 from app.domain.valuation import HOP_ASSETS
 
@@ -90,9 +91,13 @@ class Trade:
 
     @property
     def price(self) -> Decimal:
-        """The average price paid or received, QUOTE per BASE (exact to 28 digits)."""
-        with localcontext(MONEY_CONTEXT):
-            return self.quote / self.base
+        """The average fill price, QUOTE per BASE, exact (``app.domain.fill_price``)."""
+        return average_price(self.base, self.quote)
+
+    @property
+    def fill_price(self) -> FillPrice:
+        """The price every screen shows for this fill, with its label and rounding rule."""
+        return FillPrice(self.pair_side.pair, self.price)
 
     @classmethod
     def of(cls, order: Order, known_pairs: Iterable[str] = ()) -> Trade | None:
@@ -109,11 +114,12 @@ class Trade:
         return cls(pair_side, received, sold)
 
     def sentence(self, precision: Precision) -> str:
-        """``Bought 0.11001837 BTC at 90,893.91 USD (spent 10,000.00 USD)``."""
+        """``Bought 0.11001837 BTC at an average fill price of 90,893.91 USD (spent 10,000.00
+        USD)``: the price as every screen shows it (``FillPrice``)."""
         pair = self.pair_side.pair
         base = f"{precision.exact(self.base, pair.base)} {pair.base}"
         quote = f"{precision.exact(self.quote, pair.quote)} {pair.quote}"
-        price = f"{precision.price_text(self.price, str(pair))} {pair.quote}"
+        price = self.fill_price.phrase(precision)
         if self.pair_side.side == "buy":
             return f"Bought {base} at {price} (spent {quote})"
         return f"Sold {base} at {price} (received {quote})"

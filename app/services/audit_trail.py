@@ -18,16 +18,25 @@ time (``utc_ms``, ``local_ms``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
 from app.domain.display import Precision
+from app.domain.pair_terms import PairSide, Trade
 from app.services.desks import TradingDesks
 from app.services.events import Topic
-from app.services.journal import JournalEntry, OrderJournal, reading, search_entries
+from app.services.journal import (
+    FILL,
+    JournalEntry,
+    OrderJournal,
+    read_facts,
+    reading,
+    search_entries,
+)
 from app.services.unknown_outcomes import describe
 
 #: Rows read at first, and added by each "Load more".
@@ -191,25 +200,56 @@ class AuditPage:
     scanned: int  # journal entries examined
 
 
+FactReader = Callable[[str, list[str]], dict[str, dict[str, Any]]]
+
+
+def fill_words(amounts: Mapping[str, Any], known_pairs: Sequence[str], precision: Precision) -> str:
+    """A journaled fill (``journal.FILL``: the order's size and total) as every view says it:
+    ``Sold 0.1 BTC at an average fill price of 90,999.60 USD (received 9,099.96 USD)``."""
+    try:
+        source, destination = str(amounts["source"]), str(amounts["destination"])
+        sold, received = Decimal(str(amounts["size"])), Decimal(str(amounts["total"]))
+    except (KeyError, InvalidOperation):
+        return ""
+    if not sold or not received:
+        return ""
+    pair_side = PairSide.of(source, destination, known_pairs)
+    base, quote = (sold, received) if pair_side.side == "sell" else (received, sold)
+    return Trade(pair_side, base, quote).sentence(precision)
+
+
 def collect(
     entries: Iterator[JournalEntry],
     query: AuditQuery,
     known_pairs: Sequence[str],
     precision: Precision,
+    facts: FactReader | None = None,
 ) -> AuditPage:
     """The first ``query.limit`` entries matching the query's text, reading at most
-    ``MAX_SCAN``."""
+    ``MAX_SCAN``; a filled entry without other words gets its fill's sentence (``facts``: the
+    journal's) as its detail."""
     words = query.words
     rows: list[AuditRow] = []
     scanned = 0
+    more = False
     for entry in entries:
         if len(rows) >= query.limit or scanned >= MAX_SCAN:
-            return AuditPage(query, tuple(rows), True, scanned)
+            more = True
+            break
         scanned += 1
         row = AuditRow.of(entry, known_pairs, precision)
         if row.matches(words):
             rows.append(row)
-    return AuditPage(query, tuple(rows), False, scanned)
+    if facts is not None:
+        wanted = [row.order_id for row in rows if row.status == "filled" and not row.detail]
+        fills = facts(FILL, wanted) if wanted else {}
+        rows = [
+            replace(row, detail=fill_words(fills[row.order_id], known_pairs, precision))
+            if row.order_id in fills and not row.detail
+            else row
+            for row in rows
+        ]
+    return AuditPage(query, tuple(rows), more, scanned)
 
 
 class AuditTrail:
@@ -249,7 +289,7 @@ class AuditTrail:
         entries = self.journal.search(
             status=query.status, kind=query.kind, since=query.since, until=query.until
         )
-        return collect(entries, query, tuple(known_pairs), precision)
+        return collect(entries, query, tuple(known_pairs), precision, self.journal.facts)
 
 
 def _read_file(
@@ -259,4 +299,6 @@ def _read_file(
         entries = search_entries(
             db, status=query.status, kind=query.kind, since=query.since, until=query.until
         )
-        return collect(entries, query, known_pairs, precision)
+        return collect(
+            entries, query, known_pairs, precision, lambda name, ids: read_facts(db, name, ids)
+        )

@@ -9,24 +9,36 @@ is moved by the measured clock offset first. Nothing is invented: with no stored
 close (a fill from before the terminal ran, a pair it never polled) the fill gets no mid and
 a reason in words.
 
-Once and for all: a fill's answer is kept for good once no later tick can change it — the
-clock has passed the fill by the distance of the sample found (a later sample would be
-farther) and that sample's second has ended (the store keeps the last tick of each second); or,
-with nothing found, the clock has passed the fill by the tolerance. Until then (a fill of the
-last few seconds) it is asked again on every update, and ``unsettled`` says so, so the order
-list is published again even when no order changed.
+Once and for all: a fill's answer is settled once no later tick can change it — the clock has
+passed the fill by the distance of the sample found (a later sample would be farther) and that
+sample's second has ended (the store keeps the last tick of each second); or, with nothing
+found, the clock has passed the fill by the tolerance. Until then (a fill of the last few
+seconds) it is asked again on every update, and ``unsettled`` says so, so the order list is
+published again even when no order changed.
+
+Frozen facts: a settled answer is written to the order journal's facts (``FILL_MID``, keyed by
+the order id; ``app.services.journal``) — for every fill the list shows, sent by this terminal
+or only seen in the list — and a fill already there is read back, never looked up again. The
+mids a store holds change (a restart loses the seconds not yet written, a clock offset is
+measured anew, a file is compacted), so a figure looked up twice could differ; one read from
+the journal cannot. The same fill therefore shows the same mid and basis points in every
+panel, on every refresh and after every restart.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any, Protocol
 
-from app.domain.fill_economics import FillEconomics, MidSample
+from app.domain import format_timestamp, parse_timestamp
+from app.domain.fill_economics import FillEconomics, MidSample, Side
 from app.domain.order_terms import OrderTerms
 from app.domain.records import Order
+from app.services.journal import Fact
 from app.services.mid_history import MidHistory, nearest, stored_price
 from app.services.slices import Steps, run_now
 
@@ -41,6 +53,67 @@ MID_TOLERANCE = 5.0
 RECENT_SECONDS = 3600.0
 
 
+#: The journal's name for a fill's frozen mid at fill and basis points.
+FILL_MID = "fill_mid"
+
+
+class FactBook(Protocol):
+    """Where settled facts are kept (the order journal)."""
+
+    def facts(self, name: str, subjects: Iterable[str]) -> dict[str, dict[str, Any]]: ...
+
+    def record_facts(self, facts: Iterable[Fact]) -> int: ...
+
+
+def fact_value(economics: FillEconomics) -> dict[str, str | bool | None]:
+    """A settled fill's economics as the journal stores them (Decimals and times as text)."""
+    sample = economics.sample
+    bps = economics.bps
+
+    def text(value: Decimal | datetime | None) -> str | None:
+        if value is None:
+            return None
+        return format_timestamp(value) if isinstance(value, datetime) else format(value, "f")
+
+    return {
+        "side": economics.side,
+        "rfq": economics.rfq,
+        "price": text(economics.price),
+        "filled_at": text(economics.filled_at),
+        "mid": text(economics.mid),
+        "bid": text(None if sample is None else sample.bid),
+        "ask": text(None if sample is None else sample.ask),
+        "sample_at": text(None if sample is None else sample.at),
+        "bps": text(bps),
+        "missing": economics.missing,
+    }
+
+
+def from_fact(value: Mapping[str, Any]) -> FillEconomics:
+    """The economics ``fact_value`` stored, exactly (settled: ``final``)."""
+
+    def number(key: str) -> Decimal | None:
+        raw = value.get(key)
+        return None if raw is None else Decimal(raw)
+
+    def moment(key: str) -> datetime | None:
+        raw = value.get(key)
+        return None if raw is None else parse_timestamp(raw, key)
+
+    bid, ask, at = number("bid"), number("ask"), moment("sample_at")
+    sample = None if bid is None or ask is None or at is None else MidSample(at, bid, ask)
+    side: Side = "buy" if value.get("side") == "buy" else "sell"
+    return FillEconomics(
+        side,
+        bool(value.get("rfq")),
+        number("price"),
+        moment("filled_at"),
+        sample,
+        str(value.get("missing") or ""),
+        True,
+    )
+
+
 def filled_at(order: Order) -> datetime | None:
     """When an order filled: ``executedAt``, else (a service that omits it) ``updatedAt``."""
     return order.result.executed_at or order.result.updated_at
@@ -51,7 +124,8 @@ class FillMids:
 
     ``store`` gives the mid store to read (asked once per update that needs it); ``offset``
     the service's clock minus this machine's; ``now`` this machine's clock (epoch seconds),
-    the one the store's samples are stamped with."""
+    the one the store's samples are stamped with; ``facts`` the journal that keeps each
+    settled answer for good (``account``: whose orders these are)."""
 
     def __init__(
         self,
@@ -60,14 +134,20 @@ class FillMids:
         *,
         now: Callable[[], float] = time.time,
         tolerance: float = MID_TOLERANCE,
+        facts: FactBook | None = None,
+        account: str = "",
     ) -> None:
         self._store = store
         self._offset = offset
         self._now = now
         self.tolerance = tolerance
+        self._facts = facts
+        self._account = account
         self._kept: dict[str, FillEconomics] = {}
         self.unsettled = False
         self.look_ups = 0  # fills looked up in the store (once each, and again while unsettled)
+        self.restored = 0  # fills whose settled answer was read back from the journal
+        self.stored = 0  # settled answers written to the journal
 
     def of(self, orders: Iterable[Order], pairs: tuple[str, ...]) -> dict[str, FillEconomics]:
         """Each filled order's economics by id (``pairs``: the service's, deciding each
@@ -77,9 +157,10 @@ class FillMids:
     def of_steps(
         self, orders: Iterable[Order], pairs: tuple[str, ...]
     ) -> Steps[dict[str, FillEconomics]]:
-        """``of`` in steps of ``STEP_ORDERS`` orders (the order list publishes in slices)."""
+        """``of`` in steps of ``STEP_ORDERS`` orders (the order list publishes in slices):
+        kept answers as they are, then the journal's, then the store's for the rest."""
         found: dict[str, FillEconomics] = {}
-        wanted: dict[str, list[tuple[Order, OrderTerms, datetime]]] = {}
+        fresh: list[Order] = []
         for number, order in enumerate(orders, 1):
             if number % STEP_ORDERS == 0:
                 yield
@@ -88,32 +169,73 @@ class FillMids:
             kept = self._kept.get(order.order_id)
             if kept is not None:
                 found[order.order_id] = kept
-                continue
+            else:
+                fresh.append(order)
+        if self._facts is not None and fresh:
+            fresh = yield from self._restore(fresh, found)
+        measured = yield from self._measure(fresh, pairs)
+        found.update(measured)
+        settled = [(key, economics) for key, economics in measured.items() if economics.final]
+        self.unsettled = len(settled) < len(measured)
+        for start in range(0, len(settled), STEP_ORDERS):
+            if start:
+                yield
+            self._settle(settled[start : start + STEP_ORDERS])
+        return found
+
+    def _measure(
+        self, fresh: list[Order], pairs: tuple[str, ...]
+    ) -> Steps[dict[str, FillEconomics]]:
+        """Each of ``fresh`` against the stored mids, one read per pair."""
+        found: dict[str, FillEconomics] = {}
+        wanted: dict[str, list[tuple[Order, OrderTerms, datetime]]] = {}
+        for number, order in enumerate(fresh, 1):
+            if number % STEP_ORDERS == 0:
+                yield
             terms = OrderTerms.of(order, pairs)
             moment = filled_at(order)
             if terms.price is None or moment is None:
                 what = "price" if terms.price is None else "time"
-                found[order.order_id] = self._keep(
-                    order.order_id,
-                    _economics(order, terms, moment, f"the service sent no execution {what}"),
+                found[order.order_id] = _economics(
+                    order, terms, moment, f"the service sent no execution {what}"
                 )
                 continue
             wanted.setdefault(str(terms.pair_side.pair), []).append((order, terms, moment))
-        self.unsettled = False
         if wanted:
             store, offset, now = self._store(), self._offset(), self._now()
             for pair, fills in wanted.items():
-                for order_id, economics in self._look_up(store, pair, fills, offset, now):
-                    found[order_id] = economics
-                    if economics.final:
-                        self._kept[order_id] = economics
-                    else:
-                        self.unsettled = True
+                found.update(self._look_up(store, pair, fills, offset, now))
         return found
 
-    def _keep(self, order_id: str, economics: FillEconomics) -> FillEconomics:
-        self._kept[order_id] = economics
-        return economics
+    def _restore(self, fresh: list[Order], found: dict[str, FillEconomics]) -> Steps[list[Order]]:
+        """Fills whose settled answer the journal holds take it, as stored (and keep it);
+        returns the others."""
+        assert self._facts is not None
+        left: list[Order] = []
+        for start in range(0, len(fresh), STEP_ORDERS):
+            if start:
+                yield
+            chunk = fresh[start : start + STEP_ORDERS]
+            stored = self._facts.facts(FILL_MID, [order.order_id for order in chunk])
+            for order in chunk:
+                value = stored.get(order.order_id)
+                if value is None:
+                    left.append(order)
+                else:
+                    found[order.order_id] = self._kept[order.order_id] = from_fact(value)
+                    self.restored += 1
+        return left
+
+    def _settle(self, settled: list[tuple[str, FillEconomics]]) -> None:
+        """Keep settled answers here and, for good, in the journal."""
+        for order_id, economics in settled:
+            self._kept[order_id] = economics
+        if self._facts is not None and settled:
+            account = self._account
+            self.stored += self._facts.record_facts(
+                Fact(order_id, FILL_MID, fact_value(economics), account)
+                for order_id, economics in settled
+            )
 
     def _look_up(
         self,

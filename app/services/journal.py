@@ -18,13 +18,21 @@ clears it, and the new send stamps it again: ``sent_at`` is the latest send.
 Statuses: ``sending`` (written, answer not yet known — a crash leaves it so), ``filled``,
 ``submitted`` (resting), ``canceled``, ``rejected`` (the server refused it), ``failed`` (never
 left this machine, or refused before execution), ``unknown`` (answer lost and not settled).
+
+Frozen facts (table ``facts``): figures about an order or a quote that are computed once, when
+they are settled, and must read the same ever after — a fill's mid at fill and its basis points
+against it, an RFQ quote's markup at accept or at expiry. One row per (``subject``, ``name``):
+the subject is the server's order id (a fill, whether or not this terminal sent it) or the
+quote's id; the value is JSON with Decimals as strings. The first write wins (``INSERT OR
+IGNORE``): a fact is never recomputed over, so it is identical after a restart. Journals
+written before facts were kept get the table when opened; nothing else changes for them.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -58,6 +66,21 @@ CREATE TABLE IF NOT EXISTS journal ({FIRST_COLUMNS},
 """
 #: Journals written before send times were kept get the column when opened.
 ADD_SENT_AT = f"ALTER TABLE journal ADD COLUMN {SENT_AT_COLUMN}"
+#: Frozen facts (see the module); created in journals of every earlier version when opened.
+FACTS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS facts (
+    subject TEXT NOT NULL,
+    name TEXT NOT NULL,
+    account TEXT NOT NULL DEFAULT '',
+    value TEXT NOT NULL,
+    settled_at TEXT NOT NULL,
+    PRIMARY KEY (subject, name)
+);
+"""
+#: The fact name of a fill's amounts (``record_order``).
+FILL = "fill"
+#: Subjects read per query (SQLite's bound on ``?`` parameters is 999 in old builds).
+FACTS_PER_READ = 500
 
 
 def default_path() -> Path:
@@ -77,6 +100,16 @@ class JournalEntry:
     updated_at: datetime
     body: str  # the JSON text as written: for an order, exactly the body that was sent
     sent_at: datetime | None = None  # when the request last left (None: not sent, or unknown)
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A settled figure about ``subject`` (an order id or a quote id), stored once."""
+
+    subject: str
+    name: str  # e.g. "fill_mid", "rfq_markup_buy"
+    value: Mapping[str, Any]  # JSON-encodable; Decimals and times are written as text
+    account: str = ""
 
 
 class OrderJournal:
@@ -102,6 +135,7 @@ class OrderJournal:
         columns = {row["name"] for row in self._db.execute("PRAGMA table_info(journal)")}
         if "sent_at" not in columns:
             self._db.execute(ADD_SENT_AT)
+        self._db.executescript(FACTS_SCHEMA)
         self.path: Path | None = target if on_disk else None
 
     def close(self) -> None:
@@ -167,10 +201,55 @@ class OrderJournal:
             )
 
     def record_order(self, client_order_id: str, order: Order) -> None:
-        """The outcome as the server's order says it."""
+        """The outcome as the server's order says it; a fill's amounts (what its price is
+        computed from, ``app.domain.fill_price``) are kept as the ``FILL`` fact of the order,
+        so the audit trail states the fill at the price every other view shows."""
         status = order.result.status or "unknown"
         detail = order.result.error or ""
         self.record_outcome(client_order_id, status, order_id=order.order_id, detail=detail)
+        total = order.result.total
+        if order.result.status == "filled" and total is not None and order.order_id:
+            amounts = {
+                "source": order.source,
+                "destination": order.destination,
+                "size": order.size.value,
+                "total": total.value,
+            }
+            self.record_facts([Fact(order.order_id, FILL, amounts, order.account_id)])
+
+    def record_facts(self, facts: Iterable[Fact]) -> int:
+        """Store settled facts; one already stored for the same subject and name is kept as it
+        was (a fact is written once). Returns how many were new. Flushed like a send time
+        (``synchronous = NORMAL``: it survives a crash of the terminal; it is not an order)."""
+        stamp = format_timestamp(self._now())
+        rows = [
+            (
+                fact.subject,
+                fact.name,
+                fact.account,
+                json.dumps(dict(fact.value), default=_text, sort_keys=True),
+                stamp,
+            )
+            for fact in facts
+        ]
+        if not rows:
+            return 0
+        self._db.execute("PRAGMA synchronous = NORMAL")
+        try:
+            with self._write():
+                before = self._db.total_changes
+                self._db.executemany(
+                    "INSERT OR IGNORE INTO facts (subject, name, account, value, settled_at) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    rows,
+                )
+                return self._db.total_changes - before
+        finally:
+            self._db.execute("PRAGMA synchronous = FULL")
+
+    def facts(self, name: str, subjects: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The stored ``name`` facts of ``subjects``, by subject (absent: none stored)."""
+        return read_facts(self._db, name, subjects)
 
     def entry(self, client_order_id: str) -> JournalEntry | None:
         row = self._db.execute(
@@ -241,6 +320,27 @@ def search_entries(
     where = f"WHERE {' AND '.join(clauses)} " if clauses else ""
     cursor = db.execute(f"SELECT * FROM journal {where}ORDER BY id DESC", values)  # noqa: S608
     return (_entry(row) for row in cursor)
+
+
+def read_facts(
+    db: sqlite3.Connection, name: str, subjects: Iterable[str]
+) -> dict[str, dict[str, Any]]:
+    """``OrderJournal.facts`` on a connection of its own (a read off the GUI thread)."""
+    wanted = list(dict.fromkeys(subjects))
+    found: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(wanted), FACTS_PER_READ):
+        chunk = wanted[start : start + FACTS_PER_READ]
+        marks = ", ".join("?" for _ in chunk)
+        try:
+            rows = db.execute(
+                f"SELECT subject, value FROM facts WHERE name = ? AND subject IN ({marks})",  # noqa: S608
+                (name, *chunk),
+            )
+        except sqlite3.OperationalError:  # a journal no version with facts has opened yet
+            return found
+        for row in rows:
+            found[row[0]] = json.loads(row[1])
+    return found
 
 
 def _entry(row: sqlite3.Row) -> JournalEntry:

@@ -19,7 +19,8 @@ that does not reach the orders already known (more than a page of new orders) re
 The clientOrderId is the server's echo, else the one the order journal wrote for that order id.
 
 Given a mid store (``use_mids``), each filled row carries its economics: the mid at fill and
-the basis points against it (``app.services.fill_mids``), looked up once per fill.
+the basis points against it (``app.services.fill_mids``), looked up once per fill and frozen
+in the journal once settled, so a restart reads the same figures back.
 """
 
 from __future__ import annotations
@@ -301,9 +302,12 @@ class OrderFeed:
 
     def use_mids(self, store: Callable[[], MidHistory], **options: Any) -> FillMids:
         """Give every fill its mid at fill from ``store`` (the chart's history; asked for each
-        look-up). ``options``: ``FillMids``'s ``now`` and ``tolerance``."""
+        look-up), frozen in the journal once settled (read back from there ever after).
+        ``options``: ``FillMids``'s ``now`` and ``tolerance``."""
         clock = self.client.clock
-        self.mids = FillMids(store, lambda: clock.offset, **options)
+        self.mids = FillMids(
+            store, lambda: clock.offset, facts=self.journal, account=self.account, **options
+        )
         return self.mids
 
     @property

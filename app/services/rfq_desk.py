@@ -42,6 +42,12 @@ neither requests nor accepts. The checks read an ``RfqMarket``: the session's on
 limits from Settings. The desk keeps no copy of the market; the RFQ ticket
 (``app.services.rfq_ticket``) previews on a snapshot and an accept made from that preview is
 re-checked on the same snapshot (``AcceptRequest``).
+
+Frozen markups: when a quote's fate is settled — accepted (both sides, against the book of the
+market snapshot in force when the accept left), or a side expired (against the snapshot of its
+expiry) — each side's markup is computed once (``LiveQuote.settle_markup``), shown from then on
+instead of a figure against the live book, and kept in the journal's facts under the quote's id
+(``rfq_markup_buy`` / ``rfq_markup_sell``).
 """
 
 from __future__ import annotations
@@ -70,7 +76,7 @@ from app.domain import Amount, utc_now
 from app.domain.display import Precision
 from app.domain.records import Order
 from app.services.events import Topic
-from app.services.journal import OrderJournal
+from app.services.journal import Fact, OrderJournal
 from app.services.log_events import EventKind, LogLevel
 from app.services.market import MarketSnapshot
 from app.services.pretrade import CheckLimits
@@ -90,6 +96,7 @@ from app.services.rfq_quote import (
     MIN_ACCEPT_MARGIN,
     SIDES,
     LiveQuote,
+    MarkupMoment,
     QuoteState,
     Side,
     pair_price,
@@ -145,6 +152,8 @@ log = logging.getLogger("tradeterm.services")
 
 REQUOTE_INTERVAL = 2.0
 MAX_UNANSWERED_REQUOTES = 10
+#: The journal's name of a side's frozen markup (``rfq_markup_buy``, ``rfq_markup_sell``).
+RFQ_MARKUP = "rfq_markup"
 #: Refusals that end the whole quote (unknown, already accepted, expired); other refusals
 #: (funds 424, bad side 400) end only the side that was refused.
 QUOTE_ENDING_STATUSES = (404, 409, 410)
@@ -419,13 +428,15 @@ class RfqDesk:
                 {"orderId": live.order_id, "side": side},
             )
             sent_at = client.clock.server_now()
+            sent_market = self.session.market.snapshot
 
             def last_moment() -> str | None:
-                nonlocal ms_left
+                nonlocal ms_left, sent_market
                 ms_left = int(live.remaining(side) * 1000)
                 late = live.late_reason(side) if checked else None
                 if late is None:
                     self.journal.record_sent(client_order_id)  # it leaves now
+                    sent_market = self.session.market.snapshot  # the book it was accepted on
                 return late
 
             try:
@@ -475,6 +486,7 @@ class RfqDesk:
                 )
             live.accepted_side = side
             self.journal.record_order(client_order_id, order)
+            self._settle_markups(live, SIDES, "accept", sent_market)
             self.unanswered_requotes = 0
             self._record(self._event("accepted", live, side, "", ms_left))
             sentence = trade_of(live, side, order).sentence(self.precision)
@@ -572,6 +584,8 @@ class RfqDesk:
             )
             return
         live.accepted_side = side
+        # The book the accept left on is not kept past the lost answer: the fill's, now.
+        self._settle_markups(live, SIDES, "accept", self.session.market.snapshot)
         self._record(self._event("accepted", live, side, "settled after its answer was lost"))
         sentence = trade_of(live, side, order).sentence(self.precision)
         self.session.log(
@@ -598,6 +612,7 @@ class RfqDesk:
                     return
                 if side not in live.refused:
                     live.expired_reported.add(side)
+                    self._settle_markups(live, (side,), "expiry", self.session.market.snapshot)
                     self._record(self._event("expired", live, side))
             if self.auto_requote and self.current is live:
                 await self._auto_requote(live)
@@ -658,6 +673,28 @@ class RfqDesk:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+
+    # -- frozen facts -------------------------------------------------------------------------
+
+    def _settle_markups(
+        self,
+        live: LiveQuote,
+        sides: tuple[Side, ...],
+        moment: MarkupMoment,
+        snapshot: MarketSnapshot,
+    ) -> None:
+        """Freeze the markup of ``sides`` against ``snapshot``'s book (the accept's or the
+        expiry's moment) and keep it in the journal under the quote's id: it is shown from
+        then on, whatever the book does afterwards."""
+        top = snapshot.top(live.pair)
+        facts = []
+        for side in sides:
+            settled = live.settle_markup(side, top, moment, snapshot.id)
+            if settled is not None:
+                name = f"{RFQ_MARKUP}_{side}"
+                account = self.session.client.account_id
+                facts.append(Fact(live.order_id, name, settled.value(), account))
+        self.journal.record_facts(facts)
 
     # -- history ------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal, localcontext
 from typing import Literal
@@ -95,6 +96,36 @@ def trade_of(live: LiveQuote, side: Side, order: Order | None) -> Trade:
     return Trade(pair_side, quoted.source.value, quoted.destination.value)
 
 
+MarkupMoment = Literal["accept", "expiry"]
+
+
+@dataclass(frozen=True)
+class SettledMarkup:
+    """A side's markup frozen when the side's fate was settled (``moment``: the accept, or its
+    expiry), against the top of book of market snapshot ``snapshot_id``; ``bps`` None when
+    that snapshot had no usable book. Never recomputed against a later book."""
+
+    bps: Decimal | None
+    moment: MarkupMoment
+    snapshot_id: int
+    bid: Decimal | None = None
+    ask: Decimal | None = None
+
+    def value(self) -> dict[str, str | int | None]:
+        """As the journal stores it (Decimals as text)."""
+
+        def text(number: Decimal | None) -> str | None:
+            return None if number is None else format(number, "f")
+
+        return {
+            "bps": text(self.bps),
+            "moment": self.moment,
+            "snapshot": self.snapshot_id,
+            "bid": text(self.bid),
+            "ask": text(self.ask),
+        }
+
+
 class LiveQuote:
     """A quote as received: per-side monotonic deadlines and the desk's accept state."""
 
@@ -132,6 +163,8 @@ class LiveQuote:
         self.outcome_unknown = False
         self.refused: dict[Side, str] = {}
         self.expired_reported: set[Side] = set()
+        #: Each side's markup once its fate is settled (``settle_markup``): shown from then on.
+        self.settled_markup: dict[Side, SettledMarkup] = {}
 
     @classmethod
     def received(
@@ -220,6 +253,25 @@ class LiveQuote:
 
     def accept_allowed(self, side: Side, now: float | None = None) -> bool:
         return self.closed_reason(side, now) is None
+
+    def settle_markup(
+        self, side: Side, top: TopOfBook | None, moment: MarkupMoment, snapshot_id: int
+    ) -> SettledMarkup | None:
+        """Freeze ``side``'s markup against ``top`` (the book of that moment); only the first
+        call counts — a later one changes nothing and returns None."""
+        if side in self.settled_markup:
+            return None
+        usable = top is not None and top.ask > 0 and top.bid > 0
+        bps = self.markup_bps(side, top) if top is not None and usable else None
+        settled = SettledMarkup(
+            bps,
+            moment,
+            snapshot_id,
+            None if top is None else top.bid,
+            None if top is None else top.ask,
+        )
+        self.settled_markup[side] = settled
+        return settled
 
     def markup_bps(self, side: Side, top: TopOfBook) -> Decimal:
         """Basis points the side's price is worse for the trader than the book: buy against

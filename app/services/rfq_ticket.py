@@ -144,7 +144,11 @@ class SidePreview:
     side: Side
     terms: str
     price: Decimal  # QUOTE per BASE
-    markup_bps: Decimal | None  # against the book's ask (buy) / bid (sell); None: no book
+    #: Against the book's ask (buy) / bid (sell); None: no book. Once the side is accepted or
+    #: expired, the markup of that moment (``LiveQuote.settled_markup``), not the live book's.
+    markup_bps: Decimal | None
+    #: "accept" or "expiry" once the markup is frozen at that moment (None: against the book).
+    markup_moment: str | None
     checks: tuple[SideCheck, ...]
     blocked: str | None  # why a check stops the accept (None: it does not)
     what_if: WhatIf | None  # balances after taking this side (None: no balances yet)
@@ -402,8 +406,13 @@ class RfqTicket:
         quoted = live.quote.side(side)
         price = pair_price(live, side)
         top = self._snapshot.top(live.pair)
+        settled = live.settled_markup.get(side)  # accepted or expired: frozen, never recomputed
         markup = (
-            live.markup_bps(side, top) if top is not None and top.ask > 0 and top.bid > 0 else None
+            settled.bps
+            if settled is not None
+            else live.markup_bps(side, top)
+            if top is not None and top.ask > 0 and top.bid > 0
+            else None
         )
         balances = self._snapshot.balances
         after = None
@@ -418,6 +427,7 @@ class RfqTicket:
             terms=side_terms(live, side, self.precision),
             price=price,
             markup_bps=markup,
+            markup_moment=None if settled is None else settled.moment,
             checks=tuple(found.of(side)),
             blocked=found.reason(side),
             what_if=after,

@@ -305,7 +305,16 @@ def test_limit_estimate_market_and_queries(cli: Cli) -> None:
     assert re.search(r"^Side\s+Buy BTC/USD$", market.out, re.MULTILINE)
     assert re.search(r"^Notional\s+100\.50 USD$", market.out, re.MULTILINE)
     assert re.search(r"^Amount\s+0\.\d{8} BTC$", market.out, re.MULTILINE)
-    assert re.search(r"^Price\s+\d{2,3},\d{3}\.\d{2} USD per BTC$", market.out, re.MULTILINE)
+    # One price for the fill in the whole block: the average fill price (the notional over the
+    # amount), the same number in the Fill sentence.
+    average = re.search(
+        r"^Average fill price\s+(\d{2,3},\d{3}\.\d{2}) USD per BTC$", market.out, re.MULTILINE
+    )
+    assert average is not None, market.out
+    fill_line = re.search(r"^Fill\s+(.*)$", market.out, re.MULTILINE)
+    assert fill_line is not None
+    assert f"at an average fill price of {average[1]} USD (spent 100.50 USD)" in fill_line[1]
+    assert len(set(re.findall(r"\d{2,3},\d{3}\.\d{2}", market.out))) == 1, market.out
 
     listed, one, ledger, ledger_json = cli.many(
         ["--json", "orders", "--client-order-id", client_id],
@@ -379,12 +388,12 @@ def test_order_tables_read_in_pair_terms(sandbox: SandboxProcess) -> None:
     assert table.code == data.code == 0
     by_time = {order["submittedAt"]: order for order in ids.values()}
     column = {name: text_column(table.out, name) for name in ("PAIR", "SIDE")}
-    column |= {name: column_values(table.out, name) for name in ("PRICE", "LIMIT")}
+    column |= {name: column_values(table.out, name) for name in ("AVG FILL PRICE", "LIMIT")}
     sides = {}
     for stamp, order in by_time.items():
         assert column["PAIR"][stamp] == "BTC/USD"
         sides[order["source"]] = column["SIDE"][stamp]
-        price = column["PRICE"][stamp]
+        price = column["AVG FILL PRICE"][stamp]
         if order["result"]["status"] == "filled":
             assert re.fullmatch(r"\d{2,3},\d{3}\.\d{2}", price), price
     assert sides == {"USD": "Buy", "BTC": "Sell"}
@@ -419,7 +428,7 @@ def test_without_the_pairs_amounts_show_their_own_digits(sandbox: SandboxProcess
     assert column_values(table.out, "AMOUNT")[stamp] == "0.02"
     total = Decimal(order["result"]["total"].split()[0])
     assert column_values(table.out, "NOTIONAL")[stamp] == f"{total:,}"
-    assert re.fullmatch(r"\d{2,3},\d{3}\.\d{2}", column_values(table.out, "PRICE")[stamp])
+    assert re.fullmatch(r"\d{2,3},\d{3}\.\d{2}", column_values(table.out, "AVG FILL PRICE")[stamp])
     session.close()
 
 

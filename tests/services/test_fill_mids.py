@@ -16,7 +16,8 @@ import pytest
 from app.domain import format_timestamp
 from app.domain.money import MONEY_CONTEXT
 from app.domain.records import Order
-from app.services.fill_mids import MID_TOLERANCE, FillMids
+from app.services.fill_mids import FILL_MID, MID_TOLERANCE, FillMids, fact_value, from_fact
+from app.services.journal import OrderJournal
 from app.services.mid_history import MidHistory, stored_price
 
 D = Decimal
@@ -37,19 +38,21 @@ def fill(
     base: str = "BTC",
 ) -> Order:
     """A filled order as the service sends it: a Buy pays USD for ``base``, a Sell the other way;
-    ``price`` in USD per ``base`` (the wire's invertedPrice for a Buy, its price for a Sell)."""
+    ``price`` in USD per ``base`` (the wire's invertedPrice for a Buy, its price for a Sell), and
+    the average fill price too: 0.01 of the base traded for ``price`` × 0.01 USD."""
     source, destination = ("USD", base) if side == "buy" else (base, "USD")
+    notional = format(D(price) * D("0.01"), "f") if D(price) else "1000"
     result: dict[str, Any] = {"status": status}
     if status == "filled":
         result |= {
             "price": f"0.00001 {source}/{destination}" if side == "buy" else f"{price} {base}/USD",
             "invertedPrice": f"{price} {base}/USD" if side == "buy" else f"0.00001 USD/{base}",
-            "total": f"0.01 {destination}",
+            "total": f"0.01 {destination}" if side == "buy" else f"{notional} USD",
             "executedAt": format_timestamp(at),
         }
     raw = {
         "orderId": order_id,
-        "size": f"1000 {source}" if side == "buy" else f"0.01 {source}",
+        "size": f"{notional} {source}" if side == "buy" else f"0.01 {source}",
         "source": source,
         "destination": destination,
         "type": kind,
@@ -193,3 +196,71 @@ def test_a_fresh_fill_reads_the_stores_tail_only(store: MidHistory) -> None:
     )["l"]
     assert late.mid is None
     assert "no mid of BTC/USD stored within 5 s of the fill" in late.missing
+
+
+# -- frozen in the journal -------------------------------------------------------------------------
+
+
+def test_a_settled_mid_is_frozen_in_the_journal_and_read_back_after_a_restart(
+    store: MidHistory, tmp_path: Path
+) -> None:
+    """The first terminal settles the fill against the mids it stored and writes the answer to
+    the journal; after a restart the store holds other mids near the fill (a lost second, a new
+    clock offset) — the answer is read back from the journal as it was, not looked up again."""
+    path = tmp_path / "journal.db"
+    store.record("BTC/USD", T - 0.4, 90001.0, 90011.0)
+    store.record("BTC/USD", T + 3.0, 95000.0, 95010.0)
+    journal = OrderJournal(path)
+    book = FillMids(lambda: store, lambda: timedelta(0), now=Clock(T + 10), facts=journal)
+    buy, resting = fill("b", "buy", "90011.00"), fill("r", "buy", "0", status="submitted")
+    first = book.of([buy, resting], PAIRS)["b"]
+    assert first.final and first.mid == D("90006") and (book.look_ups, book.stored) == (1, 1)
+    journal.close()
+
+    other = MidHistory(tmp_path / "chart-history" / "other")  # what the next run finds
+    other.record("BTC/USD", T + 0.1, 80000.0, 80010.0)
+    reopened = OrderJournal(path)
+    offset = timedelta(seconds=2)  # the clock offset measured anew
+    again = FillMids(lambda: other, lambda: offset, now=Clock(T + 99), facts=reopened)
+    restored = again.of([buy], PAIRS)["b"]
+    assert restored == first and restored.bps == first.bps == bps("5", "90006")
+    assert restored.sample == first.sample and restored.final
+    assert (again.look_ups, again.restored, again.stored) == (0, 1, 0)
+    # Without the journal the same fill would read another mid: the journal is what holds it.
+    assert FillMids(lambda: other, lambda: offset, now=Clock(T + 99)).of([buy], PAIRS)[
+        "b"
+    ].mid == D("80005")
+    other.close()
+    reopened.close()
+
+
+def test_a_fill_still_settling_is_not_frozen_and_one_without_a_mid_is(
+    store: MidHistory, tmp_path: Path
+) -> None:
+    journal = OrderJournal(tmp_path / "journal.db")
+    clock = Clock(T + 0.2)
+    book = FillMids(lambda: store, lambda: timedelta(0), now=clock, facts=journal)
+    assert not book.of([fill("b", "buy", "101")], PAIRS)["b"].final
+    assert journal.facts(FILL_MID, ["b"]) == {}  # nothing shown as settled, nothing stored
+    clock.now = T + MID_TOLERANCE + 1  # no mid came: "none" is the settled answer
+    settled = book.of([fill("b", "buy", "101")], PAIRS)["b"]
+    assert settled.final and settled.mid is None and "no mid of BTC/USD" in settled.missing
+    stored = journal.facts(FILL_MID, ["b"])["b"]
+    assert stored["mid"] is None and stored["missing"] == settled.missing
+    journal.close()
+
+
+def test_the_sign_follows_the_side_a_buy_above_the_mid_is_a_cost(store: MidHistory) -> None:
+    """A market buy pays the ask, above the mid: a cost, never "better than mid"; a sell
+    receives the bid, below it: a cost too. Frozen or not, the sign is the trade's."""
+    store.record("BTC/USD", T, 90990.0, 91010.0)  # mid 91,000
+    book = mids(store, Clock(T + 10))
+    found = book.of(
+        [fill("b", "buy", "91010.00", kind="market"), fill("s", "sell", "90990.00")], PAIRS
+    )
+    bought, sold = found["b"], found["s"]
+    assert bought.price is not None and bought.mid is not None and bought.price > bought.mid
+    assert bought.bps is not None and bought.bps > 0 and bought.bps == bps("10", "91000")
+    assert sold.bps is not None and sold.bps > 0 and sold.bps == bought.bps
+    restored = from_fact(fact_value(bought))
+    assert restored == bought and restored.bps == bought.bps

@@ -15,7 +15,14 @@ import pytest
 from app.api import ClientSettings, OutcomeUnknown, ServiceClient, new_client_order_id
 from app.domain import Amount
 from app.domain.order_request import OrderRequest
-from app.services.journal import FIRST_COLUMNS, OrderJournal, reading, search_entries
+from app.services.journal import (
+    FIRST_COLUMNS,
+    Fact,
+    OrderJournal,
+    read_facts,
+    reading,
+    search_entries,
+)
 from app.services.log_events import LogEvent
 from app.services.session import Environment, TerminalSession
 from app.services.settling import OrderSettler, reconcile_on_start
@@ -170,6 +177,43 @@ def test_a_journal_from_before_send_times_gets_the_column_and_keeps_its_entries(
     assert new is not None and new.sent_at is not None
     journal.close()
     assert OrderJournal(path).entry("tt-new") == new  # opening again migrates nothing twice
+
+
+def test_an_old_journal_gets_the_facts_table_and_a_fact_is_written_once(tmp_path: Path) -> None:
+    """A journal of an earlier version (no send times, no facts) opens, keeps its entries and
+    takes facts; the first value written for a subject and name stays, whatever comes later,
+    across a close and a reopen, and a read-only reader sees it too."""
+    path = tmp_path / "old.db"
+    old = sqlite3.connect(path)
+    old.executescript(OLD_SCHEMA)
+    old.close()
+    path.chmod(0o600)
+    journal = OrderJournal(path)
+    first = {"mid": Decimal("91000.005"), "at": datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)}
+    assert journal.record_facts([Fact("order-1", "fill_mid", first, "acct")]) == 1
+    later = {"mid": Decimal("90000"), "at": datetime(2026, 1, 2, 3, 4, 9, tzinfo=UTC)}
+    assert journal.record_facts([Fact("order-1", "fill_mid", later, "acct")]) == 0
+    assert journal.record_facts([]) == 0
+    stored = {"at": "2026-01-02T03:04:05.000000Z", "mid": "91000.005"}
+    assert journal.facts("fill_mid", ["order-1", "order-2"]) == {"order-1": stored}
+    assert journal.facts("rfq_markup_buy", ["order-1"]) == {}
+    entry = journal.entry("tt-old")
+    journal.close()
+    again = OrderJournal(path)
+    assert again.entry("tt-old") == entry
+    assert again.facts("fill_mid", ["order-1"]) == {"order-1": stored}
+    again.close()
+    with reading(path) as db:
+        assert read_facts(db, "fill_mid", ["order-1"]) == {"order-1": stored}
+
+
+def test_facts_are_read_in_chunks_the_database_accepts(tmp_path: Path) -> None:
+    journal = OrderJournal(tmp_path / "journal.db")
+    ids = [f"order-{n}" for n in range(2500)]
+    assert journal.record_facts(Fact(i, "fill_mid", {"n": i}) for i in ids) == 2500
+    found = journal.facts("fill_mid", [*ids, "absent"])
+    assert len(found) == 2500 and found["order-2499"] == {"n": "order-2499"}
+    journal.close()
 
 
 def test_send_time_is_stamped_apart_from_the_intent_and_cleared_by_a_resend(

@@ -129,7 +129,7 @@ def test_a_trades_legs_read_as_buy_or_sell_of_the_pair_at_its_price(
             assert D(50000) < price < D(200000)
         tip = model.data(model.index(legs[0], COL["trade"]), Qt.ItemDataRole.ToolTipRole)
         verb = "Bought" if words.startswith("Buy") else "Sold"
-        assert tip.startswith(f"{verb} {btc:,.8f} BTC at {price:,} USD"), tip
+        assert tip.startswith(f"{verb} {btc:,.8f} BTC at an average fill price of {price:,} USD")
         btc_leg = next(r for r in legs if rows[r].entry.asset == "BTC")
         sign = "+" if words.startswith("Buy") else "-"
         assert model.cell(btc_leg, COL["amount"]).display == f"{sign}{btc:,.8f}"

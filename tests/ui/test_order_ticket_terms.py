@@ -266,7 +266,9 @@ def test_a_fill_reads_as_a_trade_in_the_ticket_and_the_log(qtbot: QtBot, live: L
     words = f"{trade.sentence(live.context.precision)} · order {order.order_id}"
     assert panel.outcome_label.text() == words
     assert re.fullmatch(
-        rf"Bought 0\.\d{{8}} BTC at {USD_PRICE} \(spent 10,000\.00 USD\) · order \S+", words
+        rf"Bought 0\.\d{{8}} BTC at an average fill price of {USD_PRICE} \(spent 10,000\.00 USD\)"
+        r" · order \S+",
+        words,
     )
     assert words in [event.message for event in seen]  # the log/notice says the same
 

@@ -11,29 +11,36 @@ from __future__ import annotations
 
 import csv
 import re
+import shutil
 import time
 from collections.abc import Callable
 from decimal import Decimal, localcontext
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint, QSettings, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMenu
 from pytestqt.qtbot import QtBot
 
+from app.api import ClientSettings, ServiceClient
 from app.domain import Amount
+from app.domain.display import Precision
 from app.domain.money import MONEY_CONTEXT
+from app.domain.pair_terms import Trade
 from app.domain.records import Order
 from app.services.fill_mids import MID_TOLERANCE, filled_at
 from app.services.mid_history import MidHistory, stored_price
+from app.services.session import FeedIntervals
+from app.ui.bridge import SessionBridge
 from app.ui.csv_export import EXPORT_ROLE
 from app.ui.models.columns import column_numbers
 from app.ui.models.orders_model import BPS_TOOLTIP, COLUMNS, WIRE_COLUMNS
 from app.ui.models.sorting import SORT_ROLE
+from app.ui.panels.base import PanelContext
 from app.ui.panels.chart import ChartPanel
 from app.ui.panels.orders import OrdersPanel
-from tests.harness import SandboxProcess
+from tests.harness import SandboxProcess, open_terminal
 from tests.ui.conftest import Live, LiveFactory, run
 from tests.ui.test_balances import right_click
 
@@ -129,15 +136,28 @@ def test_buy_sell_and_rfq_fills_show_their_mid_and_cost(
     assert eth_mid == D("3100.00") == recorded_mid(chart.history, "ETH/USD", accepted, live)
     btc_mid = recorded_mid(chart.history, "BTC/USD", sold, live)
     assert btc_mid == D("91000.00")
+    # Each fill is measured at its average fill price (the total over the size), the price the
+    # table shows: the service rounds each total down, so a buy's average is a little above the
+    # ask it met (1,000 USD got 0.32255567 ETH) and a sell's a little below the bid (0.1 BTC
+    # got 9,099.54 USD).
+    averages = {}
+    for order in (bought, sold, accepted):
+        trade = Trade.of(order, live.session.pair_info)
+        assert trade is not None
+        averages[order.order_id] = trade.price
+    assert averages[sold.order_id] == D("90995.4")
+    assert averages[accepted.order_id] == D("3101.80")
+    assert str(averages[bought.order_id]).startswith("3100.24002988")
     expected = {
-        bought.order_id: ("Buy", "ETH", eth_mid, "3,100.00", D("3100.24"), "+0.8", "0.7742"),
-        sold.order_id: ("Sell", "BTC", btc_mid, "91,000.00", D("90995.45"), "+0.5", "0.5000"),
-        accepted.order_id: ("Buy", "ETH", eth_mid, "3,100.00", D("3101.80"), "+5.8", "5.8065"),
+        bought.order_id: ("Buy", "ETH", eth_mid, "3,100.00", "3,100.24", "+0.8", "0.7743"),
+        sold.order_id: ("Sell", "BTC", btc_mid, "91,000.00", "90,995.40", "+0.5", "0.5055"),
+        accepted.order_id: ("Buy", "ETH", eth_mid, "3,100.00", "3,101.80", "+5.8", "5.8065"),
     }
-    for order_id, (side, base, mid, mid_text, price, shown, exported) in expected.items():
+    for order_id, (side, base, mid, mid_text, price_text, shown, exported) in expected.items():
         row = model.row_of(order_id)
-        bps = cost_bps(side.lower(), price, mid)
+        bps = cost_bps(side.lower(), averages[order_id], mid)
         assert model.cell(row, COL["side"]).display == side
+        assert model.cell(row, COL["price"]).display == price_text
         assert model.cell(row, COL["mid"]) == (mid_text, mid, str(mid))
         assert model.cell(row, COL["vs_mid"]) == (shown, bps, exported)
         tip = model.data(model.index(row, COL["vs_mid"]), Qt.ItemDataRole.ToolTipRole)
@@ -151,7 +171,7 @@ def test_buy_sell_and_rfq_fills_show_their_mid_and_cost(
     sell_tip = model.data(
         model.index(model.row_of(sold.order_id), COL["vs_mid"]), Qt.ItemDataRole.ToolTipRole
     )
-    assert sell_tip.startswith("Slippage against the mid: +0.5000 bp, a cost")
+    assert sell_tip.startswith("Slippage against the mid: +0.5055 bp, a cost")
     header = model.headerData(COL["vs_mid"], Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
     assert header == BPS_TOOLTIP and "Positive is a cost to you" in header
     assert not panel.table.isColumnHidden(COL["mid"])
@@ -184,8 +204,8 @@ def test_buy_sell_and_rfq_fills_show_their_mid_and_cost(
     sort_keys = [proxy.data(proxy.index(r, COL["vs_mid"]), SORT_ROLE) for r in range(3)]
     exports = [proxy.data(proxy.index(r, COL["vs_mid"]), EXPORT_ROLE) for r in range(3)]
     assert all(isinstance(key, Decimal) for key in sort_keys) and set(exports) == {
-        "0.7742",
-        "0.5000",
+        "0.7743",
+        "0.5055",
         "5.8065",
     }
     dialog = panel.details_of(model.row_of(accepted.order_id))
@@ -251,3 +271,74 @@ def test_the_header_menu_offers_the_economics_columns(qtbot: QtBot, live: Live) 
     again = open_blotter(qtbot, live)  # the choice is kept; the wire's columns stay hidden
     hidden = [again.table.isColumnHidden(c) for c in range(again.model.columnCount())]
     assert hidden == [key == "vs_mid" or key in WIRE_COLUMNS for key in COL]
+
+
+def test_the_mid_at_fill_is_the_same_after_a_restart(
+    qtbot: QtBot,
+    live_factory: LiveFactory,
+    sandbox: SandboxProcess,
+    settings: QSettings,
+    tmp_path: Path,
+) -> None:
+    """A market buy on the walking sandbox: its mid at fill and vs mid are settled once and
+    frozen in the journal. The terminal closes, the chart's stored mids are gone (a new machine
+    state: nothing to look the fill up in), and a new terminal on the same account and journal
+    shows the same price, mid and basis points — read back, not looked up — and the figure's
+    sign is the buy's: above the mid is a cost."""
+    live = live_factory(sandbox)
+    chart = recording_chart(qtbot, live, "BTC/USD")
+    bought = run(qtbot, live.session.client.market_order("USD", "BTC", D(1000)))
+    panel = open_blotter(qtbot, live)
+    qtbot.waitUntil(settled(panel, [bought]), timeout=WAIT_MS)
+    model = panel.model
+    row = model.row_of(bought.order_id)
+    keys = ("price", "mid", "vs_mid")
+    before = [model.cell(row, COL[key]) for key in keys]
+    economics = model.order_row(row).economics
+    assert economics is not None and economics.mid is not None and economics.bps is not None
+    assert economics.price is not None
+    # The sign follows the trade's side: a buy above the mid is a cost (+), below it a gain.
+    assert (economics.bps > 0) == (economics.price > economics.mid)
+    assert before[2].display.startswith("+" if economics.price > economics.mid else "-")
+    mids = panel.feed.mids
+    assert mids is not None and mids.stored >= 1
+    # A refresh reads the kept figure: the cells do not move.
+    polls: list[object] = []
+    stop_polls = panel.feed.poller.status.subscribe(polls.append)
+    qtbot.waitUntil(lambda: len(polls) >= 2, timeout=WAIT_MS)
+    stop_polls()
+    assert [model.cell(row, COL[key]) for key in keys] == before
+
+    # Restart: close the window's panels and the terminal (its journal with it); the chart's
+    # stored mids go too.
+    panel.close()
+    chart.close()
+    chart.history.close()
+    folder = chart.history.folder
+    run(qtbot, live.terminal.aclose())
+    shutil.rmtree(folder)
+
+    client = ServiceClient(ClientSettings(sandbox.url))
+    intervals = FeedIntervals(top_of_book=0.25, balances=1.0, order_book=0.5)
+    terminal = run(qtbot, open_terminal(sandbox, live.account, client, intervals))
+    try:
+        desks = terminal.open_desks(tmp_path / "journal-0.db")  # the first terminal's journal
+        bridge = SessionBridge(terminal)
+        precision = Precision()
+        context = PanelContext(bridge, precision, settings, lambda level, text: None)
+        run(qtbot, terminal.start())
+        precision.learn(terminal.session.pair_info)
+        again = OrdersPanel(context, desks.journal, interval=0.3)
+        qtbot.addWidget(again)
+        qtbot.waitUntil(settled(again, [bought]), timeout=WAIT_MS)
+        shown = again.model
+        after_row = shown.row_of(bought.order_id)
+        assert [shown.cell(after_row, COL[key]) for key in keys] == before
+        assert shown.order_row(after_row).economics == economics
+        restored = again.feed.mids
+        assert restored is not None and restored.restored >= 1
+        assert restored.look_ups == 0  # read back from the journal, not looked up again
+        again.close()
+    finally:
+        run(qtbot, terminal.aclose())
+        bridge.deleteLater()

@@ -7,7 +7,7 @@ import csv
 import json
 import time
 from datetime import timedelta
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 from pathlib import Path
 
 import pytest
@@ -19,6 +19,7 @@ from pytestqt.qtbot import QtBot
 
 from app.domain import format_timestamp, parse_timestamp, utc_now
 from app.domain.display import Precision
+from app.domain.money import MONEY_CONTEXT
 from app.domain.records import Order
 from app.services.order_feed import OrderFilter, OrderRow, OrdersSnapshot
 from app.services.ticket import TicketInput
@@ -121,9 +122,14 @@ def test_the_list_fills_from_the_sandbox_newest_first(qtbot: QtBot, trader: Trad
     assert cell(row, COL["notional"]).display == "1,000.00"
     assert cell(row, COL["notional"]).sort == D(1000)
     assert cell(row, COL["status"]).display == "filled"
-    # The service's invertedPrice is the BTC/USD price: shown at the pair's increment (0.01).
+    # The price is the average fill price (1,000 USD over the BTC received: the service's
+    # invertedPrice is the ask it met, the total rounded down makes the average a little more),
+    # at the pair's increment (0.01), rounded half-even.
     assert result.inverted_price.pair == result.price.pair.inverted()
-    usd_per_btc = result.inverted_price.value.quantize(D("0.01"))
+    with localcontext(MONEY_CONTEXT):
+        average = D(1000) / result.total.value
+    assert average >= result.inverted_price.value
+    usd_per_btc = average.quantize(D("0.01"), rounding=ROUND_HALF_EVEN)
     assert cell(row, COL["price"]).display == f"{usd_per_btc:,}"
     assert cell(row, COL["price"]).sort == usd_per_btc
     assert cell(row, COL["price"]).export == format(usd_per_btc, "f")
@@ -451,7 +457,7 @@ def test_csv_export_is_the_view_exactly(qtbot: QtBot, trader: Trader, tmp_path: 
         "Pair",
         "Side",
         "Amount",
-        "Price",
+        "Avg fill price",
         "Mid at fill",
         "vs mid (bps)",
         "Notional",

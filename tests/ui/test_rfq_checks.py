@@ -280,11 +280,13 @@ def test_sides_fills_notice_log_and_history_read_in_pair_terms(
     average = f"{trade.price:,.2f}"
     if side == "buy":
         assert sentence == (
-            f"Bought 0.01000000 BTC at {average} USD (spent {quoted.source.value:,.2f} USD)"
+            f"Bought 0.01000000 BTC at an average fill price of {average} USD "
+            f"(spent {quoted.source.value:,.2f} USD)"
         )
     else:
         assert sentence == (
-            f"Sold 0.01000000 BTC at {average} USD (received {quoted.destination.value:,.2f} USD)"
+            f"Sold 0.01000000 BTC at an average fill price of {average} USD "
+            f"(received {quoted.destination.value:,.2f} USD)"
         )
     # The ticket and the notice: the sentence after "Filled:", the order and the time left.
     message = panel.message.text()

@@ -69,12 +69,13 @@ def test_a_fill_reads_as_bought_or_sold_at_the_pairs_price() -> None:
     bought = Trade.of(order("USD", "BTC", "10000", "0.11001837"), PAIRS)
     assert bought is not None
     assert bought.sentence(precision) == (
-        "Bought 0.11001837 BTC at 90,893.91 USD (spent 10,000.00 USD)"
+        "Bought 0.11001837 BTC at an average fill price of 90,893.91 USD (spent 10,000.00 USD)"
     )
     sold = Trade.of(order("BTC", "USD", "0.5", "45000.5"), PAIRS)
     assert sold is not None and sold.price == D("90001")
     assert (
-        sold.sentence(precision) == "Sold 0.50000000 BTC at 90,001.00 USD (received 45,000.50 USD)"
+        sold.sentence(precision)
+        == "Sold 0.50000000 BTC at an average fill price of 90,001.00 USD (received 45,000.50 USD)"
     )
     assert Trade.of(order("USD", "BTC", "10", "", status="submitted"), PAIRS) is None
 

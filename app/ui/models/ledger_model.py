@@ -20,7 +20,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor
 
-from app.domain.display import Precision
+from app.domain.display import DASH, Precision
 from app.services.ledger_browser import LedgerRow, LedgerSnapshot
 from app.services.slices import Steps
 from app.ui.csv_export import export_value
@@ -28,7 +28,6 @@ from app.ui.models.columns import Column
 from app.ui.models.record_cells import (
     Cell,
     amount_cell,
-    pair_price_cell,
     text_cell,
     time_cell,
 )
@@ -93,11 +92,14 @@ def trade_cell(row: LedgerRow, _: Precision) -> Cell:
 
 
 def trade_price_cell(row: LedgerRow, precision: Precision) -> Cell:
-    """The trade's price from its legs, QUOTE per BASE at the pair's price increment."""
+    """The trade's average fill price from its legs, as every screen shows a fill's price
+    (``app.domain.fill_price``): sorted and exported as shown."""
     trade = row.trade
     if trade is None:
-        return pair_price_cell(None, "", precision)
-    return pair_price_cell(trade.price, str(trade.pair_side.pair), precision)
+        return Cell(DASH, None, "")
+    fill = trade.fill_price
+    shown = fill.rounded(precision)
+    return Cell(fill.text(precision), shown, export_value(shown))
 
 
 def trade_tip(row: LedgerRow, precision: Precision) -> str | None:
@@ -158,9 +160,10 @@ COLUMNS: tuple[Column[LedgerRow], ...] = (
     ),
     Column(
         "price",
-        "Price",
+        "Avg fill price",
         trade_price_cell,
-        "A trade's price from its legs, in QUOTE per BASE at the pair's price increment",
+        "A trade's average fill price from its legs (the quote over the base), in QUOTE per "
+        "BASE at the pair's price increment",
         numeric=True,
         tip=trade_tip,
     ),

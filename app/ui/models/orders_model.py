@@ -21,7 +21,11 @@ decimal when the mid falls between two increments: it is shown exactly); "vs mid
 fill's price against that mid, **positive a cost to the trader for a Buy and a Sell alike**
 (``app.domain.fill_economics``): slippage for an order, the quote's markup for an RFQ fill.
 Shown to 1 decimal, sorted by the exact figure, exported to 4 decimals; both come with the
-order's row (computed once per fill by the feed), so a paint formats nothing.
+order's row (computed once per fill by the feed), so a paint formats nothing. Both are frozen
+facts: shown only once settled ("…" for the few seconds before), then read from the journal,
+so they never change on a refresh or a restart. The Price column is the fill's average fill
+price (``app.domain.fill_price``), the one price the ticket, the ledger, the notices and the
+command line show.
 
 Colours follow the theme (``app.ui.palette``): filled in the success colour, rejected in the
 error colour, resting in the warning amber, canceled in the stale grey; the highlight is the
@@ -180,7 +184,29 @@ def notional_cell(row: OrderRow, precision: Precision) -> Cell:
 
 
 def price_cell(row: OrderRow, precision: Precision) -> Cell:
-    return pair_price_cell(row.terms.price, pair_name(row), precision)
+    """The fill's price as every screen shows it (``app.domain.fill_price``): sorted and
+    exported as shown."""
+    fill = row.terms.fill
+    if fill is None:
+        return Cell(DASH, None, "")
+    shown = fill.rounded(precision)
+    return Cell(fill.text(precision), shown, export_value(shown))
+
+
+def price_tip(row: OrderRow, precision: Precision) -> str | None:
+    """``Average fill price: 9,099.54 USD received for 0.1 BTC = 90,995.40 USD per BTC``."""
+    fill, terms = row.terms.fill, row.terms
+    if fill is None:
+        return None
+    pair = fill.pair
+    per = f"{fill.words(precision)} per {pair.base}"
+    if not fill.average or terms.base is None or terms.quote is None:
+        return f"Price: {per}, the service's rate (it sent no total to average)"
+    verb = "spent" if terms.pair_side.side == "buy" else "received"
+    return (
+        f"Average fill price: {precision.exact(terms.quote, pair.quote)} {pair.quote} {verb} "
+        f"for {precision.exact(terms.base, pair.base)} {pair.base} = {per}"
+    )
 
 
 def limit_cell(row: OrderRow, precision: Precision) -> Cell:
@@ -225,9 +251,26 @@ BPS_TOOLTIP = (
 _BPS_QUANTUM = Decimal(1).scaleb(-BPS_EXPORTED)
 
 
+#: A fill of the last seconds whose mid at fill is not settled yet: no figure is shown that
+#: could still change.
+SETTLING = "…"
+SETTLING_TIP = (
+    "Settling: the mid at fill is fixed once no nearer stored mid can arrive (a few seconds "
+    "after the fill); from then on it is kept in the journal and never changes"
+)
+
+
+def settling(row: OrderRow) -> bool:
+    """Whether the row's economics may still change (then neither figure is shown)."""
+    return row.economics is not None and not row.economics.final
+
+
 def mid_cell(row: OrderRow, precision: Precision) -> Cell:
-    """The mid at fill at the pair's price increment, or exactly when it has a half increment."""
+    """The mid at fill at the pair's price increment, or exactly when it has a half increment;
+    ``…`` while it settles."""
     economics = row.economics
+    if settling(row):
+        return Cell(SETTLING, None, "")
     mid = None if economics is None else economics.mid
     if mid is None:
         return Cell(DASH, None, "")
@@ -236,8 +279,11 @@ def mid_cell(row: OrderRow, precision: Precision) -> Cell:
 
 
 def bps_cell(row: OrderRow, _: Precision) -> Cell:
-    """Signed basis points (+ a cost), shown to 1 decimal, sorted exactly, exported to 4."""
+    """Signed basis points (+ a cost), shown to 1 decimal, sorted exactly, exported to 4;
+    ``…`` while the mid settles."""
     economics = row.economics
+    if settling(row):
+        return Cell(SETTLING, None, "")
     bps = None if economics is None else economics.bps
     if bps is None:
         return Cell(DASH, None, "")
@@ -248,6 +294,8 @@ def bps_cell(row: OrderRow, _: Precision) -> Cell:
 def no_mid_reason(row: OrderRow) -> str | None:
     """Why a row has no mid at fill, in words (None when it has one)."""
     economics = row.economics
+    if settling(row):
+        return SETTLING_TIP
     if economics is None:
         if row.order.result.status != "filled":
             return "Not filled: there is no fill to compare with the mid"
@@ -278,8 +326,6 @@ def mid_tip(row: OrderRow, precision: Precision) -> str | None:
         f"{precision.price_text(sample.bid, name)} + ask {precision.price_text(sample.ask, name)})"
         f" / 2, the top of book received {_when(economics.sample_offset or 0.0)}"
     )
-    if not economics.final:
-        text += "\nMay still change: a nearer mid can arrive in the next seconds"
     return text
 
 
@@ -307,6 +353,8 @@ def economics_fields(row: OrderRow) -> list[tuple[str, str]]:
     economics = row.economics
     if economics is None:
         return []
+    if not economics.final:
+        return [("mid at fill (computed)", ""), ("mid at fill: none because", SETTLING_TIP)]
     sample = economics.sample
     if sample is None:
         return [("mid at fill (computed)", ""), ("mid at fill: none because", economics.missing)]
@@ -360,11 +408,12 @@ COLUMNS: tuple[Column[OrderRow], ...] = (
     ),
     Column(
         "price",
-        "Price",
+        "Avg fill price",
         price_cell,
-        "Execution price in QUOTE per BASE, at the pair's price increment",
+        "Average fill price in QUOTE per BASE (the notional over the amount), at the pair's "
+        "price increment: the price the ticket, the ledger and the notices show",
         numeric=True,
-        tip=unit_tip(lambda r: r.terms.price, "price"),
+        tip=price_tip,
     ),
     Column("mid", "Mid at fill", mid_cell, MID_TOOLTIP, numeric=True, tip=mid_tip),
     Column("vs_mid", "vs mid (bps)", bps_cell, BPS_TOOLTIP, numeric=True, tip=bps_tip),

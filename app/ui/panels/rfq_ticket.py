@@ -236,7 +236,7 @@ class RfqTicketPanel(RfqTicketForm):
             if shown_side is None:
                 view.show_checks([], "warning")
             else:
-                view.show_markup(shown_side.markup_bps)
+                view.show_markup(shown_side.markup_bps, shown_side.markup_moment)
                 lines = [check.text for check in shown_side.checks]
                 view.show_checks(lines, "error" if shown_side.blocked else "warning")
             view.set_offline(offline)

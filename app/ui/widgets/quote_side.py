@@ -120,10 +120,12 @@ class QuoteSideBox(QGroupBox):
         """A theme switch: the checks restyled for their level."""
         self.checks.setStyleSheet(level_css(str(self.checks.property("level")), palette))
 
-    def show_markup(self, bps: Decimal | None) -> None:
-        """Basis points the price is worse than the book's (None: no book to compare)."""
+    def show_markup(self, bps: Decimal | None, moment: str | None = None) -> None:
+        """Basis points the price is worse than the book's (None: no book to compare);
+        ``moment``: the figure was frozen at the accept or the expiry ("at accept")."""
+        at = "" if moment is None else f" at {moment}"
         if bps is None:
-            self.markup.setText(f"Markup {DASH} (no top of book)")
+            self.markup.setText(f"Markup {DASH} (no top of book{at})")
         else:
             signed = format_number(bps, 1, signed=True)
-            self.markup.setText(f"Markup {signed} bp vs {BOOK_SIDE[self.side]}")
+            self.markup.setText(f"Markup {signed} bp vs {BOOK_SIDE[self.side]}{at}")
