@@ -20,6 +20,26 @@ States (one enum, ``TicketState``)::
        ▲   └──────────(no confirmation)───┘            UNKNOWN ─(settler finds it)─► SETTLED
        └──── Cancel, or any edit after an answer ◄─────┘
 
+Entry rules (nothing the trader typed changes meaning under them):
+
+- An amount is a value with its asset. A side or pair switch, or the units toggle (base or
+  quote, remembered per pair), that changes the amount's asset converts it at the mid of the
+  book, rounded half-even to the new asset's decimals, with a note on the ticket's outcome
+  line ("10,000 USD → 0.10988 BTC at 91,007.71 (mid)"); with no price it is cleared with a
+  note. Prefill (click-to-trade), presets and hit/lift follow the same rule. The service
+  takes the size in the asset sold only: an amount in the asset bought is sent as the asset
+  sold at the limit (exact terms) or, for a market order, at the touch read at the last edit
+  (shown with ≈; the confirmation says the exact amount sent). ``app.services.order_amounts``.
+- A limit belongs to its pair: a pair switch re-seeds it from the new pair's touch for the
+  side (the ask for a buy, the bid for a sell), or clears it when there is none, with a note.
+  A limit kept through a side switch blocks Send while it is beyond the distance threshold
+  (Settings) from the touch, until the trader edits it.
+- Hit bid / lift offer (and a double-click on a price) are marketable: a limit at the touch
+  plus the slippage collar (Settings, bps) on the pair's tick, ending seconds after the key,
+  so it fills now or expires; it never rests unless the trader typed a resting limit.
+- Increments come from the service's pairs list: an amount takes at most its asset's
+  decimals, a limit is a whole number of the pair's price increment; checked on every edit.
+
 A press of Send while CONFIRMING or SENDING does nothing. The checks run once per preview on
 that preview's snapshot; the send uses them as they are (no second copy of the market).
 The widget only renders previews and forwards the trader's input (``app/ui/panels``).
@@ -78,6 +98,10 @@ STATE_OF: dict[str, TicketState] = {
 
 #: The fields that make the order itself (an edit of one is a new order).
 ORDER_FIELDS = ("pair", "side", "size", "order_type", "limit", "amount_asset")
+
+#: The fields that set the order's price and end: an edit of one ends hit/lift's marketable
+#: terms (the amount may still be typed after the key).
+PRICE_FIELDS = ("pair", "side", "order_type", "limit", "end_at", "end_enabled")
 
 #: The states an answer to the last send moves on (an edit or a confirmation since stays).
 ANSWERABLE = (TicketState.SENDING, TicketState.UNKNOWN, TicketState.SETTLED, TicketState.REFUSED)
@@ -215,7 +239,8 @@ class OrderTicket:
                 self._publish()
             return True
         order_change = any(name in changes for name in ORDER_FIELDS)
-        if before.marketable and "marketable" not in changes and order_change:
+        priced = any(name in changes for name in PRICE_FIELDS)
+        if before.marketable and "marketable" not in changes and priced:
             fields = replace(fields, marketable=False)  # the trader's own ticket now
             self._end_touched = False
         notes: list[tuple[str, str]] = []
@@ -224,9 +249,10 @@ class OrderTicket:
         self._note = (notes[0][0], " ".join(text for _, text in notes)) if notes else None
         if "end_at" in changes:
             self._end_touched = True
-        if order_change or "amount_asset" in changes:
+        if order_change:
             self._rate = None  # a market order's conversion is priced at this edit
-            self._default_end()
+            if not fields.marketable:  # hit/lift keeps its end of seconds
+                self._default_end()
         if self.state in (TicketState.SETTLED, TicketState.REFUSED, TicketState.UNKNOWN):
             self.state = TicketState.EDITING
         self._publish()

@@ -13,10 +13,12 @@ Choices where the issue is silent (README "Trading: the order ticket (F2)"):
 - Buy and Sell are two buttons in the bid and ask colours of the palette in force; Alt+B and
   Alt+S pick them while the focus is in the ticket (the ticket claims the keys there, so the
   RFQ ticket's Alt+B / Alt+S accepts keep working when its own fields have the focus);
-- the amount is in the asset the order sells, because the service takes the size in the
-  ``source`` only: a buy spends QUOTE ("Buy BTC for 10,000 USD", then ≈ the BTC it gets), a
-  sell sells BASE ("Sell 2 ETH"). No conversion through an estimate, so what is sent is
-  exactly what was typed;
+- the amount is in the asset the order sells by default (a buy spends QUOTE, a sell sells
+  BASE); the units button puts it in the pair's other asset, remembered per pair. An
+  amount never keeps its digits in another asset: the rules are
+  ``app.services.order_ticket``'s (converted at the mid with a note, or cleared), and an
+  amount in the asset bought is sent as the asset sold at the limit or the touch, shown as
+  such (what the confirmation shows is what is sent);
 - a limit is typed and shown as QUOTE per BASE; the wire value is in a details line;
 - a limit order gets an end time by default, ``resting_hours`` (Settings) after the moment the
   trader last edited the ticket; the service cannot cancel an order, so the ticket says until
@@ -27,8 +29,10 @@ Choices where the issue is silent (README "Trading: the order ticket (F2)"):
 
 Click-to-trade (README "Click-to-trade"): a click on a bid or an ask (watchlist, ladder)
 arrives as a ``TradeRequest`` (``app/ui/click_trade.py``) and ``prefill``s a limit at that
-price; a double-click, Hit bid (Ctrl+Shift+S) and Lift offer (Ctrl+Shift+B) then ``send_now``
-— the same checks and confirmation as Enter. The size presets (Settings) are quick buttons
+price; a double-click, Hit bid (Ctrl+Shift+S) and Lift offer (Ctrl+Shift+B) make it
+marketable (the touch plus the slippage collar, ending seconds later: it fills now or
+expires) and ``send_now`` — the same checks and confirmation as Enter. Send and the one
+outcome line sit under the scrolling part of the ticket, always in view; the what-if folds. The size presets (Settings) are quick buttons
 under the amount; the first is the asset's default size.
 
 Messages are coloured by level (error, warning, success) from the palette in force; a theme
@@ -322,14 +326,15 @@ class OrderTicketPanel(TicketScreen):
         source = PairSide(pair_side.pair, side).source
         default = self.ticket.default_size(source)
         if default is None:
-            if self.prefill(pair, side, price):
+            if self._make_marketable(side, None):
                 self.ticket.set_size("")
                 self.size_edit.setFocus()
                 styled(
                     self.outcome_label,
                     "warning",
                     f"No default size for {source} (Settings › Size presets): nothing sent; "
-                    "type the amount, then Enter sends.",
+                    f"type the amount, then Enter sends within {MARKETABLE_SECONDS:g} s of "
+                    "the key (a limit at the touch plus the collar, never resting).",
                 )
             return
         if self._make_marketable(side, default):

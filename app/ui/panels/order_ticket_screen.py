@@ -184,6 +184,9 @@ class TicketScreen(OrderTicketForm):
         else:
             pairs = preview.snapshot.pair_info
             text = rest_text(ticket, preview.fills, pairs, preview.tops, precision)
+            if preview.fields.marketable and preview.rests:
+                # hit/lift: the book moved past the collar; it ends within seconds
+                text = "Does not reach the touch now: it expires within seconds unless it fills."
             styled(self.rest_label, "warning" if preview.rests else "info", text)
         self.override_check.setVisible(preview.fat_finger)
         lines = checks_text(list(preview.checks))
