@@ -32,8 +32,9 @@ arrives as a ``TradeRequest`` (``app/ui/click_trade.py``) and ``prefill``s a lim
 price; a double-click, Hit bid (Ctrl+Shift+S) and Lift offer (Ctrl+Shift+B) make it
 marketable (the touch plus the slippage collar, ending seconds later: it fills now or
 expires) and ``send_now`` — the same checks and confirmation as Enter. Send and the one
-outcome line sit under the scrolling part of the ticket, always in view; the what-if folds. The size presets (Settings) are quick buttons
-under the amount; the first is the asset's default size.
+outcome line sit under the scrolling part of the ticket, always in view; the what-if folds.
+The size presets (Settings) are quick buttons under the amount; the first is the asset's
+default size.
 
 Messages are coloured by level (error, warning, success) from the palette in force; a theme
 switch restyles every message on screen.
