@@ -214,9 +214,9 @@ async def test_hit_and_lift_are_marketable_with_a_short_end(sandbox: SandboxProc
         assert fields.end_at is not None
         assert timedelta(seconds=9) < fields.end_at - utc_now() <= timedelta(seconds=10)
         ticket.set_size("2000")  # the amount may be typed after the key: terms unchanged
-        assert ticket.fields.marketable and ticket.fields.end_at == fields.end_at
+        assert seen(ticket).fields.marketable and seen(ticket).fields.end_at == fields.end_at
         ticket.set_limit("91100")  # an edit makes it the trader's ticket again
-        assert not ticket.fields.marketable
+        assert not seen(ticket).fields.marketable
         assert ticket.fields.end_at is not None
         assert ticket.fields.end_at - utc_now() > timedelta(minutes=30)
 
