@@ -146,3 +146,25 @@ def test_lift_offer_against_a_moving_book_fills_or_expires_never_rests(
     qtbot.waitUntil(done, timeout=20_000)  # filled, or expired at its end: never resting
     final = run(qtbot, live.session.client.order(order.order_id))
     assert final.result.status in ("filled", "canceled", "expired"), final.result.status
+
+
+def test_a_side_switch_that_leaves_the_limit_far_blocks_send_until_it_is_edited(
+    qtbot: QtBot, live: Live
+) -> None:
+    panel = open_ticket(qtbot, live)
+    before = server_orders(qtbot, live)
+    QTest.keyClick(panel.size_edit, Qt.Key.Key_S, Qt.KeyboardModifier.AltModifier)
+    type_into(qtbot, panel.size_edit, "0.01")
+    panel.type_box.setCurrentIndex(panel.type_box.findData("limit"))
+    bid = panel.ticket.touch("sell")
+    assert bid is not None
+    far = format((bid * D("1.2")).quantize(D("0.01")), "f")  # a sell resting 20 % above
+    type_into(qtbot, panel.limit_edit, far)
+    assert not panel.ticket.preview.blocks  # typed by the trader: a warning only
+    QTest.keyClick(panel.limit_edit, Qt.Key.Key_B, Qt.KeyboardModifier.AltModifier)
+    assert [c.code for c in panel.ticket.preview.blocks] == ["limit_distance"]
+    QTest.keyClick(panel.limit_edit, Qt.Key.Key_Return)
+    assert "edit the limit to send" in panel.input_error.text()
+    assert server_orders(qtbot, live) == before
+    QTest.keyClick(panel.limit_edit, Qt.Key.Key_Backspace)  # the trader edits the limit
+    assert not panel.ticket.preview.blocks
