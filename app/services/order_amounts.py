@@ -8,9 +8,9 @@ never stay to mean another asset.
 
 The service takes the size in the asset the order sells only. An amount in the asset it buys
 (units toggled to it) is converted to the asset sold: at the limit for a limit order (exact
-terms), at the touch when the ticket was last edited for a market order (≈: the fill decides
-what it really buys); the size sent is rounded to the sold asset's decimals and is what the
-confirmation shows.
+terms), at the touch for a market order (≈: the fill decides what it really buys; a
+confirmation holds the touch it shows); the size sent is rounded to the sold asset's
+decimals and is what the confirmation shows.
 
 Increments come from the service's pairs list (``PairInfo``): an amount takes at most its
 asset's decimals, a limit is a whole number of the pair's price increments. Both are checked

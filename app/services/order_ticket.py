@@ -28,8 +28,9 @@ Entry rules (nothing the trader typed changes meaning under them):
   line ("10,000 USD → 0.10988 BTC at 91,007.71 (mid)"); with no price it is cleared with a
   note. Prefill (click-to-trade), presets and hit/lift follow the same rule. The service
   takes the size in the asset sold only: an amount in the asset bought is sent as the asset
-  sold at the limit (exact terms) or, for a market order, at the touch read at the last edit
-  (shown with ≈; the confirmation says the exact amount sent). ``app.services.order_amounts``.
+  sold at the limit (exact terms) or, for a market order, at the touch (the latest while
+  editing, held while a confirmation is up; shown with ≈, the confirmation says the exact
+  amount sent). ``app.services.order_amounts``.
 - A limit belongs to its pair: a pair switch re-seeds it from the new pair's touch for the
   side (the ask for a buy, the bid for a sell), or clears it when there is none, with a note.
   A limit kept through a side switch blocks Send while it is beyond the distance threshold
@@ -283,8 +284,8 @@ class OrderTicket:
             fields = self._reseed(fields, notes)
         if "limit" in changes:
             self._limit_switched = False
-        elif (fields.side, fields.pair) != (before.side, before.pair) and fields.limit.strip():
-            self._limit_switched = True
+        elif fields.side != before.side and fields.pair == before.pair and fields.limit.strip():
+            self._limit_switched = True  # (a pair switch re-seeds or clears the limit)
         return fields
 
     def _reseed(self, fields: TicketFields, notes: list[tuple[str, str]]) -> TicketFields:
@@ -531,6 +532,11 @@ class OrderTicket:
         self.results.publish(result)
 
     def _on_market(self, snapshot: MarketSnapshot) -> None:
+        if self.state is TicketState.EDITING:
+            # Editing follows the touch. A confirmation keeps the touch it shows, and after a
+            # send the ticket stays the same order (same client id) until the trader edits:
+            # an unknown outcome is never sent again as a new order because the book moved.
+            self._rate = None
         pair_side = self.fields.pair_side
         if pair_side is not None and self._asked is not None:
             pair = str(pair_side.pair)
@@ -659,8 +665,9 @@ class OrderTicket:
         return ticket, conversion
 
     def _market_rate(self, pair_side: PairSide, snapshot: MarketSnapshot) -> Decimal:
-        """The touch a market order's amount in the asset bought is converted at: read once
-        per edit, so ticks do not change what a confirmation shows."""
+        """The touch a market order's amount in the asset bought is converted at: the latest
+        while editing, held while a confirmation is up and after a send (a tick changes
+        neither what a confirmation shows nor the order an unknown outcome stands for)."""
         if self._rate is None:
             top = snapshot.top(str(pair_side.pair))
             touch = None if top is None else (top.ask if pair_side.side == "buy" else top.bid)

@@ -138,8 +138,19 @@ async def test_units_toggle_per_pair_and_amount_in_the_asset_bought(
         preview = seen(ticket)
         assert preview.conversion is not None and preview.conversion.approximate
         assert preview.request is not None and preview.request.size == D("50001.00")
-        d.session.top_of_book.data.publish(tick("59999", "60001"))  # a tick: same request
-        assert seen(ticket).request == preview.request
+        shown = ticket.submit(confirm=True).preview  # a confirmation holds its touch
+        d.session.top_of_book.data.publish(tick("59999", "60001"))
+        assert shown is not None and seen(ticket).request == shown.request
+        assert ticket.answer(False, seen(ticket)).kind == "not_sent"
+        d.session.top_of_book.data.publish(tick("59998", "60002"))  # editing: the new ask
+        request = seen(ticket).request
+        assert request is not None and request.size == D("60002.00")
+        assert ticket.submit(confirm=False).kind == "sending"
+        sent = request.client_order_id
+        d.session.top_of_book.data.publish(tick("69998", "70002"))  # after a send: held
+        again = seen(ticket).request
+        assert again is not None and again.client_order_id == sent
+        await until(lambda: state(ticket) is not TicketState.SENDING)
         ticket.set_side("sell")  # pinned to BTC: a sell of 1 BTC, digits and asset kept
         assert ticket.fields.size == "1" and seen(ticket).request is not None
         assert seen(ticket).request.size == D(1)  # type: ignore[union-attr]
