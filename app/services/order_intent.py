@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from enum import Enum
 
 from app.domain.display import Precision
@@ -52,6 +53,22 @@ class TicketFields:
     end_enabled: bool = True
     end_at: datetime | None = None
     override: bool = False
+    #: The asset the amount is in: the pair's base or quote once the trader picked one (the
+    #: units toggle, remembered per pair); "" means the asset the order sells.
+    amount_asset: str = ""
+    #: Hit bid / lift offer: a limit at the touch plus the slippage collar that ends within
+    #: seconds (fills now or expires); any edit of the order makes it an ordinary ticket.
+    marketable: bool = False
+
+    @property
+    def amount_in(self) -> str:
+        """The asset the typed amount is in ("" before a pair is chosen)."""
+        pair_side = self.pair_side
+        if pair_side is None:
+            return ""
+        if self.amount_asset in (pair_side.pair.base, pair_side.pair.quote):
+            return self.amount_asset
+        return pair_side.source
 
     @property
     def pair_side(self) -> PairSide | None:
@@ -125,6 +142,19 @@ class OrderIntent:
         )
 
 
+@dataclass(frozen=True)
+class Conversion:
+    """An amount typed in the asset the order buys (``typed``) and the size sent in the asset
+    it sells (``sent``): at the limit (exact terms) or, for a market order, at the touch when
+    the ticket was last edited (``approximate``: the fill price decides what ``typed`` really
+    becomes; ``sent`` is exactly what leaves)."""
+
+    typed: Amount
+    sent: Amount
+    price: Decimal
+    approximate: bool
+
+
 @dataclass(frozen=True, eq=False)
 class Preview:
     """The ticket on one market: what the screen shows and what Send would send.
@@ -146,6 +176,11 @@ class Preview:
     fills: bool | None = None
     blocked: str | None = None
     busy: bool = False
+    #: The amount as typed when it is in the asset bought, and how it became the size sent.
+    conversion: Conversion | None = None
+    #: The ticket's one line about the last edit (an amount converted, a limit re-seeded):
+    #: (level, text), or None; the next edit replaces it.
+    note: tuple[str, str] | None = None
 
     @property
     def snapshot_id(self) -> int:
@@ -213,13 +248,22 @@ def predict(
     *,
     override: bool,
     precision: Precision | None = None,
+    limit_switched: bool = False,
 ) -> tuple[tuple[Check, ...], WhatIf | None, bool | None]:
     """The checks, what-if and fills-now of ``intent`` on ``snapshot``: run once per preview
-    (the send uses these, it does not check again on another copy of the market)."""
+    (the send uses these, it does not check again on another copy of the market).
+    ``limit_switched``: the limit was typed before a side switch, so one far from the touch
+    blocks until the trader edits it."""
     ticket = intent.ticket
     fills = fills_now(ticket, snapshot.tops) if ticket.order_type == "limit" else None
     found = checks(
-        ticket, snapshot.balances, snapshot.tops, limits, override=override, precision=precision
+        ticket,
+        snapshot.balances,
+        snapshot.tops,
+        limits,
+        override=override,
+        precision=precision,
+        limit_switched=limit_switched,
     )
     what = None
     if snapshot.balances is not None:

@@ -20,6 +20,27 @@ States (one enum, ``TicketState``)::
        ▲   └──────────(no confirmation)───┘            UNKNOWN ─(settler finds it)─► SETTLED
        └──── Cancel, or any edit after an answer ◄─────┘
 
+Entry rules (nothing the trader typed changes meaning under them):
+
+- An amount is a value with its asset. A side or pair switch, or the units toggle (base or
+  quote, remembered per pair), that changes the amount's asset converts it at the mid of the
+  book, rounded half-even to the new asset's decimals, with a note on the ticket's outcome
+  line ("10,000 USD → 0.10988 BTC at 91,007.71 (mid)"); with no price it is cleared with a
+  note. Prefill (click-to-trade), presets and hit/lift follow the same rule. The service
+  takes the size in the asset sold only: an amount in the asset bought is sent as the asset
+  sold at the limit (exact terms) or, for a market order, at the touch (the latest while
+  editing, held while a confirmation is up; shown with ≈, the confirmation says the exact
+  amount sent). ``app.services.order_amounts``.
+- A limit belongs to its pair: a pair switch re-seeds it from the new pair's touch for the
+  side (the ask for a buy, the bid for a sell), or clears it when there is none, with a note.
+  A limit kept through a side switch blocks Send while it is beyond the distance threshold
+  (Settings) from the touch, until the trader edits it.
+- Hit bid / lift offer (and a double-click on a price) are marketable: a limit at the touch
+  plus the slippage collar (Settings, bps) on the pair's tick, ending seconds after the key,
+  so it fills now or expires; it never rests unless the trader typed a resting limit.
+- Increments come from the service's pairs list: an amount takes at most its asset's
+  decimals, a limit is a whole number of the pair's price increment; checked on every edit.
+
 A press of Send while CONFIRMING or SENDING does nothing. The checks run once per preview on
 that preview's snapshot; the send uses them as they are (no second copy of the market).
 The widget only renders previews and forwards the trader's input (``app/ui/panels``).
@@ -35,17 +56,32 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from app.domain import utc_now
-from app.domain.display import Precision
-from app.domain.money import AssetPair
+from app.domain.display import Precision, decimals_of
+from app.domain.money import Amount, AssetPair
 from app.domain.order_request import OrderType
 from app.domain.pair_terms import PairSide, Side
 from app.services.estimates import EstimateFeed, EstimateResult
 from app.services.events import Topic
 from app.services.health import Health, HealthState
 from app.services.market import MarketSnapshot
+from app.services.order_amounts import (
+    amount_places,
+    collar_price,
+    convert_amount,
+    increment_error,
+    plain,
+    sold_size,
+)
 from app.services.order_desk import AlreadySending, OrderDesk, SubmitResult
-from app.services.order_intent import OrderIntent, Preview, TicketFields, TicketState, predict
-from app.services.ticket import TicketError, TicketInput
+from app.services.order_intent import (
+    Conversion,
+    OrderIntent,
+    Preview,
+    TicketFields,
+    TicketState,
+    predict,
+)
+from app.services.ticket import TicketError, TicketInput, parse_number
 
 __all__ = ["CANNOT_SEND", "OrderTicket", "Step", "TicketFields", "TicketState"]
 
@@ -60,6 +96,13 @@ STATE_OF: dict[str, TicketState] = {
     "failed": TicketState.REFUSED,
     "unknown": TicketState.UNKNOWN,
 }
+
+#: The fields that make the order itself (an edit of one is a new order).
+ORDER_FIELDS = ("pair", "side", "size", "order_type", "limit", "amount_asset")
+
+#: The fields that set the order's price and end: an edit of one ends hit/lift's marketable
+#: terms (the amount may still be typed after the key).
+PRICE_FIELDS = ("pair", "side", "order_type", "limit", "end_at", "end_enabled")
 
 #: The states an answer to the last send moves on (an edit or a confirmation since stays).
 ANSWERABLE = (TicketState.SENDING, TicketState.UNKNOWN, TicketState.SETTLED, TicketState.REFUSED)
@@ -110,6 +153,10 @@ class OrderTicket:
         self._asked: TicketInput | None = None  # the order whose estimate is wanted
         self._estimate: EstimateResult | None = None
         self._last_sent: str | None = None  # clientOrderId of the last send
+        self._units: dict[str, str] = {}  # the amount's asset per pair, as toggled
+        self._rate: Decimal | None = None  # the touch a market order's conversion uses
+        self._note: tuple[str, str] | None = None  # what the last edit did to the amount
+        self._limit_switched = False  # the limit was typed for another side or pair
         self._number = 0
         self._task: asyncio.Task[None] | None = None
         self.previews: Topic[Preview] = Topic("order ticket previews")
@@ -175,22 +222,90 @@ class OrderTicket:
     def edit(self, **changes: Any) -> bool:
         """Change the fields (``TicketFields`` names). A change to the order itself (pair,
         side, amount, type, limit) moves a default end time to the setting from now. Nothing
-        changes while a confirmation is up (it shows what Send sends). False: ignored."""
+        changes while a confirmation is up (it shows what Send sends). False: ignored.
+
+        The amount keeps its asset: when a side or pair switch (or the units toggle) changes
+        the asset it is in, it is converted at the mid or cleared, with a note
+        (``app.services.order_amounts``). A limit belongs to its pair: a pair switch re-seeds
+        it from the new pair's touch for the side, or clears it, with a note. A limit kept
+        through a side or pair switch blocks Send while it is beyond the distance threshold
+        from the touch, until the trader edits it."""
         if self.state is TicketState.CONFIRMING:
             return False
         before = self.fields
         fields = replace(before, **changes)
         if fields == before:
+            if "limit" in changes and self._limit_switched:
+                self._limit_switched = False  # the trader looked at the limit again
+                self._publish()
             return True
+        order_change = any(name in changes for name in ORDER_FIELDS)
+        priced = any(name in changes for name in PRICE_FIELDS)
+        if before.marketable and "marketable" not in changes and priced:
+            fields = replace(fields, marketable=False)  # the trader's own ticket now
+            self._end_touched = False
+        notes: list[tuple[str, str]] = []
+        fields = self._keep_meaning(before, fields, changes, notes)
         self.fields = fields
+        self._note = (notes[0][0], " ".join(text for _, text in notes)) if notes else None
         if "end_at" in changes:
             self._end_touched = True
-        if any(name in changes for name in ("pair", "side", "size", "order_type", "limit")):
-            self._default_end()
+        if order_change:
+            self._rate = None  # a market order's conversion is priced at this edit
+            if not fields.marketable:  # hit/lift keeps its end of seconds
+                self._default_end()
         if self.state in (TicketState.SETTLED, TicketState.REFUSED, TicketState.UNKNOWN):
             self.state = TicketState.EDITING
         self._publish()
         return True
+
+    def _keep_meaning(
+        self,
+        before: TicketFields,
+        fields: TicketFields,
+        changes: Mapping[str, Any],
+        notes: list[tuple[str, str]],
+    ) -> TicketFields:
+        """``fields`` after a switch, meaning what the trader meant: the amount in its asset
+        (converted or cleared), a limit of this pair only; ``notes`` get what was done."""
+        if fields.pair != before.pair and "amount_asset" not in changes:
+            fields = replace(fields, amount_asset=self._units.get(fields.pair, ""))
+        if "size" not in changes and fields.amount_in != before.amount_in:
+            carried = convert_amount(
+                before.size,
+                before.amount_in,
+                fields.amount_in,
+                self.desk.market.tops,
+                self.precision,
+            )
+            fields = replace(fields, size=carried.text)
+            notes += [carried.note] if carried.note else []
+        if fields.pair != before.pair and before.pair and "limit" not in changes:
+            fields = self._reseed(fields, notes)
+        if "limit" in changes:
+            self._limit_switched = False
+        elif fields.side != before.side and fields.pair == before.pair and fields.limit.strip():
+            self._limit_switched = True  # (a pair switch re-seeds or clears the limit)
+        return fields
+
+    def _reseed(self, fields: TicketFields, notes: list[tuple[str, str]]) -> TicketFields:
+        """A new pair's limit: the touch the side trades at, or nothing (never the old pair's
+        number)."""
+        if not fields.limit.strip():
+            return fields
+        if fields.order_type != "limit":
+            return replace(fields, limit="")
+        pair_side = fields.pair_side
+        top = None if pair_side is None else self.desk.market.top(str(pair_side.pair))
+        what = "ask" if fields.side == "buy" else "bid"
+        if pair_side is None or top is None:
+            notes.append(("warning", f"Limit cleared: no {what} for {fields.pair} yet."))
+            return replace(fields, limit="")
+        pair = str(pair_side.pair)
+        touch = top.ask if fields.side == "buy" else top.bid
+        shown = self.precision.price_text(touch, pair)
+        notes.append(("info", f"Limit set to the {pair} {what} {shown} (not carried over)."))
+        return replace(fields, limit=plain(touch, self.precision.price(pair)))
 
     def set_pair(self, pair: str) -> bool:
         return self.edit(pair=pair)
@@ -216,6 +331,66 @@ class OrderTicket:
     def set_override(self, override: bool) -> bool:
         return self.edit(override=override)
 
+    def set_units(self, asset: str) -> bool:
+        """The amount in ``asset`` (the pair's base or quote), remembered for the pair; an
+        amount typed is converted at the mid with a note (or cleared)."""
+        pair_side = self.fields.pair_side
+        if pair_side is None or asset not in (pair_side.pair.base, pair_side.pair.quote):
+            return False
+        if self.state is TicketState.CONFIRMING:
+            return False
+        self._units[self.fields.pair] = asset
+        return self.edit(amount_asset=asset)
+
+    def toggle_units(self) -> bool:
+        """The units button: the amount in the pair's other asset."""
+        pair_side = self.fields.pair_side
+        if pair_side is None:
+            return False
+        pair = pair_side.pair
+        return self.set_units(pair.quote if self.fields.amount_in == pair.base else pair.base)
+
+    def marketable(
+        self, side: Side, amount: Decimal | None, *, collar_bps: Decimal, seconds: float
+    ) -> str | None:
+        """Hit the bid / lift the offer: a limit at the touch moved ``collar_bps`` against
+        the trader (on the pair's tick), ending ``seconds`` from now, so it fills at once or
+        expires — it never rests. ``amount`` is of the asset sold (None: the amount typed,
+        converted by the usual rule). Returns why nothing was prefilled, or None."""
+        if self.state is TicketState.CONFIRMING:
+            return "a confirmation is up"
+        pair_side = self.fields.pair_side
+        if pair_side is None:
+            return "Choose a pair to trade first."
+        pair = str(pair_side.pair)
+        touch = self.touch(side)
+        if touch is None:
+            return f"No {'bid' if side == 'sell' else 'ask'} for {pair} yet: nothing sent."
+        info = self.desk.market.pair_info.get(pair)
+        tick = None if info is None else info.price_increment
+        places = self.precision.price(pair)
+        if tick is None or tick <= 0:
+            tick = Decimal(1).scaleb(-places)
+        limit = collar_price(touch, side, collar_bps, tick)
+        changes: dict[str, Any] = {
+            "side": side,
+            "order_type": "limit",
+            "limit": plain(limit, max(places, decimals_of(tick))),
+            "end_enabled": True,
+            "end_at": self._now() + timedelta(seconds=seconds),
+            "marketable": True,
+            "override": False,
+        }
+        if amount is not None:
+            changes.update(
+                size=format(amount, "f"), amount_asset=PairSide(pair_side.pair, side).source
+            )
+        if not self.edit(**changes):
+            return "a confirmation is up"
+        self._end_touched = False  # the next edit of the order gets the default end again
+        self._limit_switched = False
+        return None
+
     def apply(self, presets: Mapping[str, tuple[Decimal, ...]], resting_hours: float) -> None:
         """New settings: size presets and the resting time (a default end moves at once)."""
         self.presets = dict(presets)
@@ -228,25 +403,29 @@ class OrderTicket:
         self, pair: str, side: Side, limit_price: Decimal, amount: Decimal | None = None
     ) -> bool:
         """A limit order to ``side`` ``pair``'s base at ``limit_price`` (QUOTE per BASE), for
-        ``amount`` of the asset it sells; without one, the amount already typed when it is of
-        that asset, else that asset's default size. An amount of another asset is never reused
-        (10,000 USD to spend must not become 10,000 BTC to sell): with no default it is
-        cleared. False (nothing changed) while a confirmation is up or without a pair."""
+        ``amount`` of the asset it sells; without one, the amount already typed when it stays
+        in the same asset, else the asset sold's default size, else the amount typed converted
+        by the usual rule (``edit``). Digits are never reused for another asset (10,000 USD to
+        spend must not become 10,000 BTC to sell). False (nothing changed) while a
+        confirmation is up or without a pair."""
         if self.state is TicketState.CONFIRMING or pair.count("/") != 1:
             return False
-        before = self.fields.pair_side
         target = PairSide(AssetPair.parse(pair), side)
-        same_asset = before is not None and before.source == target.source
-        size = self.fields.size
-        if amount is None and not (same_asset and size.strip()):
+        units = self._units.get(pair, "")
+        wanted = replace(self.fields, pair=pair, side=side, amount_asset=units)
+        changes: dict[str, Any] = {
+            "pair": pair,
+            "side": side,
+            "order_type": "limit",
+            "limit": format(limit_price, "f"),
+            "amount_asset": units,
+        }
+        same_asset = wanted.amount_in == self.fields.amount_in
+        if amount is None and not (same_asset and self.fields.size.strip()):
             amount = self.default_size(target.source)
-        if amount is not None:
-            size = format(amount, "f")
-        elif not same_asset:
-            size = ""
-        return self.edit(
-            pair=pair, side=side, order_type="limit", limit=format(limit_price, "f"), size=size
-        )
+        if amount is not None:  # of the asset sold, for this order
+            changes.update(size=format(amount, "f"), amount_asset="")
+        return self.edit(**changes)
 
     def refresh_estimate(self) -> None:
         """A fresh indicative price now (the one shown is stale or missing)."""
@@ -353,6 +532,11 @@ class OrderTicket:
         self.results.publish(result)
 
     def _on_market(self, snapshot: MarketSnapshot) -> None:
+        if self.state is TicketState.EDITING:
+            # Editing follows the touch. A confirmation keeps the touch it shows, and after a
+            # send the ticket stays the same order (same client id) until the trader edits:
+            # an unknown outcome is never sent again as a new order because the book moved.
+            self._rate = None
         pair_side = self.fields.pair_side
         if pair_side is not None and self._asked is not None:
             pair = str(pair_side.pair)
@@ -411,10 +595,16 @@ class OrderTicket:
         snapshot = self.desk.market
         fields = self.fields
         common = self._status()
+        common["note"] = self._note
         pair_side = fields.pair_side
         try:
-            ticket = fields.form().build()
+            ticket, conversion = self._build(fields, snapshot)
         except TicketError as exc:
+            if fields.marketable and exc.field == "end_at":
+                exc = TicketError(
+                    "end_at",
+                    "the hit/lift window has passed: press the key again for a fresh price",
+                )
             self._asked, self._estimate = None, None
             return Preview(self._number, fields=fields, snapshot=snapshot, error=exc, **common)
         assert pair_side is not None  # a ticket builds only with a pair
@@ -429,6 +619,7 @@ class OrderTicket:
             self._estimate,
             override=fields.override,
             precision=self.precision,
+            limit_switched=self._limit_switched,
         )
         return Preview(
             self._number,
@@ -439,8 +630,64 @@ class OrderTicket:
             checks=found,
             what_if=what,
             fills=fills,
+            conversion=conversion,
             **common,
         )
+
+    def _build(
+        self, fields: TicketFields, snapshot: MarketSnapshot
+    ) -> tuple[TicketInput, Conversion | None]:
+        """The order the fields mean, with its size in the asset sold, and how an amount in
+        the asset bought became that size; TicketError names the field to fix (increments
+        included: nothing the service would refuse for its precision is offered)."""
+        form = fields.form()
+        pair_side = fields.pair_side
+        if pair_side is None:
+            return form.build(), None  # raises: no pair
+        asset, source, pair = fields.amount_in, pair_side.source, pair_side.pair
+        conversion = None
+        if asset == source:
+            ticket = form.build()
+            typed = ticket.size
+        else:
+            probe = replace(form, size="1").build()  # the pair, the limit and the end
+            typed = parse_number(fields.size, "size", "an amount")
+            if not typed.is_finite() or typed <= 0:
+                raise TicketError("size", f"the amount must be greater than zero, not {typed}")
+            if probe.limit is not None:
+                price, approximate = pair_side.price(probe.limit).value, False
+            else:
+                price, approximate = self._market_rate(pair_side, snapshot), True
+            places = amount_places(source, pair, snapshot.pair_info)
+            size = sold_size(typed, pair_side, price, places or self.precision.asset(source))
+            if size <= 0:
+                raise TicketError("size", f"{typed} {asset} is less than 1 unit of {source}")
+            ticket = replace(probe, size=size)
+            conversion = Conversion(Amount(typed, asset), Amount(size, source), price, approximate)
+        limit = None
+        if ticket.limit is not None and ticket.limit.base == pair.base:
+            limit = ticket.limit.value
+        error = increment_error(typed, asset, limit, pair, snapshot.pair_info)
+        if error is not None:
+            raise error
+        return ticket, conversion
+
+    def _market_rate(self, pair_side: PairSide, snapshot: MarketSnapshot) -> Decimal:
+        """The touch a market order's amount in the asset bought is converted at: the latest
+        while editing, held while a confirmation is up and after a send (a tick changes
+        neither what a confirmation shows nor the order an unknown outcome stands for)."""
+        if self._rate is None:
+            top = snapshot.top(str(pair_side.pair))
+            touch = None if top is None else (top.ask if pair_side.side == "buy" else top.bid)
+            if touch is None or touch <= 0:
+                what = "ask" if pair_side.side == "buy" else "bid"
+                raise TicketError(
+                    "size",
+                    f"no {what} for {pair_side.pair} yet to turn the amount into "
+                    f"{pair_side.source}: wait, or enter it in {pair_side.source}",
+                )
+            self._rate = touch
+        return self._rate
 
     def _default_end(self) -> None:
         """The end time from the setting, counted from now (the moment the ticket is used),

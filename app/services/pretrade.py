@@ -209,10 +209,13 @@ def checks(
     *,
     override: bool = False,
     precision: Precision | None = None,
+    limit_switched: bool = False,
 ) -> list[Check]:
     """Warnings and blocks for ``ticket``. A fat-finger notional blocks unless ``override``
-    (then it is reported as a warning). Missing data skips the check it needs. Amounts are
-    written with ``precision`` (grouped, the asset's decimals)."""
+    (then it is reported as a warning). A limit far from the book is a warning, or a block
+    when ``limit_switched`` (it was typed for the other side: the trader must look at it
+    again). Missing data skips the check it needs. Amounts are written with ``precision``
+    (grouped, the asset's decimals)."""
     limits = limits or CheckLimits()
     shown_as = precision or Precision()
     found: list[Check] = []
@@ -259,13 +262,10 @@ def checks(
     if distance is not None and distance[0] > limits.max_distance:
         away, side, reference = distance
         percent = display_number(away * 100, 3)
-        found.append(
-            Check(
-                "limit_distance",
-                "warn",
-                f"limit is {percent} % away from the {side} ({display_number(reference)})",
-            )
-        )
+        text = f"limit is {percent} % away from the {side} ({display_number(reference)})"
+        if limit_switched:
+            text += "; it was typed before the side changed: edit the limit to send"
+        found.append(Check("limit_distance", "block" if limit_switched else "warn", text))
     return found
 
 

@@ -14,7 +14,7 @@ from app.domain.money import parse_decimal
 from app.domain.order_request import OrderRequest, OrderType
 from app.services.limit_prices import wire_limit
 
-__all__ = ["OrderType", "TicketError", "TicketForm", "TicketInput"]
+__all__ = ["OrderType", "TicketError", "TicketForm", "TicketInput", "parse_number"]
 
 
 class TicketError(InputError):
@@ -121,6 +121,11 @@ class TicketForm:
 
 def _plain(text: str) -> str:
     return text.replace(",", "").replace("_", "").replace(" ", "")
+
+
+def parse_number(text: str, field: str, what: str) -> Decimal:
+    """A number as the trader typed it (separators allowed) or TicketError naming ``field``."""
+    return _number(text, field, what)
 
 
 def _number(text: str, field: str, what: str) -> Decimal:

@@ -83,6 +83,10 @@ def parse_size_presets(text: str) -> dict[str, tuple[Decimal, ...]]:
     return presets
 
 
+#: The widest slippage collar the settings take (5 %): beyond, hit/lift is no longer "now".
+MAX_SLIPPAGE_BPS = Decimal(500)
+
+
 class PreferenceError(InputError):
     """A value the dialog refuses; ``field`` names it, the message says why."""
 
@@ -101,6 +105,9 @@ class Preferences:
     #: Default end time of a limit order, hours from when the ticket is filled: the service
     #: cannot cancel an order, so one without an end would rest for ever.
     resting_hours: Decimal = Decimal(1)
+    #: Hit bid / lift offer send a limit this far through the touch (basis points), ending
+    #: within seconds: it fills at once or expires, never rests on the book.
+    slippage_bps: Decimal = Decimal(10)
     auto_requote: bool = False
     theme: str = "dark"
     notify: tuple[str, ...] = NOTIFY_EVENTS  # events that notify
@@ -166,18 +173,7 @@ class Preferences:
             raise PreferenceError(
                 "default_watchlist", f"not traded on this service: {', '.join(unknown)}"
             )
-        if self.max_notional <= 0:
-            raise PreferenceError("max_notional", "the size limit must be greater than zero")
-        if not Decimal(0) < self.max_distance_percent <= Decimal(100):
-            raise PreferenceError(
-                "max_distance_percent", "the price-distance warning is between 0 and 100 %"
-            )
-        if not Decimal(0) < self.resting_hours <= MAX_RESTING_HOURS:
-            raise PreferenceError(
-                "resting_hours",
-                f"limit orders rest between 0 and {MAX_RESTING_HOURS} hours, "
-                f"not {self.resting_hours}",
-            )
+        self._validate_trading()
         if self.theme not in THEMES:
             raise PreferenceError("theme", f"theme is one of {', '.join(THEMES)}")
         if self.log_level not in LOG_LEVELS:
@@ -190,6 +186,26 @@ class Preferences:
         strange = set(self.notify) - set(NOTIFY_EVENTS)
         if strange:
             raise PreferenceError("notify", f"unknown events: {', '.join(sorted(strange))}")
+
+    def _validate_trading(self) -> None:
+        if self.max_notional <= 0:
+            raise PreferenceError("max_notional", "the size limit must be greater than zero")
+        if not Decimal(0) < self.max_distance_percent <= Decimal(100):
+            raise PreferenceError(
+                "max_distance_percent", "the price-distance warning is between 0 and 100 %"
+            )
+        if not Decimal(0) < self.resting_hours <= MAX_RESTING_HOURS:
+            raise PreferenceError(
+                "resting_hours",
+                f"limit orders rest between 0 and {MAX_RESTING_HOURS} hours, "
+                f"not {self.resting_hours}",
+            )
+        if not Decimal(0) <= self.slippage_bps <= MAX_SLIPPAGE_BPS:
+            raise PreferenceError(
+                "slippage_bps",
+                f"the slippage collar is between 0 and {MAX_SLIPPAGE_BPS} bps, "
+                f"not {self.slippage_bps}",
+            )
 
     def _validate_positions(self) -> None:
         if self.positions_method not in {method.value for method in COST_METHODS}:
@@ -252,6 +268,7 @@ KEYS = {
     "max_notional": "orders/maxNotional",
     "max_distance_percent": "orders/maxDistancePercent",
     "resting_hours": "orders/restingHours",
+    "slippage_bps": "orders/slippageBps",
     "auto_requote": "rfq/autoRequote",
     "theme": "appearance/theme",  # app/ui/theme.py THEME_KEY
     "notify_tray": "notify/tray",

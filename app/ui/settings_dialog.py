@@ -102,6 +102,12 @@ class SettingsDialog(QDialog):
             "A limit order that does not fill at once rests until this end time; the service "
             "cannot cancel it before"
         )
+        self.slippage = QLineEdit(format(prefs.slippage_bps, "f"), self)
+        self.slippage.setObjectName("slippageBps")
+        self.slippage.setToolTip(
+            "Hit bid / Lift offer send a limit this many basis points through the touch, "
+            "ending within seconds: it fills now or expires, it never rests"
+        )
         self.auto_requote = QCheckBox("Ask for a new quote when one expires", self)
         self.auto_requote.setObjectName("autoRequote")
         self.auto_requote.setChecked(prefs.auto_requote)
@@ -147,6 +153,7 @@ class SettingsDialog(QDialog):
         trading.addRow("Block orders worth more than", self.max_notional)
         trading.addRow("Warn when a limit is this far from the book (%)", self.max_distance)
         trading.addRow("Limit orders rest for (hours)", self.resting_hours)
+        trading.addRow("Hit bid / lift offer slippage (bps)", self.slippage)
         trading.addRow("Size presets", self.size_presets)
         trading.addRow("RFQ", self.auto_requote)
 
@@ -226,6 +233,7 @@ class SettingsDialog(QDialog):
             "max_notional": self.max_notional,
             "max_distance_percent": self.max_distance,
             "resting_hours": self.resting_hours,
+            "slippage_bps": self.slippage,
             "size_presets": self.size_presets,
             "positions_method": self.cost_method,
             "positions_since": self.positions_since,
@@ -240,6 +248,7 @@ class SettingsDialog(QDialog):
         texts["max_notional"] = self.max_notional.text()
         texts["max_distance_percent"] = self.max_distance.text()
         texts["resting_hours"] = self.resting_hours.text()
+        texts["slippage_bps"] = self.slippage.text()
         for name, text in texts.items():
             try:
                 numbers[name] = parse_decimal(text.replace(",", "").strip(), name)

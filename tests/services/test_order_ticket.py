@@ -74,30 +74,162 @@ def tick(bid: str, ask: str) -> dict[str, TopOfBook]:
 # -- the intent ---------------------------------------------------------------------------------
 
 
-async def test_side_and_pair_switches_keep_the_amount_in_the_asset_sold(
+async def test_side_and_pair_switches_convert_the_amount_never_keep_its_digits(
     sandbox: SandboxProcess,
 ) -> None:
-    async with open_ticket(sandbox) as (_, ticket, _):
+    """The old rule kept the digits and changed the asset (0.5 USD became 0.5 BTC on a side
+    switch); an amount now keeps its value: converted at the mid with a note."""
+    async with open_ticket(sandbox) as (d, ticket, _):
+        d.session.top_of_book.data.publish(tick("49999", "50001"))
         assert seen(ticket).intent is None and seen(ticket).error is not None
-        ticket.set_size("0.5")
+        ticket.set_size("10000")
         intent = seen(ticket).intent
         assert intent is not None and (intent.side, intent.amount) == (
             "buy",
-            Amount(D("0.5"), "USD"),
+            Amount(D("10000"), "USD"),
         )
         request = seen(ticket).request
         assert request is not None and (request.source, request.destination) == ("USD", "BTC")
         shown = request.client_order_id
-        ticket.set_side("sell")  # the digits are kept; the asset is the one a sell sells
+        ticket.set_side("sell")  # 10,000 USD at the mid 50,000 is 0.2 BTC, never 10,000 BTC
         intent = seen(ticket).intent
-        assert intent is not None and intent.amount == Amount(D("0.5"), "BTC")
+        assert intent is not None and intent.amount == Amount(D("0.2"), "BTC")
+        assert ticket.fields.size == "0.20000000"
+        assert seen(ticket).note == ("info", "10,000 USD → 0.20000000 BTC at 50,000.00 (mid)")
         assert intent.ticket.source == "BTC" and intent.request.client_order_id != shown
-        ticket.set_pair("ETH/USD")  # the side is kept
+        ticket.set_size("0.2")
+        assert seen(ticket).note is None  # the next edit replaces the note
+        ticket.set_pair("ETH/USD")  # the side is kept; BTC becomes ETH at the mids
         intent = seen(ticket).intent
-        assert intent is not None and (intent.side, intent.amount.asset) == ("sell", "ETH")
+        assert (intent is None) or (intent.side, intent.amount.asset) == ("sell", "ETH")
+        assert ticket.fields.size != "0.2" and seen(ticket).note is not None
         again = seen(ticket).request
-        ticket.set_size("0.5")  # no change: the same order keeps its id
+        ticket.set_size(ticket.fields.size)  # no change: the same order keeps its id
         assert seen(ticket).request == again
+
+
+async def test_no_price_clears_the_amount_with_a_note(sandbox: SandboxProcess) -> None:
+    async with open_ticket(sandbox) as (d, ticket, _):
+        d.session.top_of_book.data.publish({})
+        ticket.set_size("10000")
+        ticket.set_side("sell")
+        assert ticket.fields.size == ""
+        note = seen(ticket).note
+        assert note is not None and note[0] == "warning" and "cleared" in note[1]
+
+
+async def test_units_toggle_per_pair_and_amount_in_the_asset_bought(
+    sandbox: SandboxProcess,
+) -> None:
+    """Buy 1 BTC: the service takes USD, so the amount is sent as USD at the limit (exact)
+    or at the ask read at the edit (market: ≈); the request is what the preview shows."""
+    async with open_ticket(sandbox) as (d, ticket, _):
+        d.session.top_of_book.data.publish(tick("49999", "50001"))
+        ticket.set_size("1000")
+        assert ticket.set_units("BTC")  # 1,000 USD at the mid 50,000 = 0.02 BTC
+        assert ticket.fields.amount_in == "BTC" and ticket.fields.size == "0.02000000"
+        ticket.set_size("1")
+        ticket.set_type("limit")
+        ticket.set_limit("50000")
+        preview = seen(ticket)
+        assert preview.conversion is not None and not preview.conversion.approximate
+        assert preview.request is not None and preview.request.size == D("50000.00")
+        ticket.set_type("market")
+        preview = seen(ticket)
+        assert preview.conversion is not None and preview.conversion.approximate
+        assert preview.request is not None and preview.request.size == D("50001.00")
+        shown = ticket.submit(confirm=True).preview  # a confirmation holds its touch
+        d.session.top_of_book.data.publish(tick("59999", "60001"))
+        assert shown is not None and seen(ticket).request == shown.request
+        assert ticket.answer(False, seen(ticket)).kind == "not_sent"
+        d.session.top_of_book.data.publish(tick("59998", "60002"))  # editing: the new ask
+        request = seen(ticket).request
+        assert request is not None and request.size == D("60002.00")
+        assert ticket.submit(confirm=False).kind == "sending"
+        sent = request.client_order_id
+        d.session.top_of_book.data.publish(tick("69998", "70002"))  # after a send: held
+        again = seen(ticket).request
+        assert again is not None and again.client_order_id == sent
+        await until(lambda: state(ticket) is not TicketState.SENDING)
+        ticket.set_side("sell")  # pinned to BTC: a sell of 1 BTC, digits and asset kept
+        assert ticket.fields.size == "1" and seen(ticket).request is not None
+        assert seen(ticket).request.size == D(1)  # type: ignore[union-attr]
+        ticket.set_pair("ETH/USD")  # not toggled there: the asset sold (ETH)
+        assert ticket.fields.amount_in == "ETH"
+        ticket.set_pair("BTC/USD")  # remembered for BTC/USD
+        assert ticket.fields.amount_in == "BTC"
+
+
+async def test_a_pair_switch_never_carries_a_limit(sandbox: SandboxProcess) -> None:
+    async with open_ticket(sandbox) as (d, ticket, _):
+        tops = tick("49999", "50001")
+        eth = AssetPair.parse("ETH/USD")
+        tops["ETH/USD"] = TopOfBook(eth, D("2999"), D(1), D("3001"), D(1), D(2))
+        d.session.top_of_book.data.publish(tops)
+        ticket.set_size("100")
+        ticket.set_type("limit")
+        ticket.set_limit("49000")
+        ticket.set_pair("ETH/USD")
+        assert ticket.fields.limit == "3001.00"  # the ETH ask, never 49,000
+        note = seen(ticket).note
+        assert note is not None and "ETH/USD ask" in note[1]
+        assert not seen(ticket).blocks
+
+
+async def test_a_side_switch_far_from_the_touch_blocks_until_the_limit_is_edited(
+    sandbox: SandboxProcess,
+) -> None:
+    async with open_ticket(sandbox) as (d, ticket, _):
+        d.session.top_of_book.data.publish(tick("49999", "50001"))
+        ticket.set_side("sell")
+        ticket.set_size("0.01")
+        ticket.set_type("limit")
+        ticket.set_limit("60000")  # typed: a warning only
+        assert [c.severity for c in seen(ticket).checks if c.code == "limit_distance"] == ["warn"]
+        ticket.set_side("buy")  # the sell's limit now buys 20 % above the ask
+        assert [c.code for c in seen(ticket).blocks] == ["limit_distance"]
+        assert ticket.submit(confirm=False).kind == "blocked"
+        ticket.set_limit("60000")  # the trader looked at it again: a warning
+        assert not seen(ticket).blocks
+        assert d.journal.entries() == []
+
+
+async def test_increments_are_checked_before_sending(sandbox: SandboxProcess) -> None:
+    async with open_ticket(sandbox) as (d, ticket, _):
+        infos = await d.client.pairs()  # the service's pairs list, as the session learns it
+        d.session.pair_info = {str(info.pair): info for info in infos}
+        d.session.market.pairs_changed()
+        ticket.set_size("1000.123")
+        preview = seen(ticket)
+        assert preview.intent is None and preview.error is not None
+        assert preview.error.message.startswith("USD amounts take at most 2 decimals")
+        assert ticket.submit(confirm=False).kind == "invalid"
+        ticket.set_size("1000.12")
+        assert seen(ticket).intent is not None
+        step = d.session.market.snapshot.pair_info["BTC/USD"].price_increment
+        assert step is not None
+        ticket.set_type("limit")
+        ticket.set_limit(format(D(50000) + step / 2, "f"))
+        error = seen(ticket).error
+        assert error is not None and error.field == "limit" and "steps of" in error.message
+        assert d.journal.entries() == []
+
+
+async def test_hit_and_lift_are_marketable_with_a_short_end(sandbox: SandboxProcess) -> None:
+    async with open_ticket(sandbox) as (d, ticket, _):
+        d.session.top_of_book.data.publish(tick("91000.00", "91078.31"))
+        assert ticket.marketable("buy", D(1000), collar_bps=D(10), seconds=10) is None
+        fields = ticket.fields
+        assert fields.marketable and fields.order_type == "limit"
+        assert fields.limit == "91169.38"  # the ask + 10 bps, on the tick, never beyond
+        assert fields.end_at is not None
+        assert timedelta(seconds=9) < fields.end_at - utc_now() <= timedelta(seconds=10)
+        ticket.set_size("2000")  # the amount may be typed after the key: terms unchanged
+        assert seen(ticket).fields.marketable and seen(ticket).fields.end_at == fields.end_at
+        ticket.set_limit("91100")  # an edit makes it the trader's ticket again
+        assert not seen(ticket).fields.marketable
+        assert ticket.fields.end_at is not None
+        assert ticket.fields.end_at - utc_now() > timedelta(minutes=30)
 
 
 async def test_a_click_never_reuses_an_amount_of_another_asset(sandbox: SandboxProcess) -> None:
@@ -109,8 +241,13 @@ async def test_a_click_never_reuses_an_amount_of_another_asset(sandbox: SandboxP
         ticket.set_size("0.2")
         assert ticket.prefill("BTC/USD", "sell", D(91000))  # same asset: the typed amount
         assert ticket.fields.size == "0.2" and ticket.fields.limit == "91000"
-        assert ticket.prefill("BTC/USD", "buy", D(90000))  # USD has no default: cleared
-        assert ticket.fields.size == ""
+        # USD has no default: the typed 0.2 BTC is converted at the mid (never 0.2 USD), with
+        # a note; the old rule cleared it, the rule now is the one every switch follows
+        assert ticket.prefill("BTC/USD", "buy", D(90000))
+        assert ticket.fields.size not in ("", "0.2") and ticket.fields.amount_in == "USD"
+        note = seen(ticket).note
+        assert note is not None and note[1].startswith("0.2 BTC → ")
+        ticket.set_size("")
         assert seen(ticket).intent is None
 
 

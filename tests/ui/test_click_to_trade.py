@@ -6,6 +6,7 @@ the default size; the size presets come from Settings."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -228,7 +229,13 @@ def test_double_click_sends_exactly_one_order_through_the_confirmation(
     order = new[0]
     assert (order.source, order.destination) == ("BTC", "USD")
     assert order.size.value == Decimal("0.01")
-    assert order.limit is not None and order.limit.value == price  # the clicked level
+    # A double-click trades now: the old rule sent the clicked level as a limit, which rested
+    # when the book moved away; now it is the bid less the slippage collar (10 bps), on the
+    # pair's tick, and it ends within seconds (fills now or expires).
+    assert order.limit is not None
+    assert abs(order.limit.value - price * Decimal("0.999")) < price * Decimal("0.003")
+    assert order.end_at is not None and order.submitted_at is not None
+    assert order.end_at - order.submitted_at <= timedelta(seconds=11)
 
 
 def test_double_click_on_a_watchlist_ask_cancelled_sends_nothing(qtbot: QtBot, desk: Desk) -> None:

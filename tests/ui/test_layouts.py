@@ -146,6 +146,35 @@ def test_every_dock_and_widget_fits_and_no_horizontal_scrollbar(
         assert not table.horizontalScrollBar().isVisible(), table.objectName()
 
 
+@pytest.mark.parametrize(("size", "plan"), SIZES, ids=["1280x720", "1366x768", "1920x1080"])
+def test_send_stays_in_view_with_a_limit_typed_and_the_what_if_shown(
+    qtbot: QtBot, terminal: MainWindow, size: QSize, plan: Plan
+) -> None:
+    """Send and the outcome line are anchored under the ticket's scrolling part: whatever the
+    ticket shows (a limit, its warnings, the what-if), they are inside the ticket's dock."""
+    at_size(qtbot, terminal, size, plan)
+    dock = terminal.docks["orderTicket"]
+    dock.raise_()
+    ticket = dock.widget()
+    assert isinstance(ticket, OrderTicketPanel)
+    qtbot.waitUntil(lambda: ticket.pair_box.currentText() != "", timeout=WAIT_MS)
+    ticket.type_box.setCurrentIndex(ticket.type_box.findData("limit"))
+    ticket.size_edit.setFocus()
+    QTest.keyClicks(ticket.size_edit, "100")
+    ticket.limit_edit.setFocus()
+    QTest.keyClicks(ticket.limit_edit, "1")  # far from the book: a warning line too
+    qtbot.waitUntil(lambda: ticket.what_if_cells[0][0].text() != "", timeout=WAIT_MS)
+    assert ticket.what_if_toggle.isChecked() and ticket.what_if_box.isVisible()
+    settle()
+    send = ticket.send_button
+    assert send.isVisible() and not scrolled(send, ticket)
+    assert dock.rect().contains(rect_in(send, dock)), (rect_in(send, dock), dock.rect())
+    assert send.visibleRegion().boundingRect() == send.rect()  # nothing covers it
+    assert dock.rect().contains(rect_in(ticket.outcome_label, dock))
+    QTest.mouseClick(ticket.what_if_toggle, Qt.MouseButton.LeftButton)  # the what-if folds
+    assert not ticket.what_if_box.isVisible()
+
+
 def rows_shown(table: QTableView) -> int:
     return table.viewport().height() // table.verticalHeader().defaultSectionSize()
 

@@ -52,13 +52,19 @@ def test_buy_and_sell_wear_the_side_colours_and_answer_alt_b_alt_s(
     assert palette.bid.name() in panel.buy_button.styleSheet()
     assert palette.ask.name() in panel.sell_button.styleSheet()
     assert "Alt+B" in panel.buy_button.text() and "Alt+S" in panel.sell_button.text()
-    type_into(qtbot, panel.size_edit, "0.5")
+    # The old rule kept the digits in the other asset ("Sell 0.5 BTC" from 0.5 USD); the side
+    # switch now never shows the same digits in the other asset: converted at the mid.
+    type_into(qtbot, panel.size_edit, "10000")
     QTest.keyClick(panel.size_edit, Qt.Key.Key_S, Qt.KeyboardModifier.AltModifier)
-    assert side(panel) == "sell" and panel.size_edit.text() == "0.5"  # nothing typed
-    assert panel.send_button.text() == "Sell 0.5 BTC"
+    assert side(panel) == "sell" and panel.size_edit.text() != "10000"  # nothing typed
+    assert panel.size_unit.text() == "BTC to sell"
+    assert panel.outcome_label.text().startswith("10,000 USD → ")
+    assert " BTC at " in panel.outcome_label.text()
+    assert panel.send_button.text() == f"Sell {panel.size_edit.text().rstrip('0')} BTC"
     QTest.keyClick(panel.size_edit, Qt.Key.Key_B, Qt.KeyboardModifier.AltModifier)
-    assert side(panel) == "buy"
-    assert panel.send_button.text() == "Buy BTC for 0.5 USD"
+    assert side(panel) == "buy" and panel.size_unit.text() == "USD to spend"
+    assert panel.send_button.text().startswith("Buy BTC for ")
+    assert " BTC → " in panel.outcome_label.text()
 
 
 def test_alt_b_in_the_ticket_does_not_reach_the_rfq_ticket(qtbot: QtBot, live: Live) -> None:

@@ -71,6 +71,7 @@ def test_preferences_round_trip_exactly(settings: QSettings) -> None:
         confirm_orders=False,
         theme="light",
         log_level="DEBUG",
+        slippage_bps=Decimal("12.5"),
     )
     prefs.save(settings)
     assert Preferences.load(settings) == prefs
@@ -93,6 +94,10 @@ def test_bad_values_are_refused_with_a_reason(qtbot: QtBot, live: Live) -> None:
     assert not dialog.apply()
     assert dialog.error.text() == "not traded on this service: NOPE/USD"
     dialog.watchlist.setText("")
+    dialog.slippage.setText("600")
+    assert not dialog.apply()
+    assert dialog.error.text() == "the slippage collar is between 0 and 500 bps, not 600"
+    dialog.slippage.setText("10")
     dialog.max_distance.setText("0")
     assert not dialog.apply()
     assert "between 0 and 100" in dialog.error.text()
@@ -109,6 +114,7 @@ def test_changes_apply_at_once(qtbot: QtBot, live: Live, app: QApplication) -> N
     dialog.intervals["balances"].setText("0.5")
     dialog.max_notional.setText("5000")
     dialog.max_distance.setText("1")
+    dialog.slippage.setText("25")
     dialog.auto_requote.setChecked(True)
     dialog.confirm.setChecked(False)
     dialog.log_level.setCurrentText("DEBUG")
@@ -131,6 +137,9 @@ def test_changes_apply_at_once(qtbot: QtBot, live: Live, app: QApplication) -> N
         assert live.context.settings.value("orders/confirm") in (False, "false")
         stored = Preferences.load(live.context.settings)
         assert stored.max_notional == Decimal(5000) and stored.auto_requote
+        assert stored.slippage_bps == Decimal(25)  # persisted, and the ticket uses it
+        ticket = window.docks["orderTicket"].widget()
+        assert isinstance(ticket, OrderTicketPanel) and ticket.slippage_bps == Decimal(25)
     finally:
         logging.getLogger().setLevel(old_level)
 

@@ -13,10 +13,12 @@ Choices where the issue is silent (README "Trading: the order ticket (F2)"):
 - Buy and Sell are two buttons in the bid and ask colours of the palette in force; Alt+B and
   Alt+S pick them while the focus is in the ticket (the ticket claims the keys there, so the
   RFQ ticket's Alt+B / Alt+S accepts keep working when its own fields have the focus);
-- the amount is in the asset the order sells, because the service takes the size in the
-  ``source`` only: a buy spends QUOTE ("Buy BTC for 10,000 USD", then ≈ the BTC it gets), a
-  sell sells BASE ("Sell 2 ETH"). No conversion through an estimate, so what is sent is
-  exactly what was typed;
+- the amount is in the asset the order sells by default (a buy spends QUOTE, a sell sells
+  BASE); the units button puts it in the pair's other asset, remembered per pair. An
+  amount never keeps its digits in another asset: the rules are
+  ``app.services.order_ticket``'s (converted at the mid with a note, or cleared), and an
+  amount in the asset bought is sent as the asset sold at the limit or the touch, shown as
+  such (what the confirmation shows is what is sent);
 - a limit is typed and shown as QUOTE per BASE; the wire value is in a details line;
 - a limit order gets an end time by default, ``resting_hours`` (Settings) after the moment the
   trader last edited the ticket; the service cannot cancel an order, so the ticket says until
@@ -27,9 +29,12 @@ Choices where the issue is silent (README "Trading: the order ticket (F2)"):
 
 Click-to-trade (README "Click-to-trade"): a click on a bid or an ask (watchlist, ladder)
 arrives as a ``TradeRequest`` (``app/ui/click_trade.py``) and ``prefill``s a limit at that
-price; a double-click, Hit bid (Ctrl+Shift+S) and Lift offer (Ctrl+Shift+B) then ``send_now``
-— the same checks and confirmation as Enter. The size presets (Settings) are quick buttons
-under the amount; the first is the asset's default size.
+price; a double-click, Hit bid (Ctrl+Shift+S) and Lift offer (Ctrl+Shift+B) make it
+marketable (the touch plus the slippage collar, ending seconds later: it fills now or
+expires) and ``send_now`` — the same checks and confirmation as Enter. Send and the one
+outcome line sit under the scrolling part of the ticket, always in view; the what-if folds.
+The size presets (Settings) are quick buttons under the amount; the first is the asset's
+default size.
 
 Messages are coloured by level (error, warning, success) from the palette in force; a theme
 switch restyles every message on screen.
@@ -69,6 +74,9 @@ SIDE_KEYS: dict[int, Side] = {Qt.Key.Key_B: "buy", Qt.Key.Key_S: "sell"}
 #: Ctrl+1..8, Ctrl+L, Ctrl+, or the tickets' Alt+B / Alt+S).
 HIT_BID_KEY = "Ctrl+Shift+S"
 LIFT_OFFER_KEY = "Ctrl+Shift+B"
+#: How long a hit/lift order may wait for its fill before it expires (seconds): long enough
+#: to read the confirmation, short enough that it never sits on the book.
+MARKETABLE_SECONDS = 10.0
 #: How a press of Send is answered on screen: (label, level) by the step's kind.
 STEP_LOOK = {
     "cannot_send": ("outcome", "error"),
@@ -98,6 +106,7 @@ class OrderTicketPanel(TicketScreen):
             presets=prefs.presets(),
             resting_hours=float(prefs.resting_hours),
         )
+        self.slippage_bps = prefs.slippage_bps
         ticket = self.ticket
         self.destroyed.connect(lambda *_: ticket.close())  # a closure: the panel is going
         self._shown: Preview | None = None  # the preview the confirmation shows
@@ -125,6 +134,7 @@ class OrderTicketPanel(TicketScreen):
         self.buy_button.clicked.connect(lambda: self.set_side("buy"))
         self.sell_button.clicked.connect(lambda: self.set_side("sell"))
         self.size_edit.textChanged.connect(lambda text: self._forward(t.set_size(text)))
+        self.units_button.clicked.connect(lambda: self._forward(t.toggle_units()))
         self.limit_edit.textChanged.connect(lambda text: self._forward(t.set_limit(text)))
         self.type_box.currentIndexChanged.connect(
             lambda _: self._forward(t.set_type(self.type_box.currentData()))
@@ -243,6 +253,9 @@ class OrderTicketPanel(TicketScreen):
         target = PairSide(AssetPair.parse(pair), side)
         price = f"{self._context.precision.price_text(limit_price, pair)} {target.pair.quote}"
         text = f"From the book: {target.verb.lower()} {target.pair.base} at {price}"
+        note = self.ticket.preview.note
+        if note is not None:
+            text += f"; {note[1]}"
         if not self.ticket.fields.size.strip():
             text += f"; no size preset for {target.source} (Settings): type the amount"
         styled(self.outcome_label, "info", text)
@@ -253,13 +266,30 @@ class OrderTicketPanel(TicketScreen):
         self.submit()
 
     def _on_trade_request(self, request: TradeRequest) -> None:
-        """A click on a price (or a double-click, to send) in a panel sharing the context."""
+        """A click on a price (or a double-click, to send) in a panel sharing the context. A
+        double-click trades now, as hit bid / lift offer do: a marketable limit at the touch
+        plus the slippage collar that fills now or expires (a click is on a bid to sell or on
+        an ask to buy: it is never meant to rest, whatever the book did since)."""
         filled = self.prefill(request.pair, request.side, request.price, request.amount)
         if filled and request.send:
             if not self.ticket.fields.size.strip():
                 self.size_edit.setFocus()  # nothing to send yet: the amount is missing
                 return
+            if not self._make_marketable(request.side, None):
+                return
             self.send_now()
+
+    def _make_marketable(self, side: Side, amount: Decimal | None) -> bool:
+        """The ticket as a marketable limit (touch plus the slippage collar, ending within
+        seconds); False, said on the outcome line, when it cannot be."""
+        refused = self.ticket.marketable(
+            side, amount, collar_bps=self.slippage_bps, seconds=MARKETABLE_SECONDS
+        )
+        if refused is not None:
+            styled(self.outcome_label, "error", refused)
+            return False
+        self._raise_dock()
+        return True
 
     def _trade_action(self, text: str, keys: str, side: Side) -> QAction:
         action = QAction(text, self)
@@ -279,9 +309,11 @@ class OrderTicketPanel(TicketScreen):
         return [self.hit_bid_action, self.lift_offer_action]
 
     def hit_or_lift(self, side: Side) -> None:
-        """Hit the bid (sell) or lift the offer (buy) of the ticket's pair at the touch, with
-        the default size, through the checks and confirmation. Without a default size for the
-        asset sold the order is prefilled and nothing is sent."""
+        """Hit the bid (sell) or lift the offer (buy) of the ticket's pair with the default
+        size, through the checks and confirmation: a limit at the touch plus the slippage
+        collar (Settings) ending ``MARKETABLE_SECONDS`` from the key, so it fills now or
+        expires and never rests. Without a default size for the asset sold the order is
+        prefilled at the touch and nothing is sent."""
         pair_side = self.pair_side
         if pair_side is None:
             styled(self.outcome_label, "error", "Choose a pair to trade first.")
@@ -295,17 +327,19 @@ class OrderTicketPanel(TicketScreen):
         source = PairSide(pair_side.pair, side).source
         default = self.ticket.default_size(source)
         if default is None:
-            if self.prefill(pair, side, price):
+            if self._make_marketable(side, None):
                 self.ticket.set_size("")
                 self.size_edit.setFocus()
                 styled(
                     self.outcome_label,
                     "warning",
                     f"No default size for {source} (Settings › Size presets): nothing sent; "
-                    "type the amount, then Enter sends.",
+                    f"type the amount, then Enter sends within {MARKETABLE_SECONDS:g} s of "
+                    "the key (a limit at the touch plus the collar, never resting).",
                 )
             return
-        self._on_trade_request(TradeRequest(pair, side, price, send=True, amount=default))
+        if self._make_marketable(side, default):
+            self.send_now()
 
     def _raise_dock(self) -> None:
         """Bring the ticket's dock to the front (it may be tabbed behind the RFQ ticket)."""
@@ -325,6 +359,7 @@ class OrderTicketPanel(TicketScreen):
     def apply_preferences(self, prefs: Preferences) -> None:
         """Settings > trading: the pre-trade limits, the resting time and the size presets."""
         self.ticket.desk.limits = prefs.check_limits()
+        self.slippage_bps = prefs.slippage_bps
         self._presets_for = None  # the presets may have changed: rebuild the buttons
         self.ticket.apply(prefs.presets(), float(prefs.resting_hours))
 
@@ -371,9 +406,11 @@ class OrderTicketPanel(TicketScreen):
                 "source": self.pair_box,
             }.get(step.field, self.size_edit)
             target.setFocus()
-        elif step.kind == "blocked":
+        elif step.kind == "blocked" and self.ticket.preview.fat_finger:
             self.override_check.setVisible(True)
             self.override_check.setFocus()
+        elif step.kind == "blocked":
+            self.limit_edit.setFocus()  # a limit kept through a switch: edit it
         elif step.kind == "not_sent":
             self.size_edit.setFocus()
 

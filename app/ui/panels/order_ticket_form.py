@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QScrollArea,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -96,6 +97,9 @@ class OrderTicketForm(QWidget):
         sides = _row(self.pair_box, self.buy_button, self.sell_button)
 
         self.size_edit, self.size_unit = self._number_field("orderSize", "amount", mono)
+        self.units_button = QPushButton(self)  # the amount in the pair's base or quote
+        self.units_button.setObjectName("orderUnits")
+        self.units_button.setAutoDefault(False)
         self.preset_row = QHBoxLayout()  # quick buttons: the size presets of the asset sold
         self.preset_row.setContentsMargins(0, 0, 0, 0)
         self.preset_row.addStretch(1)  # the buttons compact on the left
@@ -140,7 +144,8 @@ class OrderTicketForm(QWidget):
         form = self._form = QFormLayout()
         form.addRow("Pair", sides)
         form.addRow(
-            self._buddy("Amount (&z)", self.size_edit), _row(self.size_edit, self.size_unit)
+            self._buddy("Amount (&z)", self.size_edit),
+            _row(self.size_edit, self.size_unit, self.units_button),
         )
         form.addRow("", self.preset_box)
         form.addRow("T&ype", self.type_box)
@@ -155,15 +160,26 @@ class OrderTicketForm(QWidget):
         self.input_error = wrapped_label(self, "orderInputError")
         self.estimate_label = wrapped_label(self, "orderEstimate")
         self.rest_label = wrapped_label(self, "orderRests")
-        self.what_if_grid = QGridLayout()
+        self.what_if_toggle = QToolButton(self)
+        self.what_if_toggle.setObjectName("orderWhatIfToggle")
+        self.what_if_toggle.setText("What-if")
+        self.what_if_toggle.setCheckable(True)
+        self.what_if_toggle.setChecked(True)
+        self.what_if_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.what_if_toggle.setArrowType(Qt.ArrowType.DownArrow)
+        self.what_if_toggle.setToolTip("Show or hide the balances after the trade")
+        self.what_if_box = QWidget(self)
+        self.what_if_box.setObjectName("orderWhatIf")
+        self.what_if_grid = QGridLayout(self.what_if_box)
+        self.what_if_grid.setContentsMargins(0, 0, 0, 0)
         self.what_if_cells: list[list[QLabel]] = []
         self.what_if_headers: list[QLabel] = []
         for column, title in enumerate(("After", "free", "credit")):
-            header = QLabel(f"<b>{title}</b>", self)
+            header = QLabel(f"<b>{title}</b>", self.what_if_box)
             self.what_if_grid.addWidget(header, 0, column)
             self.what_if_headers.append(header)
         for row in (1, 2):
-            cells = [QLabel(self) for _ in range(3)]
+            cells = [QLabel(self.what_if_box) for _ in range(3)]
             for column, cell in enumerate(cells):
                 cell.setObjectName(f"orderWhatIf{row}{column}")
                 self.what_if_grid.addWidget(cell, row, column)
@@ -192,23 +208,33 @@ class OrderTicketForm(QWidget):
         self._content, self._scroll = content, scroll
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(scroll)
+        outer.addWidget(scroll, 1)
         layout = self._content_layout = QVBoxLayout(content)
         layout.setContentsMargins(6, 6, 6, 6)  # a dock is narrow: no width wasted on margins
         layout.addLayout(self._form)
         for label in (self.input_error, self.estimate_label, self.rest_label):
             layout.addWidget(label)
-        layout.addLayout(self.what_if_grid)
-        below: tuple[QWidget, ...] = (
-            self.verdict_label,
-            self.checks_label,
-            self.override_check,
-            self.send_button,
-            self.outcome_label,
-        )
-        for widget in below:
-            layout.addWidget(widget)
+        layout.addWidget(self.what_if_toggle)
+        layout.addWidget(self.what_if_box)
+        layout.addWidget(self.verdict_label)
         layout.addStretch(1)
+        # The action area is anchored under the scrolling part: Send, what blocks or warns
+        # about it, and the one outcome line are in view at any window size.
+        actions = self.action_area = QWidget(self)
+        actions.setObjectName("orderTicketActions")
+        below = QVBoxLayout(actions)
+        below.setContentsMargins(6, 2, 6, 6)
+        for widget in (self.checks_label, self.override_check, self.send_button):
+            below.addWidget(widget)
+        below.addWidget(self.outcome_label)
+        outer.addWidget(actions)
+        self.what_if_toggle.toggled.connect(self._show_what_if)
+
+    def _show_what_if(self, shown: bool) -> None:
+        """The what-if collapses to its title (the verdict line stays: it says a refusal)."""
+        self.what_if_box.setVisible(shown)
+        arrow = Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow
+        self.what_if_toggle.setArrowType(arrow)
 
     def _fit_width(self) -> None:
         """The dock is never narrower than the ticket's form rows (plus margins and room for

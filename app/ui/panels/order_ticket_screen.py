@@ -20,7 +20,9 @@ from app.ui.palette import level_colour
 from app.ui.panels.order_ticket_form import OrderTicketForm
 from app.ui.panels.order_ticket_view import (
     STALE_AFTER,
+    amount_words,
     checks_text,
+    conversion_text,
     estimate_text,
     limit_fill_text,
     rest_text,
@@ -82,6 +84,11 @@ class TicketScreen(OrderTicketForm):
         predictions (unless only the state changed: a send's first steps stay light), the
         estimate and Send. ``again``: everything, as after a theme switch or a refused edit."""
         last, self._preview = self._preview, preview
+        if last is not None and last.fields != preview.fields:
+            # One outcome line per ticket: an edit replaces the last answer or note with
+            # what this edit did (a conversion, a re-seeded limit), or nothing.
+            level, text = preview.note or ("info", "")
+            styled(self.outcome_label, level, text)
         if again or last is None or not _same_predictions(last, preview):
             self._show_fields(preview.fields)
             request = preview.request
@@ -119,12 +126,20 @@ class TicketScreen(OrderTicketForm):
         self.end_check.setEnabled(limit)
         self.end_edit.setEnabled(limit and fields.end_enabled)
         pair_side = fields.pair_side
-        source = None if pair_side is None else pair_side.source
-        self.show_presets(source, self.preset_amounts(source or ""), self.use_preset)
+        asset = fields.amount_in or None  # the presets are amounts of the amount's asset
+        self.show_presets(asset, self.preset_amounts(asset or ""), self.use_preset)
+        self.units_button.setEnabled(pair_side is not None)
         if pair_side is not None:
-            spend = "to spend" if pair_side.side == "buy" else "to sell"
-            self.size_unit.setText(f"{pair_side.source} {spend}")
-            self.limit_unit.setText(f"{pair_side.pair.quote} per {pair_side.pair.base}")
+            pair = pair_side.pair
+            self.size_unit.setText(
+                f"{fields.amount_in} {amount_words(pair_side, fields.amount_in)}"
+            )
+            other = pair.quote if fields.amount_in == pair.base else pair.base
+            self.units_button.setText(f"in {other}")
+            self.units_button.setToolTip(
+                f"Enter the amount in {other} instead (a typed amount is converted at the mid)"
+            )
+            self.limit_unit.setText(f"{pair.quote} per {pair.base}")
 
     def _show_form(self, preview: Preview) -> None:
         """The input error, the wire details and the client id: on an edit only (a check's
@@ -140,8 +155,12 @@ class TicketScreen(OrderTicketForm):
             return
         styled(self.input_error, "info", "")
         wire = wire_text(ticket, preview.snapshot.pair_info)
-        self.wire_label.setText(f"details: {wire}" if wire else "")
-        self._form.setRowVisible(self.wire_label, bool(wire))
+        lines = [f"details: {wire}"] if wire else []
+        pair_side = preview.fields.pair_side
+        if preview.conversion is not None and pair_side is not None:
+            lines.insert(0, conversion_text(preview.conversion, pair_side, self._precision))
+        self.wire_label.setText("\n".join(lines))
+        self._form.setRowVisible(self.wire_label, bool(lines))
         self.client_id_label.setText(request.client_order_id)
 
     def _show_predictions(self, preview: Preview) -> None:
@@ -165,6 +184,9 @@ class TicketScreen(OrderTicketForm):
         else:
             pairs = preview.snapshot.pair_info
             text = rest_text(ticket, preview.fills, pairs, preview.tops, precision)
+            if preview.fields.marketable and preview.rests:
+                # hit/lift: the book moved past the collar; it ends within seconds
+                text = "Does not reach the touch now: it expires within seconds unless it fills."
             styled(self.rest_label, "warning" if preview.rests else "info", text)
         self.override_check.setVisible(preview.fat_finger)
         lines = checks_text(list(preview.checks))

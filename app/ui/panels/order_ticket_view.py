@@ -15,8 +15,8 @@ from app.domain.money import MONEY_CONTEXT
 from app.domain.pair_terms import PairSide, pair_base
 from app.domain.records import TopOfBook
 from app.services.estimates import EstimateResult
-from app.services.limit_prices import describe_limit
-from app.services.order_intent import Preview
+from app.services.limit_prices import describe_limit, display_number
+from app.services.order_intent import Conversion, Preview
 from app.services.order_words import (
     action,
     at_least,
@@ -30,6 +30,50 @@ from app.services.ticket import TicketInput
 
 #: An estimate older than this is not presented as the current price (seconds).
 STALE_AFTER = 5.0
+
+
+def amount_words(pair_side: PairSide, asset: str) -> str:
+    """What the amount does: ``to spend`` / ``to buy`` for a buy, ``to sell`` / ``to receive``
+    for a sell."""
+    if pair_side.side == "buy":
+        return "to spend" if asset == pair_side.source else "to buy"
+    return "to sell" if asset == pair_side.source else "to receive"
+
+
+def conversion_text(conversion: Conversion, pair_side: PairSide, precision: Precision) -> str:
+    """How an amount in the asset bought becomes the size sent: ``1 BTC at the limit
+    90,000.00 → sends 90,000.00 USD`` (exact), or ``≈ 1 BTC at the ask 90,001.00 → sends
+    exactly 90,001.00 USD`` (a market order: the fill price decides what it buys)."""
+    typed, sent = conversion.typed, conversion.sent
+    pair = str(pair_side.pair)
+    price = f"{precision.price_text(conversion.price, pair)} {pair_side.pair.quote}"
+    typed_text = f"{precision.exact(typed.value, typed.asset)} {typed.asset}"
+    sent_text = f"{precision.exact(sent.value, sent.asset)} {sent.asset}"
+    if conversion.approximate:
+        touch = "ask" if pair_side.side == "buy" else "bid"
+        return f"≈ {typed_text} at the {touch} {price} → sends exactly {sent_text}"
+    return f"{typed_text} at the limit {price} → sends {sent_text}"
+
+
+def marketable_text(preview: Preview, precision: Precision) -> str:
+    """Hit bid / lift offer in words: ``Buy 0.01 BTC at market, at most 91,169.38 USD`` or
+    ``Buy BTC for 1,000.00 USD at market, at most 91,169.38 USD`` (the limit is the worst
+    price the order accepts; it fills now or expires)."""
+    ticket, pair_side = preview.ticket, preview.fields.pair_side
+    if ticket is None or ticket.limit is None or pair_side is None:
+        return ""
+    pair = pair_side.pair
+    limit = pair_side.price(ticket.limit).value
+    worst = "at most" if pair_side.side == "buy" else "at least"
+    price = f"{precision.price_text(limit, str(pair))} {pair.quote}"
+    sold = f"{display_number(ticket.size)} {ticket.source}"  # as the Send button says it
+    if pair_side.side == "buy":
+        conversion = preview.conversion
+        if conversion is not None:
+            typed = f"{display_number(conversion.typed.value)} {pair.base}"
+            return f"Buy {typed} at market, {worst} {price} (sends {sold})"
+        return f"Buy {pair.base} for {sold} at market, {worst} {price}"
+    return f"Sell {sold} at market, {worst} {price}"
 
 
 def wire_text(ticket: TicketInput, known_pairs: Iterable[str]) -> str:
@@ -209,6 +253,13 @@ def confirmation_text(
         return "", [], [], False
     pairs = list(preview.snapshot.pair_info)
     details: list[str] = []
+    pair_side = preview.fields.pair_side
+    if preview.conversion is not None and pair_side is not None:
+        details.append(conversion_text(preview.conversion, pair_side, precision))
+    if preview.fields.marketable and ticket.end_at is not None:
+        details.append(
+            f"Fills now or expires at {until_text(ticket.end_at)}: it never rests on the book."
+        )
     estimate = preview.estimate
     wanted = False
     if not preview.rests:  # a resting order does not fill at the market's price
@@ -233,4 +284,6 @@ def confirmation_text(
         details.append(f"details: {wire}")
     details.append(f"client id {request.client_order_id}")
     summary = action(ticket, pairs, precision)
+    if preview.fields.marketable:
+        summary = marketable_text(preview, precision) or summary
     return summary, details, [check.message for check in preview.checks], wanted
