@@ -8,10 +8,10 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from PySide6.QtCore import QPoint, QRect, Qt
-from PySide6.QtGui import QColor, QImage
+from PySide6.QtCore import QPoint, QPointF, QRect, Qt
+from PySide6.QtGui import QColor, QEnterEvent, QImage
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow
+from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow
 from pytestqt.qtbot import QtBot
 
 from app.ui.models.depth_model import ASK, BID, DepthRole
@@ -53,6 +53,11 @@ def next_book(qtbot: QtBot, live: Live) -> None:
 def following(panel: DepthPanel) -> bool:
     """Whether the ladder follows the touch (a call: mypy would narrow the property)."""
     return panel.following
+
+
+def hovered(panel: DepthPanel) -> bool:
+    """Whether the ladder holds still for the pointer (a call: mypy would narrow a property)."""
+    return panel.view.hovered
 
 
 def touch_rows(panel: DepthPanel) -> tuple[int, int]:
@@ -202,6 +207,34 @@ def test_with_the_pointer_away_a_touch_that_drifts_to_the_edge_is_recentred(
         offline.bridge.orderBook.emit(ladder_book(30, 30, mid=mid))
         assert touch_in_middle_third(panel), mid
     assert prices(panel) != first  # new rows were taken on the way
+
+
+def test_a_ladder_that_appears_under_a_still_pointer_follows_until_the_pointer_moves(
+    qtbot: QtBot, offline: PanelContext
+) -> None:
+    """The window opens where the pointer rests (Qt sends Enter, no move): the ladder keeps
+    the touch in the middle as the market runs. Once the pointer moves over it, it holds its
+    rows."""
+    window, panel = docked_ladder(qtbot, offline)
+    window.show()
+    qtbot.waitExposed(window)
+    offline.bridge.orderBook.emit(ladder_book(30, 30))
+    qtbot.waitUntil(lambda: touch_in_middle_third(panel))
+    view = panel.view
+    at = QPointF(view.rect().center())
+    QApplication.sendEvent(view, QEnterEvent(at, at, QPointF(view.mapToGlobal(at))))
+    assert not hovered(panel)
+    rows_shown = view.viewport().height() // view.rowHeight(0)
+    for mid in range(1001, 1001 + rows_shown):
+        offline.bridge.orderBook.emit(ladder_book(30, 30, mid=mid))
+        assert touch_in_middle_third(panel), mid
+
+    QTest.mouseMove(window, view.viewport().mapTo(window, QPoint(10, 10)))
+    assert hovered(panel)
+    held = prices(panel)
+    for mid in range(1001 + rows_shown, 1001 + 2 * rows_shown):
+        offline.bridge.orderBook.emit(ladder_book(30, 30, mid=mid))
+        assert prices(panel) == held, mid
 
 
 def test_space_recentres_after_the_trader_scrolled_away(qtbot: QtBot, live: Live) -> None:
