@@ -373,6 +373,31 @@ def ladder_book(asks: int, bids: int, mid: int = 1000) -> OrderBook:
     )
 
 
+def test_a_held_row_without_a_level_shows_neither_size_nor_cumulative() -> None:
+    """A held row whose price the book has no level for any more is blank in both columns (a
+    running sum beside an empty size would read as a level with no size); the rows with a
+    level keep their running sums from the touch."""
+    model = DepthModel(Precision())
+    model.set_held(True)
+    model.set_book(book("BTC/USD", BIDS, ASKS))
+    gaps = book(
+        "BTC/USD",
+        [("100.0", "1"), ("99.0", "3")],  # nothing at 99.5 any more
+        [("100.5", "4"), ("101.5", "7")],  # nothing at 101.0
+    )
+    model.set_book(gaps)
+    assert [r.price for r in model.rows] == [
+        D("101.5"), D("101.0"), D("100.5"), D("100.0"), D("99.5"), D("99.0")
+    ]  # fmt: skip
+    assert [r.size for r in model.rows] == [D(7), D(0), D(4), D(1), D(0), D(3)]
+    assert [r.cumulative for r in model.rows] == [D(11), D(0), D(4), D(1), D(0), D(4)]
+    for row in (1, 4):
+        assert model.index(row, COL["size"]).data() == ""
+        assert model.index(row, COL["cumulative"]).data() == ""
+        assert model.index(row, COL["cumulative"]).data(DepthRole.BAR_FRACTION) == D(0)
+    assert model.index(5, COL["cumulative"]).data() == "4.00000000"
+
+
 def test_depth_panel_keeps_the_touch_centred_when_the_levels_change(
     qtbot: QtBot, offline: PanelContext
 ) -> None:

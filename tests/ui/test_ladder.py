@@ -7,14 +7,18 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from PySide6.QtCore import QPoint, QRect, Qt
-from PySide6.QtGui import QColor, QImage
+import pytest
+from PySide6.QtCore import QPoint, QPointF, QRect, Qt
+from PySide6.QtGui import QColor, QEnterEvent, QImage
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow
 from pytestqt.qtbot import QtBot
 
 from app.ui.models.depth_model import ASK, BID, DepthRole
+from app.ui.panels.base import PanelContext
 from app.ui.panels.depth import BAR_INSET, DepthPanel
-from tests.ui.conftest import Live
+from tests.ui.conftest import Live, OfflineContext
+from tests.ui.test_depth_chart import ladder_book
 
 #: Size of the ladder in the tests: far fewer rows than the sandbox's 2 x 25 levels.
 WIDTH, HEIGHT = 420, 300
@@ -49,6 +53,11 @@ def next_book(qtbot: QtBot, live: Live) -> None:
 def following(panel: DepthPanel) -> bool:
     """Whether the ladder follows the touch (a call: mypy would narrow the property)."""
     return panel.following
+
+
+def hovered(panel: DepthPanel) -> bool:
+    """Whether the ladder holds still for the pointer (a call: mypy would narrow a property)."""
+    return panel.view.hovered
 
 
 def touch_rows(panel: DepthPanel) -> tuple[int, int]:
@@ -120,6 +129,112 @@ def test_touch_is_centred_on_open_after_an_update_and_after_a_pair_change(
     panel.resize(WIDTH, HEIGHT + 120)
     qtbot.waitUntil(lambda: panel.view.viewport().height() > HEIGHT - 40)
     assert_touch_centred(panel)
+
+
+# -- driven through the bridge's order book topic ------------------------------------------------
+
+
+@pytest.fixture
+def offline(offline_context: OfflineContext) -> PanelContext:
+    return offline_context("BTC/USD")
+
+
+def touch_in_middle_third(panel: DepthPanel) -> bool:
+    """Best ask and best bid shown, meeting in the middle third of the viewport."""
+    viewport = panel.view.viewport().rect()
+    best_ask, best_bid = touch_rects(panel)
+    third = viewport.height() // 3
+    return (
+        viewport.contains(best_ask)
+        and viewport.contains(best_bid)
+        and third <= best_bid.top() <= viewport.height() - third
+    )
+
+
+def docked_ladder(qtbot: QtBot, context: PanelContext) -> tuple[QMainWindow, DepthPanel]:
+    """A ladder in a dock beside a central widget, as in the main window (not shown yet)."""
+    window = QMainWindow()
+    qtbot.addWidget(window)
+    window.setCentralWidget(QLabel("chart"))
+    dock = QDockWidget("Depth", window)
+    panel = DepthPanel(context)
+    dock.setWidget(panel)
+    window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+    window.resize(700, 260)
+    return window, panel
+
+
+def test_a_docked_ladder_is_centred_once_the_layout_settles(
+    qtbot: QtBot, offline: PanelContext
+) -> None:
+    """A first book, then the window (and its dock) resized; and a book that arrives while
+    hidden, then shown with a size change pending: the touch ends in the middle."""
+    window, panel = docked_ladder(qtbot, offline)
+    window.show()
+    qtbot.waitExposed(window)
+    offline.bridge.orderBook.emit(ladder_book(30, 30))
+    qtbot.waitUntil(lambda: touch_in_middle_third(panel))
+    height = panel.view.viewport().height()
+    window.resize(700, 820)
+    qtbot.waitUntil(lambda: panel.view.viewport().height() > height + 300)
+    qtbot.waitUntil(lambda: touch_in_middle_third(panel))
+    assert_touch_centred(panel)
+
+    window.hide()
+    offline.bridge.orderBook.emit(ladder_book(30, 30, mid=1500))
+    window.resize(700, 300)
+    window.show()
+    qtbot.waitExposed(window)
+    qtbot.waitUntil(lambda: panel.view.viewport().height() < height + 60)
+    qtbot.waitUntil(lambda: touch_in_middle_third(panel))
+    assert_touch_centred(panel)
+
+
+def test_with_the_pointer_away_a_touch_that_drifts_to_the_edge_is_recentred(
+    qtbot: QtBot, offline: PanelContext
+) -> None:
+    """The market runs up the held rows one row per book: with the pointer away the ladder
+    never leaves the touch on its top rows (a ladder of bids with one ask on top); it takes
+    new rows with the touch in the middle."""
+    window, panel = docked_ladder(qtbot, offline)
+    window.show()
+    qtbot.waitExposed(window)
+    offline.bridge.orderBook.emit(ladder_book(30, 30))
+    qtbot.waitUntil(lambda: touch_in_middle_third(panel))
+    rows_shown = panel.view.viewport().height() // panel.view.rowHeight(0)
+    first = prices(panel)
+    for mid in range(1001, 1001 + rows_shown):
+        offline.bridge.orderBook.emit(ladder_book(30, 30, mid=mid))
+        assert touch_in_middle_third(panel), mid
+    assert prices(panel) != first  # new rows were taken on the way
+
+
+def test_a_ladder_that_appears_under_a_still_pointer_follows_until_the_pointer_moves(
+    qtbot: QtBot, offline: PanelContext
+) -> None:
+    """The window opens where the pointer rests (Qt sends Enter, no move): the ladder keeps
+    the touch in the middle as the market runs. Once the pointer moves over it, it holds its
+    rows."""
+    window, panel = docked_ladder(qtbot, offline)
+    window.show()
+    qtbot.waitExposed(window)
+    offline.bridge.orderBook.emit(ladder_book(30, 30))
+    qtbot.waitUntil(lambda: touch_in_middle_third(panel))
+    view = panel.view
+    at = QPointF(view.rect().center())
+    QApplication.sendEvent(view, QEnterEvent(at, at, QPointF(view.mapToGlobal(at))))
+    assert not hovered(panel)
+    rows_shown = view.viewport().height() // view.rowHeight(0)
+    for mid in range(1001, 1001 + rows_shown):
+        offline.bridge.orderBook.emit(ladder_book(30, 30, mid=mid))
+        assert touch_in_middle_third(panel), mid
+
+    QTest.mouseMove(window, view.viewport().mapTo(window, QPoint(10, 10)))
+    assert hovered(panel)
+    held = prices(panel)
+    for mid in range(1001 + rows_shown, 1001 + 2 * rows_shown):
+        offline.bridge.orderBook.emit(ladder_book(30, 30, mid=mid))
+        assert prices(panel) == held, mid
 
 
 def test_space_recentres_after_the_trader_scrolled_away(qtbot: QtBot, live: Live) -> None:

@@ -9,7 +9,10 @@ the new book is laid on the old rows:
   below it, so a row's size is always liquidity that a limit at the row's own price reaches
   (a buy at an ask row's price lifts it, a sell at a bid row's price hits it);
 - the cumulative size of an ask row is every ask at or below its price, of a bid row every bid
-  at or above it (the running sum from the touch outward);
+  at or above it (the running sum from the touch outward); a row with no level at its price
+  (a held row the book has no level for any more) shows no cumulative size either: a running
+  sum beside an empty size reads as a level with no size, and the sum a limit there reaches
+  is the one on the next row nearer the touch that has a level;
 - a row at or above the best ask is an ask row, at or below the best bid a bid row, and a row
   left between them (the touch moved away from it) is ``INSIDE``: no side, no size, no trade;
 - levels beyond the first or last row are not shown until the ladder recentres (takes a new
@@ -87,14 +90,15 @@ def ladder_rows(
     ask_count = bid_count = 0
     bid_total, taken = Decimal(0), 0
     for price in prices:
+        size = shown.get(price, Decimal(0))
         if best_ask is not None and price >= best_ask:
-            rows.append(DepthRow(ASK, price, shown.get(price, Decimal(0)), ask_totals[price], pair))
+            rows.append(DepthRow(ASK, price, size, ask_totals[price] if size else size, pair))
             ask_count += 1
         elif best_bid is not None and price <= best_bid:
             while taken < len(bids) and bids[taken][0] >= price:
                 bid_total += bids[taken][1]
                 taken += 1
-            rows.append(DepthRow(BID, price, shown.get(price, Decimal(0)), bid_total, pair))
+            rows.append(DepthRow(BID, price, size, bid_total if size else size, pair))
             bid_count += 1
         else:
             rows.append(DepthRow(INSIDE, price, Decimal(0), Decimal(0), pair))

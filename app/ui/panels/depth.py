@@ -9,8 +9,15 @@ moves up and down the rows; a price never slides to another row under the trader
 pointer. It recentres — new rows from the current book, the touch in the middle — on a first
 book or a pair change, on **Space** (the ladder focused) or the **Centre** button, and by
 itself only when the pointer leaves the ladder, or while the pointer is away when the touch has
-moved out of the visible rows, or when it is resized or shown (it may have been tabbed away).
-Never while the pointer is over it. Once the trader scrolls (wheel, scroll bar, arrow or page
+drifted out of the middle third of the visible rows (a market that runs moves the touch up or
+down the held rows; on the edge of the view it reads as a one-sided book), or when it is
+resized or shown (it may have been tabbed away). Never while the pointer is over it.
+
+A size change recentres twice: at once, and again once the layout has settled (a zero-delay
+timer). The first alone can land wrong: the viewport's Resize can arrive in the middle of
+Qt's own geometry update (the header turning two lines tall on a first book, a dock being
+laid out), when the scroll bar still has the range of the old rows or size and clamps the
+value set. Once the trader scrolls (wheel, scroll bar, arrow or page
 keys) it stays where they put it until Space or Centre (or a pair change). It scrolls by
 pixel, so the touch is exactly in the middle.
 
@@ -38,6 +45,7 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     QRect,
     Qt,
+    QTimer,
     Signal,
 )
 from PySide6.QtGui import QColor, QPainter
@@ -117,6 +125,11 @@ class DepthPanel(QWidget):
         #: The ladder recentres by itself (pointer away, touch out of view) until the trader
         #: scrolls away; Space, Centre or a pair change turn it back on.
         self._following = True
+        #: Recentres once the layout has settled after a size change (see the docstring).
+        self._settled = QTimer(self)
+        self._settled.setSingleShot(True)
+        self._settled.setInterval(0)
+        self._settled.timeout.connect(self._recentre_if_following)
 
         self.header = QLabel(self)
         self.header.setObjectName("depthHeader")
@@ -209,7 +222,8 @@ class DepthPanel(QWidget):
         if new_rows:  # a first book of the pair: its own rows
             if self._following:
                 self._centre()
-        elif self._following and not self.view.hovered and not self.touch_in_view():
+                self._settled.start()  # its header may still change the viewport's height
+        elif self._following and not self.view.hovered and not self.touch_in_middle():
             self._recentre()
 
     def header_text(self) -> str:
@@ -257,6 +271,12 @@ class DepthPanel(QWidget):
         """The pointer left: the ladder may move again, so it recentres now (unless the trader
         scrolled it somewhere), not under a pointer that comes back."""
         if not hovered and self._following:
+            self._recentre()
+
+    def _recentre_if_following(self) -> None:
+        """The layout settled after a size change: centred again, unless the trader is over
+        the ladder or scrolled it away."""
+        if self._following and not self.view.hovered:
             self._recentre()
 
     def _recentre(self) -> None:
@@ -316,6 +336,18 @@ class DepthPanel(QWidget):
                 return False
         return True
 
+    def touch_in_middle(self) -> bool:
+        """Whether the touch (``touch_y``) lies in the middle third of the viewport, and each
+        side the book has shows its best level on a visible row. Hidden: True (see
+        ``touch_in_view``)."""
+        if not self.view.isVisible():
+            return True
+        if not self.touch_in_view():
+            return False
+        height = self.view.viewport().height()
+        y = self.touch_y() - self.view.verticalScrollBar().value()
+        return height // 3 <= y <= height - height // 3
+
     def touch_y(self) -> int:
         """Where the best ask meets the best bid, in pixels from the ladder's top row (the
         middle of any held rows left between them)."""
@@ -343,7 +375,7 @@ class DepthPanel(QWidget):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """A resized or newly shown ladder (it may have been tabbed away) recentres, unless the
-        pointer is over it."""
+        pointer is over it: now, and again once the layout has settled."""
         if (
             watched is self.view.viewport()
             and event.type() in (QEvent.Type.Resize, QEvent.Type.Show)
@@ -351,6 +383,7 @@ class DepthPanel(QWidget):
             and not self.view.hovered
         ):
             self._recentre()
+            self._settled.start()
         return super().eventFilter(watched, event)
 
     # -- click-to-trade -------------------------------------------------------------------------

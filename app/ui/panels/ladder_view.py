@@ -9,7 +9,10 @@ the double-click, cannot change the price (nor the side) the click asks for.
 The view also keeps its rows still while the pointer is over it: a press does not scroll a
 half-visible row into view (Qt's auto-scroll on the current row would move every row under the
 pointer between the two presses of a double-click); ``hoverChanged`` tells the panel, which
-then holds its price rows (no recentring) until the pointer leaves.
+then holds its price rows (no recentring) until the pointer leaves. The pointer counts as
+over the ladder once it moves (or presses) there, not when the ladder appears under a pointer
+that stands still: a terminal that opens where the pointer happened to rest would otherwise
+hold its first rows while the market runs off them, a one-sided ladder no one asked for.
 
 Keys: Space asks to recentre; the browsing keys say the trader moved through the ladder.
 """
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import (
     QEvent,
     QModelIndex,
+    QObject,
     QPersistentModelIndex,
     QPoint,
     Qt,
@@ -78,6 +82,11 @@ class LadderView(QTableView):
         self._last_press: Press | None = None
         self._pressing = False
         self._hovered = False
+        #: Whether the pointer is inside the view (Enter without a Leave), moved or not.
+        self._inside = False
+        for part in (self.viewport(), self.horizontalHeader(), self.verticalScrollBar()):
+            part.setMouseTracking(True)  # moves without a button: the pointer came over it
+            part.installEventFilter(self)
 
     # -- what was painted -----------------------------------------------------------------------
 
@@ -104,16 +113,23 @@ class LadderView(QTableView):
 
     @property
     def hovered(self) -> bool:
-        """Whether the pointer is over the ladder (its rows, header or scroll bar)."""
+        """Whether the pointer is over the ladder (its rows, header or scroll bar), having
+        moved or pressed there since it came in."""
         return self._hovered
 
     def enterEvent(self, event: QEnterEvent) -> None:
-        self._set_hovered(True)
+        self._inside = True
         super().enterEvent(event)
 
     def leaveEvent(self, event: QEvent) -> None:
+        self._inside = False
         self._set_hovered(False)
         super().leaveEvent(event)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.MouseMove and self._inside:
+            self._set_hovered(True)
+        return super().eventFilter(watched, event)
 
     def _set_hovered(self, hovered: bool) -> None:
         if hovered != self._hovered:
@@ -123,7 +139,8 @@ class LadderView(QTableView):
     # -- clicks ---------------------------------------------------------------------------------
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
-        self._set_hovered(True)  # a press is over the ladder, whatever Enter said
+        self._inside = True  # a press is over the ladder, whatever Enter said
+        self._set_hovered(True)
         if event.button() == Qt.MouseButton.LeftButton:
             found = self.level_at(event.position().toPoint())
             self._press = None if found is None else Press(*found)
