@@ -1,43 +1,17 @@
-"""Order ticket in the trader's terms: pick a pair, then **Buy** or **Sell** its base, with the
-live indicative price (refreshed as the book moves, with its age), what-if balances, whether a
-limit fills now or rests, and pre-trade checks; Enter sends (after a confirmation unless
-switched off), F2 jumps to the amount.
+"""The order ticket's widget: pick a pair, **Buy** or **Sell** its base, an amount (in either
+asset), market or limit; Enter sends, after a confirmation unless switched off; F2 jumps to
+the amount.
 
-The ticket's truth is ``app.services.order_ticket.OrderTicket`` (no Qt): its fields, its one
-state, the market it reads and one ``Preview`` per change. This widget forwards what the trader
-types, clicks and presses, and renders each preview; it holds no market and no money logic.
-
-Choices where the issue is silent (README "Trading: the order ticket (F2)"):
-- the pair follows the pair selected elsewhere (top of book, depth), keeping the side; a new
-  ticket buys;
-- Buy and Sell are two buttons in the bid and ask colours of the palette in force; Alt+B and
-  Alt+S pick them while the focus is in the ticket (the ticket claims the keys there, so the
-  RFQ ticket's Alt+B / Alt+S accepts keep working when its own fields have the focus);
-- the amount is in the asset the order sells by default (a buy spends QUOTE, a sell sells
-  BASE); the units button puts it in the pair's other asset, remembered per pair. An
-  amount never keeps its digits in another asset: the rules are
-  ``app.services.order_ticket``'s (converted at the mid with a note, or cleared), and an
-  amount in the asset bought is sent as the asset sold at the limit or the touch, shown as
-  such (what the confirmation shows is what is sent);
-- a limit is typed and shown as QUOTE per BASE; the wire value is in a details line;
-- a limit order gets an end time by default, ``resting_hours`` (Settings) after the moment the
-  trader last edited the ticket; the service cannot cancel an order, so the ticket says until
-  when it rests and that it cannot be cancelled before;
-- offline (every feed failing) or with the login expired, Send is disabled and says why;
-- the clientOrderId shown is the one the next send carries; it changes only after a settled
-  answer or an edit, so sending an unsettled ticket again cannot place a second order.
-
-Click-to-trade (README "Click-to-trade"): a click on a bid or an ask (watchlist, ladder)
-arrives as a ``TradeRequest`` (``app/ui/click_trade.py``) and ``prefill``s a limit at that
-price; a double-click, Hit bid (Ctrl+Shift+S) and Lift offer (Ctrl+Shift+B) make it
-marketable (the touch plus the slippage collar, ending seconds later: it fills now or
-expires) and ``send_now`` — the same checks and confirmation as Enter. Send and the one
-outcome line sit under the scrolling part of the ticket, always in view; the what-if folds.
-The size presets (Settings) are quick buttons under the amount; the first is the asset's
-default size.
-
-Messages are coloured by level (error, warning, success) from the palette in force; a theme
-switch restyles every message on screen.
+Its truth is ``app.services.order_ticket.OrderTicket`` (no Qt): the fields, the one state, the
+market it reads, the entry rules (an amount keeps its asset, a limit its pair, marketable
+hit/lift) and one ``Preview`` per change. This widget forwards what the trader types, clicks
+and presses, and renders each preview (``order_ticket_screen``); it holds no market and no
+money logic. Alt+B / Alt+S pick the side while the focus is in the ticket (so the RFQ
+ticket's own Alt+B / Alt+S keep working in its fields). A click on a price elsewhere arrives
+as a ``TradeRequest`` (``app/ui/click_trade.py``) and prefills a limit; a double-click, Hit
+bid (Ctrl+Shift+S) and Lift offer (Ctrl+Shift+B) send a marketable limit through the same
+checks and confirmation as Enter. The choices behind each rule are in the README, "Trading:
+the order ticket (F2)".
 """
 
 from __future__ import annotations
