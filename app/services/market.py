@@ -76,13 +76,12 @@ class Market:
         self._advance(balances=balances)
 
     def pairs_changed(self) -> None:
-        """The pairs list was (re)learned: a new snapshot carries it."""
-        self._advance()
+        """The pairs list was (re)learned: a new snapshot carries it. Read only here, not on
+        every tick (comparing hundreds of pairs per top-of-book answer bought nothing: the
+        session learns them once, and says so)."""
+        self._advance(pair_info=MappingProxyType(dict(self._pair_info())))
 
     def _advance(self, **changes: object) -> None:
-        pairs = self._pair_info()
-        if pairs is not self._snapshot.pair_info and pairs != self._snapshot.pair_info:
-            changes["pair_info"] = MappingProxyType(dict(pairs))
         snapshot = replace(self._snapshot, id=self._snapshot.id + 1, **changes)  # type: ignore[arg-type]
         self._snapshot = snapshot
         self.changed.publish(snapshot)
