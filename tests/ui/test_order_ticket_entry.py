@@ -168,3 +168,31 @@ def test_a_side_switch_that_leaves_the_limit_far_blocks_send_until_it_is_edited(
     assert server_orders(qtbot, live) == before
     QTest.keyClick(panel.limit_edit, Qt.Key.Key_Backspace)  # the trader edits the limit
     assert not panel.ticket.preview.blocks
+
+
+def test_lift_offer_pressed_twice_asks_once_and_sends_one_order(qtbot: QtBot, live: Live) -> None:
+    """A trader in a hurry presses Ctrl+Shift+B twice: the second press meets the open
+    confirmation and changes nothing; one Enter sends one order."""
+    Preferences(size_presets="USD: 100").save(live.context.settings)
+    live.context.settings.setValue(CONFIRM_KEY, True)
+    window = QWidget()
+    qtbot.addWidget(window)
+    panel = OrderTicketPanel(live.context, live.desks.orders, window)
+    QHBoxLayout(window).addWidget(panel)
+    window.show()
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    ready(qtbot, live)
+    before = server_orders(qtbot, live)
+    ctrl_shift = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    QTest.keyClick(panel.size_edit, Qt.Key.Key_B, ctrl_shift)
+    qtbot.waitUntil(lambda: panel.confirmation.isVisible())
+    request = panel.ticket.preview.request
+    QTest.keyClick(panel.confirmation, Qt.Key.Key_B, ctrl_shift)  # the second, reflexive press
+    assert panel.confirmation.isVisible()  # the same box, still asking (its price may tick)
+    assert panel.ticket.preview.request == request  # the order on screen did not change
+    QTest.keyClick(panel.confirmation, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: panel.outcome_label.text().startswith(("Bought", "Resting")))
+    new = [o for o in server_orders(qtbot, live) if o not in before]
+    assert len(new) == 1
+    assert request is not None and new[0].client_order_id == request.client_order_id
