@@ -88,7 +88,8 @@ class TerminalSession:
         self.environment = environment
         intervals = intervals or FeedIntervals()
         self._watchlist: list[str] = list(watchlist or [])
-        self._also_polled: list[str] = []  # pairs the price alerts need, watched or not
+        # Pairs polled though not watched, by who needs them (price alerts, working algos).
+        self._also_polled: dict[str, list[str]] = {}
         self._selected: str | None = None
         self.available_pairs: list[str] = []
         self.pair_info: dict[str, PairInfo] = {}
@@ -199,18 +200,21 @@ class TerminalSession:
         self.watchlist_changed.publish(self.watchlist)
         self.top_of_book.refresh()
 
-    def poll_also(self, pairs: Sequence[str]) -> None:
-        """Ask for ``pairs`` in the top-of-book request too (those not watched are added); a
-        pair not polled yet is asked for at once."""
-        new = [pair for pair in pairs if pair not in self._polled_pairs()]
-        self._also_polled = list(dict.fromkeys(pairs))
-        if new:
+    def poll_also(self, pairs: Sequence[str], owner: str = "alerts") -> None:
+        """Ask for ``pairs`` in the top-of-book request too, for ``owner`` (each owner's list
+        replaces its last; the request holds the union); a pair not polled yet is asked for
+        at once."""
+        before = set(self._polled_pairs())
+        self._also_polled[owner] = list(dict.fromkeys(pairs))
+        if any(pair not in before for pair in pairs):
             self.top_of_book.refresh()
 
     def _polled_pairs(self) -> list[str]:
-        """The top-of-book request's pairs: the watchlist, then what else the alerts need."""
+        """The top-of-book request's pairs: the watchlist, then what else alerts and algos
+        need."""
         watched = set(self._watchlist)
-        return [*self._watchlist, *(p for p in self._also_polled if p not in watched)]
+        also = dict.fromkeys(pair for pairs in self._also_polled.values() for pair in pairs)
+        return [*self._watchlist, *(p for p in also if p not in watched)]
 
     @property
     def selected_pair(self) -> str | None:

@@ -8,6 +8,8 @@ What owns what::
     │   │                 price alerts, the watchlist and the selection
     │   └── market        the one numbered copy of the market (MarketSnapshot per change)
     ├── desks             journal, order desk, RFQ desk, unknown outcomes (TradingDesks)
+    ├── algos             the execution engine: parent orders worked through the order desk,
+    │                     kept in a store beside the journal
     ├── feeds             handed out on request: estimates, order list, ledger browser,
     │                     positions, transfers; each built from narrow inputs
     │                     (``app.services.feed_inputs``: a client, the account id, a pairs()
@@ -41,6 +43,8 @@ from typing import Any, TypeVar
 
 from app.api import ServiceClient
 from app.domain.positions import CostMethod
+from app.services.algos.engine import ExecutionEngine
+from app.services.algos.store import AlgoStore, path_beside
 from app.services.desks import TradingDesks
 from app.services.estimates import EstimateFeed
 from app.services.journal import JournalEntry, OrderJournal
@@ -67,6 +71,7 @@ class Terminal:
     def __init__(self, session: TerminalSession) -> None:
         self.session = session
         self.desks: TradingDesks | None = None
+        self.algos: ExecutionEngine | None = None
         self.tasks = session.tasks if session.tasks is not None else Tasks()
         # A failure is told to the trader (the log panel and a notice), not only to the file.
         self.tasks.on_error = lambda what, exc: session.log(LogLevel.ERROR, f"{what} failed: {exc}")
@@ -107,6 +112,8 @@ class Terminal:
             self.desks = TradingDesks.open(
                 self.session, journal_path, limits, auto_requote=auto_requote, tasks=self.tasks
             )
+            store = AlgoStore(path_beside(self.desks.journal.path))
+            self.algos = ExecutionEngine(self.desks.orders, store, tasks=self.tasks)
         return self.desks
 
     async def start(self) -> None:
@@ -120,7 +127,10 @@ class Terminal:
         """Settle what the last run left open; what stays unknown is looked for all session."""
         if self.desks is None:
             return []
-        return await self.desks.reconcile_on_start(self.session)
+        changed = await self.desks.reconcile_on_start(self.session)
+        if self.algos is not None:  # after the reconcile: it may have settled their children
+            await self.algos.restore()
+        return changed
 
     def spawn(self, coro: Coroutine[Any, Any, T], what: str) -> asyncio.Task[T]:
         """Background work owned by the terminal: cancelled and awaited by ``aclose``."""
@@ -132,6 +142,8 @@ class Terminal:
         if self._closed:
             return
         self._closed = True
+        if self.algos is not None:
+            await self.algos.aclose()
         await self.tasks.aclose()
         await self.feeds.aclose()
         await self.session.stop()

@@ -1,0 +1,188 @@
+"""Parents and their children on disk: a private SQLite file beside the order journal, so a
+crash or a quit loses no parent.
+
+What is stored is what was decided, not what it became: a parent's spec and state, and each
+child's clientOrderId, size and limit, written *before* the child is handed to the order
+desk. What a child became is the journal's and the server's to say (``restore``): the filled
+amount of a parent is never read back from here.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+
+from app.domain import format_timestamp, parse_timestamp
+from app.domain.money import format_decimal
+from app.services.algos.parents import Child, Parent, ParentState
+from app.services.algos.specs import AlgoSpec
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS parents (
+    id TEXT PRIMARY KEY,
+    account TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    state TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    arrival_mid TEXT NOT NULL DEFAULT '',
+    best TEXT NOT NULL DEFAULT '',
+    fired INTEGER NOT NULL DEFAULT 0,
+    linked TEXT NOT NULL DEFAULT '',
+    slices_sent INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS children (
+    client_order_id TEXT PRIMARY KEY,
+    parent_id TEXT NOT NULL REFERENCES parents (id),
+    size TEXT NOT NULL,
+    limit_price TEXT NOT NULL,
+    sent_at TEXT NOT NULL,
+    end_at TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS children_by_parent ON children (parent_id);
+"""
+
+
+def path_beside(journal: Path | None) -> Path | str:
+    """The algo store next to the journal file (in memory when the journal is)."""
+    return ":memory:" if journal is None else journal.with_name("algos.db")
+
+
+class AlgoStore:
+    def __init__(self, path: Path | str) -> None:
+        on_disk = str(path) != ":memory:"
+        if on_disk:
+            target = Path(path)
+            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if not target.exists():
+                target.touch(mode=0o600)  # private before the first byte
+            target.chmod(0o600)
+        self._db = sqlite3.connect(str(path), isolation_level=None)
+        self._db.row_factory = sqlite3.Row
+        if on_disk:
+            self._db.execute("PRAGMA journal_mode = WAL")
+        self._db.execute("PRAGMA synchronous = FULL")  # a child is written before it is sent
+        self._db.executescript(SCHEMA)
+        self.path = Path(path) if on_disk else None
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def save_parent(self, parent: Parent) -> None:
+        """Insert or update the parent's own row (its children are added one by one)."""
+        with self._write():
+            self._db.execute(
+                "INSERT INTO parents (id, account, spec, state, note, created_at, arrival_mid, "
+                "best, fired, linked, slices_sent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (id) DO UPDATE SET state = excluded.state, note = excluded.note, "
+                "arrival_mid = excluded.arrival_mid, best = excluded.best, "
+                "fired = excluded.fired, slices_sent = excluded.slices_sent",
+                (
+                    parent.id,
+                    parent.account,
+                    parent.spec.to_json(),
+                    parent.state,
+                    parent.note,
+                    format_timestamp(parent.created_at),
+                    _number(parent.arrival_mid),
+                    _number(parent.best),
+                    int(parent.fired),
+                    parent.linked,
+                    parent.slices_sent,
+                ),
+            )
+
+    def add_child(self, child: Child) -> None:
+        """Written and synced before the child goes to the desk: a crash after this line
+        leaves a child the journal may or may not know, and ``restore`` asks it."""
+        with self._write():
+            self._db.execute(
+                "INSERT INTO children (client_order_id, parent_id, size, limit_price, sent_at, "
+                "end_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    child.client_order_id,
+                    child.parent_id,
+                    format_decimal(child.size),
+                    format_decimal(child.limit),
+                    format_timestamp(child.sent_at),
+                    format_timestamp(child.end_at) if child.end_at else "",
+                ),
+            )
+
+    def parents(self, account: str) -> list[Parent]:
+        """Every parent of ``account``, oldest first, with its children as sent (each marked
+        ``sending``: what it became is for ``restore`` to find out)."""
+        rows = self._db.execute(
+            "SELECT rowid, * FROM parents WHERE account = ? ORDER BY rowid", (account,)
+        ).fetchall()
+        found = []
+        for row in rows:
+            parent = Parent(
+                row["id"],
+                AlgoSpec.from_json(row["spec"]),
+                row["account"],
+                parse_timestamp(row["created_at"]),
+                _state(row["state"]),
+                row["note"],
+                _decimal(row["arrival_mid"]),
+                _decimal(row["best"]),
+                bool(row["fired"]),
+                row["linked"],
+                slices_sent=row["slices_sent"],
+            )
+            parent.children = [
+                Child(
+                    child["client_order_id"],
+                    parent.id,
+                    Decimal(child["size"]),
+                    Decimal(child["limit_price"]),
+                    parse_timestamp(child["sent_at"]),
+                    parse_timestamp(child["end_at"]) if child["end_at"] else None,
+                )
+                for child in self._db.execute(
+                    "SELECT * FROM children WHERE parent_id = ? ORDER BY rowid", (parent.id,)
+                )
+            ]
+            found.append(parent)
+        return found
+
+
+def _number(value: Decimal | None) -> str:
+    return "" if value is None else format_decimal(value)
+
+
+def _decimal(text: str) -> Decimal | None:
+    return Decimal(text) if text else None
+
+
+def _state(text: str) -> ParentState:
+    states: tuple[ParentState, ...] = (
+        "waiting",
+        "armed",
+        "working",
+        "paused",
+        "disarmed",
+        "done",
+        "stopped",
+    )
+    for state in states:
+        if state == text:
+            return state
+    return "paused"
+
+
+__all__ = ["AlgoStore", "datetime", "path_beside"]
