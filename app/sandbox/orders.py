@@ -127,7 +127,8 @@ class OrderEngine:
     ) -> None:
         self._store = store
         self._market = market
-        self._credit_hours = credit_hours
+        #: Settable while running (the admin route): tests open and close the window on cue.
+        self.credit_hours = credit_hours
         self._clock = clock
         self.resting = RestingIndex()
         for row in store.query("SELECT * FROM orders WHERE status = ?", (OPEN_STATUS,)):
@@ -249,7 +250,7 @@ class OrderEngine:
                 trades=True,
             )
         refusal = check_funds(
-            self._store, self._credit_hours, account_id, route.source, request.size, now
+            self._store, self.credit_hours, account_id, route.source, request.size, now
         )
         if refusal is not None:
             err = refusal.error(order_id)

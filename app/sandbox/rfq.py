@@ -54,7 +54,8 @@ class QuoteDesk:
         self._clock = clock
         self._store = store
         self._market = market
-        self._credit_hours = credit_hours
+        #: Settable while running (the admin route): tests open and close the window on cue.
+        self.credit_hours = credit_hours
         self._ttl = timedelta(seconds=quote_ttl)
 
     def request(
@@ -163,7 +164,7 @@ class QuoteDesk:
             paid = Amount.parse(quoted["source"], "source")
             received = Amount.parse(quoted["destination"], "destination")
             refusal = check_funds(
-                self._store, self._credit_hours, account_id, paid.asset, paid.value, now
+                self._store, self.credit_hours, account_id, paid.asset, paid.value, now
             )
             if refusal is not None:
                 raise refusal.error(quote_id)

@@ -86,7 +86,7 @@ async def get_account(call: Call) -> dict[str, Any]:
 )
 async def get_portfolio(call: Call) -> dict[str, Any]:
     row = _account_row(call)
-    credit_open = call.sandbox.config.credit_hours.is_open(call.now)
+    credit_open = call.sandbox.orders.credit_hours.is_open(call.now)
     balances = {
         b.asset: {
             "availableToTrade": b.available_funds + (b.available_credit if credit_open else 0),

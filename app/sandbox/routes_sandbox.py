@@ -17,6 +17,7 @@ from app.domain import Amount
 from app.sandbox.api import Call, Handler, endpoint
 from app.sandbox.auth import is_password_digest
 from app.sandbox.catalogue import ASSETS, PAIRS
+from app.sandbox.config import CreditHours
 from app.sandbox.demo_data import create_client
 from app.sandbox.schemas import (
     AMOUNT,
@@ -313,3 +314,28 @@ async def pin_price(call: Call) -> dict[str, Any]:
     except ValueError as exc:
         raise bad_request(str(exc)) from None
     return ok({"assetPair": pair, "bid": quote.bid, "ask": quote.ask, "pinned": mid is not None})
+
+
+@admin_endpoint(
+    "POST",
+    "/api/v1/sandbox/admin/credit-hours",
+    "Admin: change when credit is granted ('always', 'never' or like 'Mon-Fri 09:00-17:00 "
+    "America/New_York'), as --credit-hours does at start",
+    errors=(400,),
+    body=obj(("hours",), hours={"type": "string", "minLength": 1}),
+    response=success(("hours", "open"), hours={"type": "string"}, open=BOOLEAN),
+)
+async def set_credit_hours(call: Call) -> dict[str, Any]:
+    """Orders, quotes and the portfolio read the new hours from the next request on: a test
+    opens the credit window on cue instead of waiting for business hours."""
+    body = require_object(await call.json())
+    raw = body.get("hours")
+    if not isinstance(raw, str):
+        raise bad_request("hours must be a string such as 'always'")
+    try:
+        hours = CreditHours.parse(raw)
+    except ValueError as exc:
+        raise bad_request(str(exc)) from None
+    call.sandbox.orders.credit_hours = hours
+    call.sandbox.quotes.credit_hours = hours
+    return ok({"hours": hours.text, "open": hours.is_open(call.now)})

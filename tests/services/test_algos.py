@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -13,8 +14,11 @@ import pytest
 
 from app.api import ClientSettings, ServiceClient
 from app.domain.records import Order
+from app.domain import utc_now
+from app.sandbox.config import CreditHours
 from app.services.algos.engine import AlgoRefused, ExecutionEngine
 from app.services.algos.parents import Parent
+from app.services.algos.plans import Moment, Wait, decide, next_try
 from app.services.algos.specs import AlgoSpec
 from app.services.session import Environment, FeedIntervals
 from app.services.terminal import Terminal
@@ -178,3 +182,107 @@ async def test_a_spec_no_algo_could_work_is_refused_in_words(app_sandbox: AppSan
         with pytest.raises(AlgoRefused, match="greater than zero"):
             desk.engine.submit(twap("0", 3))
         assert desk.engine.parents == {}
+
+
+async def test_an_order_refused_for_credit_is_sent_again_when_credit_opens() -> None:
+    async with AppSandbox(credit_hours=CreditHours.parse("never")) as sandbox:
+        user = await sandbox.new_client({"USD": "0", "BTC": "0"}, {"USD": "-50000"})
+        async with open_desk(sandbox, user=user) as desk:
+            deadline = desk.engine.server_now() + timedelta(minutes=5)
+            spec = AlgoSpec(
+                "credit_retry",
+                PAIR,
+                "buy",
+                Decimal(1000),
+                collar_bps=Decimal(50),
+                deadline=deadline,
+                retry_seconds=1,
+            )
+            parent = desk.engine.submit(spec)
+            await until(lambda: any(c.status == "empty" for c in parent.children))
+            assert parent.children[0].detail.startswith("Credit Not Available")
+            assert parent.live  # refused for credit: waiting for the window, not paused
+            async with sandbox.admin() as admin:
+                response = await admin.post(
+                    "/api/v1/sandbox/admin/credit-hours", json={"hours": "always"}
+                )
+                assert response.status_code == 200, response.text
+            await finished(parent)
+            assert (parent.note, parent.filled) == ("filled", Decimal(1000))
+            assert [c.status for c in parent.children][-1] == "filled"
+
+
+async def test_a_refusal_that_names_the_credit_window_waits_for_its_opening() -> None:
+    tomorrow = (utc_now() + timedelta(days=1)).strftime("%a")
+    hours = f"{tomorrow}-{tomorrow} 09:00-17:00 UTC"
+    async with AppSandbox(credit_hours=CreditHours.parse(hours)) as sandbox:
+        user = await sandbox.new_client({"USD": "0", "BTC": "0"}, {"USD": "-50000"})
+        async with open_desk(sandbox, user=user) as desk:
+            spec = AlgoSpec(
+                "credit_retry",
+                PAIR,
+                "buy",
+                Decimal(1000),
+                deadline=desk.engine.server_now() + timedelta(days=3),
+                retry_seconds=1,
+            )
+            parent = desk.engine.submit(spec)
+            await until(lambda: any(c.status == "empty" for c in parent.children))
+            refused = parent.children[0]
+            opening = datetime.combine((utc_now() + timedelta(days=1)).date(), time(9), tzinfo=UTC)
+            assert next_try(spec, refused.detail, refused.sent_at) == opening
+            decision = decide(parent, Moment(None, desk.engine.server_now()))
+            assert isinstance(decision, Wait) and "credit window" in decision.why
+            assert decision.seconds is not None and decision.seconds > 3600
+            assert len(parent.children) == 1  # no probing while the window is known closed
+
+
+async def test_after_a_quit_parents_come_back_paused_with_what_the_server_filled(
+    app_sandbox: AppSandbox, tmp_path: Path
+) -> None:
+    journal = tmp_path / "journal.db"
+    user = await app_sandbox.new_client({"USD": "1000000", "BTC": "20"})
+    async with open_desk(app_sandbox, journal, user) as desk:
+        parent = desk.engine.submit(twap("1200", 12, seconds="6"))
+        stop = desk.engine.submit(
+            AlgoSpec("stop", PAIR, "sell", Decimal("0.1"), trigger=Decimal(1))
+        )
+        await until(lambda: sum(c.status == "filled" for c in parent.children) >= 2)
+        ids = {c.client_order_id for c in parent.children}
+    assert (tmp_path / "algos.db").stat().st_mode & 0o777 == 0o600
+
+    async with open_desk(app_sandbox, journal, user) as desk:
+        await until(lambda: parent.id in desk.engine.parents)
+        back = desk.engine.parents[parent.id]
+        assert back.state == "paused" and "restart" in back.note
+        server = [o for o in await desk.server_orders() if o.client_order_id in ids]
+        on_server = sum((o.size.value for o in server if o.result.status == "filled"), Decimal(0))
+        assert back.filled == on_server and Decimal(0) < back.filled < Decimal(1200)
+        assert {c.client_order_id for c in back.children} == ids
+        armed = desk.engine.parents[stop.id]
+        assert armed.state == "disarmed" and "re-arm" in armed.note
+        desk.engine.resume(back.id)
+        await finished(back)
+        assert back.filled == Decimal(1200)  # the rest, and not a unit more
+
+
+async def test_a_trailing_stop_follows_the_best_price_and_fires_on_the_trail(
+    app_sandbox: AppSandbox,
+) -> None:
+    async with open_desk(app_sandbox) as desk:
+        await desk.pin("90000")
+        await desk.fresh_book()
+        spec = AlgoSpec(
+            "trailing_stop", PAIR, "sell", Decimal("0.1"), trail_bps=Decimal(100), trigger_ref="mid"
+        )
+        parent = desk.engine.submit(spec)
+        await until(lambda: parent.best == Decimal(90000))
+        await desk.pin("92000")
+        await until(lambda: parent.best == Decimal(92000))
+        await desk.pin("91200")  # 0.87 % off the best: inside the 1 % trail
+        await desk.fresh_book()
+        await desk.fresh_book()
+        assert parent.state == "armed" and parent.children == []
+        await desk.pin("91000")  # 1.09 % off: through it
+        await finished(parent)
+        assert parent.fired and parent.filled == Decimal("0.1")

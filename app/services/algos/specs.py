@@ -198,8 +198,8 @@ def _timed(spec: AlgoSpec) -> None:
 def _credit_retry(spec: AlgoSpec) -> None:
     if spec.deadline is None:
         raise ValueError("a retry at the credit window needs a deadline")
-    if spec.retry_seconds < 10:
-        raise ValueError("retry at most every 10 seconds")
+    if spec.retry_seconds < 1:
+        raise ValueError("retry at most every second")
 
 
 _KIND_RULES: dict[str, Any] = {
