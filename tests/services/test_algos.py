@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from app.api import ClientSettings, ServiceClient
-from app.domain.records import Order
 from app.domain import utc_now
+from app.domain.records import Order
 from app.sandbox.config import CreditHours
 from app.services.algos.engine import AlgoRefused, ExecutionEngine
 from app.services.algos.parents import Parent

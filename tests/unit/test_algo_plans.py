@@ -69,9 +69,9 @@ def twap(amount: str = "1000", slices: int = 3, **extra: object) -> AlgoSpec:
 
 def test_room_is_the_target_less_filled_in_flight_and_unknown() -> None:
     p = parent(twap(), child("100", "filled", "100"), child("200", "resting"), child("50", "empty"))
-    assert (p.filled, p.in_flight, p.unknown, p.room) == (100, 200, 0, 700)
+    assert (p.filled, p.in_flight, p.unknown, p.room) == tuple(map(Decimal, (100, 200, 0, 700)))
     p.children.append(child("300", "unknown"))
-    assert (p.unknown, p.room, p.blocked) == (300, 400, True)
+    assert (p.unknown, p.room, p.blocked) == (Decimal(300), Decimal(400), True)
 
 
 def test_an_unknown_child_blocks_every_further_child_of_its_parent() -> None:
@@ -98,8 +98,9 @@ def test_no_sequence_of_answers_lets_a_twap_send_past_its_target(
             filled = str(decision.size) if outcome == "filled" else "0"
             p.children.append(
                 Child(f"c{len(p.children)}", "p1", decision.size, decision.limit, NOW, None).ended(
-                    outcome, filled=Decimal(filled)
-                )  # type: ignore[arg-type]
+                    outcome,  # type: ignore[arg-type]
+                    filled=Decimal(filled),
+                )
             )
         elif isinstance(decision, Skip):
             p.slices_sent += 1
