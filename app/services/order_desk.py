@@ -98,6 +98,9 @@ class OrderDesk:
         self.journal = journal
         self.limits = limits or CheckLimits()
         self._sending = False
+        # Orders a program sent (``place``): logged as plain lines, not notified one by one
+        # (a TWAP's fifty fills would be fifty alerts); the program announces its own end.
+        self._quiet: set[str] = set()
         self.sending_changed: Topic[bool] = Topic("order desk sending")
         self.results: Topic[SubmitResult] = Topic("order desk results")
 
@@ -195,7 +198,12 @@ class OrderDesk:
         (the service replays it, never doubles it)."""
         if request != ticket.request(request.client_order_id):
             raise ValueError("the request is not the ticket's: nothing sent")
-        return await self._submit(ticket, request, list(found))
+        self._quiet.add(request.client_order_id)
+        try:
+            return await self._submit(ticket, request, list(found))
+        except TicketError:
+            self._quiet.discard(request.client_order_id)
+            raise
 
     def _set_sending(self, value: bool) -> None:
         self._sending = value
@@ -265,6 +273,12 @@ class OrderDesk:
         kind = {"filled": EventKind.FILL, "rejected": EventKind.REFUSAL}.get(
             result.status, EventKind.NONE
         )
+        if result.client_order_id in self._quiet:
+            kind = EventKind.NONE
+            if result.status != "unknown":
+                self._quiet.discard(result.client_order_id)
+            if level is LogLevel.SUCCESS:
+                level = LogLevel.INFO
         self.session.log(level, _log_line(result, what), kind)
         self.results.publish(result)
         return result

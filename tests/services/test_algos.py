@@ -20,6 +20,7 @@ from app.services.algos.engine import AlgoRefused, ExecutionEngine
 from app.services.algos.parents import Parent
 from app.services.algos.plans import Moment, Wait, decide, next_try
 from app.services.algos.specs import AlgoSpec
+from app.services.log_events import EventKind, LogEvent
 from app.services.session import Environment, FeedIntervals
 from app.services.terminal import Terminal
 from tests.harness import AppAccount, AppSandbox, until
@@ -286,3 +287,15 @@ async def test_a_trailing_stop_follows_the_best_price_and_fires_on_the_trail(
         await desk.pin("91000")  # 1.09 % off: through it
         await finished(parent)
         assert parent.fired and parent.filled == Decimal("0.1")
+
+
+async def test_a_parent_is_announced_once_not_once_per_child(app_sandbox: AppSandbox) -> None:
+    async with open_desk(app_sandbox) as desk:
+        events: list[LogEvent] = []
+        desk.terminal.session.events.subscribe(events.append)
+        parent = desk.engine.submit(twap("300", 3))
+        await finished(parent)
+        fills = [e for e in events if e.kind is EventKind.FILL]
+        assert len(fills) == 1 and parent.id in fills[0].message
+        assert "average fill price" in fills[0].message
+        assert sum("Bought" in e.message for e in events) == 3  # each child still logged

@@ -38,6 +38,7 @@ from typing import Any, Protocol
 
 from app.api import ServiceError, new_client_order_id
 from app.domain import Price
+from app.domain.fill_price import FillPrice
 from app.domain.pair_terms import Side
 from app.domain.records import Order
 from app.services.algos.parents import ARMED_HERE, Child, Parent
@@ -55,7 +56,7 @@ from app.services.algos.restore import child_fates
 from app.services.algos.specs import AlgoSpec
 from app.services.algos.store import AlgoStore
 from app.services.events import Topic
-from app.services.log_events import LogLevel
+from app.services.log_events import EventKind, LogLevel
 from app.services.market import MarketSnapshot
 from app.services.order_desk import OrderDesk, SubmitResult
 from app.services.tasks import Tasks, spawn
@@ -264,8 +265,10 @@ class ExecutionEngine:
             f"{spec.info.label} {spec.pair_side.verb} {spec.pair} with {spec.amount} {spec.source}"
         )
 
-    def _say(self, level: LogLevel, parent: Parent, text: str) -> None:
-        self.desk.session.log(level, f"{parent.spec.info.label} {parent.id}: {text}")
+    def _say(
+        self, level: LogLevel, parent: Parent, text: str, kind: EventKind = EventKind.NONE
+    ) -> None:
+        self.desk.session.log(level, f"{parent.spec.info.label} {parent.id}: {text}", kind)
 
     # -- running ------------------------------------------------------------------------------
 
@@ -374,7 +377,15 @@ class ExecutionEngine:
         parent.state = "done"
         parent.note = note
         self._saved(parent)
-        self._say(LogLevel.SUCCESS if note == "filled" else LogLevel.INFO, parent, note)
+        if note == "filled":  # one notice per parent; its children's fills are plain lines
+            average = parent.average_price()
+            at = ""
+            if average is not None:
+                price = FillPrice(parent.spec.pair_side.pair, average)
+                at = f" at {price.phrase(self.desk.precision)}"
+            self._say(LogLevel.SUCCESS, parent, f"filled{at}", EventKind.FILL)
+        else:
+            self._say(LogLevel.INFO, parent, note)
         if parent.spec.kind == "bracket" and parent.received > 0:
             self._arm_exits(parent)
         self._watch_pairs()
@@ -425,6 +436,8 @@ class ExecutionEngine:
         self.store.add_child(child)  # before the desk: a crash after this is asked at restore
         parent.children.append(child)
         self._owner[client_order_id] = parent.id
+        if parent.state == "waiting":  # its start time has come
+            parent.state = "working"
         if plan.slice:
             parent.slices_sent += 1
             self._last_slice[parent.id] = self._monotonic()
@@ -453,6 +466,7 @@ class ExecutionEngine:
             self._failures.pop(parent.id, None)
         if result.status == "rejected" and parent.live and spec.kind != "credit_retry":
             self.pause(parent.id, f"refused by the service: {result.message}")
+            self._say(LogLevel.WARNING, parent, "paused after a refusal", EventKind.REFUSAL)
 
     def _on_result(self, result: SubmitResult) -> None:
         """An answer the desk found later (a lost one settled) for one of our children."""
