@@ -44,6 +44,25 @@ class Health(StrEnum):
     AUTH_EXPIRED = "auth expired"
 
 
+def stale_reason(status: FeedStatus | None, health: Health, now: float) -> str | None:
+    """Why a feed's data cannot be trusted now (None: it can): the connection is offline or
+    the login expired, the feed's last poll failed, or its last good data is older than
+    ``STALE_FACTOR`` intervals. A feed that never delivered and never failed is connecting,
+    not stale. The one rule for the screens' stale marks and for the algos, which price no
+    child and fire no trigger on a stale book."""
+    if health in (Health.OFFLINE, Health.AUTH_EXPIRED):
+        return (
+            f"The connection is {'offline' if health == Health.OFFLINE else 'the login expired'}."
+        )
+    if status is None:
+        return None
+    if status.failures > 0:
+        return f"The {status.name} feed is failing: {status.last_error}"
+    if status.last_ok is not None and now - status.last_ok > STALE_FACTOR * status.interval:
+        return f"No fresh {status.name} data."
+    return None
+
+
 @dataclass(frozen=True)
 class HealthState:
     health: Health

@@ -22,7 +22,7 @@ from typing import Any, Protocol, TypeVar
 
 from PySide6.QtCore import QObject, Signal
 
-from app.services.health import STALE_FACTOR, Health, HealthState
+from app.services.health import STALE_FACTOR, Health, HealthState, stale_reason
 from app.services.poller import FeedStatus
 from app.ui.frame_clock import FrameClock, shared_frame_clock
 
@@ -75,22 +75,13 @@ def stale_after(interval: float) -> float:
 
 
 def assess_feed(status: FeedStatus | None, health: Health, now: float) -> Freshness:
-    """Stale when the connection is offline or the login expired, when the feed's last poll
-    failed, or when its last good data is older than ``STALE_FACTOR`` intervals (health's rule).
-    A feed that never delivered and never failed is connecting, not stale."""
+    """The feed's freshness by ``stale_reason`` (the services' one rule), with since when its
+    data is as old as it is."""
     since = None
     if status is not None and status.last_ok is not None:
         since = datetime.now() - timedelta(seconds=now - status.last_ok)
-    if health in (Health.OFFLINE, Health.AUTH_EXPIRED):
-        reason = "offline" if health == Health.OFFLINE else "the login expired"
-        return Freshness(True, since, f"The connection is {reason}.")
-    if status is None:
-        return FRESH
-    if status.failures > 0:
-        return Freshness(True, since, f"The {status.name} feed is failing: {status.last_error}")
-    if status.last_ok is not None and now - status.last_ok > stale_after(status.interval):
-        return Freshness(True, since, f"No fresh {status.name} data.")
-    return FRESH
+    reason = stale_reason(status, health, now)
+    return FRESH if reason is None else Freshness(True, since, reason)
 
 
 class FeedFreshness(QObject):

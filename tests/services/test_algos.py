@@ -299,3 +299,20 @@ async def test_a_parent_is_announced_once_not_once_per_child(app_sandbox: AppSan
         assert len(fills) == 1 and parent.id in fills[0].message
         assert "average fill price" in fills[0].message
         assert sum("Bought" in e.message for e in events) == 3  # each child still logged
+
+
+async def test_no_child_is_priced_on_a_stale_book(app_sandbox: AppSandbox) -> None:
+    async with open_desk(app_sandbox) as desk:
+        session = desk.terminal.session
+        await app_sandbox.faults({"kind": "status", "status": 503, "path": "topofbook$"})
+        await until(lambda: session.top_of_book.snapshot().failures > 0)
+        parent = desk.engine.submit(
+            AlgoSpec("clip", PAIR, "buy", Decimal(100), display=Decimal(50))
+        )
+        moment = desk.engine._moment(parent)  # what its next decision reads
+        assert moment.top is None and session.market.snapshot.top(PAIR) is not None
+        assert decide(parent, moment) == Wait(None, f"no fresh price for {PAIR}")
+        assert parent.children == []
+        await app_sandbox.clear_faults()
+        await finished(parent)
+        assert parent.filled == Decimal(100)

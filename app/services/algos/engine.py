@@ -56,6 +56,7 @@ from app.services.algos.restore import child_fates
 from app.services.algos.specs import AlgoSpec
 from app.services.algos.store import AlgoStore
 from app.services.events import Topic
+from app.services.health import stale_reason
 from app.services.log_events import EventKind, LogLevel
 from app.services.market import MarketSnapshot
 from app.services.order_desk import OrderDesk, SubmitResult
@@ -322,8 +323,13 @@ class ExecutionEngine:
             increment = info.price_increment
             decimals = info.base_decimals if spec.source == info.pair.base else info.quote_decimals
         last = self._last_slice.get(parent.id)
+        # A stale book may be minutes old: no child is priced, no trigger fires on it.
+        session = self.desk.session
+        stale = stale_reason(
+            session.top_of_book.snapshot(), session.health.current.health, time.monotonic()
+        )
         return Moment(
-            snapshot.top(spec.pair),
+            None if stale else snapshot.top(spec.pair),
             self.server_now(),
             None if last is None else self._monotonic() - last,
             8 if decimals is None else decimals,

@@ -153,7 +153,7 @@ def _marketable(parent: Parent, moment: Moment, size: Decimal) -> Decision:
     if room <= 0:
         return Finish(_finished(parent))
     if moment.top is None:
-        return Wait(None, f"no price for {spec.pair} yet")
+        return Wait(None, f"no fresh price for {spec.pair}")
     limit = marketable_limit(spec, moment.top, moment.price_increment)
     if limit is None:
         return Wait(None, "the price is beyond the price limit")
@@ -183,7 +183,7 @@ def _twap(parent: Parent, moment: Moment) -> Decision:
     if moment.since_slice is not None and moment.since_slice < due:
         return Wait(due - moment.since_slice, "until the next slice")
     if moment.top is None:
-        return Skip(f"no price for {spec.pair}: the slice is carried to the next")
+        return Skip(f"no fresh price for {spec.pair}: the slice is carried to the next")
     limit = marketable_limit(spec, moment.top, moment.price_increment)
     if limit is None:
         return Skip("the price is beyond the price limit: the slice is carried to the next")
@@ -237,7 +237,7 @@ def _armed(parent: Parent, moment: Moment) -> Decision | None:
         return None
     spec = parent.spec
     if moment.top is None:
-        return Wait(None, f"armed, no price for {spec.pair} yet")
+        return Wait(None, f"armed, no fresh price for {spec.pair}")
     price = reference(spec, moment.top)
     if spec.kind == "trailing_stop":
         best = parent.best
