@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.domain import AssetPair
+from app.domain import AssetPair, Price
 from app.domain.records import TopOfBook
+from app.services.algos.credit_retry import retry_spec
 from app.services.algos.credit_window import CreditWindow
 from app.services.algos.parents import Child, Parent
 from app.services.algos.plans import (
@@ -28,6 +29,7 @@ from app.services.algos.plans import (
     slice_interval,
 )
 from app.services.algos.specs import AlgoSpec
+from app.services.ticket import TicketInput
 
 NOW = datetime(2026, 11, 27, 15, 0, tzinfo=UTC)  # a Friday
 PAIR = "BTC/USD"
@@ -250,3 +252,27 @@ def test_a_spec_reads_back_from_json_as_it_was() -> None:
         window="Mon-Fri 09:00-17:00 UTC",
     )
     assert AlgoSpec.from_json(spec.to_json()) == spec
+
+
+def test_a_credit_refused_limit_order_is_retried_at_the_traders_own_limit() -> None:
+    ticket = TicketInput(
+        "USD",
+        "BTC",
+        Decimal(5000),
+        "limit",
+        Price(Decimal(90000), "BTC", "USD"),
+        NOW + timedelta(hours=2),
+    )
+    refusal = (
+        "Credit Not Available: credit is granted only during business hours "
+        "(Mon-Fri 09:00-17:00 America/New_York); please contact your account executive"
+    )
+    spec = retry_spec(ticket, refusal, [PAIR], NOW)
+    assert (spec.kind, spec.pair, spec.side) == ("credit_retry", PAIR, "buy")
+    assert spec.amount == Decimal(5000)
+    assert spec.limit_price == Decimal(90000) and spec.rest_seconds == 7200
+    assert spec.deadline == NOW + timedelta(hours=24)
+    assert spec.window == "Mon-Fri 09:00-17:00 America/New_York"
+    spec.validate()
+    with pytest.raises(ValueError, match="refused for credit"):
+        retry_spec(ticket, "Insufficient Funds: Requested 5000 USD", [PAIR], NOW)
