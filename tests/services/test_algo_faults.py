@@ -102,3 +102,55 @@ async def test_twenty_parents_fill_exactly_their_targets_with_a_fifth_of_answers
         assert by_parent == {p.id: target for p in parents}
     finally:
         await terminal.aclose()
+
+
+async def test_a_lost_answer_blocks_its_parent_until_the_server_shows_the_child(
+    sandbox_factory: Callable[..., SandboxProcess],
+) -> None:
+    sandbox = sandbox_factory()
+    user = new_client(sandbox, {"USD": "100000", "BTC": "0"})
+    user.close()
+    client = ServiceClient(
+        ClientSettings(sandbox.url, read_timeout=10), retry=RetryPolicy(attempts=1)
+    )
+    terminal = await open_terminal(sandbox, user, client, FeedIntervals(0.1, 1, 5), [PAIR])
+    desks = terminal.open_desks(":memory:")
+    engine = terminal.algos
+    assert engine is not None
+    engine.unknown_poll = 0.05
+    desks.orders.settle_delays = (0.05,) * 400  # looks up again and again while it cannot
+    await terminal.start()
+    try:
+        await until(lambda: terminal.session.market.snapshot.top(PAIR) is not None)
+        set_faults(
+            sandbox,
+            [
+                {
+                    "kind": "drop_after_commit",
+                    "method": "POST",
+                    "path": "/order/limit$",
+                    "count": 1,
+                },
+                {"kind": "status", "status": 503, "method": "GET", "path": "/order/account/[^/]+$"},
+            ],
+            seed=1,
+        )
+        spec = AlgoSpec(
+            "clip", PAIR, "buy", Decimal(300), display=Decimal(100), collar_bps=Decimal(200)
+        )
+        parent = engine.submit(spec)
+        await until(lambda: parent.blocked)
+        lost = parent.children[0]
+        assert (lost.status, parent.room) == ("unknown", Decimal(200))
+        # many look-ups fail meanwhile; the parent sends nothing while it cannot know
+        await until(lambda: hits(sandbox, "status") >= 5)
+        assert len(parent.children) == 1 and parent.blocked
+        with sandbox.admin() as admin:
+            assert admin.delete("/api/v1/sandbox/admin/faults").status_code == 200
+        await until(lambda: parent.ended, timeout=30)
+        assert parent.children[0].status == "filled"  # it had been placed: found, not re-sent
+        assert (parent.filled, len(parent.children)) == (Decimal(300), 3)
+        server = [o for o in await every_order(client) if o.client_order_id]
+        assert sorted(o.size.value for o in server) == [Decimal(100)] * 3
+    finally:
+        await terminal.aclose()

@@ -57,6 +57,7 @@ from app.services.algos.specs import AlgoSpec
 from app.services.algos.store import AlgoStore
 from app.services.events import Topic
 from app.services.health import stale_reason
+from app.services.journal import FILL
 from app.services.log_events import EventKind, LogLevel
 from app.services.market import MarketSnapshot
 from app.services.order_desk import OrderDesk, SubmitResult
@@ -154,7 +155,7 @@ class ExecutionEngine:
         if spec.pair not in self.desk.session.pair_info and self.desk.session.pair_info:
             raise AlgoRefused(f"{spec.pair} is not a pair the service lists")
         if self.gate is not None:
-            self.gate.admit_parent(len([p for p in self.open_parents() if p.live]))
+            self.gate.admit_parent(len(self.open_parents()))
         parent = Parent(f"algo-{uuid.uuid4().hex[:12]}", spec, self.account, self.server_now())
         parent.linked = linked
         parent.state = self._live_state(parent)
@@ -236,7 +237,7 @@ class ExecutionEngine:
                 self.store.save_parent(parent)
             self.parents[parent.id] = parent
             for child in parent.children:
-                if child.status == "resting":
+                if child.status in ("resting", "unknown"):
                     self._follow(parent, child)
         self._watch_pairs()
         for parent in restored:
@@ -342,15 +343,11 @@ class ExecutionEngine:
         # A resume may start a new runner while this one finishes a send: only one decides.
         while parent.live and not self._closed and self._runners.get(parent.id) is me:
             wake.clear()
-            if parent.blocked:
-                self._recheck_unknowns(parent)
             decision = decide(parent, self._moment(parent))
             if isinstance(decision, Send):
                 await self._send(parent, decision)
             elif isinstance(decision, Wait):
                 timeout = IDLE_POLL if decision.seconds is None else decision.seconds
-                if parent.blocked:
-                    timeout = min(timeout, self.unknown_poll)
                 await _wait(wake, max(0.0, timeout))
             elif isinstance(decision, Fire):
                 self._fire(parent, decision.why)
@@ -499,7 +496,9 @@ class ExecutionEngine:
             self._child_ended(parent, resting)
             self._follow(parent, resting)
         elif result.status == "unknown":
-            self._child_ended(parent, child.ended("unknown", detail=result.message))
+            unknown = child.ended("unknown", detail=result.message)
+            self._child_ended(parent, unknown)
+            self._follow(parent, unknown)
         else:
             self._child_ended(parent, child.ended("empty", detail=result.message))
 
@@ -508,70 +507,76 @@ class ExecutionEngine:
         self.changed.publish(parent.id)
         self.wake(parent.id)
 
-    def _recheck_unknowns(self, parent: Parent) -> None:
-        """Read the journal for each unknown child: a look-up elsewhere (the start-up
-        reconcile, the unknown-outcomes list) may have settled it."""
+    def _settled_in_journal(self, parent: Parent, child: Child) -> bool:
+        """Whether the journal now shows what an unknown child became (a look-up elsewhere —
+        the desk's, the start-up reconcile's, the unknown-outcomes list's — settled it); the
+        child is updated when it does."""
         journal = self.desk.journal
-        for child in [c for c in parent.children if c.status == "unknown"]:
-            entry = journal.entry(child.client_order_id)
-            if entry is None or entry.status in ("sending", "unknown", "dismissed"):
-                continue
-            if entry.status == "filled":
-                facts = journal.facts("fill", [entry.order_id])
-                fact = facts.get(entry.order_id)
-                if fact is None:
-                    continue  # filled, amounts not known here: the desk's result will say
-                self._child_ended(
-                    parent,
-                    child.ended(
-                        "filled",
-                        filled=Decimal(fact["size"]),
-                        received=Decimal(fact["total"]),
-                        order_id=entry.order_id,
-                    ),
-                )
-            elif entry.status == "submitted":
-                resting = child.ended("resting", order_id=entry.order_id)
-                self._child_ended(parent, resting)
-                self._follow(parent, resting)
-            else:
-                self._child_ended(parent, child.ended("empty", detail=entry.detail))
+        entry = journal.entry(child.client_order_id)
+        if entry is None or entry.status in ("sending", "unknown", "dismissed"):
+            return False
+        if entry.status == "filled":
+            fact = journal.facts(FILL, [entry.order_id]).get(entry.order_id)
+            if fact is None:
+                return False  # filled, its amounts not frozen yet: look again
+            filled = child.ended(
+                "filled",
+                filled=Decimal(str(fact["size"])),
+                received=Decimal(str(fact["total"])),
+                order_id=entry.order_id,
+            )
+            self._child_ended(parent, filled)
+        elif entry.status == "submitted":  # its follower goes on looking it up
+            self._child_ended(parent, child.ended("resting", order_id=entry.order_id))
+        else:
+            self._child_ended(parent, child.ended("empty", detail=entry.detail))
+        return True
 
     def _follow(self, parent: Parent, child: Child) -> None:
-        """Look a resting child up until the server shows its end."""
+        """Follow a resting or unknown child until the server shows its end (one follower per
+        child, through both states: an unknown one may turn out resting)."""
         if self._closed or child.client_order_id in self._followers:
             return
-        task = spawn(self._tasks, self._follow_child(parent, child), f"following {child.order_id}")
-        self._followers[child.client_order_id] = task
-        task.add_done_callback(partial(self._follower_ended, child.client_order_id))
+        cid = child.client_order_id
+        task = spawn(self._tasks, self._follow_child(parent, cid), f"following {cid}")
+        self._followers[cid] = task
+        task.add_done_callback(partial(self._follower_ended, cid))
 
-    def _follower_ended(self, client_order_id: str, _task: asyncio.Task[None]) -> None:
-        self._followers.pop(client_order_id, None)
+    def _follower_ended(self, client_order_id: str, task: asyncio.Task[None]) -> None:
+        if self._followers.get(client_order_id) is task:
+            del self._followers[client_order_id]
 
-    async def _follow_child(self, parent: Parent, child: Child) -> None:
-        client = self.desk.session.client
+    async def _follow_child(self, parent: Parent, client_order_id: str) -> None:
         delay = self.resting_poll
         while True:
-            await asyncio.sleep(delay)
-            try:
-                order = await client.order(child.order_id)
-            except ServiceError as exc:
-                log.info("resting child %s not looked up: %s", child.order_id, exc)
-                delay = min(delay * 2, 30.0)
+            child = parent.child(client_order_id)
+            if child is None or child.status not in ("unknown", "resting"):
+                return
+            if child.status == "unknown":
+                # The desk's own settler answers sooner, through ``results``.
+                if not self._settled_in_journal(parent, child):
+                    await asyncio.sleep(self.unknown_poll)
                 continue
-            delay = self.resting_poll
-            status = order.result.status
-            if status == "filled":
-                self.desk.journal.record_order(child.client_order_id, order)
-                self._child_ended(parent, _filled(child, order))
-                self.desk.session.after_fill()
-                return
-            if status in ("canceled", "rejected"):
-                self.desk.journal.record_order(child.client_order_id, order)
-                self._child_ended(
-                    parent, child.ended("empty", detail="ended at its end time without filling")
-                )
-                return
+            await asyncio.sleep(delay)
+            delay = await self._look_up_resting(parent, child)
+
+    async def _look_up_resting(self, parent: Parent, child: Child) -> float:
+        """Ask the server once what a resting child became; the delay before the next look."""
+        try:
+            order = await self.desk.session.client.order(child.order_id)
+        except ServiceError as exc:
+            log.info("resting child %s not looked up: %s", child.order_id, exc)
+            return min(self.resting_poll * 8, 30.0)
+        status = order.result.status
+        if status == "filled":
+            self.desk.journal.record_order(child.client_order_id, order)
+            self._child_ended(parent, _filled(child, order))
+            self.desk.session.after_fill()
+        elif status in ("canceled", "rejected"):
+            self.desk.journal.record_order(child.client_order_id, order)
+            ended = child.ended("empty", detail="ended at its end time without filling")
+            self._child_ended(parent, ended)
+        return self.resting_poll
 
     def _watch_pairs(self) -> None:
         """The top of book of every pair a working parent needs is polled, watched or not."""
