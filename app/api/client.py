@@ -177,7 +177,7 @@ class ServiceClient:
             raise BadResponse(
                 f"login answer without a token ({exc})", status=reply.status, body=body
             ) from None
-        self._token = Token.issued(token)
+        self._token = Token.issued(token, server_now=self.clock.server_epoch())
         self.logins += 1
 
     async def _current_token(self) -> str:

@@ -31,7 +31,7 @@ from app.api import (
     ServiceError,
     Unauthorized,
 )
-from app.api.auth import DEFAULT_LIFETIME, Token, jwt_lifetime
+from app.api.auth import DEFAULT_LIFETIME, PAST_EXPIRY_RETRY, Token, jwt_lifetime, token_lifetime
 from app.api.backoff import parse_retry_after
 from app.api.errors import describe_unexpected, error_messages, from_response
 from app.domain import format_timestamp
@@ -233,6 +233,28 @@ def test_jwt_lifetime_reads_exp_without_verifying() -> None:
     assert jwt_lifetime(fake_jwt({"exp": int(now) - 10}), now) == 0.0  # already expired
 
 
+def test_a_token_lives_by_the_servers_clock_not_this_machines() -> None:
+    server = 1_800_000_000.0  # the server's time; this machine's clock plays no part
+    issued = fake_jwt({"iat": int(server), "exp": int(server) + 60})
+    assert token_lifetime(issued, server + 600) == 60.0  # exp − iat: both the server's
+    assert token_lifetime(issued, None) == 60.0
+    no_iat = fake_jwt({"exp": int(server) + 90})
+    assert token_lifetime(no_iat, server) == 90.0  # exp − the tracked server time
+    assert token_lifetime(fake_jwt({"sub": "u"}), server) == DEFAULT_LIFETIME  # the seed's 24 h
+
+
+def test_a_token_expired_on_arrival_is_renewed_soon_and_said(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    server = 1_800_000_000.0
+    stale = fake_jwt({"exp": int(server) - 5})
+    with caplog.at_level("WARNING", "tradeterm.api"):
+        assert token_lifetime(stale, server) == PAST_EXPIRY_RETRY  # not a silent 24 h
+    assert "expired on arrival" in caplog.text
+    token = Token.issued(stale, now_monotonic=100.0, server_now=server)
+    assert token.seconds_left(100.0) == PAST_EXPIRY_RETRY
+
+
 @pytest.mark.parametrize(
     "token",
     [
@@ -272,7 +294,7 @@ def test_token_is_renewed_before_it_expires() -> None:
 
 def test_token_lifetime_comes_from_the_jwt_or_defaults_to_24_hours() -> None:
     wall = 1_800_000_000.0
-    issued = Token.issued(fake_jwt({"exp": int(wall) + 600}), now_monotonic=10.0, wall_now=wall)
+    issued = Token.issued(fake_jwt({"exp": int(wall) + 600}), now_monotonic=10.0, server_now=wall)
     assert issued.lifetime == 600.0
     assert issued.renew_at() == pytest.approx(10.0 + 600.0 - 60.0)
     opaque = Token.issued("opaque-token", now_monotonic=10.0)
