@@ -688,10 +688,15 @@ def _checked(reply: Reply) -> Any:
     return body
 
 
+#: Whatever reading an answer may raise: each is the same typed error, ``BadResponse`` (an
+#: order whose answer could not be read is then unknown and settled, never a traceback).
+UNREADABLE = (ParseError, ValueError, TypeError, KeyError, ArithmeticError, RecursionError)
+
+
 def _parse(parse: Callable[[Any, str], T], body: Any) -> T:
     try:
         return parse(body, "")
-    except ParseError as exc:
+    except UNREADABLE as exc:
         raise BadResponse(f"unexpected answer from the service: {exc}", body=body) from None
 
 
@@ -700,5 +705,5 @@ def _parse_list(parse: Callable[[Any, str], T], body: Any, name: str) -> list[T]
         raise BadResponse(f"unexpected answer from the service: {name} is not an array", body=body)
     try:
         return [parse(item, f"{name}[{index}]") for index, item in enumerate(body)]
-    except ParseError as exc:
+    except UNREADABLE as exc:
         raise BadResponse(f"unexpected answer from the service: {exc}", body=body) from None

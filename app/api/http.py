@@ -54,8 +54,17 @@ class Reply:
     elapsed: float  # seconds, request sent to answer read
 
     def json(self) -> Any:
-        """The body decoded with Decimal numbers; ValueError when it is not JSON."""
-        return json.loads(self.text, parse_float=Decimal)
+        """The body decoded with Decimal numbers; ValueError when it is not JSON — whatever
+        went wrong: nesting too deep for the decoder (RecursionError), an integer too long to
+        convert, or ``NaN``/``Infinity``, which JSON does not have."""
+        try:
+            return json.loads(self.text, parse_float=Decimal, parse_constant=_not_json)
+        except (ValueError, RecursionError, MemoryError) as exc:
+            raise ValueError(f"not JSON: {type(exc).__name__}: {str(exc)[:200]}") from None
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 @dataclass(frozen=True)
