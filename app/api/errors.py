@@ -86,7 +86,12 @@ class LoginThrottled(RateLimited):
 
 
 class ServerError(ServiceError):
-    """5xx: the service failed (either documented body shape, or none)."""
+    """5xx: the service failed (either documented body shape, or none). ``retry_after``
+    seconds when it said when to come back (a 503 in maintenance, say): honoured as on 429."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.retry_after = retry_after
 
 
 class NetworkError(ServiceError):
@@ -172,5 +177,5 @@ def from_response(status: int, body: Any, text: str, retry_after: float | None) 
     if status == 429:
         return RateLimited(message, retry_after=retry_after, **kw)
     if status >= 500:
-        return ServerError(message, **kw)
+        return ServerError(message, retry_after=retry_after, **kw)
     return Refused(message, **kw)

@@ -128,7 +128,9 @@ def _rule(item: Any, index: int) -> FaultRule:
     except re.error as exc:
         raise ValueError(f"{where}.path is not a regular expression: {exc}") from None
     rate, count = item.get("rate", 1), item.get("count")
-    status, seconds = item.get("status", 503), item.get("seconds", 0)
+    # A Retry-After comes with 429 unless the rule says 503 (a service in maintenance).
+    status = item.get("status", 429 if kind == "retry_after" else 503)
+    seconds = item.get("seconds", 0)
     retry_after = item.get("retryAfter", 1)
     if not (_number(rate) and 0 <= rate <= 1):
         raise ValueError(f"{where}.rate must be between 0 and 1")
@@ -181,10 +183,11 @@ class FaultMiddleware:
         elif rule.kind == "html":
             await _respond(send, rule.status, _HTML, "text/html", {})
         elif rule.kind == "retry_after":
-            body = error(429, "Too many requests; slow down").body
+            words = "Too many requests; slow down" if rule.status == 429 else "Down for maintenance"
+            body = error(rule.status, words).body
             await _respond(
                 send,
-                429,
+                rule.status,
                 encode(body).encode(),
                 "application/json",
                 {"retry-after": str(rule.retry_after)},

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from app.api import LoginExpired, LoginThrottled, RateLimited, ServiceError
+from app.api import LoginExpired, LoginThrottled, RateLimited, ServerError, ServiceError
 from app.services.events import Topic, cancel_and_wait
 from app.services.tasks import Tasks, spawn
 
@@ -164,7 +164,9 @@ class Poller(Generic[T]):
         except ServiceError as exc:
             self._failures += 1
             self._error = exc
-            self._retry_after = exc.retry_after if isinstance(exc, RateLimited) else None
+            self._retry_after = (
+                exc.retry_after if isinstance(exc, RateLimited | ServerError) else None
+            )
             log.info("%s poll failed (%d in a row): %s", self.name, self._failures, exc)
             if self.group is not None and isinstance(exc, LoginExpired | LoginThrottled):
                 self.group.halt(exc)
