@@ -96,8 +96,15 @@ class Attempt:
     at: float
 
 
+#: Failed logins of one user, from all addresses together, allowed per ``ACCOUNT_WINDOW`` s: a
+#: guesser with many addresses gets no more than this (OWASP ASVS: at most 100 an hour).
+PER_ACCOUNT = 100
+ACCOUNT_WINDOW = 3600.0
+
+
 class LoginThrottle:
-    """Sliding windows of failed (or still running) logins per (user, address) and per address.
+    """Sliding windows of failed (or still running) logins per (user, address), per address,
+    and per user across all addresses (a longer window, a higher ceiling).
 
     An attempt is written down when it is admitted, before its password is hashed, and taken
     back only when the password was right: concurrency cannot slip past the limits.
@@ -109,13 +116,18 @@ class LoginThrottle:
         per_address: int,
         window: float,
         clock: Callable[[], float] = time.time,
+        per_account: int = PER_ACCOUNT,
+        account_window: float = ACCOUNT_WINDOW,
     ) -> None:
         self._per_user = per_user
         self._per_address = per_address
+        self._per_account = per_account
         self._window = window
+        self._account_window = account_window
         self._clock = clock
         self._pairs: dict[tuple[str, str], deque[float]] = {}
         self._addresses: dict[str, deque[float]] = {}
+        self._accounts: dict[str, deque[float]] = {}
 
     def admit(self, user: str, address: str) -> Attempt:
         """Record the attempt, or 429 with Retry-After when this address is over a limit."""
@@ -127,8 +139,12 @@ class LoginThrottle:
         by_address = self._recent(self._addresses, address, now)
         if len(by_address) >= self._per_address:
             raise self._refusal(by_address, now, "from this address")
+        account = self._recent(self._accounts, user, now, self._account_window)
+        if len(account) >= self._per_account:
+            raise self._refusal(account, now, "for this user", self._account_window)
         pair.append(now)
         by_address.append(now)
+        account.append(now)
         return Attempt(user, address, now)
 
     def succeeded(self, attempt: Attempt) -> None:
@@ -138,21 +154,30 @@ class LoginThrottle:
 
     def withdraw(self, attempt: Attempt, *, pair: bool = True) -> None:
         """Take back an attempt that was never evaluated (the server was too busy)."""
-        places: list[deque[float] | None] = [self._addresses.get(attempt.address)]
+        places: list[deque[float] | None] = [
+            self._addresses.get(attempt.address),
+            self._accounts.get(attempt.user),
+        ]
         if pair:
             places.append(self._pairs.get((attempt.user, attempt.address)))
         for stamps in places:
             if stamps is not None and attempt.at in stamps:
                 stamps.remove(attempt.at)
 
-    def _recent(self, table: dict[Any, deque[float]], key: Any, now: float) -> deque[float]:
+    def _recent(
+        self, table: dict[Any, deque[float]], key: Any, now: float, window: float | None = None
+    ) -> deque[float]:
         stamps = table.setdefault(key, deque())
-        while stamps and stamps[0] <= now - self._window:
+        span = self._window if window is None else window
+        while stamps and stamps[0] <= now - span:
             stamps.popleft()
         return stamps
 
-    def _refusal(self, stamps: deque[float], now: float, scope: str) -> ApiError:
-        retry_after = max(1, int(stamps[0] + self._window - now) + 1)
+    def _refusal(
+        self, stamps: deque[float], now: float, scope: str, window: float | None = None
+    ) -> ApiError:
+        span = self._window if window is None else window
+        retry_after = max(1, int(stamps[0] + span - now) + 1)
         return error(
             429,
             f"Too many failed logins {scope}; try again in {retry_after} s",
@@ -161,10 +186,14 @@ class LoginThrottle:
 
     def _sweep(self, now: float) -> None:
         """Forget expired windows, so a stream of made-up user names cannot grow memory."""
-        tables: tuple[dict[Any, deque[float]], ...] = (self._pairs, self._addresses)
-        for table in tables:
+        tables: tuple[tuple[dict[Any, deque[float]], float], ...] = (
+            (self._pairs, self._window),
+            (self._addresses, self._window),
+            (self._accounts, self._account_window),
+        )
+        for table, span in tables:
             if len(table) > _SWEEP_AT:
-                for key in [k for k, v in table.items() if not v or v[-1] <= now - self._window]:
+                for key in [k for k, v in table.items() if not v or v[-1] <= now - span]:
                     del table[key]
 
 

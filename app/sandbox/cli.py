@@ -198,6 +198,10 @@ def http_protocol() -> str:
     return "httptools"
 
 
+#: Connections and requests the sandbox serves at once (uvicorn answers 503 beyond).
+MAX_CONCURRENCY = 512
+
+
 def uvicorn_config(application: ASGIApp, keep_alive: float) -> uvicorn.Config:
     """The sandbox's uvicorn settings (also the bench's hello-JSON ceiling's)."""
     return uvicorn.Config(
@@ -208,6 +212,12 @@ def uvicorn_config(application: ASGIApp, keep_alive: float) -> uvicorn.Config:
         lifespan="on",
         timeout_graceful_shutdown=5,
         timeout_keep_alive=int(keep_alive),
+        # X-Forwarded-For is a client's word: believed, it would make every login a new
+        # address to the throttle. The sandbox is not run behind a proxy.
+        proxy_headers=False,
+        # Beyond this many connections and requests at once, new ones get 503 at once rather
+        # than a descriptor each until the process runs out.
+        limit_concurrency=MAX_CONCURRENCY,
     )
 
 

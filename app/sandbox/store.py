@@ -277,6 +277,29 @@ class DatabaseInUse(Exception):
         self.url = url
 
 
+class LinkedDatabase(DatabaseInUse):
+    """The database file has more than one hard link: another name for it would take another
+    lock and let a second sandbox write it (a corrupted database, every order answered 500)."""
+
+    def __init__(self, path: str, links: int) -> None:
+        Exception.__init__(
+            self,
+            f"the sandbox database {path} has {links} hard links; one database file has one "
+            "name: remove the other links or copy the file",
+        )
+        self.path = path
+        self.url = None
+
+
+def refuse_hard_links(db_path: str) -> None:
+    try:
+        links = os.stat(db_path).st_nlink
+    except FileNotFoundError:
+        return
+    if links > 1:
+        raise LinkedDatabase(db_path, links)
+
+
 class WriterLock:
     """One writer per database file: an OS lock on ``<db>.lock`` held for the process's life.
 
@@ -293,17 +316,21 @@ class WriterLock:
 
     @staticmethod
     def lock_path(db_path: str) -> str:
-        return db_path + ".lock"
+        """Beside the file itself, wherever ``db_path`` points: a symlink or another spelling
+        of the path takes the same lock."""
+        return os.path.realpath(db_path) + ".lock"
 
     @staticmethod
     def url_path(db_path: str) -> str:
-        return db_path + ".url"
+        return os.path.realpath(db_path) + ".url"
 
     @classmethod
     def hold(cls, db_path: str) -> WriterLock:
-        """Take the lock or raise :class:`DatabaseInUse`."""
+        """Take the lock or raise :class:`DatabaseInUse` (:class:`LinkedDatabase` for a file
+        with another name that could be opened without this lock)."""
         if db_path == ":memory:":
             return cls(db_path, None)
+        refuse_hard_links(db_path)
         handle = os.open(cls.lock_path(db_path), os.O_RDWR | os.O_CREAT, 0o600)
         if not _try_lock(handle):
             os.close(handle)

@@ -24,6 +24,8 @@ import httpx
 import jwt
 import pytest
 
+from app.sandbox.auth import PER_ACCOUNT, LoginThrottle
+from app.sandbox.wire import ApiError
 from tests.harness import (
     ADMIN_TOKEN,
     SandboxProcess,
@@ -405,3 +407,39 @@ def test_info_names_neither_host_nor_process(start: Start) -> None:
     assert f":{sandbox.proc.pid}" not in text and f'"{sandbox.proc.pid}"' not in text
     instance = json.loads(text)["info"]["instance"]
     assert isinstance(instance, str) and instance
+
+
+async def test_a_forwarded_for_header_is_not_another_address(start: Start) -> None:
+    """Forty made-up users, each claiming another address in X-Forwarded-For: the throttle
+    counts the connection's address, so the claims change nothing."""
+    sandbox = start()
+    statuses: list[int] = []
+    async with from_address(sandbox.url, "127.0.0.1") as http:
+        for wave in range(4):
+            answers = await asyncio.gather(
+                *(
+                    http.post(
+                        LOGIN,
+                        json={"user": f"spoof-{wave}-{n}", "password": digest("guess")},
+                        headers={"X-Forwarded-For": f"10.0.{wave}.{n}"},
+                    )
+                    for n in range(10)
+                )
+            )
+            statuses += [r.status_code for r in answers]
+    assert statuses == [401] * PER_ADDRESS + [429] * (40 - PER_ADDRESS), statuses
+
+
+def test_one_user_is_refused_after_a_hundred_failures_from_any_addresses() -> None:
+    now = [1000.0]
+    throttle = LoginThrottle(5, 30, 300.0, clock=lambda: now[0])
+    for n in range(PER_ACCOUNT):
+        throttle.admit("target", f"10.{n // 250}.{n % 250}.1")  # a new address each time
+        now[0] += 1
+    with pytest.raises(ApiError) as refused:
+        throttle.admit("target", "10.9.9.9")
+    assert "for this user" in str(refused.value.body)
+    assert int(refused.value.headers["Retry-After"]) > 3000  # the hour, not the 5 minutes
+    throttle.admit("someone-else", "10.9.9.9")  # another user is not locked out with it
+    now[0] += 3600
+    throttle.admit("target", "10.9.9.9")  # an hour on, the oldest failures have aged out

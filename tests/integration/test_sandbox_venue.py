@@ -24,7 +24,7 @@ from app.domain import Amount, parse_timestamp
 from app.sandbox.config import SandboxConfig
 from app.sandbox.context import Sandbox
 from app.sandbox.market import MarketQuote
-from app.sandbox.store import DatabaseInUse, Store
+from app.sandbox.store import DatabaseInUse, LinkedDatabase, Store
 from app.services.sandbox_child import SandboxChild, SandboxStartFailed, lock_held
 from tests.harness import (
     Faults,
@@ -470,3 +470,25 @@ def test_a_post_that_declares_no_body_is_refused_at_once_and_the_connection_kept
         sock.sendall(bare)
         again, _ = read_response(sock)
         assert again == 400
+
+
+def test_a_symlink_to_a_database_in_use_takes_the_same_lock(tmp_path: Path) -> None:
+    db = tmp_path / "real.db"
+    store = Store(str(db))
+    alias = tmp_path / "alias.db"
+    alias.symlink_to(db)
+    try:
+        with pytest.raises(DatabaseInUse, match="in use by another sandbox"):
+            Store(str(alias))
+    finally:
+        store.close()
+
+
+def test_a_hard_linked_database_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "real.db"
+    Store(str(db)).close()
+    os.link(db, tmp_path / "second-name.db")
+    with pytest.raises(LinkedDatabase, match="2 hard links"):
+        Store(str(db))
+    with pytest.raises(LinkedDatabase):
+        Store(str(tmp_path / "second-name.db"))
