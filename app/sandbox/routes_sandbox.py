@@ -321,7 +321,7 @@ async def pin_price(call: Call) -> dict[str, Any]:
     "/api/v1/sandbox/admin/credit-hours",
     "Admin: change when credit is granted ('always', 'never' or like 'Mon-Fri 09:00-17:00 "
     "America/New_York'), as --credit-hours does at start",
-    errors=(400,),
+    errors=(400, 404),
     body=obj(("hours",), hours={"type": "string", "minLength": 1}),
     response=success(("hours", "open"), hours={"type": "string"}, open=BOOLEAN),
 )

@@ -70,9 +70,13 @@ def decimal_value(value: Any, field: str) -> Decimal:
 
 
 def optional_string(body: Mapping[str, Any], field: str, max_length: int = 256) -> str | None:
-    value = body.get(field)
-    if value is None:
+    """The field when present; absent is None, but an explicit ``null`` is refused: a client
+    that sent ``"clientOrderId": null`` meant an id and would lose its idempotency silently."""
+    if field not in body:
         return None
+    value = body[field]
+    if value is None:
+        raise bad_request(f"{field} must be a string when given (null is not an id)")
     if not isinstance(value, str):
         raise bad_request(f"{field} must be a string")
     if not value or len(value) > max_length:

@@ -205,10 +205,27 @@ def decode_body(raw: bytes) -> Any:
     if not raw.strip():
         raise bad_request("Request body is empty; a JSON object is required")
     try:
-        return json.loads(raw, parse_float=Decimal, parse_constant=_refuse_constant)
+        return json.loads(
+            raw,
+            parse_float=Decimal,
+            parse_constant=_refuse_constant,
+            object_pairs_hook=_unique_keys,
+        )
     except (ValueError, RecursionError) as exc:
         raise bad_request(f"Malformed JSON body: {exc}") from None
 
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose key appears twice is refused: which of the two values counts is
+    decided differently by different parsers (a proxy may check one, the service act on the
+    other)."""
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise ValueError(f"the key {key!r} appears more than once")
+        found[key] = value
+    return found

@@ -1451,3 +1451,22 @@ def test_a_query_parsed_once_is_still_checked_each_time(reader: Session, path: s
         assert "assetPairs given more than once" in errors[0]
         books = ok_body(reader.get(path, assetPairs="BTC/USD,ETH/USD"))["topOfBooks"]
         assert set(books) == {"BTC/USD", "ETH/USD"}
+
+
+def test_a_null_client_order_id_and_a_repeated_key_are_refused(client: Session) -> None:
+    path = "/api/v1/routing/account/{account}/order/limit"
+    base = {
+        "accountId": {"value": client.account},
+        "type": "limit",
+        "source": "USD",
+        "destination": "BTC",
+        "size": "10",
+        "limit": "0.00001",
+    }
+    null_id = client.post(path, {**base, "clientOrderId": None})
+    assert null_id.status_code == 400 and "null is not an id" in null_id.text
+    text = json.dumps({**base, "clientOrderId": "tt-once"})[:-1] + ', "size": "999999"}'
+    repeated = client.post(path, content=text.encode())
+    assert repeated.status_code == 400 and "more than once" in repeated.text
+    orders = client.get("/api/v1/routing/order/account/{account}").json()["orders"]
+    assert orders == []  # neither reached the book
