@@ -59,13 +59,18 @@ FIRST_COLUMNS = """
     detail TEXT NOT NULL DEFAULT '',
     updated_at TEXT NOT NULL"""
 SENT_AT_COLUMN = "sent_at TEXT NOT NULL DEFAULT ''"
+#: The send time by the server's clock as the client tracked it: what a later look-up reads,
+#: since this machine's clock may be stepped between a crash and the next start.
+SENT_SERVER_AT_COLUMN = "sent_server_at TEXT NOT NULL DEFAULT ''"
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS journal ({FIRST_COLUMNS},
-    {SENT_AT_COLUMN}
+    {SENT_AT_COLUMN},
+    {SENT_SERVER_AT_COLUMN}
 );
 """
-#: Journals written before send times were kept get the column when opened.
+#: Journals written before send times were kept get the columns when opened.
 ADD_SENT_AT = f"ALTER TABLE journal ADD COLUMN {SENT_AT_COLUMN}"
+ADD_SENT_SERVER_AT = f"ALTER TABLE journal ADD COLUMN {SENT_SERVER_AT_COLUMN}"
 #: Frozen facts (see the module); created in journals of every earlier version when opened.
 FACTS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS facts (
@@ -100,6 +105,7 @@ class JournalEntry:
     updated_at: datetime
     body: str  # the JSON text as written: for an order, exactly the body that was sent
     sent_at: datetime | None = None  # when the request last left (None: not sent, or unknown)
+    sent_server_at: datetime | None = None  # the same, by the server's clock (when known)
 
 
 @dataclass(frozen=True)
@@ -135,6 +141,8 @@ class OrderJournal:
         columns = {row["name"] for row in self._db.execute("PRAGMA table_info(journal)")}
         if "sent_at" not in columns:
             self._db.execute(ADD_SENT_AT)
+        if "sent_server_at" not in columns:
+            self._db.execute(ADD_SENT_SERVER_AT)
         self._db.executescript(FACTS_SCHEMA)
         self.path: Path | None = target if on_disk else None
 
@@ -169,22 +177,25 @@ class OrderJournal:
                 "INSERT INTO journal (client_order_id, kind, account, request, created_at, "
                 "status, updated_at) VALUES (?, ?, ?, ?, ?, 'sending', ?) "
                 "ON CONFLICT (client_order_id) DO UPDATE SET status = 'sending', "
-                "detail = '', sent_at = '', updated_at = excluded.updated_at",
+                "detail = '', sent_at = '', sent_server_at = '', "
+                "updated_at = excluded.updated_at",
                 (client_order_id, kind, account, text, stamp, stamp),
             )
 
-    def record_sent(self, client_order_id: str) -> None:
+    def record_sent(self, client_order_id: str, server_at: datetime | None = None) -> None:
         """The request leaves now (called by the desks right before it goes): its send time,
-        distinct from the intent written before the last checks. Not flushed to disk on its
-        own (it must not delay the send; the intent already is): it survives a crash of the
+        distinct from the intent written before the last checks, and ``server_at``, the same
+        moment by the server's clock as the client tracks it. Not flushed to disk on its own
+        (it must not delay the send; the intent already is): it survives a crash of the
         terminal, and the outcome's write flushes it with itself."""
         stamp = format_timestamp(self._now())
+        server = "" if server_at is None else format_timestamp(server_at)
         self._db.execute("PRAGMA synchronous = NORMAL")
         try:
             with self._write():
                 self._db.execute(
-                    "UPDATE journal SET sent_at = ? WHERE client_order_id = ?",
-                    (stamp, client_order_id),
+                    "UPDATE journal SET sent_at = ?, sent_server_at = ? WHERE client_order_id = ?",
+                    (stamp, server, client_order_id),
                 )
         finally:
             self._db.execute("PRAGMA synchronous = FULL")
@@ -356,6 +367,7 @@ def _entry(row: sqlite3.Row) -> JournalEntry:
         parse_timestamp(row["updated_at"]),
         row["request"],
         parse_timestamp(row["sent_at"]) if row["sent_at"] else None,
+        parse_timestamp(row["sent_server_at"]) if row["sent_server_at"] else None,
     )
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
@@ -36,11 +36,25 @@ log = logging.getLogger("tradeterm.services")
 
 #: Seconds between the live look-ups after the first (made at once).
 SETTLE_DELAYS: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
-#: The order list is read from this long before the request left (server time).
-LOOKUP_WINDOW = timedelta(minutes=2)
+#: A server that does not filter its order list by clientOrderId is read from these long
+#: before the request left (server time), widening: a send time a clock step moved is still
+#: inside the widest.
+LOOKUP_WINDOWS = (timedelta(minutes=2), timedelta(hours=1), timedelta(days=1))
+LOOKUP_WINDOW = LOOKUP_WINDOWS[0]
 LOOKUP_MAX = 200
 #: After the scheduled look-ups, the desk keeps looking at this pace for the whole session.
 SESSION_DELAY_SECONDS = 60.0
+
+
+def backoff_delays(first: float = 1.0, ceiling: float = SESSION_DELAY_SECONDS) -> Iterator[float]:
+    """1, 2, 4, 8 … seconds up to ``ceiling``, then every ``ceiling`` for ever: an order left
+    unknown is looked for again within seconds, not first after a minute."""
+    delay = first
+    while True:
+        yield delay
+        delay = min(ceiling, delay * 2)
+
+
 NOT_LISTED = (
     "not on the server's order list yet — absence is not proof, so it stays unknown and is "
     "looked for again"
@@ -76,9 +90,10 @@ class Sought:
 
     @classmethod
     def from_entry(cls, entry: JournalEntry, offset: timedelta) -> Sought:
-        """A journal entry; its stamp (this machine's clock) moved to server time by the
-        client's measured ``offset`` (server minus local)."""
-        sent_at = entry.created_at + offset
+        """A journal entry, sent at its server-time stamp; an entry from before those were
+        kept has its local stamp moved to server time by the client's measured ``offset``
+        (server minus local) — only approximate if the clock was stepped since."""
+        sent_at = entry.sent_server_at or entry.created_at + offset
         request = entry.request
         if entry.kind == "accept":
             return cls.accept(str(request.get("orderId", "")), entry.client_order_id, sent_at)
@@ -136,6 +151,16 @@ def verdict(look: LookUp) -> Verdict:
     return Verdict("unknown", NOT_LISTED, False)
 
 
+def by_client_order_id(orders: Sequence[Order], client_order_id: str) -> Order | None:
+    return next((order for order in orders if order.client_order_id == client_order_id), None)
+
+
+def filtered_by_id(orders: Sequence[Order], client_order_id: str) -> bool:
+    """Whether a list asked for by clientOrderId shows the server applied the filter: empty,
+    or only that id. A list with other ids (or none echoed) was not filtered."""
+    return all(order.client_order_id == client_order_id for order in orders)
+
+
 def match(orders: Sequence[Order], sought: Sought, since: datetime) -> Order | None:
     """The order with our clientOrderId; else, when the server does not echo clientOrderIds,
     the only one with the same source, destination and size submitted since ``since``."""
@@ -179,24 +204,37 @@ class OrderSettler:
         self.delays = tuple(delays)
 
     async def look_up(self, sought: Sought) -> LookUp:
-        """Ask the server once: the order (by the quote's id for an accept, else by
-        clientOrderId in the order list, read from ``LOOKUP_WINDOW`` before it was sent)."""
+        """Ask the server: the order (by the quote's id for an accept, else by clientOrderId
+        in the order list, with no time floor — a send time is only as good as the clock that
+        stamped it). Only when the server's answer shows it ignored the clientOrderId filter
+        is the list read by time, from ``LOOKUP_WINDOWS`` before the send, widening."""
         try:
             if sought.kind == "accept":
                 try:
                     return Found(await self.client.order(sought.quote_id))
                 except NotFound:
                     return Absent()
-            since = sought.sent_at - LOOKUP_WINDOW
             orders = await self.client.orders(
-                max_orders=LOOKUP_MAX,
-                submitted_start=since,
-                client_order_id=sought.client_order_id,
+                max_orders=LOOKUP_MAX, client_order_id=sought.client_order_id
             )
+            found = by_client_order_id(orders, sought.client_order_id)
+            if found is not None:
+                return Found(found)
+            if filtered_by_id(orders, sought.client_order_id):
+                return Absent()
+            for window in LOOKUP_WINDOWS:
+                since = sought.sent_at - window
+                orders = await self.client.orders(
+                    max_orders=LOOKUP_MAX,
+                    submitted_start=since,
+                    client_order_id=sought.client_order_id,
+                )
+                found = match(orders, sought, since)
+                if found is not None:
+                    return Found(found)
         except ServiceError as exc:
             return Unreadable(exc)
-        found = match(orders, sought, since)
-        return Absent() if found is None else Found(found)
+        return Absent()
 
     async def now(self, sought: Sought) -> Verdict:
         """The look-up made the instant the answer was lost."""

@@ -1,11 +1,12 @@
 """Orders and accepts whose outcome is not known: the list the blotter shows, in the trader's
 words, until the server shows each one or the trader, told the facts, dismisses it (design.md
-§7, issue 14).
+§7).
 
 The list is the journal's ``unknown`` entries of the session's account, read again after every
 result of the desks (``refresh``). The live desks keep looking for what they lose themselves;
 what an earlier run left unknown (the start-up reconcile could not find it) is looked for here,
-every ``SESSION_DELAY_SECONDS`` for the whole session (``follow``). Dismissing only stops the
+after 1, 2, 4 … seconds and then every ``SESSION_DELAY_SECONDS`` for the whole session
+(``follow``). Dismissing only stops the
 looking: it cancels nothing on the server (the service has no cancel), and the journal keeps the
 entry as ``dismissed`` with what was known, so the next start does not look again.
 """
@@ -13,7 +14,6 @@ entry as ``dismissed`` with what was known, so the next start does not look agai
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -27,7 +27,7 @@ from app.services.journal import JournalEntry, OrderJournal
 from app.services.log_events import EventKind, LogLevel
 from app.services.order_words import request_action
 from app.services.session import TerminalSession
-from app.services.settling import SESSION_DELAY_SECONDS, OrderSettler, Sought
+from app.services.settling import SESSION_DELAY_SECONDS, OrderSettler, Sought, backoff_delays
 from app.services.tasks import Tasks, may_start, spawn
 
 log = logging.getLogger("tradeterm.services")
@@ -155,8 +155,9 @@ class UnknownOutcomes:
         return True
 
     def follow(self, entries: Iterable[JournalEntry]) -> None:
-        """Look for each of ``entries`` still unknown (what the start-up reconcile left) every
-        ``session_delay`` seconds for the whole session, until the server shows it."""
+        """Look for each of ``entries`` still unknown (what the start-up reconcile left) after
+        1, 2, 4 … seconds, then every ``session_delay`` seconds for the whole session, until
+        the server shows it."""
         offset = self.session.client.clock.offset
         for entry in entries:
             if not may_start(self._tasks):
@@ -191,7 +192,7 @@ class UnknownOutcomes:
     async def _follow(self, sought: Sought) -> None:
         verdict = await OrderSettler(self.session.client).follow(
             sought,
-            delays=itertools.repeat(self.session_delay),
+            delays=backoff_delays(ceiling=self.session_delay),
             still_open=self._still_unknown(sought.client_order_id),
         )
         if verdict is None or verdict.order is None:

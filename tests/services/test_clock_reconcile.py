@@ -4,6 +4,7 @@ order."""
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 from decimal import Decimal
 
@@ -14,7 +15,7 @@ from app.api.clock import system_now
 from app.domain.order_request import OrderRequest
 from app.services.journal import OrderJournal
 from app.services.session import Environment, FeedIntervals, TerminalSession
-from app.services.settling import OrderSettler
+from app.services.settling import OrderSettler, backoff_delays
 from tests.harness import SandboxProcess, new_client, until
 
 pytestmark = pytest.mark.anyio
@@ -93,3 +94,43 @@ async def test_the_session_re_measures_after_a_wall_clock_jump_without_being_ask
         await session.stop()
         await api.aclose()
         user.close()
+
+
+@pytest.mark.parametrize("step", [-60, 60])
+async def test_a_clock_stepped_between_the_crash_and_the_restart_hides_nothing(
+    sandbox: SandboxProcess, step: int
+) -> None:
+    """The order is sent and filled, the terminal dies before the answer is written, and this
+    machine's clock is stepped an hour before the next start: the look-up by clientOrderId
+    needs no time window, so the reconcile still finds it, at once."""
+    user = new_client(sandbox, {"USD": "100000", "BTC": "2"})
+    journal = OrderJournal(":memory:")  # stamped by the clock as it was
+    settings = ClientSettings(sandbox.url)
+    first = ServiceClient(settings, retry=RetryPolicy(attempts=1))
+    stepped = ServerClock(now=lambda: system_now() + timedelta(minutes=step))
+    restarted = ServiceClient(settings, retry=RetryPolicy(attempts=1), clock=stepped)
+    try:
+        await first.login(user.user, user.password, user.account)
+        request = OrderRequest("market", "USD", "BTC", Decimal("100"), new_client_order_id())
+        journal.record_intent(
+            request.client_order_id, "market", user.account, request.body(user.account)
+        )
+        placed = await first.place_order(request)
+
+        await restarted.login(user.user, user.password, user.account)
+        started = time.monotonic()
+        await OrderSettler(restarted).reconcile(journal, user.account)
+        settled = journal.entry(request.client_order_id)
+        assert settled is not None
+        assert (settled.status, settled.order_id) == ("filled", placed.order_id)
+        assert time.monotonic() - started < 5  # one look-up, not a minute's wait
+    finally:
+        await first.aclose()
+        await restarted.aclose()
+        journal.close()
+        user.close()
+
+
+def test_an_unknown_is_looked_for_after_one_two_four_seconds_not_a_minute() -> None:
+    delays = backoff_delays()
+    assert [next(delays) for _ in range(9)] == [1, 2, 4, 8, 16, 32, 60, 60, 60]
