@@ -276,3 +276,12 @@ def test_a_credit_refused_limit_order_is_retried_at_the_traders_own_limit() -> N
     spec.validate()
     with pytest.raises(ValueError, match="refused for credit"):
         retry_spec(ticket, "Insufficient Funds: Requested 5000 USD", [PAIR], NOW)
+
+
+def test_a_twap_starts_with_its_first_price_and_carries_a_later_slice_without_one() -> None:
+    p = parent(twap("1000", 3))
+    assert decide(p, Moment(None, NOW)) == Wait(None, f"no fresh price for {PAIR}")
+    p.slices_sent = 1
+    p.children.append(child("333.33333333", "filled", "333.33333333"))
+    later = decide(p, Moment(None, NOW, 60.0))
+    assert isinstance(later, Skip) and "carried" in later.why

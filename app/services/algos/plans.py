@@ -183,6 +183,8 @@ def _twap(parent: Parent, moment: Moment) -> Decision:
     if moment.since_slice is not None and moment.since_slice < due:
         return Wait(due - moment.since_slice, "until the next slice")
     if moment.top is None:
+        if parent.slices_sent == 0:  # the schedule starts with the first price, not without it
+            return Wait(None, f"no fresh price for {spec.pair}")
         return Skip(f"no fresh price for {spec.pair}: the slice is carried to the next")
     limit = marketable_limit(spec, moment.top, moment.price_increment)
     if limit is None:
