@@ -57,7 +57,7 @@ def run(args: argparse.Namespace, source: credentials.Source | None = None) -> i
     except ServiceError as exc:
         return runner.fail(Exit.FAILED, str(exc))
     except KeyboardInterrupt:
-        return runner.fail(Exit.INTERRUPTED, "interrupted before the parent was started")
+        return runner.fail(Exit.INTERRUPTED, "interrupted")
     except BrokenPipeError:
         runner.silence_stdout()
         return Exit.FILLED
@@ -165,27 +165,14 @@ async def _resume(terminal: Terminal, printer: Printer, parent_id: str) -> Exit:
 async def _foreground(
     engine: ExecutionEngine, printer: Printer, start: Callable[[], Parent]
 ) -> Exit:
-    """Ctrl-C is caught before the parent starts, so none can slip between the two."""
+    """Ctrl-C becomes a pause from the moment the parent exists: nothing awaits between its
+    start and the handler, and the loop runs a signal's handler only at its next await."""
     loop = asyncio.get_running_loop()
-    holder: list[Foreground] = []
-    pending = [0]
-
-    def on_signal() -> None:
-        if holder:
-            holder[0].interrupt()
-        else:
-            pending[0] += 1
-
-    signals = _catch(loop, on_signal)
+    parent = start()
+    watch = Foreground(engine, parent, printer.precision, printer.progress, printer.notice)
+    signals = _catch(loop, watch.interrupt)
     try:
-        parent: Parent = start()
-        if pending[0]:  # Ctrl-C while it was being started: paused at once
-            engine.pause(parent.id, "paused by Ctrl-C")
-        watch = Foreground(engine, parent, printer.precision, printer.progress, printer.notice)
-        holder.append(watch)
         ending = await watch.run()
-        if pending[0] and ending.code == Exit.PAUSED:
-            ending = Ending(Exit.INTERRUPTED, "interrupted")
     finally:
         for number in signals:
             loop.remove_signal_handler(number)

@@ -124,8 +124,9 @@ class Foreground:
 
     async def _children_answered(self) -> None:
         """Until no child is out, its end time plus the grace has passed, or Ctrl-C (again,
-        when a Ctrl-C is what paused the parent)."""
-        stop_at = self.interrupts + 1
+        when a Ctrl-C is what paused the parent: two in quick succession are both counted
+        before this starts)."""
+        stop_at = 2 if self.interrupts else 1
         told = False
         while self.parent.busy and self.interrupts < stop_at:
             left = self._seconds_left()

@@ -37,7 +37,10 @@ class Progress:
     received_asset: str
     children: int
     children_filled: int
-    children_out: int
+    children_out: int  # being sent, resting or unknown
+    children_resting: int
+    children_unknown: int  # the answer lost
+    children_empty: int  # ended without filling (refused, expired)
     out: Decimal  # in flight and unknown, asset sold
     average: Decimal | None  # QUOTE per BASE, at the pair's price increment
 
@@ -58,8 +61,11 @@ class Progress:
             parent.received,
             spec.destination,
             len(parent.children),
-            sum(1 for child in parent.children if child.status == "filled"),
+            _count(parent, "filled"),
             sum(1 for child in parent.children if child.open),
+            _count(parent, "resting"),
+            _count(parent, "unknown"),
+            _count(parent, "empty"),
             parent.in_flight + parent.unknown,
             None if price is None else FillPrice(spec.pair_side.pair, price).rounded(precision),
         )
@@ -69,9 +75,19 @@ class Progress:
         average 91,234.56 USD per BTC``."""
         amount = precision.exact(self.filled, self.asset)
         target = precision.exact(self.target, self.asset)
+        counts = [f"{self.children_filled} filled", f"{self.children_out} out"]
+        counts += [
+            f"{count} {word}"
+            for count, word in (
+                (self.children_resting, "resting"),
+                (self.children_unknown, "answer lost"),
+                (self.children_empty, "not filled"),
+            )
+            if count
+        ]
         words = (
             f"{self.label} {self.id} {self.state}: filled {amount} / {target} {self.asset}, "
-            f"children {self.children} ({self.children_filled} filled, {self.children_out} out)"
+            f"children {self.children} ({', '.join(counts)})"
         )
         if self.average is not None:
             base, quote = self.pair.split("/")
@@ -94,9 +110,16 @@ class Progress:
             "children": self.children,
             "childrenFilled": self.children_filled,
             "childrenOut": self.children_out,
+            "childrenResting": self.children_resting,
+            "childrenUnknown": self.children_unknown,
+            "childrenNotFilled": self.children_empty,
             "out": format_decimal(self.out),
             "averagePrice": None if self.average is None else format_decimal(self.average),
         }
+
+
+def _count(parent: Parent, status: str) -> int:
+    return sum(1 for child in parent.children if child.status == status)
 
 
 def children_data(parent: Parent) -> list[dict[str, Any]]:

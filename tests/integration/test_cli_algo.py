@@ -36,7 +36,7 @@ SLOW_TWAP = (
     *("twap", "--pair", PAIR, "--side", "buy", "--amount", "2000"),
     *("--slices", "20", "--duration", "10", "--collar-bps", "50"),
 )
-FILLED_CHILDREN = re.compile(r"children \d+ \((\d+) filled, (\d+) out\)")
+FILLED_CHILDREN = re.compile(r"children \d+ \((\d+) filled, (\d+) out")
 OUTCOME = re.compile(r"^(\w+) — ([\d,.]+) of ([\d,.]+) USD filled; (.+)$")
 
 
@@ -256,6 +256,33 @@ def test_ctrl_c_pauses_mid_twap_and_a_new_process_lists_and_resumes_it(cli: Algo
     orders = cli.server_orders(cli.stored_children(parent_id))
     assert {o["result"]["status"] for o in orders} == {"filled"}
     assert sum(size(o) for o in orders) == Decimal(2000)
+
+
+def test_ctrl_c_waits_for_a_resting_child_and_a_second_one_stops_waiting(cli: AlgoCli) -> None:
+    """A child far from the market rests for an hour: the pause cannot cancel it, waits for
+    it, says so, and a second Ctrl-C ends the wait with the child named as still out."""
+    running = cli.start(
+        *("timed", "--pair", PAIR, "--side", "buy", "--amount", "100", "--limit", "1000"),
+        *("--start-at", "2020-01-01T00:00:00Z"),
+    )
+    running.until(lambda line: "(0 filled, 1 out, 1 resting)" in line)
+    running.proc.send_signal(signal.SIGINT)
+    running.until(lambda line: " paused: " in line and "1 resting" in line)
+    running.proc.send_signal(signal.SIGINT)
+    done = cli.checked(running.finish())
+    assert done.code == 130, done
+    assert "waiting up to" in done.err and "Ctrl-C again to stop waiting" in done.err, done
+    outcome = OUTCOME.match(done.lines[-2])
+    assert outcome is not None, done.lines
+    assert outcome.group(1, 2) == ("interrupted", "0.00")
+    assert outcome[4].startswith("100 USD still out: 1 resting until its end time"), outcome[4]
+    parent_id = done.lines[-1].removeprefix("resume with: tradeterm algo resume ")
+
+    listed = cli.listed()[parent_id]
+    assert (listed["state"], listed["filled"]) == ("paused", "0")
+    assert [c["status"] for c in listed["childOrders"]] == ["resting"]
+    orders = cli.server_orders(cli.stored_children(parent_id))
+    assert [o["result"]["status"] for o in orders] == ["submitted"]
 
 
 def test_after_kill_9_a_new_process_shows_it_paused_with_the_sandboxs_fills(
