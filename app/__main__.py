@@ -60,6 +60,12 @@ def build_parser(*, sandbox_options: bool = False) -> argparse.ArgumentParser:
     from app.cli import parser as api_parser
 
     api_parser.add_arguments(api)
+    commands.add_parser(
+        "algo",
+        help="work one parent order (TWAP, clip, stop, ...) in the foreground "
+        "(tradeterm algo --help)",
+        add_help=False,
+    )
     return parser
 
 
@@ -72,6 +78,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app.cli import main as api_main
 
         return api_main.main(arguments[1:])
+    if arguments[:1] == ["algo"]:
+        from app.cli import algo_main
+
+        return algo_main.main(arguments[1:])
     parser = build_parser(sandbox_options="sandbox" in arguments)
     args = parser.parse_args(arguments)
     if args.command == "api":

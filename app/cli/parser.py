@@ -38,7 +38,7 @@ class Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
-def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+def global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     """Added to the top parser with defaults, and to each subcommand without (so a value
     given after the subcommand wins and one given before is not reset)."""
 
@@ -78,13 +78,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = "Run one operation of the trading service and print the answer."
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    _global_options(parser, suppress=False)
+    global_options(parser, suppress=False)
     sub = parser.add_subparsers(dest="api_command", metavar="COMMAND", required=True)
 
     def command(name: str, help_text: str, *, login: bool = True) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.set_defaults(login=login)
-        _global_options(p, suppress=True)
+        global_options(p, suppress=True)
         return p
 
     p = command("info", "service information (no login)", login=False)

@@ -25,28 +25,28 @@ CONNECT_TIMEOUT = 5.0
 
 def run(args: argparse.Namespace, source: credentials.Source | None = None) -> int:
     """Run parsed arguments (from app.cli.main or the ``tradeterm api`` subparser)."""
-    _quiet_logging(args.verbose)
+    quiet_logging(args.verbose)
     try:
         commands.check(args)
         output = asyncio.run(_execute(args, source or credentials.Source()))
         _print(to_json(output.data) if args.json else output.text)
         return OK
     except UsageError as exc:
-        return _fail(USAGE, str(exc))
+        return fail(USAGE, str(exc))
     except OutcomeUnknown as exc:
         note = f" (clientOrderId {exc.client_order_id})" if exc.client_order_id else ""
-        return _fail(NETWORK, f"outcome unknown: {exc}{note}")
+        return fail(NETWORK, f"outcome unknown: {exc}{note}")
     except NetworkError as exc:
-        return _fail(NETWORK, str(exc))
+        return fail(NETWORK, str(exc))
     except ServiceError as exc:
-        return _fail(FAILED, str(exc))
+        return fail(FAILED, str(exc))
     except KeyboardInterrupt:
-        return _fail(INTERRUPTED, "interrupted")
+        return fail(INTERRUPTED, "interrupted")
     except BrokenPipeError:
-        _silence_stdout()
+        silence_stdout()
         return OK
     except Exception as exc:  # the promise: no traceback ever reaches the user
-        return _fail(FAILED, f"internal error: {type(exc).__name__}: {exc}")
+        return fail(FAILED, f"internal error: {type(exc).__name__}: {exc}")
 
 
 async def _execute(args: argparse.Namespace, source: credentials.Source) -> commands.Output:
@@ -67,7 +67,7 @@ def _print(text: str) -> None:
     sys.stdout.flush()
 
 
-def _fail(code: int, message: str) -> int:
+def fail(code: int, message: str) -> int:
     one_line = " ".join(message.split())
     try:
         sys.stderr.write(f"error: {one_line}\n")
@@ -77,7 +77,7 @@ def _fail(code: int, message: str) -> int:
     return code
 
 
-def _silence_stdout() -> None:
+def silence_stdout() -> None:
     """After the reader of a pipe left (``| head``), keep Python from complaining at exit."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
@@ -89,7 +89,7 @@ class _OneLine(logging.Formatter):
         return f"note: {text}"
 
 
-def _quiet_logging(verbose: int) -> None:
+def quiet_logging(verbose: int) -> None:
     """The client logs through ``tradeterm.api``; show its warnings as one-line notes (and,
     with -v, its retries) instead of Python's default handler, never with a traceback."""
     handler = logging.StreamHandler(sys.stderr)
