@@ -12,12 +12,13 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
+
+from app.file_lock import try_lock
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -332,7 +333,7 @@ class WriterLock:
             return cls(db_path, None)
         refuse_hard_links(db_path)
         handle = os.open(cls.lock_path(db_path), os.O_RDWR | os.O_CREAT, 0o600)
-        if not _try_lock(handle):
+        if not try_lock(handle):
             os.close(handle)
             raise DatabaseInUse(db_path, read_url(db_path))
         return cls(db_path, handle)
@@ -364,25 +365,6 @@ def read_url(db_path: str) -> str | None:
             return text.read().strip() or None
     except OSError:
         return None
-
-
-def _try_lock(handle: int) -> bool:
-    """A non-blocking exclusive lock on ``handle``; False when another process holds it."""
-    if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
-        import msvcrt
-
-        try:
-            msvcrt.locking(handle, msvcrt.LK_NBLCK, 1)
-        except OSError:
-            return False
-        return True
-    import fcntl
-
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    return True
 
 
 def _balance(row: sqlite3.Row) -> BalanceRow:

@@ -316,3 +316,34 @@ async def test_no_child_is_priced_on_a_stale_book(app_sandbox: AppSandbox) -> No
         await app_sandbox.clear_faults()
         await finished(parent)
         assert parent.filled == Decimal(100)
+
+
+async def test_a_parent_is_worked_by_one_terminal_process_at_a_time(
+    app_sandbox: AppSandbox, tmp_path: Path
+) -> None:
+    """Two terminals on one store (the window and ``tradeterm algo``): the one working a
+    parent holds it; the other shows it, cannot resume, pause or re-state it, and takes it up
+    — with the children the first sent — once the first has let it go."""
+    journal = tmp_path / "journal.db"
+    user = await app_sandbox.new_client({"USD": "1000000", "BTC": "20"})
+    async with open_desk(app_sandbox, journal, user) as first:
+        parent = first.engine.submit(twap("900", 9, seconds="8"))
+        await until(lambda: any(c.status == "filled" for c in parent.children))
+        async with open_desk(app_sandbox, journal, user) as second:
+            await until(lambda: parent.id in second.engine.parents)
+            shown = second.engine.parents[parent.id]
+            assert shown.elsewhere and "another Tradeterm process" in shown.note
+            for command in (second.engine.resume, second.engine.pause, second.engine.stop):
+                with pytest.raises(AlgoRefused, match="another Tradeterm process"):
+                    command(parent.id)
+            assert parent.live  # the first goes on working it
+            first.engine.pause(parent.id)
+            await until(lambda: not second.engine.store.worked_elsewhere(parent.id))
+            sent_by_first = {c.client_order_id for c in parent.children}
+            second.engine.resume(parent.id)
+            assert sent_by_first <= {c.client_order_id for c in shown.children}
+            await until(lambda: shown.ended, timeout=120)
+            assert shown.filled == Decimal(900)  # the rest, and not a unit more
+            first.engine.resume(parent.id)  # takes up what the store says: done, nothing sent
+            assert (parent.state, parent.live) == ("done", False)
+            assert len(parent.children) == len(shown.children)

@@ -77,6 +77,12 @@ FAILURES_BEFORE_PAUSE = 3
 POLL_OWNER = "algos"
 
 
+ELSEWHERE = (
+    "worked by another Tradeterm process on this machine (the window or tradeterm algo): "
+    "pause or stop it there first"
+)
+
+
 class ParentGate(Protocol):
     """What the engine asks of the session's risk limits and kill switch."""
 
@@ -170,6 +176,8 @@ class ExecutionEngine:
 
     def pause(self, parent_id: str, why: str = "paused by the trader") -> None:
         parent = self.parents[parent_id]
+        if parent.elsewhere:
+            raise AlgoRefused(ELSEWHERE)
         if not parent.live:
             return
         armed = parent.spec.info.armed and not parent.fired
@@ -180,12 +188,21 @@ class ExecutionEngine:
         self._say(LogLevel.WARNING, parent, parent.note)
 
     def resume(self, parent_id: str) -> None:
-        """Resume a paused parent, or re-arm a disarmed one. Refused while trading is halted."""
+        """Resume a paused parent, or re-arm a disarmed one. Refused while trading is halted
+        or while another terminal process works it."""
         parent = self.parents[parent_id]
-        if parent.state not in ("paused", "disarmed"):
+        if parent.state not in ("paused", "disarmed") and not parent.elsewhere:
             return
         if self.gate is not None and self.gate.halted:
             raise AlgoRefused("trading is halted by the kill switch: re-enable trading first")
+        if not self.store.claim(parent.id):
+            raise AlgoRefused(ELSEWHERE)
+        parent.elsewhere = False
+        self._take_up_stored(parent)
+        if parent.ended:
+            self.store.release(parent.id)
+            self.changed.publish(parent.id)
+            return
         parent.state = self._live_state(parent)
         parent.note = ARMED_HERE if parent.state == "armed" else ""
         self._failures.pop(parent.id, None)
@@ -193,9 +210,32 @@ class ExecutionEngine:
         self._say(LogLevel.INFO, parent, "re-armed" if parent.state == "armed" else "resumed")
         self._start(parent)
 
+    def _take_up_stored(self, parent: Parent) -> None:
+        """What the store says of ``parent`` since another process may have worked it: its
+        state and the children it sent, each unknown here until the journal or the server
+        shows its end (so the parent sends nothing until then)."""
+        stored = self.store.parents(self.account, parent.id)
+        if not stored:
+            return
+        latest = stored[0]
+        if latest.ended:
+            parent.state, parent.note = latest.state, latest.note
+        parent.fired = parent.fired or latest.fired
+        parent.slices_sent = max(parent.slices_sent, latest.slices_sent)
+        known = {child.client_order_id for child in parent.children}
+        for child in latest.children:
+            if child.client_order_id in known:
+                continue
+            unknown = child.ended("unknown", detail="sent by another terminal")
+            parent.children.append(unknown)
+            self._owner[child.client_order_id] = parent.id
+            self._follow(parent, unknown)
+
     def stop(self, parent_id: str) -> None:
         """No more children; what is out stays out (no cancel) and is followed to its end."""
         parent = self.parents[parent_id]
+        if parent.elsewhere:
+            raise AlgoRefused(ELSEWHERE)
         if parent.ended:
             return
         parent.state = "stopped"
@@ -208,7 +248,7 @@ class ExecutionEngine:
         """The kill switch: every live parent paused, every armed one disarmed, now (no await:
         no child can start between this call and its return)."""
         for parent in list(self.parents.values()):
-            if parent.live:
+            if parent.live and not parent.elsewhere:  # another process's are its own to halt
                 self.pause(parent.id, why)
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -226,6 +266,11 @@ class ExecutionEngine:
             parent.children = [fates.get(c.client_order_id, c) for c in parent.children]
             for child in parent.children:
                 self._owner[child.client_order_id] = parent.id
+            if not parent.ended and self.store.worked_elsewhere(parent.id):
+                parent.elsewhere = True  # its state is the other process's to say
+                parent.note = ELSEWHERE
+                self.parents[parent.id] = parent
+                continue
             if not parent.ended:
                 was_armed = parent.spec.info.armed and not parent.fired
                 parent.state = "disarmed" if was_armed else "paused"
@@ -284,6 +329,8 @@ class ExecutionEngine:
     def _start(self, parent: Parent) -> None:
         if self._closed or parent.id in self._runners:
             return
+        if not self.store.claim(parent.id):  # a new parent's lock is free; a resumed one was taken
+            raise AlgoRefused(ELSEWHERE)
         self._wakes[parent.id] = asyncio.Event()
         task = spawn(self._tasks, self._run(parent), f"working {parent.id}")
         self._runners[parent.id] = task
@@ -292,6 +339,10 @@ class ExecutionEngine:
     def _runner_ended(self, parent_id: str, task: asyncio.Task[None]) -> None:
         if self._runners.get(parent_id) is task:
             del self._runners[parent_id]
+        parent = self.parents.get(parent_id)
+        if parent_id not in self._runners and (parent is None or not parent.live):
+            # No send of ours is under way: another process may take it up now.
+            self.store.release(parent_id)
 
     def _stop_runner(self, parent: Parent) -> None:
         """The runner ends at its next look (never cancelled: one in the middle of a send

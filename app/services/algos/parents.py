@@ -89,6 +89,8 @@ class Parent:
     linked: str = ""  # a bracket's exits: the entry's id; the entry: ""
     children: list[Child] = field(default_factory=list)
     slices_sent: int = 0  # TWAP slices decided (a slice with nothing to send counts)
+    #: Worked by another terminal process on this machine: shown, never worked here.
+    elsewhere: bool = False
 
     # -- the rule ---------------------------------------------------------------------------
 

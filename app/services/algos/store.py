@@ -5,19 +5,25 @@ What is stored is what was decided, not what it became: a parent's spec and stat
 child's clientOrderId, size and limit, written *before* the child is handed to the order
 desk. What a child became is the journal's and the server's to say (``restore``): the filled
 amount of a parent is never read back from here.
+
+Two terminals on one machine (the window and ``tradeterm algo``, say) share the file, so a
+parent is worked by one process at a time: the one holding its lock (``claim``), a file lock
+the OS drops when the process dies. A parent another process holds is shown, never worked
+or re-stated here.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
 from app.domain import format_timestamp, parse_timestamp
 from app.domain.money import format_decimal
+from app.file_lock import try_lock
 from app.services.algos.parents import Child, Parent, ParentState
 from app.services.algos.specs import AlgoSpec
 
@@ -68,9 +74,41 @@ class AlgoStore:
         self._db.execute("PRAGMA synchronous = FULL")  # a child is written before it is sent
         self._db.executescript(SCHEMA)
         self.path = Path(path) if on_disk else None
+        self._claims: dict[str, int] = {}  # parent id -> the open, locked file
 
     def close(self) -> None:
+        for parent_id in list(self._claims):
+            self.release(parent_id)
         self._db.close()
+
+    # -- one worker per parent ------------------------------------------------------------------
+
+    def claim(self, parent_id: str) -> bool:
+        """Take ``parent_id`` for this process; False when another process works it."""
+        if self.path is None or parent_id in self._claims:
+            return True
+        folder = self.path.with_name(self.path.name + ".locks")
+        folder.mkdir(mode=0o700, exist_ok=True)
+        handle = os.open(folder / f"{parent_id}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        if not try_lock(handle):
+            os.close(handle)
+            return False
+        self._claims[parent_id] = handle
+        return True
+
+    def release(self, parent_id: str) -> None:
+        handle = self._claims.pop(parent_id, None)
+        if handle is not None:
+            os.close(handle)  # closing the descriptor releases the lock
+
+    def worked_elsewhere(self, parent_id: str) -> bool:
+        """Whether another process holds ``parent_id`` now."""
+        if parent_id in self._claims:
+            return False
+        if not self.claim(parent_id):
+            return True
+        self.release(parent_id)
+        return False
 
     @contextmanager
     def _write(self) -> Iterator[None]:
@@ -123,12 +161,18 @@ class AlgoStore:
                 ),
             )
 
-    def parents(self, account: str) -> list[Parent]:
-        """Every parent of ``account``, oldest first, with its children as sent (each marked
-        ``sending``: what it became is for ``restore`` to find out)."""
-        rows = self._db.execute(
-            "SELECT rowid, * FROM parents WHERE account = ? ORDER BY rowid", (account,)
-        ).fetchall()
+    def parents(self, account: str, parent_id: str | None = None) -> list[Parent]:
+        """Every parent of ``account`` (or the one ``parent_id``), oldest first, with its
+        children as sent (each marked ``sending``: what it became is for ``restore`` to find
+        out)."""
+        if parent_id is None:
+            rows = self._db.execute(
+                "SELECT rowid, * FROM parents WHERE account = ? ORDER BY rowid", (account,)
+            ).fetchall()
+        else:
+            rows = self._db.execute(
+                "SELECT rowid, * FROM parents WHERE account = ? AND id = ?", (account, parent_id)
+            ).fetchall()
         found = []
         for row in rows:
             parent = Parent(
@@ -183,6 +227,3 @@ def _state(text: str) -> ParentState:
         if state == text:
             return state
     return "paused"
-
-
-__all__ = ["AlgoStore", "datetime", "path_beside"]
