@@ -48,6 +48,8 @@ log = logging.getLogger("tradeterm.services")
 #: between them every answer's Date header keeps the estimate.
 CLOCK_CHECK_SECONDS = 2.0
 FALLBACK_WATCHLIST = ("BTC/USD", "ETH/USD", "SOL/USD", "BTC/USDT", "ETH/BTC", "USDT/USD")
+#: Seconds between asks for an operation the service did not offer (it may be added later).
+OPTIONAL_RETRY_SECONDS = 300.0
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,10 @@ class TerminalSession:
         self.order_book: Poller[OrderBook | None] = Poller(
             "order book", self._fetch_book, intervals.order_book, group=self.feeds, tasks=tasks
         )
+        #: Whether the service offers the order book (None until it has answered once).
+        self.book_offered: bool | None = None
+        self.book_offered_changed: Topic[bool] = Topic("order book offered")
+        self._book_interval = intervals.order_book
         #: The one copy of the market every desk and report reads (``app.services.market``).
         self.market = Market(self.top_of_book.data, self.balances.data, lambda: self.pair_info)
         self.health = HealthMonitor(
@@ -228,10 +234,13 @@ class TerminalSession:
         self.order_book.refresh()
 
     def set_intervals(self, intervals: FeedIntervals) -> None:
-        """Re-time the feeds (Settings): each poller waits the new interval from now on."""
+        """Re-time the feeds (Settings): each poller waits the new interval from now on (a
+        book the service does not offer stays on its rare retry)."""
         self.top_of_book.interval = intervals.top_of_book
         self.balances.interval = intervals.balances
-        self.order_book.interval = intervals.order_book
+        self._book_interval = intervals.order_book
+        if self.book_offered is not False:
+            self.order_book.interval = intervals.order_book
 
     def after_fill(self) -> None:
         """Balances change with every fill: read them at once, and tell the record views."""
@@ -280,9 +289,37 @@ class TerminalSession:
         return Balances(account, portfolio)
 
     async def _fetch_book(self) -> OrderBook | None:
+        """The selected pair's book. The seed names the operation without a path: a service
+        that answers 404 does not offer it — said once (``book_offered``), asked again only
+        every ``OPTIONAL_RETRY_SECONDS``, and never a failing feed."""
         if self._selected is None:
             return None
-        return await self.client.order_book(self._selected, poll=True)
+        try:
+            book = await self.client.order_book(self._selected, poll=True)
+        except NotFound:
+            self._book_offered(False)
+            return None
+        self._book_offered(True)
+        return book
+
+    def _book_offered(self, offered: bool) -> None:
+        if offered == self.book_offered:
+            return
+        was_unknown = self.book_offered is None
+        self.book_offered = offered
+        if offered:
+            self.order_book.interval = self._book_interval
+            if not was_unknown:
+                self.log(LogLevel.INFO, "the service now offers the order book")
+        else:
+            self._book_interval = self.order_book.interval
+            self.order_book.interval = OPTIONAL_RETRY_SECONDS
+            self.log(
+                LogLevel.INFO,
+                "the service does not offer an order book (the depth dock shows top of book "
+                f"only); asking again every {OPTIONAL_RETRY_SECONDS / 60:.0f} minutes",
+            )
+        self.book_offered_changed.publish(offered)
 
     def _log_health(self, state: HealthState) -> None:
         quiet = state.health in (Health.LIVE, Health.CONNECTING)
