@@ -88,6 +88,10 @@ ORDER_QUERY_PATHS = (
 )
 
 
+#: Seconds before asking again for a service time the service did not offer (404).
+TIME_NOT_OFFERED_RETRY = 300.0
+
+
 class ServiceClient:
     """A session with the service for one account. Use ``async with`` or call ``aclose``."""
 
@@ -104,6 +108,7 @@ class ServiceClient:
     ) -> None:
         self.settings = settings
         self._monotonic = monotonic  # when re-logins happened (tests inject a clock)
+        self._time_asked_again_at: float | None = None  # service time not offered: ask then
         self.relogin_interval = relogin_interval
         self._last_relogin: float | None = None
         self.retry = retry or RetryPolicy()
@@ -328,10 +333,20 @@ class ServiceClient:
         the Date headers (logged)."""
         if not self.clock.due():
             return
+        now = self._monotonic()
+        if self._time_asked_again_at is not None and now < self._time_asked_again_at:
+            return
         try:
             await self.service_time()
+        except NotFound:
+            # An operation the seed names without a path: not offered here. The Date headers
+            # keep the clock; it is asked for again only rarely.
+            self._time_asked_again_at = now + TIME_NOT_OFFERED_RETRY
+            log.info("the service offers no service time; the Date headers keep the clock")
         except ServiceError as exc:
             log.info("service time unavailable (%s); the Date headers keep the clock", exc)
+        else:
+            self._time_asked_again_at = None
 
     # -- accounting ---------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from app.api import ClientSettings, ServiceClient
+from app.api.client import TIME_NOT_OFFERED_RETRY
 from app.services.health import Health
 from app.services.session import (
     OPTIONAL_RETRY_SECONDS,
@@ -41,3 +42,31 @@ async def test_a_service_without_an_order_book_is_live_and_says_it_offers_none()
         finally:
             await session.stop()
             await client.aclose()
+
+
+async def test_a_service_without_a_time_operation_is_asked_for_it_rarely() -> None:
+    async with AppSandbox() as sandbox:
+        user = await sandbox.new_client()
+        now = [1000.0]
+        client = ServiceClient(
+            ClientSettings(sandbox.url), transport=sandbox.transport(), monotonic=lambda: now[0]
+        )
+        await client.login(user.user, user.password, user.account)
+        await sandbox.faults({"kind": "status", "status": 404, "path": "/routing/time$"})
+        try:
+            await client.refresh_clock()
+            await client.refresh_clock()
+            now[0] += TIME_NOT_OFFERED_RETRY - 1
+            await client.refresh_clock()
+            assert await time_asks(sandbox) == 1  # not at every check
+            now[0] += 2
+            await client.refresh_clock()
+            assert await time_asks(sandbox) == 2
+        finally:
+            await client.aclose()
+
+
+async def time_asks(sandbox: AppSandbox) -> int:
+    async with sandbox.admin() as admin:
+        report = (await admin.get("/api/v1/sandbox/admin/faults")).json()
+    return sum(1 for hit in report["hits"] if hit["path"].endswith("/routing/time"))
