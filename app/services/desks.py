@@ -68,7 +68,9 @@ class TradingDesks:
 
     async def reconcile_on_start(self, session: TerminalSession) -> list[JournalEntry]:
         """Settle what the last run left open; what stays unknown is looked for all session
-        and listed in the blotter."""
+        and listed in the blotter. First the risk gate reads the day's usage from the journal,
+        off the event loop (the first send then finds it ready)."""
+        await self.risk.load_today()
         changed = await reconcile_on_start(
             session.client, session.environment.account, self.journal, session.log
         )

@@ -40,6 +40,7 @@ refused.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import deque
@@ -47,13 +48,21 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, localcontext
+from pathlib import Path
 from typing import Literal, Protocol
 
 from app.domain.money import MONEY_CONTEXT, Amount, parse_decimal
 from app.domain.order_request import OrderRequest
 from app.domain.valuation import value_in
 from app.services.events import Topic
-from app.services.journal import Fact, JournalEntry, OrderJournal
+from app.services.journal import (
+    Fact,
+    JournalEntry,
+    OrderJournal,
+    read_facts,
+    reading,
+    search_entries,
+)
 from app.services.limit_prices import display_number
 from app.services.market import MarketSnapshot
 from app.services.ticket import TicketError, TicketInput
@@ -161,14 +170,6 @@ class RiskLimits:
             elif value is not None and (not Decimal(value).is_finite() or value <= 0):
                 raise ValueError(f"{spec.label}: greater than zero, not {value}")
 
-    def value(self, name: str) -> Decimal | int | Mapping[str, Decimal] | None:
-        return getattr(self, name)  # type: ignore[no-any-return]
-
-    @property
-    def any(self) -> bool:
-        """Whether any limit is set."""
-        return any(getattr(self, spec.name) for spec in LIMITS)
-
 
 def parse_positions(text: str) -> dict[str, Decimal]:
     """``"BTC: 20; ETH: 300"`` -> {"BTC": 20, "ETH": 300}; commas are thousands separators.
@@ -220,10 +221,30 @@ class Clock(Protocol):
 @dataclass
 class _Day:
     """Usage of one server day: per clientOrderId, the notional counted (in the currency it was
-    valued in, or the sold amount when it could not be valued then)."""
+    valued in, or the sold amount when it could not be valued then), and the running sum per
+    asset (a check values a few sums, not every order of the day)."""
 
     day: date
     counted: dict[str, Amount] = field(default_factory=dict)
+    totals: dict[str, Decimal] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for amount in self.counted.values():
+            self._add(amount.asset, amount.value)
+
+    def count(self, client_order_id: str, amount: Amount) -> None:
+        self.forget(client_order_id)  # sent again: it counts once
+        self.counted[client_order_id] = amount
+        self._add(amount.asset, amount.value)
+
+    def forget(self, client_order_id: str) -> None:
+        amount = self.counted.pop(client_order_id, None)
+        if amount is not None:
+            self._add(amount.asset, -amount.value)
+
+    def _add(self, asset: str, value: Decimal) -> None:
+        with localcontext(MONEY_CONTEXT):
+            self.totals[asset] = self.totals.get(asset, Decimal(0)) + value
 
 
 class RiskGate:
@@ -336,7 +357,7 @@ class RiskGate:
         """An order's outcome: one the service refused, or that never left, no longer counts
         against the day (as it would not after a restart)."""
         if status in NOT_COUNTED and self._day is not None:
-            self._day.counted.pop(client_order_id, None)
+            self._day.forget(client_order_id)
 
     def _admit(
         self,
@@ -388,7 +409,7 @@ class RiskGate:
         # Admitted: it counts from now on, whatever its answer turns out to be.
         self._sends.append(now)
         counted = Amount(notional, currency) if notional is not None else sold
-        day.counted[client_order_id] = counted
+        day.count(client_order_id, counted)
         if self._journal is not None:
             value = {"amount": counted.value, "asset": counted.asset}
             self._journal.record_facts([Fact(client_order_id, RISK_NOTIONAL, value)])
@@ -412,19 +433,17 @@ class RiskGate:
         most = self._limits.max_notional_per_day
         assert most is not None
         currency = self._limits.currency
-        used = Decimal(0)
-        for other, amount in day.counted.items():
-            if other == client_order_id:
-                continue  # sent again: the service replays it, it counts once
-            value = value_in(amount.value, amount.asset, currency, snapshot.tops)
-            if value is None:
-                raise self._refusal(
-                    "max_notional_per_day",
-                    f"an earlier order today ({amount}) cannot be valued in {currency} now; "
-                    "the day's total is not guessed",
-                )
-            with localcontext(MONEY_CONTEXT):
-                used += value
+        totals = dict(day.totals)
+        again = day.counted.get(client_order_id)
+        if again is not None:  # sent again: the service replays it, it counts once
+            totals[again.asset] -= again.value
+        used = self._value_of(totals, snapshot)
+        if used is None:
+            raise self._refusal(
+                "max_notional_per_day",
+                f"the orders sent earlier today cannot all be valued in {currency} now; the "
+                "day's total is not guessed",
+            )
         with localcontext(MONEY_CONTEXT):
             total = used + notional
         if total > most:
@@ -484,43 +503,92 @@ class RiskGate:
         return self._day
 
     def _from_journal(self, day: date) -> dict[str, Amount]:
-        if self._journal is None:
+        journal = self._journal
+        if journal is None:
             return {}
-        start = datetime(day.year, day.month, day.day, tzinfo=UTC)
-        end = start + timedelta(days=1)
-        offset = self._clock.offset  # server minus local: the journal's stamps are local
-        # A minute of slack on the local side: the offset moves a little between runs.
-        entries = [
-            entry
-            for entry in self._journal.search(since=start - offset - timedelta(minutes=1))
-            if start <= entry.created_at + offset < end
-            and entry.status not in NOT_COUNTED
-            and (self._account is None or entry.account == self._account)
-        ]
-        facts = self._journal.facts(RISK_NOTIONAL, (entry.client_order_id for entry in entries))
-        counted: dict[str, Amount] = {}
-        for entry in entries:
-            amount = _stored(facts.get(entry.client_order_id)) or _sold(entry)
-            if amount is None:
-                log.warning(
-                    "risk: %s of %s has no notional and cannot be valued; not counted today",
-                    entry.client_order_id,
-                    day.isoformat(),
-                )
-                continue
-            counted[entry.client_order_id] = amount
-        return counted
+        return _day_from(
+            lambda since: journal.search(since=since),
+            lambda ids: journal.facts(RISK_NOTIONAL, ids),
+            day,
+            self._clock.offset,
+            self._account,
+        )
 
     def used_today(self, snapshot: MarketSnapshot) -> Decimal | None:
         """The day's notional so far in the limits' currency (None: some cannot be valued)."""
-        total = Decimal(0)
-        for amount in self._today().counted.values():
-            value = value_in(amount.value, amount.asset, self._limits.currency, snapshot.tops)
+        return self._value_of(self._today().totals, snapshot)
+
+    def _value_of(self, totals: Mapping[str, Decimal], snapshot: MarketSnapshot) -> Decimal | None:
+        currency = self._limits.currency
+        used = Decimal(0)
+        for asset, amount in totals.items():
+            if amount.is_zero():
+                continue
+            value = value_in(amount, asset, currency, snapshot.tops)
             if value is None:
                 return None
             with localcontext(MONEY_CONTEXT):
-                total += value
-        return total
+                used += value
+        return used
+
+    async def load_today(self) -> None:
+        """Rebuild this server day's usage from the journal off the event loop (the terminal
+        calls it at start, after the clock is measured): the first send then does not wait
+        for a read of the whole day. A send admitted meanwhile built it itself; that stays."""
+        if self._journal is None or self._journal.path is None:
+            return
+        day = self._clock.server_now().astimezone(UTC).date()
+        offset = self._clock.offset
+        path = self._journal.path
+        counted = await asyncio.to_thread(_read_day, path, day, offset, self._account)
+        if self._day is None or self._day.day != day:
+            self._day = _Day(day, counted)
+
+
+def _read_day(path: Path, day: date, offset: timedelta, account: str | None) -> dict[str, Amount]:
+    """``_day_from`` on a read-only connection of its own (a thread off the event loop)."""
+    with reading(path) as db:
+        return _day_from(
+            lambda since: search_entries(db, since=since),
+            lambda ids: read_facts(db, RISK_NOTIONAL, ids),
+            day,
+            offset,
+            account,
+        )
+
+
+def _day_from(
+    search: Callable[[datetime], Iterable[JournalEntry]],
+    facts_of: Callable[[Iterable[str]], Mapping[str, Mapping[str, object]]],
+    day: date,
+    offset: timedelta,
+    account: str | None,
+) -> dict[str, Amount]:
+    """What counts of server day ``day`` in a journal (module docstring); ``offset``: server
+    minus local, the journal's stamps being local."""
+    start = datetime(day.year, day.month, day.day, tzinfo=UTC)
+    end = start + timedelta(days=1)
+    # A minute of slack on the local side: the offset moves a little between runs.
+    entries = [
+        entry
+        for entry in search(start - offset - timedelta(minutes=1))
+        if start <= entry.created_at + offset < end
+        and entry.status not in NOT_COUNTED
+        and (account is None or entry.account == account)
+    ]
+    facts = facts_of([entry.client_order_id for entry in entries])
+    counted: dict[str, Amount] = {}
+    for entry in entries:
+        amount = _stored(facts.get(entry.client_order_id)) or _sold(entry)
+        if amount is None:
+            log.warning(
+                "risk: %s of %s has no notional and cannot be valued; not counted",
+                entry.client_order_id,
+                day.isoformat(),
+            )
+            continue
+        counted[entry.client_order_id] = amount
+    return counted
 
 
 def _stored(value: Mapping[str, object] | None) -> Amount | None:
@@ -561,17 +629,3 @@ def _holding(snapshot: MarketSnapshot, asset: str) -> Decimal | None:
 
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
-
-
-def describe_limits(limits: RiskLimits) -> Iterable[str]:
-    """Each limit set, as ``max order notional 100,000 USD`` (the log line of Settings)."""
-    for spec in LIMITS:
-        value = getattr(limits, spec.name)
-        if not value:
-            continue
-        if spec.kind == "positions":
-            yield f"{spec.label} {positions_text(value)}"
-        elif spec.kind == "money":
-            yield f"{spec.label} {display_number(value, 12)} {limits.currency}"
-        else:
-            yield f"{spec.label} {value} {spec.unit_text(limits.currency)}"

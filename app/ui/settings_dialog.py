@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.domain.money import parse_decimal
+from app.services.risk import LimitSpec
 from app.ui.palette import TradePalette, follow_palette, level_css
 from app.ui.preferences import (
     COST_METHODS,
@@ -161,7 +162,7 @@ class SettingsDialog(QDialog):
 
         # Risk limits, two to a row (the dialog grows by three rows, not five)
         self.risk: dict[str, QLineEdit] = {}
-        self._money_labels: list[tuple[QLabel, str]] = []
+        self._money_labels: list[tuple[QLabel, LimitSpec]] = []
         risk = QGridLayout()
         for index, (name, spec) in enumerate(RISK_FIELDS.items()):
             value = getattr(prefs, name)
@@ -175,7 +176,7 @@ class SettingsDialog(QDialog):
             label = QLabel(spec.label.capitalize(), self)
             label.setBuddy(edit)
             if spec.kind == "money":  # in the valuation currency chosen above
-                self._money_labels.append((label, spec.label.capitalize()))
+                self._money_labels.append((label, spec))
             row, column = divmod(index, 2)
             risk.addWidget(label, row, column * 2)
             risk.addWidget(edit, row, column * 2 + 1)
@@ -249,8 +250,8 @@ class SettingsDialog(QDialog):
         layout.addWidget(buttons)
 
     def _name_currency(self, currency: str) -> None:
-        for label, text in self._money_labels:
-            label.setText(f"{text} ({currency})")
+        for label, spec in self._money_labels:
+            label.setText(f"{spec.label.capitalize()} ({spec.unit_text(currency)})")
 
     def set_palette(self, palette: TradePalette) -> None:
         """A theme switch (Apply with another theme): the reason line in the new colour."""

@@ -185,7 +185,10 @@ async def test_notional_per_day_counts_sends_and_comes_back_after_a_restart(
         posted = r.posted_orders()
         assert posted == 3 and len(r.desks.journal.entries()) == 3
 
-        await r.restart(limits)  # the usage is rebuilt from the journal
+        await r.restart(limits)  # the usage is rebuilt from the journal ...
+        await r.desks.risk.load_today()  # ... off the event loop, at start
+        assert r.desks.risk._day is not None and r.desks.risk._day.totals == {"USD": 2000}
+        assert r.desks.risk.used_today(r.session.market.snapshot) == Decimal(2000)
         error = await refused(r.desks.orders, usd_buy("1500"))
         assert "2,000 USD was sent" in error.message
         assert r.posted_orders() == posted

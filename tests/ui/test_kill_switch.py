@@ -10,7 +10,7 @@ from decimal import Decimal
 
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QDialogButtonBox, QLineEdit, QMessageBox
+from PySide6.QtWidgets import QDialogButtonBox, QLabel, QLineEdit, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from app.services.log_events import LogEvent
@@ -150,6 +150,8 @@ def test_settings_store_and_apply_the_limits(qtbot: QtBot, live: Live) -> None:
     dialog = window.settings_dialog
     qtbot.waitUntil(dialog.isVisible)
     apply = dialog.buttons.button(QDialogButtonBox.StandardButton.Apply)
+    labels = {label.text() for label in dialog.findChildren(QLabel)}
+    assert {"Max order notional (USD)", "Max orders per minute", "Max position"} <= labels
 
     def enter(name: str, text: str) -> QLineEdit:
         edit = dialog.risk[name]
