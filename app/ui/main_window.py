@@ -221,7 +221,9 @@ class MainWindow(QMainWindow):
         self.halt_action.setShortcut(QKeySequence(HALT_KEY))
         self.halt_action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
         self.halt_action.setToolTip("Refuse every order, RFQ accept and algo order from now on")
-        self.halt_action.triggered.connect(lambda: self.halt_trading("the Trade menu or its key"))
+        self.halt_action.triggered.connect(
+            lambda: self.halt_trading(f"with {HALT_KEY} or the Trade menu")
+        )
         self._trade_menu.addAction(self.halt_action)
         self.resume_action = QAction("&Re-enable trading…", self)
         self.resume_action.setObjectName("resumeTrading")
@@ -253,7 +255,7 @@ class MainWindow(QMainWindow):
         follow_palette(self._kill_palette)
         self._show_risk(risk.state)
 
-    def halt_trading(self, where: str = "the terminal") -> None:
+    def halt_trading(self, how: str = "from the terminal") -> None:
         """Engage the kill switch now (a second press keeps it engaged)."""
         if self.risk is None:
             return
@@ -261,7 +263,7 @@ class MainWindow(QMainWindow):
             self.notify(LogLevel.WARNING, f"Trading is already halted ({self.risk.why})")
             return
         at = datetime.now(UTC).strftime("%H:%M:%S")
-        self.risk.halt(f"halted by the trader from {where} at {at} UTC")
+        self.risk.halt(f"halted {how} at {at} UTC")
 
     def ask_resume(self) -> QMessageBox | None:
         """Re-enable trading, after the trader confirms (a message box, not ``exec``)."""
@@ -297,7 +299,7 @@ class MainWindow(QMainWindow):
         if self.risk is not None and self.risk.halted:
             self.ask_resume()
         else:
-            self.halt_trading("the toolbar")
+            self.halt_trading("from the toolbar")
 
     def _on_risk(self, state: RiskState) -> None:
         """Shown and kept (the settings file) at once: a restart comes back as it is now."""

@@ -2,12 +2,13 @@
 
 Connection state with colour and a word (not colour alone), last request latency, age of the
 freshest top-of-book data, server clock offset, token expiry countdown, a SANDBOX badge, and
-the version, and "TRADING HALTED" with the reason while the kill switch is on (in the error
-colour, the words saying it too). Ages and countdowns tick once a second from the application's
-frame clock (``app.ui.frame_clock``), and the state's style is set only when it changes. Numbers are
-grouped (1,234 ms); the state's tooltip gives the reason in words (no URL: the log has it). The
-state's colour (success, warning, error) and the badge (the theme's background on its warning
-colour) come from the palette in force and follow a theme switch.
+the version; while the kill switch is on, "TRADING HALTED" and the reason in place of the clock
+offset and token countdown (in the error colour, the words saying it too). Ages and
+countdowns tick once a second from the application's frame clock (``app.ui.frame_clock``), and
+the state's style is set only when it changes. Numbers are grouped (1,234 ms); the state's
+tooltip gives the reason in words (no URL: the log has it). The state's colour (success,
+warning, error) and the badge (the theme's background on its warning colour) come from the
+palette in force and follow a theme switch.
 
 Every label has a fixed width, measured once from the widest text it can show (``WIDEST``), so a
 longer state ("✗ LOGIN EXPIRED" after "● LIVE") never widens the status bar and with it the
@@ -47,8 +48,8 @@ WIDEST = {
     "age": "data 99,999.9 s",
     "offset": "clock +99,999 ms",
     "token": "token 999:59:59",
-    # the reason is elided to this room (the whole of it is in the tooltip)
-    "halted": "■ TRADING HALTED: halted by the trader from the toolbar",
+    # its height (its width is the offset's and the token's, whose room it takes when shown)
+    "halted": "■ TRADING HALTED",
 }
 HALTED_TEXT = "■ TRADING HALTED"
 
@@ -116,13 +117,13 @@ class StatusBar(QStatusBar):
         for widget in (self.state, self.latency, self.age, self.offset, self.token):
             self.addWidget(widget)
             self._fix_width(widget)
-        self.addWidget(self.log_in_again)
+        # Halted, it takes the room of the clock offset and the token countdown (hidden
+        # meanwhile): the status bar, and with it the window, keeps its width.
         self._fix_width(self.halted)
-        policy = self.halted.sizePolicy()
-        policy.setRetainSizeWhenHidden(True)  # its room is kept: halting widens nothing
-        self.halted.setSizePolicy(policy)
+        self.halted.setFixedWidth(self.offset.width() + self.token.width())
         self.halted.hide()
-        self.addPermanentWidget(self.halted)
+        self.addWidget(self.halted)
+        self.addWidget(self.log_in_again)
         self.addPermanentWidget(self.badge)
         self.addPermanentWidget(self.version)
         self._top: FeedStatus | None = None
@@ -163,7 +164,9 @@ class StatusBar(QStatusBar):
 
     def show_risk(self, state: RiskState) -> None:
         """The kill switch: "TRADING HALTED" and why (elided to the label; whole in the
-        tooltip) while it is on; nothing while trading."""
+        tooltip) in place of the clock offset and token countdown while it is on."""
+        self.offset.setVisible(not state.halted)
+        self.token.setVisible(not state.halted)
         if not state.halted:
             self.halted.hide()
             return
