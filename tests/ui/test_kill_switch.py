@@ -1,7 +1,8 @@
 """The kill switch and the risk limits in the window: the hotkey halts (a real key event) and a
 second press stays halted, the status bar and the toolbar say so in words, re-enabling asks
 first, the halt comes back after a restart (the settings file), Settings stores and applies the
-limits, and a hand order from the ticket is refused with the limit's name, nothing sent."""
+limits, a hand order from the ticket is refused with the limit's name and an RFQ accept (Alt+B)
+while halted is refused, nothing sent."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from app.ui.launch import default_panels
 from app.ui.main_window import HALT_KEY, HALTED_KEY, MIN_SIZE, Area, MainWindow, PanelSpec
 from app.ui.order_confirm import SETTINGS_KEY as CONFIRM_KEY
 from app.ui.panels.order_ticket import OrderTicketPanel
+from app.ui.panels.rfq_ticket import RfqTicketPanel
 from app.ui.preferences import Preferences
 from app.ui.status_bar import HALTED_TEXT
 from tests.ui.conftest import Live, run
@@ -222,4 +224,34 @@ def test_a_hand_order_is_refused_with_the_limit_named_and_nothing_sent(
     qtbot.waitUntil(lambda: "kill switch" in panel.outcome_label.text(), timeout=10_000)
     assert panel.outcome_label.text().startswith("Not sent: Trading is halted by the kill switch")
     assert live.desks.journal.entries() == []
+    assert run(qtbot, live.session.client.orders()) == []
+
+
+def test_an_rfq_accept_is_refused_while_halted(qtbot: QtBot, live: Live) -> None:
+    specs = [
+        PanelSpec(
+            "rfqTicket",
+            "RFQ",
+            Area.RightDockWidgetArea,
+            lambda context: RfqTicketPanel(context, live.desks.rfq),
+        )
+    ]
+    window = MainWindow(live.context, specs, "test", risk=live.desks.risk)
+    qtbot.addWidget(window)
+    window.show()
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    panel = window.docks["rfqTicket"].widget()
+    assert isinstance(panel, RfqTicketPanel)
+    panel.pair_box.setEditText("BTC/USD")
+    panel.size_edit.setText("0.01")
+    QTest.mouseClick(panel.request_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.live_quote is not None, timeout=10_000)
+    qtbot.waitUntil(panel.sides["buy"].accept.isEnabled, timeout=10_000)
+    panel.size_edit.setFocus()
+    press_halt(window)
+    QTest.keyClick(panel.size_edit, Qt.Key.Key_B, Qt.KeyboardModifier.AltModifier)  # accept
+    qtbot.waitUntil(lambda: "kill switch" in panel.message.text(), timeout=10_000)
+    assert panel.message.text().startswith("Not sent: Trading is halted by the kill switch (")
+    assert [e for e in live.desks.journal.entries() if e.kind == "accept"] == []
     assert run(qtbot, live.session.client.orders()) == []
