@@ -1,5 +1,6 @@
 """The trading desks of one session, opened and closed together: the order journal, the order
-desk, the RFQ desk and the list of outcomes not known. The UI holds one ``TradingDesks`` and
+desk, the RFQ desk, the list of outcomes not known and the risk gate (limits and kill switch)
+that both desks' sends pass. The UI holds one ``TradingDesks`` and
 hands it to the ticket panels and the blotter."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from app.services.journal import JournalEntry, OrderJournal
 from app.services.order_desk import OrderDesk
 from app.services.pretrade import CheckLimits
 from app.services.rfq_desk import RfqDesk
+from app.services.risk import RiskGate, RiskLimits
 from app.services.session import TerminalSession
 from app.services.settling import reconcile_on_start
 from app.services.tasks import Tasks
@@ -24,6 +26,7 @@ class TradingDesks:
     orders: OrderDesk
     rfq: RfqDesk
     outcomes: UnknownOutcomes
+    risk: RiskGate
     _unsubscribe: list[Callable[[], None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -42,20 +45,32 @@ class TradingDesks:
         *,
         auto_requote: bool = False,
         tasks: Tasks | None = None,
+        risk_limits: RiskLimits | None = None,
     ) -> TradingDesks:
         """The desks over ``session``; their background tasks (settlers, quote watchers,
-        followers) belong to ``tasks``, the terminal's owner, when one is given."""
+        followers) belong to ``tasks``, the terminal's owner, when one is given. The risk gate
+        reads the session's server clock (its day is the server's) and the journal (the day's
+        usage survives a restart)."""
         journal = OrderJournal(journal_path)
+        risk = RiskGate(
+            risk_limits,
+            clock=session.client.clock,
+            journal=journal,
+            account=session.environment.account,
+        )
         return cls(
             journal,
-            OrderDesk(session, journal, limits, tasks=tasks),
-            RfqDesk(session, journal, auto_requote=auto_requote, tasks=tasks),
+            OrderDesk(session, journal, limits, tasks=tasks, risk=risk),
+            RfqDesk(session, journal, auto_requote=auto_requote, tasks=tasks, risk=risk),
             UnknownOutcomes(session, journal, tasks=tasks),
+            risk,
         )
 
     async def reconcile_on_start(self, session: TerminalSession) -> list[JournalEntry]:
         """Settle what the last run left open; what stays unknown is looked for all session
-        and listed in the blotter."""
+        and listed in the blotter. First the risk gate reads the day's usage from the journal,
+        off the event loop (the first send then finds it ready)."""
+        await self.risk.load_today()
         changed = await reconcile_on_start(
             session.client, session.environment.account, self.journal, session.log
         )

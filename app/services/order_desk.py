@@ -37,6 +37,7 @@ from app.services.log_events import EventKind, LogLevel
 from app.services.market import MarketSnapshot
 from app.services.order_words import action, fill_sentence, resting_sentence
 from app.services.pretrade import Check, CheckLimits, checks
+from app.services.risk import RiskGate
 from app.services.session import TerminalSession
 from app.services.settling import (
     SESSION_DELAY_SECONDS,
@@ -88,9 +89,12 @@ class OrderDesk:
         settle_delays: Sequence[float] = SETTLE_DELAYS,
         session_delay: float = SESSION_DELAY_SECONDS,
         tasks: Tasks | None = None,
+        risk: RiskGate | None = None,
     ) -> None:
         self.session = session
         self._tasks = tasks  # the terminal's task owner: settlers end with the terminal
+        #: The risk limits and kill switch every send passes (None: none, e.g. a script).
+        self.risk = risk
         self.settle_delays = tuple(settle_delays)
         self.session_delay = session_delay
         self._proposed: tuple[TicketInput, str] | None = None
@@ -103,6 +107,8 @@ class OrderDesk:
         self._quiet: set[str] = set()
         self.sending_changed: Topic[bool] = Topic("order desk sending")
         self.results: Topic[SubmitResult] = Topic("order desk results")
+        if risk is not None:  # a refused or failed order no longer counts against the day
+            self.results.subscribe(lambda done: risk.settled(done.client_order_id, done.status))
 
     def close(self) -> None:
         for task in list(self._settlers):
@@ -217,6 +223,8 @@ class OrderDesk:
         blocks = [check for check in found if check.severity == "block"]
         if blocks:
             raise TicketError("size", "; ".join(check.message for check in blocks))
+        if self.risk is not None:  # refused: nothing journaled, nothing sent
+            self.risk.admit(ticket, request, self.market)
         client_order_id = request.client_order_id
         what = self.describe(ticket)
         self.journal.record_intent(

@@ -106,6 +106,7 @@ from app.services.rfq_quote import (
     size_text,
     trade_of,
 )
+from app.services.risk import RiskGate, RiskRefused
 from app.services.session import TerminalSession
 from app.services.settling import (
     SESSION_DELAY_SECONDS,
@@ -133,6 +134,7 @@ __all__ = [
     "RfqChecks",
     "RfqDesk",
     "RfqMarket",
+    "RiskBlock",
     "Side",
     "SideCheck",
     "pair_price",
@@ -169,6 +171,15 @@ class AcceptClosed(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class RiskBlock(AcceptClosed):
+    """An accept refused by a risk limit or the kill switch (nothing journaled or sent);
+    ``limit`` names which (``app.services.risk``)."""
+
+    def __init__(self, refused: RiskRefused) -> None:
+        super().__init__(refused.message)
+        self.limit = refused.limit
 
 
 class ChecksBlock(AcceptClosed):
@@ -246,8 +257,11 @@ class RfqDesk:
         settle_delays: Sequence[float] = SETTLE_DELAYS,
         absent_grace: float = ABSENT_GRACE,
         tasks: Tasks | None = None,
+        risk: RiskGate | None = None,
     ) -> None:
         self.session = session
+        #: The risk limits and kill switch each accept passes (None: none).
+        self.risk = risk
         self._tasks = tasks  # the terminal's task owner: watchers and settlers end with it
         self._limits = limits or CheckLimits()
         self.journal = journal
@@ -418,6 +432,14 @@ class RfqDesk:
         refused locally (AcceptClosed, nothing sent)."""
         client = self.session.client
         client_order_id = f"tt-accept-{uuid.uuid4().hex}"
+        if self.risk is not None:  # refused: nothing journaled, nothing sent
+            quoted = live.quote.side(side)
+            try:
+                self.risk.admit_accept(
+                    client_order_id, quoted.source, quoted.destination, self.session.market.snapshot
+                )
+            except RiskRefused as refused:
+                raise RiskBlock(refused) from None
         live.in_flight = side
         try:
             ms_left = int(live.remaining(side) * 1000)
@@ -443,6 +465,7 @@ class RfqDesk:
                 order = await client.accept_quote(live.order_id, side, before_send=last_moment)
             except TooLate as late:
                 self.journal.record_outcome(client_order_id, "failed", detail=f"not sent: {late}")
+                self._uncount(client_order_id, "failed")
                 self.session.log(
                     LogLevel.WARNING,
                     f"{side_name(live.pair, side)} on quote {live.order_id} not sent: {late}",
@@ -463,6 +486,7 @@ class RfqDesk:
                 else:
                     live.refused[side] = message
                 self.journal.record_outcome(client_order_id, "rejected", detail=message)
+                self._uncount(client_order_id, "rejected")
                 self._record(self._event("refused", live, side, message))
                 self.session.log(
                     LogLevel.WARNING,
@@ -476,6 +500,7 @@ class RfqDesk:
             except ServiceError as exc:
                 # NotSent, 401 after re-login, ...: the accept did not reach the quote.
                 self.journal.record_outcome(client_order_id, "failed", detail=str(exc))
+                self._uncount(client_order_id, "failed")
                 self.session.log(
                     LogLevel.WARNING,
                     f"{side_name(live.pair, side)} on quote {live.order_id} did not go "
@@ -499,6 +524,11 @@ class RfqDesk:
             return AcceptResult(side, "filled", order, ms_left, "", None, client_order_id)
         finally:
             live.in_flight = None
+
+    def _uncount(self, client_order_id: str, status: str) -> None:
+        """An accept refused or never sent no longer counts against the day's risk limits."""
+        if self.risk is not None:
+            self.risk.settled(client_order_id, status)
 
     def _unknown(
         self,

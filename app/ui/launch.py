@@ -282,7 +282,7 @@ async def _dialog_login(settings: QSettings, child: SandboxChild) -> Terminal | 
 def _open_window(terminal: Terminal, settings: QSettings, desks: TradingDesks) -> MainWindow:
     bridge = SessionBridge(terminal)
     context = PanelContext(bridge, Precision(), settings, bridge.log)
-    window = MainWindow(context, default_panels(desks), tradeterm.version())
+    window = MainWindow(context, default_panels(desks), tradeterm.version(), risk=desks.risk)
     loop = asyncio.get_running_loop()
     errors.install(bridge.log, loop)
     if window.first_start and QApplication.platformName() != "offscreen":

@@ -11,6 +11,12 @@ its minimum size is set once (``MIN_SIZE``, inside 1280×720), so no panel's gro
 (a ticket warning, a longer status text) can push the window bigger. View > Workspaces saves,
 loads, renames and deletes named layouts, and locks the docks against accidental drags.
 Docks are not animated (issue 16): a relayout moves them at once, with no animations.
+
+The kill switch (``app.services.risk``): Trade > Halt trading (``HALT_KEY``), and a toolbar
+button that says so in words, not only in red, halt every send at once; re-enabling asks first
+(Trade > Re-enable trading…, or the button while halted). Pressing the key again never
+re-enables. The state is kept in the settings file, so a terminal restarted after a halt comes
+back halted and says why; the risk limits come from Settings.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import html
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from PySide6.QtCore import QByteArray, QSize, Qt, QUrl, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence, QResizeEvent
@@ -29,15 +36,19 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
+    QToolBar,
     QWidget,
 )
 
 from app import logs
 from app.domain.words import in_words
 from app.services.log_events import LogEvent, LogLevel
+from app.services.risk import RiskGate, RiskState
+from app.ui.bridge import QtTopic
 from app.ui.icon import app_icon
 from app.ui.notices import NoticeArea
 from app.ui.notifier import Notifier, add_notification_menu
+from app.ui.palette import TradePalette, current_palette, follow_palette
 from app.ui.panels.base import (
     FocusEntry,
     FollowsPreferences,
@@ -61,6 +72,11 @@ LAYOUT_VERSION = 2
 #: 1280×720 screen with a title bar and a panel.
 MIN_SIZE = QSize(1024, 600)
 LOCKED_KEY = "window/locked"
+#: The kill switch: free of every other shortcut (Help > Keyboard shortcuts lists them all).
+HALT_KEY = "Ctrl+Shift+H"
+#: Where the kill switch's state is kept (the settings file): a restart comes back halted.
+HALTED_KEY = "risk/halted"
+HALTED_WHY_KEY = "risk/haltedWhy"
 DOCK_FEATURES = (
     QDockWidget.DockWidgetFeature.DockWidgetMovable
     | QDockWidget.DockWidgetFeature.DockWidgetFloatable
@@ -100,8 +116,18 @@ class MainWindow(QMainWindow):
     closing = Signal()
     preferences_applied = Signal(object)  # Preferences
 
-    def __init__(self, context: PanelContext, panels: list[PanelSpec], version: str) -> None:
+    def __init__(
+        self,
+        context: PanelContext,
+        panels: list[PanelSpec],
+        version: str,
+        *,
+        risk: RiskGate | None = None,
+    ) -> None:
+        """``risk``: the desks' risk gate (limits and kill switch); None in a window that
+        cannot trade."""
         super().__init__()
+        self.risk = risk
         self.context = context
         self.version = version
         env = context.bridge.environment
@@ -154,6 +180,8 @@ class MainWindow(QMainWindow):
         add_notification_menu(self._view_menu, context.settings)
         self.notifier = Notifier(self, self._show_notice, context.settings, app_icon())
         context.bridge.logEvent.connect(self._on_log)
+        if risk is not None:
+            self._build_kill_switch(risk)
         available = self.screen().availableGeometry()
         self.resize(available.size().expandedTo(MIN_SIZE))
         self._size_areas([*panels])
@@ -181,6 +209,131 @@ class MainWindow(QMainWindow):
             self.go_actions[spec.name] = go
         if isinstance(panel := dock.widget(), TradeActions):  # the ticket's Hit bid / Lift offer
             self._trade_menu.addActions(panel.trade_actions())
+
+    # -- the kill switch ------------------------------------------------------------------------
+
+    def _build_kill_switch(self, risk: RiskGate) -> None:
+        """Trade menu entries, the toolbar button and the status bar's word; the limits from
+        Settings and the halt kept from the last session, before anything can be sent."""
+        self._trade_menu.addSeparator()
+        self.halt_action = QAction("&Halt trading (kill switch)", self)
+        self.halt_action.setObjectName("haltTrading")
+        self.halt_action.setShortcut(QKeySequence(HALT_KEY))
+        self.halt_action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
+        self.halt_action.setToolTip("Refuse every order, RFQ accept and algo order from now on")
+        self.halt_action.triggered.connect(
+            lambda: self.halt_trading(f"with {HALT_KEY} or the Trade menu")
+        )
+        self._trade_menu.addAction(self.halt_action)
+        self.resume_action = QAction("&Re-enable trading…", self)
+        self.resume_action.setObjectName("resumeTrading")
+        self.resume_action.triggered.connect(self.ask_resume)
+        self._trade_menu.addAction(self.resume_action)
+        self.risk_toolbar = QToolBar("Kill switch", self)
+        self.risk_toolbar.setObjectName("riskToolBar")
+        self.risk_toolbar.setMovable(False)
+        self.kill_action = QAction(self)
+        self.kill_action.setObjectName("killSwitch")
+        self.kill_action.triggered.connect(self._kill_button)
+        self.risk_toolbar.addAction(self.kill_action)
+        self.kill_button = self.risk_toolbar.widgetForAction(self.kill_action)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.risk_toolbar)
+        self.resume_box: QMessageBox | None = None
+        settings = self.context.settings
+        risk.limits = Preferences.load(settings).risk_limits()
+        halted = settings.value(HALTED_KEY, False)
+        if halted is True or str(halted).lower() == "true":
+            why = str(settings.value(HALTED_WHY_KEY, "") or "no reason kept")
+            risk.halt(why)
+            self.notify(
+                LogLevel.WARNING,
+                f"Trading is halted, as it was when the terminal last closed ({risk.why}): "
+                "Trade > Re-enable trading… to send again",
+            )
+        self._risk_topic = QtTopic(risk.changed, self)
+        self._risk_topic.connect(self._on_risk)
+        follow_palette(self._kill_palette)
+        self._show_risk(risk.state)
+
+    def halt_trading(self, how: str = "from the terminal") -> None:
+        """Engage the kill switch now (a second press keeps it engaged)."""
+        if self.risk is None:
+            return
+        if self.risk.halted:
+            self.notify(LogLevel.WARNING, f"Trading is already halted ({self.risk.why})")
+            return
+        at = datetime.now(UTC).strftime("%H:%M:%S")
+        self.risk.halt(f"halted {how} at {at} UTC")
+
+    def ask_resume(self) -> QMessageBox | None:
+        """Re-enable trading, after the trader confirms (a message box, not ``exec``)."""
+        if self.risk is None or not self.risk.halted:
+            return None
+        if self.resume_box is not None and self.resume_box.isVisible():
+            self.resume_box.raise_()
+            return self.resume_box
+        box = QMessageBox(self)
+        box.setObjectName("resumeTrading")
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle("Re-enable trading")
+        box.setText(
+            f"Trading is halted ({self.risk.why}).\n\nRe-enable it? Orders, RFQ accepts and "
+            "algo orders are sent again, within the risk limits."
+        )
+        box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        yes = box.button(QMessageBox.StandardButton.Yes)
+        yes.setText("Re-enable trading")
+        yes.clicked.connect(self._resume)
+        box.finished.connect(lambda _: box.deleteLater())
+        box.open()
+        self.resume_box = box
+        return box
+
+    def _resume(self) -> None:
+        if self.risk is not None and self.risk.halted:
+            self.risk.resume()
+            self.notify(LogLevel.WARNING, "Trading re-enabled")
+
+    def _kill_button(self) -> None:
+        if self.risk is not None and self.risk.halted:
+            self.ask_resume()
+        else:
+            self.halt_trading("from the toolbar")
+
+    def _on_risk(self, state: RiskState) -> None:
+        """Shown and kept (the settings file) at once: a restart comes back as it is now."""
+        settings = self.context.settings
+        settings.setValue(HALTED_KEY, state.halted)
+        settings.setValue(HALTED_WHY_KEY, state.why)
+        settings.sync()
+        if state.halted:
+            self.notify(LogLevel.WARNING, f"Trading halted: {state.why}")
+        self._show_risk(state)
+
+    def _show_risk(self, state: RiskState) -> None:
+        self.resume_action.setEnabled(state.halted)
+        if state.halted:
+            self.kill_action.setText("⛔ TRADING HALTED — Re-enable…")
+            self.kill_action.setToolTip(f"Trading is halted ({state.why}); click to re-enable")
+        else:
+            self.kill_action.setText("■ Halt trading")
+            self.kill_action.setToolTip(
+                f"Kill switch: refuse every order, RFQ accept and algo order ({HALT_KEY})"
+            )
+        self.kill_button.setProperty("halted", state.halted)
+        self._kill_palette(current_palette())
+        self.status.show_risk(state)
+
+    def _kill_palette(self, palette: TradePalette) -> None:
+        """The button on the theme's error colour while halted (its words say it too)."""
+        if self.kill_button.property("halted"):
+            self.kill_button.setStyleSheet(
+                f"QToolButton {{ background:{palette.error.name()}; "
+                f"color:{palette.background.name()}; font-weight:bold; }}"
+            )
+        else:
+            self.kill_button.setStyleSheet("")
 
     def go_to(self, name: str) -> None:
         """Show the panel's dock, bring it to front, and put the cursor in its entry field
@@ -405,9 +558,10 @@ class MainWindow(QMainWindow):
         self.settings_dialog = dialog
 
     def apply_preferences(self, prefs: Preferences) -> None:
-        """Put the preferences to work now: poll intervals, pre-trade limits, auto-requote,
-        log level, the default watchlist, and each panel's own (``FollowsPreferences``: the
-        tickets take their limits and auto-requote, the lists their intervals)."""
+        """Put the preferences to work now: poll intervals, pre-trade limits, risk limits,
+        auto-requote, log level, the default watchlist, and each panel's own
+        (``FollowsPreferences``: the tickets take their limits and auto-requote, the lists
+        their intervals)."""
         bridge = self.context.bridge
         bridge.set_intervals(prefs.intervals())
         logging.getLogger().setLevel(prefs.python_log_level())
@@ -422,6 +576,8 @@ class MainWindow(QMainWindow):
             widget = dock.widget()
             if isinstance(widget, FollowsPreferences):
                 widget.apply_preferences(prefs)
+        if self.risk is not None:
+            self.risk.limits = prefs.risk_limits()
         self.preferences_applied.emit(prefs)
         self.notify(LogLevel.INFO, "Settings applied")
 

@@ -22,6 +22,7 @@ from app.domain.money import parse_decimal
 from app.domain.positions import CostMethod
 from app.services.log_events import NOTIFY_KINDS
 from app.services.pretrade import CheckLimits
+from app.services.risk import LIMITS, RiskLimits, parse_positions
 from app.services.session import FeedIntervals
 
 THEMES = ("dark", "light")
@@ -87,6 +88,11 @@ def parse_size_presets(text: str) -> dict[str, tuple[Decimal, ...]]:
 MAX_SLIPPAGE_BPS = Decimal(500)
 
 
+#: The risk limits as Preferences fields (``risk_`` + ``app.services.risk.LIMITS`` names); an
+#: empty value is no limit. Max position is text (``BTC: 20; ETH: 300``), like size presets.
+RISK_FIELDS = {f"risk_{spec.name}": spec for spec in LIMITS}
+
+
 class PreferenceError(InputError):
     """A value the dialog refuses; ``field`` names it, the message says why."""
 
@@ -119,6 +125,13 @@ class Preferences:
     #: Positions (issue 17): the cost method, and the day "realised since" counts from.
     positions_method: str = CostMethod.AVERAGE.value
     positions_since: str = ""
+    #: Risk limits (``app.services.risk``): None or empty is no limit; money in the valuation
+    #: currency.
+    risk_max_order_notional: Decimal | None = None
+    risk_max_notional_per_day: Decimal | None = None
+    risk_max_orders_per_minute: int | None = None
+    risk_max_position: str = ""
+    risk_max_open_parents: int | None = None
 
     # -- what the services take -------------------------------------------------------------
 
@@ -128,6 +141,22 @@ class Preferences:
     def check_limits(self) -> CheckLimits:
         return CheckLimits(
             self.max_notional, self.max_distance_percent / 100, self.valuation_currency
+        )
+
+    def risk_limits(self) -> RiskLimits:
+        """The risk limits as the gate takes them (a position text that cannot be read is no
+        position limit: ``validated`` refuses such a text before it is stored)."""
+        try:
+            positions = parse_positions(self.risk_max_position)
+        except ValueError:
+            positions = {}
+        return RiskLimits(
+            max_order_notional=self.risk_max_order_notional,
+            max_notional_per_day=self.risk_max_notional_per_day,
+            max_orders_per_minute=self.risk_max_orders_per_minute,
+            max_position=positions or None,
+            max_open_parents=self.risk_max_open_parents,
+            currency=self.valuation_currency,
         )
 
     def presets(self) -> dict[str, tuple[Decimal, ...]]:
@@ -183,6 +212,7 @@ class Preferences:
         except ValueError as exc:
             raise PreferenceError("size_presets", f"size presets: {exc}") from None
         self._validate_positions()
+        self._validate_risk()
         strange = set(self.notify) - set(NOTIFY_EVENTS)
         if strange:
             raise PreferenceError("notify", f"unknown events: {', '.join(sorted(strange))}")
@@ -206,6 +236,20 @@ class Preferences:
                 f"the slippage collar is between 0 and {MAX_SLIPPAGE_BPS} bps, "
                 f"not {self.slippage_bps}",
             )
+
+    def _validate_risk(self) -> None:
+        for name, spec in RISK_FIELDS.items():
+            value = getattr(self, name)
+            if spec.kind == "positions":
+                try:
+                    parse_positions(value)
+                except ValueError as exc:
+                    raise PreferenceError(name, f"{spec.label}: {exc}") from None
+            elif value is not None and (not Decimal(value).is_finite() or value <= 0):
+                raise PreferenceError(
+                    name,
+                    f"{spec.label}: greater than zero, or empty for no limit, not {value}",
+                )
 
     def _validate_positions(self) -> None:
         if self.positions_method not in {method.value for method in COST_METHODS}:
@@ -236,6 +280,9 @@ class Preferences:
                 continue
             fallback = getattr(default, item.name)
             try:
+                if item.name in RISK_FIELDS and RISK_FIELDS[item.name].kind != "positions":
+                    values[item.name] = read_limit(str(stored), item.name)
+                    continue
                 values[item.name] = _read(stored, fallback)
             except (ValueError, TypeError):
                 continue
@@ -278,7 +325,29 @@ KEYS = {
     "size_presets": "orders/sizePresets",
     "positions_method": "positions/costMethod",
     "positions_since": "positions/since",
+    **{name: f"risk/{spec.name}" for name, spec in RISK_FIELDS.items()},
 }
+
+
+def read_limit(text: str, name: str) -> Decimal | int | None:
+    """A risk limit as typed or stored: empty is no limit, a count is a whole number, money a
+    decimal (thousands separators allowed). PreferenceError in the trader's words."""
+    spec = RISK_FIELDS[name]
+    cleaned = text.replace(",", "").replace("_", "").strip()
+    if not cleaned:
+        return None
+    unit = spec.unit if spec.kind == "count" else "money"
+    try:
+        value = parse_decimal(cleaned, name)
+    except ValueError:
+        raise PreferenceError(name, f"{spec.label}: {text.strip()!r} is not a number") from None
+    if spec.kind == "count":
+        if value != value.to_integral_value():
+            raise PreferenceError(
+                name, f"{spec.label}: a whole number of {unit}, not {text.strip()}"
+            )
+        return int(value)
+    return value
 
 
 def _read(stored: object, fallback: object) -> object:
@@ -298,6 +367,8 @@ def _read(stored: object, fallback: object) -> object:
 
 
 def _write(value: object) -> object:
+    if value is None:
+        return ""  # no limit
     if isinstance(value, Decimal):
         return format(value, "f")
     if isinstance(value, tuple):

@@ -9,7 +9,7 @@ the theme's error colour; Apply may switch the theme with the dialog still open,
 from __future__ import annotations
 
 from dataclasses import replace
-from decimal import Decimal
+from typing import Any
 
 from PySide6.QtCore import QSettings, Signal
 from PySide6.QtWidgets import (
@@ -28,15 +28,18 @@ from PySide6.QtWidgets import (
 )
 
 from app.domain.money import parse_decimal
+from app.services.risk import LimitSpec
 from app.ui.palette import TradePalette, follow_palette, level_css
 from app.ui.preferences import (
     COST_METHODS,
     INTERVAL_RANGES,
     LOG_LEVELS,
     NOTIFY_EVENTS,
+    RISK_FIELDS,
     THEMES,
     PreferenceError,
     Preferences,
+    read_limit,
 )
 
 EVENT_TITLES = {
@@ -157,6 +160,30 @@ class SettingsDialog(QDialog):
         trading.addRow("Size presets", self.size_presets)
         trading.addRow("RFQ", self.auto_requote)
 
+        # Risk limits, two to a row (the dialog grows by three rows, not five)
+        self.risk: dict[str, QLineEdit] = {}
+        self._money_labels: list[tuple[QLabel, LimitSpec]] = []
+        risk = QGridLayout()
+        for index, (name, spec) in enumerate(RISK_FIELDS.items()):
+            value = getattr(prefs, name)
+            text = value if isinstance(value, str) else "" if value is None else format(value, "f")
+            edit = QLineEdit(text, self)
+            edit.setObjectName(name)
+            edit.setPlaceholderText(
+                "e.g. BTC: 20; ETH: 300" if spec.kind == "positions" else "none"
+            )
+            edit.setToolTip(f"{spec.help}. Empty: no limit")
+            label = QLabel(spec.label.capitalize(), self)
+            label.setBuddy(edit)
+            if spec.kind == "money":  # in the valuation currency chosen above
+                self._money_labels.append((label, spec))
+            row, column = divmod(index, 2)
+            risk.addWidget(label, row, column * 2)
+            risk.addWidget(edit, row, column * 2 + 1)
+            self.risk[name] = edit
+        self._name_currency(self.currency.currentText())
+        self.currency.currentTextChanged.connect(self._name_currency)
+
         self.theme = QComboBox(self)
         self.theme.setObjectName("theme")
         self.theme.addItems(list(THEMES))
@@ -212,6 +239,7 @@ class SettingsDialog(QDialog):
         for title, inner in (
             ("Polling", feeds),
             ("Trading", trading),
+            ("Risk limits: every order, RFQ accept and algo (empty: no limit)", risk),
             ("Notifications", notify),
             ("Appearance, security and logs", other),
         ):
@@ -220,6 +248,10 @@ class SettingsDialog(QDialog):
             layout.addWidget(group)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
+
+    def _name_currency(self, currency: str) -> None:
+        for label, spec in self._money_labels:
+            label.setText(f"{spec.label.capitalize()} ({spec.unit_text(currency)})")
 
     def set_palette(self, palette: TradePalette) -> None:
         """A theme switch (Apply with another theme): the reason line in the new colour."""
@@ -237,13 +269,14 @@ class SettingsDialog(QDialog):
             "size_presets": self.size_presets,
             "positions_method": self.cost_method,
             "positions_since": self.positions_since,
+            **self.risk,
             "theme": self.theme,
             "log_level": self.log_level,
         }
 
     def preferences(self) -> Preferences:
         """The values on screen; PreferenceError names the first one that is not usable."""
-        numbers: dict[str, Decimal] = {}
+        numbers: dict[str, Any] = {}
         texts = {name: edit.text() for name, edit in self.intervals.items()}
         texts["max_notional"] = self.max_notional.text()
         texts["max_distance_percent"] = self.max_distance.text()
@@ -254,6 +287,11 @@ class SettingsDialog(QDialog):
                 numbers[name] = parse_decimal(text.replace(",", "").strip(), name)
             except ValueError:
                 raise PreferenceError(name, f"{text.strip()!r} is not a number") from None
+        for name, edit in self.risk.items():
+            if RISK_FIELDS[name].kind == "positions":
+                numbers[name] = edit.text().strip()
+            else:
+                numbers[name] = read_limit(edit.text(), name)
         watchlist = tuple(
             dict.fromkeys(p.strip().upper() for p in self.watchlist.text().split(",") if p.strip())
         )

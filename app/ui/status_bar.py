@@ -2,11 +2,13 @@
 
 Connection state with colour and a word (not colour alone), last request latency, age of the
 freshest top-of-book data, server clock offset, token expiry countdown, a SANDBOX badge, and
-the version. Ages and countdowns tick once a second from the application's frame clock
-(``app.ui.frame_clock``), and the state's style is set only when it changes. Numbers are
-grouped (1,234 ms); the state's tooltip gives the reason in words (no URL: the log has it). The
-state's colour (success, warning, error) and the badge (the theme's background on its warning
-colour) come from the palette in force and follow a theme switch.
+the version; while the kill switch is on, "TRADING HALTED" and the reason in place of the clock
+offset and token countdown (in the error colour, the words saying it too). Ages and
+countdowns tick once a second from the application's frame clock (``app.ui.frame_clock``), and
+the state's style is set only when it changes. Numbers are grouped (1,234 ms); the state's
+tooltip gives the reason in words (no URL: the log has it). The state's colour (success,
+warning, error) and the badge (the theme's background on its warning colour) come from the
+palette in force and follow a theme switch.
 
 Every label has a fixed width, measured once from the widest text it can show (``WIDEST``), so a
 longer state ("✗ LOGIN EXPIRED" after "● LIVE") never widens the status bar and with it the
@@ -17,13 +19,14 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QLabel, QPushButton, QSizePolicy, QStatusBar, QWidget
 
 from app.domain.words import in_words
 from app.services.health import Health, HealthState
 from app.services.poller import FeedStatus
+from app.services.risk import RiskState
 from app.ui.bridge import SessionBridge
 from app.ui.frame_clock import FrameClock, shared_frame_clock
 from app.ui.palette import TradePalette, current_palette, follow_palette, level_colour
@@ -45,7 +48,10 @@ WIDEST = {
     "age": "data 99,999.9 s",
     "offset": "clock +99,999 ms",
     "token": "token 999:59:59",
+    # its height (its width is the offset's and the token's, whose room it takes when shown)
+    "halted": "■ TRADING HALTED",
 }
+HALTED_TEXT = "■ TRADING HALTED"
 
 
 def state_css(level: str, palette: TradePalette) -> str:
@@ -99,6 +105,8 @@ class StatusBar(QStatusBar):
         policy.setRetainSizeWhenHidden(True)  # its room is kept: showing it widens nothing
         self.log_in_again.setSizePolicy(policy)
         self.log_in_again.hide()
+        self.halted = _label(self, "halted", "The kill switch is on: nothing is sent")
+        self.halted.setProperty("level", "error")
         self.version = _label(self, "version", "Tradeterm version")
         self.version.setText(f"v{version}")
         if bridge.environment.sandbox:
@@ -109,6 +117,12 @@ class StatusBar(QStatusBar):
         for widget in (self.state, self.latency, self.age, self.offset, self.token):
             self.addWidget(widget)
             self._fix_width(widget)
+        # Halted, it takes the room of the clock offset and the token countdown (hidden
+        # meanwhile): the status bar, and with it the window, keeps its width.
+        self._fix_width(self.halted)
+        self.halted.setFixedWidth(self.offset.width() + self.token.width())
+        self.halted.hide()
+        self.addWidget(self.halted)
         self.addWidget(self.log_in_again)
         self.addPermanentWidget(self.badge)
         self.addPermanentWidget(self.version)
@@ -125,7 +139,7 @@ class StatusBar(QStatusBar):
     def _fix_width(self, label: QLabel) -> None:
         """One size for good, from the widest text the label can show (bold for the state)."""
         font = QFont(label.font())
-        font.setBold(label is self.state)
+        font.setBold(label in (self.state, self.halted))
         width = QFontMetrics(font).horizontalAdvance(WIDEST[label.objectName()]) + 8
         shown = label.text()
         label.setText(WIDEST[label.objectName()])
@@ -148,9 +162,27 @@ class StatusBar(QStatusBar):
             self.latency.setText("—")  # no last good latency while nothing answers
         self.log_in_again.setVisible(state.health == Health.AUTH_EXPIRED)
 
+    def show_risk(self, state: RiskState) -> None:
+        """The kill switch: "TRADING HALTED" and why (elided to the label; whole in the
+        tooltip) in place of the clock offset and token countdown while it is on."""
+        self.offset.setVisible(not state.halted)
+        self.token.setVisible(not state.halted)
+        if not state.halted:
+            self.halted.hide()
+            return
+        full = f"{HALTED_TEXT}: {state.why}"
+        metrics = QFontMetrics(self.halted.font())
+        shown = metrics.elidedText(full, Qt.TextElideMode.ElideRight, self.halted.width() - 8)
+        self.halted.setText(shown if shown.startswith(HALTED_TEXT) else HALTED_TEXT)
+        self.halted.setToolTip(f"Trading is halted by the kill switch: {state.why}")
+        self.halted.setStyleSheet(state_css("error", current_palette()))
+        self.halted.show()
+
     def set_palette(self, palette: TradePalette) -> None:
         """A theme switch: the state and the badge in its colours."""
         self.state.setStyleSheet(state_css(str(self.state.property("level")), palette))
+        if not self.halted.isHidden():
+            self.halted.setStyleSheet(state_css("error", palette))
         if not self.badge.isHidden():
             self.badge.setStyleSheet(badge_css(palette))
 
