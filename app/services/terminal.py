@@ -53,6 +53,7 @@ from app.services.log_events import LogLevel
 from app.services.order_feed import OrderFeed
 from app.services.positions import PositionsCache, PositionsService, service_key
 from app.services.pretrade import CheckLimits
+from app.services.risk import RiskState
 from app.services.session import Environment, FeedIntervals, TerminalSession
 from app.services.tasks import Tasks
 from app.services.transfers import InstructionBook, TransferFeed, TransferQuery, fetch_instructions
@@ -72,6 +73,7 @@ class Terminal:
         self.session = session
         self.desks: TradingDesks | None = None
         self.algos: ExecutionEngine | None = None
+        self._unsubscribe_risk: Callable[[], None] = lambda: None
         self.tasks = session.tasks if session.tasks is not None else Tasks()
         # A failure is told to the trader (the log panel and a notice), not only to the file.
         self.tasks.on_error = lambda what, exc: session.log(LogLevel.ERROR, f"{what} failed: {exc}")
@@ -113,7 +115,19 @@ class Terminal:
                 self.session, journal_path, limits, auto_requote=auto_requote, tasks=self.tasks
             )
             store = AlgoStore(path_beside(self.desks.journal.path))
-            self.algos = ExecutionEngine(self.desks.orders, store, tasks=self.tasks)
+            risk = self.desks.risk
+            self.algos = ExecutionEngine(self.desks.orders, store, tasks=self.tasks, gate=risk)
+            engine = self.algos
+
+            def on_risk(state: RiskState) -> None:
+                # The kill switch pauses every parent and disarms every stop in the same turn
+                # as the halt (the desk refuses any send already on its way in).
+                if state.halted:
+                    engine.halt_all(f"trading halted: {state.why}")
+
+            self._unsubscribe_risk = risk.changed.subscribe(on_risk)
+            if risk.halted:  # a terminal that starts halted starts with nothing running
+                on_risk(risk.state)
         return self.desks
 
     async def start(self) -> None:
@@ -142,6 +156,7 @@ class Terminal:
         if self._closed:
             return
         self._closed = True
+        self._unsubscribe_risk()
         if self.algos is not None:
             await self.algos.aclose()
         await self.tasks.aclose()

@@ -21,8 +21,10 @@ from app.services.algos.parents import Parent
 from app.services.algos.plans import Moment, Wait, decide, next_try
 from app.services.algos.specs import AlgoSpec
 from app.services.log_events import EventKind, LogEvent
+from app.services.risk import RiskLimits, RiskRefused
 from app.services.session import Environment, FeedIntervals
 from app.services.terminal import Terminal
+from app.services.ticket import TicketError
 from tests.harness import AppAccount, AppSandbox, until
 
 pytestmark = pytest.mark.anyio
@@ -347,3 +349,47 @@ async def test_a_parent_is_worked_by_one_terminal_process_at_a_time(
             first.engine.resume(parent.id)  # takes up what the store says: done, nothing sent
             assert (parent.state, parent.live) == ("done", False)
             assert len(parent.children) == len(shown.children)
+
+
+async def test_the_kill_switch_stops_every_send_in_the_turn_it_is_pressed(
+    app_sandbox: AppSandbox,
+) -> None:
+    async with open_desk(app_sandbox) as desk:
+        assert desk.terminal.desks is not None
+        risk = desk.terminal.desks.risk
+        parents = [
+            desk.engine.submit(AlgoSpec("clip", PAIR, "buy", Decimal(5000), display=Decimal(10)))
+            for _ in range(5)
+        ]
+        stop = desk.engine.submit(
+            AlgoSpec("stop", PAIR, "sell", Decimal("0.1"), trigger=Decimal(1))
+        )
+        await until(lambda: all(len(p.children) >= 2 for p in parents))
+        risk.halt("pressed in a test")
+        # in the same turn: nothing live, the stop disarmed
+        assert [p.state for p in parents] == ["paused"] * 5
+        assert stop.state == "disarmed" and "trading halted" in stop.note
+        sent = {p.id: len(p.children) for p in parents}
+        await desk.fresh_book()
+        await desk.fresh_book()
+        assert {p.id: len(p.children) for p in parents} == sent  # not one child more
+        assert all(not c.open for p in parents for c in p.children)  # what was out, ended
+        with pytest.raises(AlgoRefused, match="kill switch"):
+            desk.engine.resume(parents[0].id)
+        with pytest.raises(TicketError, match="halted"):
+            desk.engine.submit(AlgoSpec("clip", PAIR, "buy", Decimal(10), display=Decimal(10)))
+        risk.resume()
+        desk.engine.resume(parents[0].id)
+        await until(lambda: len(parents[0].children) > sent[parents[0].id])
+
+
+async def test_the_open_algo_orders_limit_refuses_by_its_name(app_sandbox: AppSandbox) -> None:
+    async with open_desk(app_sandbox) as desk:
+        assert desk.terminal.desks is not None
+        desk.terminal.desks.risk.limits = RiskLimits(max_open_parents=2)
+        for _ in range(2):
+            desk.engine.submit(AlgoSpec("stop", PAIR, "sell", Decimal("0.1"), trigger=Decimal(1)))
+        with pytest.raises(RiskRefused, match="max open") as refused:
+            desk.engine.submit(AlgoSpec("stop", PAIR, "sell", Decimal("0.1"), trigger=Decimal(1)))
+        assert refused.value.limit == "max_open_parents"
+        assert len(desk.engine.parents) == 2
