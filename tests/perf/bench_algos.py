@@ -2,7 +2,8 @@
 longest stall while parents work beside a 500-pair watchlist.
 
 Run: ``.venv/bin/python -m tests.perf.bench_algos [--parents 20] [--children 1000]
-[--pairs 500] [--seconds 20] [--hz 4] [--only drive|stall] [--data-dir /dev/shm]``.
+[--pairs 500] [--seconds 20] [--hz 4] [--only drive|stall] [--data-dir /dev/shm]
+[--profile PATH]``.
 
 Both parts run on the app's qasync loop (offscreen), against a real sandbox process on a
 database file (``tests.harness.bench_sandbox``), through a real ``Terminal`` whose desks keep
@@ -26,7 +27,8 @@ their journal and algo store on disk, as a user's do.
   far from their triggers (evaluated on every snapshot, never fired). A 5 ms heartbeat
   ``QTimer`` (as in ``bench_watchlist``) stamps its shots for ``--seconds`` after a 2 s
   warm-up: the longest gap is the longest stall, the gaps' p99 its tail. CPU is the process's
-  own time over wall time; the sandbox's is read from ``/proc``.
+  own time over wall time; the sandbox's is read from ``/proc``. ``--profile PATH`` saves
+  cProfile stats of the measured part (main thread).
 
 Both parts also time the engine's suspected hot spots in place (wrappers around the calls, no
 change to the engine): ``plans.decide`` (a runner's every look, after every wake), the algo
@@ -48,6 +50,7 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import asyncio
+import cProfile
 import dataclasses
 import itertools
 import json
@@ -609,6 +612,7 @@ async def stall(
     pairs: int,
     seconds: float,
     hz: float,
+    profile: Path | None = None,
 ) -> dict[str, Any]:
     intervals = dataclasses.replace(FeedIntervals(), top_of_book=1 / hz)
     terminal = await open_desk_terminal(sandbox, account, folder, intervals)
@@ -640,7 +644,13 @@ async def stall(
         pulse.start()
         started, cpu_started = time.perf_counter(), time.process_time()
         sandbox_cpu = cpu_seconds(sandbox_pid(sandbox))
+        profiler = cProfile.Profile() if profile is not None else None
+        if profiler is not None:
+            profiler.enable()
         await asyncio.sleep(seconds)
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(str(profile))
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
         sandbox_cpu = cpu_seconds(sandbox_pid(sandbox)) - sandbox_cpu
         pulse.stop()
@@ -715,6 +725,7 @@ async def bench(app: QApplication, folder: Path, options: Any) -> dict[str, Any]
                     options.pairs,
                     options.seconds,
                     options.hz,
+                    options.profile,
                 )
         results["store_sync"] = store_sync_costs(data / "sync")
     print(f"store write per child (add_child + save_parent): {results['store_sync']}")
@@ -725,6 +736,9 @@ async def bench(app: QApplication, folder: Path, options: Any) -> dict[str, Any]
 def main() -> None:
     parser = bench_parser(__doc__, parents=20, children=1000, pairs=500, seconds=20.0, hz=4.0)
     parser.add_argument("--only", choices=("", "drive", "stall"), default="")
+    parser.add_argument(
+        "--profile", type=Path, default=None, help="cProfile stats of the stall's measured part"
+    )
     parser.add_argument(
         "--data-dir",
         default="",
