@@ -16,7 +16,10 @@ their journal and algo store on disk, as a user's do.
   child's send -> answer is the time inside ``OrderDesk.place`` (journal, checks, the POST,
   the answer recorded). Then every parent is checked against the server's own list of the
   account's orders: filled per parent == target, overfill, children lost (sent, never shown
-  by the server, or still open) and orders the server has that no child owns.
+  by the server, or still open) and orders the server has that no child owns. A parent
+  paused by a refusal (seen on a loaded machine: a child's end time had passed when it
+  reached the service, after waiting its turn on the loop) ends the wait too, and is listed
+  with its note.
 - stall: a 1400x900 window with a real ``TopOfBookPanel`` over that terminal, its watchlist
   the sandbox's pairs plus synthetic ones up to ``--pairs`` (the sandbox lists 8). The
   top-of-book poll (``--hz``) asks the sandbox for its pairs and adds the synthetic ones as
@@ -280,6 +283,11 @@ async def server_orders(client: ServiceClient) -> list[Any]:
         start = (page[-1].ordering or 0) + 1
 
 
+def settled(parent: Parent) -> bool:
+    """Working no more (done, or paused by a refusal) and nothing of it still out."""
+    return not parent.live and not parent.busy
+
+
 def check_parents(parents: list[Parent], orders: list[Any]) -> dict[str, Any]:
     """Each parent against the server: filled == target, no overfill, no child lost, no order
     of the account that no child owns."""
@@ -312,6 +320,9 @@ def check_parents(parents: list[Parent], orders: list[Any]) -> dict[str, Any]:
                 "overfill": max(Decimal(0), server_filled - parent.target),
                 "lost": lost,
                 "children": len(parent.children),
+                "unfilled_children": sum(1 for c in parent.children if c.status == "empty"),
+                "state": parent.state,
+                "note": parent.note,
             }
         )
     strays = [order for order in orders if order.client_order_id not in owned]
@@ -365,7 +376,9 @@ async def drive(
         cpu_started, sandbox_cpu = time.process_time(), cpu_seconds(sandbox_pid(sandbox))
         started = time.perf_counter()
         working = [engine.submit(spec) for spec in specs]
-        await until(lambda: all(parent.ended for parent in working), timeout=600)
+        # A parent the service refused a child of pauses (and never ends): wait for every
+        # parent to stop working with nothing of it still out.
+        await until(lambda: all(settled(parent) for parent in working), timeout=600)
         elapsed = time.perf_counter() - started
         cpu = time.process_time() - cpu_started
         sandbox_cpu = cpu_seconds(sandbox_pid(sandbox)) - sandbox_cpu
@@ -404,6 +417,9 @@ async def drive(
             f"  {row['parent']:<21} {row['kind']:<5} {row['target']:>10} "
             f"{row['filled']:>14} {row['server_filled']:>14} {row['overfill']:>5} {row['lost']:>5}"
         )
+    for row in check["rows"]:
+        if row["state"] != "done" or row["note"] != "filled":
+            print(f"  {row['parent']} {row['state']}: {row['note']}")
     print(
         f"  filled == target for every parent (engine and server): {check['exact']}; "
         f"overfill {check['overfill']} USD; children lost {check['lost']}; "
@@ -425,6 +441,8 @@ async def drive(
         "overfill": format_decimal(check["overfill"]),
         "lost": check["lost"],
         "strays": check["strays"],
+        "parents_not_done": sum(1 for r in check["rows"] if r["state"] != "done"),
+        "unfilled_children": sum(r["unfilled_children"] for r in check["rows"]),
         "hot_spots": figures,
         "room_us": room,
         "loop_per_child": per_child,
