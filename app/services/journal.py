@@ -283,6 +283,16 @@ class OrderJournal:
         """``search_entries`` on this connection (this thread; see ``reading`` for another)."""
         return search_entries(self._db, status=status, kind=kind, since=since, until=until)
 
+    def entries_starting(self, prefix: str) -> list[JournalEntry]:
+        """Entries whose clientOrderId begins with ``prefix`` (a parent order's children carry
+        its id in theirs), oldest first."""
+        pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        rows = self._db.execute(
+            "SELECT * FROM journal WHERE client_order_id LIKE ? ESCAPE '\\' ORDER BY id",
+            (pattern,),
+        )
+        return [_entry(row) for row in rows]
+
     def unsettled(self, account: str) -> list[JournalEntry]:
         marks = ", ".join("?" for _ in OPEN_STATUSES)
         rows = self._db.execute(

@@ -3,6 +3,7 @@ real order desk and journal, children filled by the sandbox's own matcher."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -143,7 +144,7 @@ async def test_a_sell_stop_fires_when_the_bid_crosses_and_never_before(
         await desk.pin("89700")  # lower, not through the trigger
         await desk.fresh_book()
         await desk.fresh_book()
-        assert (parent.state, parent.children) == ("armed", [])
+        assert (parent.state, parent.children) == ("armed", ())
         await desk.pin("89000")
         await finished(parent)
         assert parent.fired and parent.filled == Decimal("0.1")
@@ -175,7 +176,7 @@ async def test_a_bracket_arms_its_exits_for_the_filled_amount_only(
         stop = next(p for p in exits if p.spec.kind == "stop")
         await finished(take)
         assert take.filled == entry.received
-        assert stop.state == "done" and stop.children == [] and "partner" in stop.note
+        assert stop.state == "done" and stop.children == () and "partner" in stop.note
 
 
 async def test_a_spec_no_algo_could_work_is_refused_in_words(app_sandbox: AppSandbox) -> None:
@@ -285,7 +286,7 @@ async def test_a_trailing_stop_follows_the_best_price_and_fires_on_the_trail(
         await desk.pin("91200")  # 0.87 % off the best: inside the 1 % trail
         await desk.fresh_book()
         await desk.fresh_book()
-        assert parent.state == "armed" and parent.children == []
+        assert parent.state == "armed" and parent.children == ()
         await desk.pin("91000")  # 1.09 % off: through it
         await finished(parent)
         assert parent.fired and parent.filled == Decimal("0.1")
@@ -314,7 +315,7 @@ async def test_no_child_is_priced_on_a_stale_book(app_sandbox: AppSandbox) -> No
         moment = desk.engine._moment(parent)  # what its next decision reads
         assert moment.top is None and session.market.snapshot.top(PAIR) is not None
         assert decide(parent, moment) == Wait(None, f"no fresh price for {PAIR}")
-        assert parent.children == []
+        assert parent.children == ()
         await app_sandbox.clear_faults()
         await finished(parent)
         assert parent.filled == Decimal(100)
@@ -393,3 +394,24 @@ async def test_the_open_algo_orders_limit_refuses_by_its_name(app_sandbox: AppSa
             desk.engine.submit(AlgoSpec("stop", PAIR, "sell", Decimal("0.1"), trigger=Decimal(1)))
         assert refused.value.limit == "max_open_parents"
         assert len(desk.engine.parents) == 2
+
+
+async def test_a_child_the_store_lost_is_found_in_the_journal_at_restart(
+    app_sandbox: AppSandbox, tmp_path: Path
+) -> None:
+    """The store is not synced on every commit (the journal is, before each send): a child
+    row an OS crash took is given back by the journal, whose clientOrderIds name the parent."""
+    journal = tmp_path / "journal.db"
+    user = await app_sandbox.new_client({"USD": "1000000", "BTC": "20"})
+    async with open_desk(app_sandbox, journal, user) as desk:
+        parent = desk.engine.submit(twap("400", 4, seconds="0.3"))
+        await finished(parent)
+        lost = parent.children[-1].client_order_id
+        assert lost.startswith(f"tt-{parent.id}-")
+    with sqlite3.connect(tmp_path / "algos.db") as db:
+        db.execute("DELETE FROM children WHERE client_order_id = ?", (lost,))
+    async with open_desk(app_sandbox, journal, user) as desk:
+        await until(lambda: parent.id in desk.engine.parents)
+        back = desk.engine.parents[parent.id]
+        assert lost in {c.client_order_id for c in back.children}
+        assert back.filled == Decimal(400) and back.state == "done"

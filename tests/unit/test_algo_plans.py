@@ -3,6 +3,7 @@ window and the spec's round trip through JSON."""
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -41,6 +42,7 @@ def top(bid: str, ask: str, size: str = "5") -> TopOfBook:
 
 
 BOOK = top("89990", "90010")
+NUMBERS = itertools.count()
 
 
 def parent(spec: AlgoSpec, *children: Child) -> Parent:
@@ -50,7 +52,7 @@ def parent(spec: AlgoSpec, *children: Child) -> Parent:
 
 
 def child(size: str, status: str = "sending", filled: str = "0") -> Child:
-    made = Child(f"c{size}{status}", "p1", Decimal(size), Decimal(1), NOW, None)
+    made = Child(f"c{next(NUMBERS)}", "p1", Decimal(size), Decimal(1), NOW, None)
     return made.ended(status, filled=Decimal(filled))  # type: ignore[arg-type]
 
 
@@ -72,7 +74,7 @@ def twap(amount: str = "1000", slices: int = 3, **extra: object) -> AlgoSpec:
 def test_room_is_the_target_less_filled_in_flight_and_unknown() -> None:
     p = parent(twap(), child("100", "filled", "100"), child("200", "resting"), child("50", "empty"))
     assert (p.filled, p.in_flight, p.unknown, p.room) == tuple(map(Decimal, (100, 200, 0, 700)))
-    p.children.append(child("300", "unknown"))
+    p.add_child(child("300", "unknown"))
     assert (p.unknown, p.room, p.blocked) == (Decimal(300), Decimal(400), True)
 
 
@@ -98,7 +100,7 @@ def test_no_sequence_of_answers_lets_a_twap_send_past_its_target(
         if isinstance(decision, Send):
             p.slices_sent += 1
             filled = str(decision.size) if outcome == "filled" else "0"
-            p.children.append(
+            p.add_child(
                 Child(f"c{len(p.children)}", "p1", decision.size, decision.limit, NOW, None).ended(
                     outcome,  # type: ignore[arg-type]
                     filled=Decimal(filled),
@@ -122,12 +124,12 @@ def test_twap_slices_share_what_is_left_and_the_last_takes_the_rest() -> None:
     p = parent(spec)
     first = decide(p, Moment(BOOK, NOW, None))
     assert isinstance(first, Send) and first.size == Decimal("333.33333333") and first.slice
-    p.children.append(child("333.33333333", "filled", "333.33333333"))
+    p.add_child(child("333.33333333", "filled", "333.33333333"))
     p.slices_sent = 1
     assert isinstance(decide(p, Moment(BOOK, NOW, 10.0)), Wait)  # 30 s apart: not yet due
     second = decide(p, Moment(BOOK, NOW, 30.0))
     assert isinstance(second, Send) and second.size == Decimal("333.33333333")
-    p.children.append(child("333.33333333", "filled", "333.33333333"))
+    p.add_child(child("333.33333333", "filled", "333.33333333"))
     p.slices_sent = 2
     last = decide(p, Moment(BOOK, NOW, 30.0))
     assert isinstance(last, Send) and last.size == Decimal("333.33333334")
@@ -214,7 +216,7 @@ def test_a_fired_stop_sends_the_whole_amount_marketable() -> None:
     p.fired = True
     decision = decide(p, Moment(BOOK, NOW))
     assert isinstance(decision, Send) and decision.size == Decimal("0.3")
-    p.children.append(child("0.3", "filled", "0.3"))
+    p.add_child(child("0.3", "filled", "0.3"))
     assert decide(p, Moment(BOOK, NOW)) == Finish("filled")
 
 
@@ -282,6 +284,6 @@ def test_a_twap_starts_with_its_first_price_and_carries_a_later_slice_without_on
     p = parent(twap("1000", 3))
     assert decide(p, Moment(None, NOW)) == Wait(None, f"no fresh price for {PAIR}")
     p.slices_sent = 1
-    p.children.append(child("333.33333333", "filled", "333.33333333"))
+    p.add_child(child("333.33333333", "filled", "333.33333333"))
     later = decide(p, Moment(None, NOW, 60.0))
     assert isinstance(later, Skip) and "carried" in later.why

@@ -36,12 +36,12 @@ from decimal import Decimal
 from functools import partial
 from typing import Any, Protocol
 
-from app.api import ServiceError, new_client_order_id
+from app.api import ServiceError
 from app.domain import Price
 from app.domain.fill_price import FillPrice
 from app.domain.pair_terms import Side
 from app.domain.records import Order
-from app.services.algos.parents import ARMED_HERE, Child, Parent
+from app.services.algos.parents import ARMED_HERE, Child, Parent, child_order_id
 from app.services.algos.plans import (
     Finish,
     Fire,
@@ -52,7 +52,7 @@ from app.services.algos.plans import (
     Wait,
     decide,
 )
-from app.services.algos.restore import child_fates
+from app.services.algos.restore import child_fates, journaled_children
 from app.services.algos.specs import AlgoSpec
 from app.services.algos.store import AlgoStore
 from app.services.events import Topic
@@ -123,6 +123,7 @@ class ExecutionEngine:
         self._runners: dict[str, asyncio.Task[None]] = {}
         self._followers: dict[str, asyncio.Task[None]] = {}
         self._wakes: dict[str, asyncio.Event] = {}
+        self._book_waiters: set[str] = set()  # parents whose next step needs a new book
         self._last_slice: dict[str, float] = {}
         self._failures: dict[str, int] = {}
         self._owner: dict[str, str] = {}  # child clientOrderId -> parent id
@@ -170,6 +171,7 @@ class ExecutionEngine:
         self.parents[parent.id] = parent
         self.store.save_parent(parent)
         self._watch_pairs()
+        self.changed.publish(parent.id)
         self._say(LogLevel.INFO, parent, f"started: {self.describe(parent)}")
         self._start(parent)
         return parent
@@ -227,7 +229,7 @@ class ExecutionEngine:
             if child.client_order_id in known:
                 continue
             unknown = child.ended("unknown", detail="sent by another terminal")
-            parent.children.append(unknown)
+            parent.add_child(unknown)
             self._owner[child.client_order_id] = parent.id
             self._follow(parent, unknown)
 
@@ -257,6 +259,9 @@ class ExecutionEngine:
         """Every stored parent of the account, its children's fates read from the journal and
         the server; the unfinished ones paused (armed ones disarmed) until the trader says."""
         restored = self.store.parents(self.account)
+        for parent in restored:
+            for child in journaled_children(parent, self.desk.journal):
+                parent.add_child(child)
         fates = await child_fates(
             [child for parent in restored for child in parent.children],
             self.desk.journal,
@@ -356,10 +361,11 @@ class ExecutionEngine:
             event.set()
 
     def _on_market(self, _snapshot: MarketSnapshot) -> None:
-        for parent_id, event in self._wakes.items():
-            parent = self.parents.get(parent_id)
-            if parent is not None and parent.live:
-                event.set()
+        """A new book wakes the parents waiting on one (an armed trigger, a price beyond the
+        limit, no fresh price), not those waiting for a time: every fill polls the balances,
+        and each answer is a new snapshot."""
+        for parent_id in self._book_waiters:
+            self.wake(parent_id)
 
     def _saved(self, parent: Parent) -> None:
         self.store.save_parent(parent)
@@ -399,7 +405,10 @@ class ExecutionEngine:
                 await self._send(parent, decision)
             elif isinstance(decision, Wait):
                 timeout = IDLE_POLL if decision.seconds is None else decision.seconds
+                if decision.seconds is None:
+                    self._book_waiters.add(parent.id)
                 await _wait(wake, max(0.0, timeout))
+                self._book_waiters.discard(parent.id)
             elif isinstance(decision, Fire):
                 self._fire(parent, decision.why)
             elif isinstance(decision, Track):
@@ -474,21 +483,17 @@ class ExecutionEngine:
     async def _send(self, parent: Parent, plan: Send) -> None:
         spec = parent.spec
         pair = spec.pair_side.pair
+        client_order_id = child_order_id(parent.id)
         now = self.server_now()
-        end_at = now + timedelta(seconds=plan.seconds)
-        ticket = TicketInput(
-            spec.source,
-            spec.destination,
+        child = Child(
+            client_order_id,
+            parent.id,
             plan.size,
-            "limit",
-            Price(plan.limit, pair.base, pair.quote),
-            end_at,
+            plan.limit,
+            now,
+            now + timedelta(seconds=plan.seconds),
         )
-        client_order_id = new_client_order_id()
-        request = ticket.request(client_order_id)
-        child = Child(client_order_id, parent.id, plan.size, plan.limit, now, end_at)
-        self.store.add_child(child)  # before the desk: a crash after this is asked at restore
-        parent.children.append(child)
+        parent.add_child(child)
         self._owner[client_order_id] = parent.id
         if parent.state == "waiting":  # its start time has come
             parent.state = "working"
@@ -498,29 +503,44 @@ class ExecutionEngine:
         if parent.arrival_mid is None:
             top = self.desk.session.market.snapshot.top(spec.pair)
             parent.arrival_mid = None if top is None else top.mid
-        self._saved(parent)
+        self.store.add_child(child, parent)  # before the desk: a crash after this is asked
+        self.changed.publish(parent.id)
+        ticket = TicketInput(
+            spec.source,
+            spec.destination,
+            plan.size,
+            "limit",
+            Price(plan.limit, pair.base, pair.quote),
+            child.end_at,
+        )
+        request = ticket.request(client_order_id)
         try:
             result = await self.desk.place(ticket, request, self.desk.checks(ticket))
         except TicketError as exc:  # refused here (a check, a risk limit): nothing left
             self._child_ended(parent, child.ended("empty", detail=exc.message))
-            if parent.live:
+            if exc.field == "end_at":  # the loop was too busy to send it in time: again
+                await self._failed(parent, exc.message)
+            elif parent.live:
                 self.pause(parent.id, f"refused before sending: {exc.message}")
             return
         self._apply(parent, client_order_id, result)
         if result.status == "failed":
-            failures = self._failures.get(parent.id, 0) + 1
-            self._failures[parent.id] = failures
-            if failures >= FAILURES_BEFORE_PAUSE and parent.live:
-                self.pause(
-                    parent.id, f"{failures} children in a row were not sent: {result.message}"
-                )
-            else:
-                await asyncio.sleep(min(2.0**failures, 30.0))
-        else:
-            self._failures.pop(parent.id, None)
+            await self._failed(parent, result.message)
+            return
+        self._failures.pop(parent.id, None)
         if result.status == "rejected" and parent.live and spec.kind != "credit_retry":
             self.pause(parent.id, f"refused by the service: {result.message}")
             self._say(LogLevel.WARNING, parent, "paused after a refusal", EventKind.REFUSAL)
+
+    async def _failed(self, parent: Parent, message: str) -> None:
+        """A child that provably never left: the parent tries again after a back-off, and
+        pauses after ``FAILURES_BEFORE_PAUSE`` in a row."""
+        failures = self._failures.get(parent.id, 0) + 1
+        self._failures[parent.id] = failures
+        if failures >= FAILURES_BEFORE_PAUSE and parent.live:
+            self.pause(parent.id, f"{failures} children in a row were not sent: {message}")
+        else:
+            await asyncio.sleep(min(2.0**failures, 30.0))
 
     def _on_result(self, result: SubmitResult) -> None:
         """An answer the desk found later (a lost one settled) for one of our children."""

@@ -12,6 +12,7 @@ may be a fill, and the next child is never sized on the hope that it was not.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
@@ -31,6 +32,17 @@ LIVE = ("waiting", "armed", "working")
 ENDED = ("done", "stopped")
 
 ARMED_HERE = "armed in this terminal — fires only while it runs"
+
+
+def child_prefix(parent_id: str) -> str:
+    """What every child's clientOrderId of ``parent_id`` begins with: the journal, written
+    and synced before each send, then names the parent of every child it holds, so a restart
+    finds them all even if the algo store lost its last write."""
+    return f"tt-{parent_id}-"
+
+
+def child_order_id(parent_id: str) -> str:
+    return f"{child_prefix(parent_id)}{uuid.uuid4().hex[:16]}"
 
 
 @dataclass(frozen=True)
@@ -72,6 +84,23 @@ class Child:
         )
 
 
+class _Sums:
+    """A parent's children summed: sizes and numbers by status, filled and received."""
+
+    def __init__(self) -> None:
+        statuses: tuple[ChildStatus, ...] = ("sending", "resting", "unknown", "filled", "empty")
+        self.size: dict[str, Decimal] = dict.fromkeys(statuses, Decimal(0))
+        self.number: dict[str, int] = dict.fromkeys(statuses, 0)
+        self.filled = Decimal(0)
+        self.received = Decimal(0)
+
+    def count(self, child: Child, sign: int) -> None:
+        self.size[child.status] += sign * child.size
+        self.number[child.status] += sign
+        self.filled += sign * child.filled
+        self.received += sign * child.received
+
+
 @dataclass
 class Parent:
     """A parent order: its spec, its state, its children; the figures are derived from the
@@ -87,10 +116,41 @@ class Parent:
     best: Decimal | None = None  # a trailing stop's best price so far
     fired: bool = False  # a trigger was crossed (its children may go)
     linked: str = ""  # a bracket's exits: the entry's id; the entry: ""
-    children: list[Child] = field(default_factory=list)
     slices_sent: int = 0  # TWAP slices decided (a slice with nothing to send counts)
     #: Worked by another terminal process on this machine: shown, never worked here.
     elsewhere: bool = False
+    # The children, by clientOrderId, and their sums kept as they change: every decision
+    # reads the figures, and a long parent has thousands of children.
+    _children: dict[str, Child] = field(default_factory=dict, repr=False)
+    _sums: _Sums = field(default_factory=lambda: _Sums(), repr=False)
+
+    @property
+    def children(self) -> tuple[Child, ...]:
+        """In the order they were decided."""
+        return tuple(self._children.values())
+
+    @children.setter
+    def children(self, children: list[Child] | tuple[Child, ...]) -> None:
+        self._children = {}
+        self._sums = _Sums()
+        for child in children:
+            self.add_child(child)
+
+    def add_child(self, child: Child) -> None:
+        if child.client_order_id in self._children:
+            raise ValueError(f"child {child.client_order_id} is already there")
+        self._children[child.client_order_id] = child
+        self._sums.count(child, 1)
+
+    def replace_child(self, updated: Child) -> None:
+        """The same child (by clientOrderId) as now known."""
+        old = self._children[updated.client_order_id]
+        self._sums.count(old, -1)
+        self._children[updated.client_order_id] = updated
+        self._sums.count(updated, 1)
+
+    def child(self, client_order_id: str) -> Child | None:
+        return self._children.get(client_order_id)
 
     # -- the rule ---------------------------------------------------------------------------
 
@@ -100,22 +160,19 @@ class Parent:
 
     @property
     def filled(self) -> Decimal:
-        return sum((child.filled for child in self.children), Decimal(0))
+        return self._sums.filled
 
     @property
     def received(self) -> Decimal:
-        return sum((child.received for child in self.children), Decimal(0))
+        return self._sums.received
 
     @property
     def in_flight(self) -> Decimal:
-        return sum(
-            (child.size for child in self.children if child.status in ("sending", "resting")),
-            Decimal(0),
-        )
+        return self._sums.size["sending"] + self._sums.size["resting"]
 
     @property
     def unknown(self) -> Decimal:
-        return sum((child.size for child in self.children if child.status == "unknown"), Decimal(0))
+        return self._sums.size["unknown"]
 
     @property
     def room(self) -> Decimal:
@@ -125,12 +182,12 @@ class Parent:
     @property
     def blocked(self) -> bool:
         """An unknown child blocks every further child of its parent until it is settled."""
-        return any(child.status == "unknown" for child in self.children)
+        return self._sums.number["unknown"] > 0
 
     @property
     def busy(self) -> bool:
         """A child is still open (leaving, resting or unknown)."""
-        return any(child.open for child in self.children)
+        return any(self._sums.number[status] for status in OPEN_CHILD)
 
     # -- what the trader reads --------------------------------------------------------------
 
@@ -163,18 +220,6 @@ class Parent:
             return None
         move = (price - mid) / mid * 10_000
         return move if self.spec.side == "buy" else -move
-
-    def child(self, client_order_id: str) -> Child | None:
-        for child in self.children:
-            if child.client_order_id == client_order_id:
-                return child
-        return None
-
-    def replace_child(self, updated: Child) -> None:
-        self.children = [
-            updated if child.client_order_id == updated.client_order_id else child
-            for child in self.children
-        ]
 
     def in_flight_words(self) -> str:
         """What is still out, for a stop or a pause: the service has no cancel."""

@@ -11,11 +11,12 @@ the journal (the start-up reconcile, the unknown-outcomes list) or the server sa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 
 from app.api import ServiceClient, ServiceError
-from app.services.algos.parents import Child
-from app.services.journal import FILL, OrderJournal
+from app.domain import Price, parse_timestamp
+from app.services.algos.parents import Child, Parent, child_prefix
+from app.services.journal import FILL, JournalEntry, OrderJournal
 
 #: Journal statuses that say the request reached no order.
 ENDED_EMPTY = ("rejected", "failed", "canceled")
@@ -76,3 +77,28 @@ async def _on_server(
         journal.record_order(child.client_order_id, order)
         return child.ended("empty", order_id=order_id, detail="ended without filling")
     return child.ended("resting", order_id=order_id)
+
+
+def journaled_children(parent: Parent, journal: OrderJournal) -> list[Child]:
+    """Children of ``parent`` the journal holds and the algo store does not (its last write
+    lost to an OS crash: the journal's intent is synced before each send, the store's row is
+    not), each as it was sent; ``child_fates`` then finds out what it became."""
+    known = {child.client_order_id for child in parent.children}
+    return [
+        child
+        for entry in journal.entries_starting(child_prefix(parent.id))
+        if entry.client_order_id not in known and (child := _from_entry(parent, entry)) is not None
+    ]
+
+
+def _from_entry(parent: Parent, entry: JournalEntry) -> Child | None:
+    body = entry.request
+    try:
+        size = Decimal(str(body["size"]))
+        wire = Price(Decimal(str(body["limit"])), str(body["source"]), str(body["destination"]))
+        limit = parent.spec.pair_side.price(wire).value
+        end_at = parse_timestamp(str(body["endAt"])) if body.get("endAt") else None
+    except (KeyError, InvalidOperation, ValueError, ArithmeticError):
+        return None  # not a body this engine wrote; its entry stays in the journal
+    sent_at = entry.sent_server_at or entry.created_at
+    return Child(entry.client_order_id, parent.id, size, limit, sent_at, end_at)
