@@ -17,7 +17,7 @@ an order, so its order id is put on the clipboard, to paste into their search bo
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QPainter
 from PySide6.QtWidgets import (
     QApplication,
@@ -88,6 +88,11 @@ class ProgressDelegate(QStyledItemDelegate):
         elided = opt.fontMetrics.elidedText(text, Qt.TextElideMode.ElideRight, room.width())
         painter.drawText(room, int(opt.displayAlignment), elided)
         painter.restore()
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
+        """Room for the text inside the bar's track (``widen_to_fit`` asks this)."""
+        hint = super().sizeHint(option, index)
+        return QSize(hint.width() + 2 * (BAR_MARGIN + 4), hint.height())
 
 
 class WorkingOrdersPanel(QWidget):
