@@ -143,3 +143,18 @@ def test_an_engine_refusal_is_shown_with_the_fields_kept(qtbot: QtBot, live: Liv
     QTest.mouseClick(send, Qt.MouseButton.LeftButton)
     assert panel.error.text() == "Not sent: BTC/USD is not a pair the service lists"
     assert panel.amount.text() == "100" and engine.parents == {}
+
+
+def test_a_pair_switch_clears_the_amount_and_prices(qtbot: QtBot, live: Live) -> None:
+    panel = open_ticket(qtbot, live)
+    choose(panel, "stop")
+    type_into(panel.amount, "1000")
+    type_into(panel.field("trigger"), "95000")
+    live.bridge.select_pair("ETH/USD")  # picked elsewhere: the typed ticket keeps its pair
+    QTest.qWait(0)
+    assert panel.pair == PAIR
+    panel.pair_box.setCurrentText("ETH/USD")
+    assert (panel.amount.text(), panel.field("trigger").text()) == ("", "")
+    assert "cleared" in panel.conversion.text()
+    live.bridge.select_pair(PAIR)  # nothing typed: it follows the selection
+    qtbot.waitUntil(lambda: panel.pair == PAIR, timeout=5_000)

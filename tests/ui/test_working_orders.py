@@ -68,6 +68,8 @@ def twap(amount: str, slices: int, seconds: str) -> AlgoSpec:
 def test_a_twap_shows_its_progress_to_filled(qtbot: QtBot, live: Live) -> None:
     ready(qtbot, live)
     panel = dock(qtbot, live)
+    resets: list[bool] = []
+    panel.model.modelReset.connect(lambda: resets.append(True))
     parent = engine_of(live).submit(twap("3000", 3, "0.6"))
     qtbot.waitUntil(lambda: panel.model.position(parent.id) is not None, timeout=5_000)
     assert cell(panel, parent, "algo") == "TWAP" and cell(panel, parent, "side") == "Buy"
@@ -89,7 +91,17 @@ def test_a_twap_shows_its_progress_to_filled(qtbot: QtBot, live: Live) -> None:
     assert statuses == ["Filled"] * 3
     assert all(panel.children_model.record(r).child.order_id for r in range(3))
     # updates arrived as row changes, never as a reset of the table
-    assert panel.frames_drawn < 3 * 6
+    assert resets == []
+    # a double-click on a child puts its order id on the clipboard (no seam selects it in
+    # the Orders dock)
+    first = panel.children_table.visualRect(panel.children_model.index(0, 1)).center()
+    viewport = panel.children_table.viewport()
+    no_keys = Qt.KeyboardModifier.NoModifier
+    QTest.mouseClick(viewport, Qt.MouseButton.LeftButton, no_keys, first)
+    QTest.mouseDClick(viewport, Qt.MouseButton.LeftButton, no_keys, first)
+    order_id = panel.children_model.record(0).child.order_id
+    assert order_id in panel.status.text(), panel.status.text()
+    assert QApplication.clipboard().text() == order_id
 
 
 def test_pause_resume_and_stop_with_clicks_and_keys(qtbot: QtBot, live: Live) -> None:

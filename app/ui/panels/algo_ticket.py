@@ -187,6 +187,7 @@ class AlgoTicketPanel(QWidget):
         bridge.topOfBook.connect(self._on_books)
         bridge.balances.connect(self._on_balances)
         bridge.watchlistChanged.connect(self._refresh_pairs)
+        bridge.selectionChanged.connect(self._pair_selected)
         self._frames = shared_frame_clock()
         self._frames.listen(self._on_frame)
         self._frame_asked = False
@@ -298,6 +299,11 @@ class AlgoTicketPanel(QWidget):
     def _on_balances(self, balances: Balances) -> None:
         self._balances = balances
         self._ask_frame()
+
+    def _pair_selected(self, pair: str) -> None:
+        """The pair picked elsewhere, while nothing is typed here (never under typed digits)."""
+        if not self.amount.text().strip() and self.pair_box.findText(pair) >= 0:
+            self.pair_box.setCurrentText(pair)
 
     def _refresh_pairs(self, *_: object) -> None:
         pairs = sorted(self._context.bridge.available_pairs)
