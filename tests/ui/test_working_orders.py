@@ -95,6 +95,7 @@ def test_a_twap_shows_its_progress_to_filled(qtbot: QtBot, live: Live) -> None:
     # a double-click on a child puts its order id on the clipboard (no seam selects it in
     # the Orders dock)
     first = panel.children_table.visualRect(panel.children_model.index(0, 1)).center()
+    QApplication.clipboard().clear()
     viewport = panel.children_table.viewport()
     no_keys = Qt.KeyboardModifier.NoModifier
     QTest.mouseClick(viewport, Qt.MouseButton.LeftButton, no_keys, first)

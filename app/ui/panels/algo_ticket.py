@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -122,6 +123,7 @@ class AlgoTicketPanel(QWidget):
         self.conversion = QLabel(content)
         self.conversion.setObjectName("algoConversion")
         self.conversion.setWordWrap(True)
+        self.conversion.hide()  # shown with words only (no empty row under the amount)
 
         form = QFormLayout(content)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -161,27 +163,30 @@ class AlgoTicketPanel(QWidget):
         self.preview_label.setTextFormat(Qt.TextFormat.RichText)
         self.preview_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         form.addRow(self.preview_label)
-        self.error = QLabel(content)
+        # The answer and Send stay in view below the scrolled fields (at 1366×768 the
+        # preview runs below the fold); one line, elided, the whole text in its tooltip, so a
+        # long refusal never makes the dock taller or wider.
+        self.error = QLabel(self)
         self.error.setObjectName("algoError")
-        self.error.setWordWrap(True)
-        form.addRow(self.error)
-        self.send_button = QPushButton("Send algo…", content)
+        self.error.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.send_button = QPushButton("Send algo…", self)
         self.send_button.setObjectName("algoSend")
         self.send_button.setDefault(True)
-        form.addRow(self.send_button)
 
         scroll = QScrollArea(self)
         scroll.setWidget(content)
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(scroll)
+        layout.setContentsMargins(0, 0, 0, 4)
+        layout.addWidget(scroll, 1)
+        layout.addWidget(self.error)
+        layout.addWidget(self.send_button)
 
         self.kind_box.currentIndexChanged.connect(self._kind_changed)
         self.pair_box.currentTextChanged.connect(self._pair_changed)
         self.side_group.buttonClicked.connect(self._side_clicked)
-        self.amount.textEdited.connect(self._edited)
+        self.amount.textEdited.connect(self._amount_typed)
         self.amount.returnPressed.connect(self.ask_send)
         self.send_button.clicked.connect(self.ask_send)
         bridge.topOfBook.connect(self._on_books)
@@ -251,7 +256,7 @@ class AlgoTicketPanel(QWidget):
         if any(edit.text() for edit in cleared):
             for edit in cleared:
                 edit.clear()
-            self.conversion.setText(f"Pair changed to {self.pair}: the amount and prices cleared")
+            self._convert_note(f"Pair changed to {self.pair}: the amount and prices cleared")
         self._show_unit()
         self._edited()
 
@@ -279,9 +284,18 @@ class AlgoTicketPanel(QWidget):
                 {base: precision.asset(base), quote: precision.asset(quote)},
             )
             self.amount.setText(switched.text)
-            self.conversion.setText(switched.words)
+            self._convert_note(switched.words)
         self._show_unit()
         self._edited()
+
+    def _amount_typed(self, *_: object) -> None:
+        """A number typed by hand: the words about the last conversion no longer apply."""
+        self._convert_note("")
+        self._edited()
+
+    def _convert_note(self, words: str) -> None:
+        self.conversion.setText(words)
+        self.conversion.setVisible(bool(words))
 
     def _show_unit(self) -> None:
         """The asset the amount is in, at once (not on the next frame: the digits changed now)."""
@@ -459,12 +473,15 @@ class AlgoTicketPanel(QWidget):
             self._refused(exc.message if isinstance(exc, TicketError) else str(exc))
             return
         self.started.append(parent.id)
-        self.error.setStyleSheet(level_css("success"))
-        self.error.setText(f"Started: {self.engine.describe(parent)} ({parent.id})")
+        self._answer(f"Started: {self.engine.describe(parent)} ({parent.id})", "success")
+
+    def _answer(self, text: str, level: str) -> None:
+        self.error.setStyleSheet(level_css(level))
+        self.error.setText(text)
+        self.error.setToolTip(text)
 
     def _refused(self, message: str, field: str = "") -> None:
-        self.error.setStyleSheet(level_css("error"))
-        self.error.setText(f"Not sent: {message}")
+        self._answer(f"Not sent: {message}", "error")
         widget = self.amount if field == "amount" else self.fields.get(field)
         if widget is not None and widget.isVisible():
             widget.setFocus(Qt.FocusReason.OtherFocusReason)
