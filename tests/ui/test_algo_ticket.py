@@ -12,7 +12,8 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QLineEdit, QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
-from app.ui.panels.algo_ticket import AlgoTicketPanel, spec_lines
+from app.ui.panels.algo_ticket import AlgoTicketPanel
+from app.ui.panels.algo_ticket_view import spec_lines
 from tests.ui.conftest import Live
 
 PAIR = "BTC/USD"

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import html
 from datetime import datetime
-from decimal import Decimal
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -43,39 +42,19 @@ from app.domain.pair_terms import Side
 from app.domain.records import Balances, TopOfBook
 from app.services.algos.engine import AlgoRefused, ExecutionEngine
 from app.services.algos.form import FIELDS, KIND_FIELDS, AlgoForm, amount_words, switch_side
-from app.services.algos.preview import AlgoPreview, preview, touch_name
+from app.services.algos.preview import AlgoPreview, preview
 from app.services.algos.specs import KINDS, AlgoSpec
 from app.services.pretrade import CheckLimits
 from app.services.ticket import TicketError
 from app.ui.frame_clock import shared_frame_clock
 from app.ui.palette import TradePalette, current_palette, follow_palette, level_css
+from app.ui.panels.algo_ticket_view import describe, preview_html, spec_lines
 from app.ui.panels.base import PanelContext
 from app.ui.panels.order_ticket_form import side_css
 from app.ui.preferences import Preferences
 
+
 #: The spec's fields the confirmation lists when they differ from a new spec's.
-_DEFAULTS = AlgoSpec("twap", "BTC/USD", "buy", Decimal(1))
-
-
-def spec_lines(spec: AlgoSpec) -> list[str]:
-    """The spec as the confirmation shows it: every field that is not a default, by name."""
-    lines = [
-        f"algo: {spec.info.label}",
-        f"pair: {spec.pair}",
-        f"side: {'Buy' if spec.side == 'buy' else 'Sell'}",
-        f"amount: {spec.amount} {spec.source} ({'to spend' if spec.side == 'buy' else 'to sell'})",
-    ]
-    for name in (
-        "price_limit", "collar_bps", "child_seconds", "start_at", "duration_seconds", "slices",
-        "randomise", "participation", "display", "trigger", "trigger_ref", "trail_bps",
-        "limit_price", "rest_seconds", "take_profit", "stop_loss", "deadline", "retry_seconds",
-    ):  # fmt: skip
-        value = getattr(spec, name)
-        if name in ("collar_bps", "child_seconds") or value != getattr(_DEFAULTS, name):
-            lines.append(f"{name.replace('_', ' ')}: {value}")
-    return lines
-
-
 class AlgoTicketPanel(QWidget):
     def __init__(self, context: PanelContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -370,70 +349,7 @@ class AlgoTicketPanel(QWidget):
         self.preview_label.setText(self.preview_html(self.shown_preview))
 
     def preview_html(self, shown: AlgoPreview) -> str:
-        precision = self._context.precision
-        spec = shown.spec
-        lines: list[str] = []
-        if shown.received is not None and shown.touch is not None:
-            received = shown.received
-            line = (
-                f"≈ {precision.amount(received.value, received.asset)} {received.asset} at the "
-                f"{touch_name(spec)} {precision.price_text(shown.touch, spec.pair)}"
-            )
-            if shown.received_at_limit is not None:
-                least = shown.received_at_limit
-                line += (
-                    f" (at least {precision.amount(least.value, least.asset)} within the collar)"
-                )
-            lines.append(html.escape(line))
-        else:
-            lines.append(html.escape(f"No price for {spec.pair} yet"))
-        lines += self._slice_lines(shown)
-        if shown.trigger:
-            lines.append(html.escape(shown.trigger))
-        lines += self._after_lines(shown)
-        return "<br>".join(lines)
-
-    def _slice_lines(self, shown: AlgoPreview) -> list[str]:
-        precision = self._context.precision
-        spec = shown.spec
-        lines: list[str] = []
-        if shown.slices:
-            count = len(shown.slices)
-            lines.append(f"<b>{count} {'child' if count == 1 else 'children'}</b>:")
-            for item in shown.listed_slices():
-                if item is None:
-                    lines.append("&nbsp;&nbsp;…")
-                    continue
-                when = "" if item.at is None else f" at {item.at.astimezone().strftime('%H:%M:%S')}"
-                size = precision.exact(item.size, spec.source)
-                lines.append(html.escape(f"  #{item.number}: {size} {spec.source}{when}"))
-            if spec.kind == "clip":
-                lines.append(html.escape("each after the one before it has filled"))
-        return lines
-
-    def _after_lines(self, shown: AlgoPreview) -> list[str]:
-        """The what-if of the whole parent as one order, and the checks' warnings."""
-        precision = self._context.precision
-        lines: list[str] = []
-        after = shown.what_if
-        if after is not None:
-            for asset in (after.source, after.destination):
-                if asset.funds_after is not None:
-                    lines.append(
-                        html.escape(
-                            f"{asset.asset} free: {precision.amount(asset.funds, asset.asset)}"
-                            f" → {precision.amount(asset.funds_after, asset.asset)}"
-                        )
-                    )
-            if after.refusal:
-                colour = current_palette().error.name()
-                lines.append(f"<span style='color:{colour}'>{html.escape(after.refusal)}</span>")
-        warning = current_palette().warning.name()
-        for check in shown.checks:
-            lines.append(f"<span style='color:{warning}'>⚠ {html.escape(check.message)}</span>")
-        return lines
-
-    # -- sending --------------------------------------------------------------------------------
+        return preview_html(shown, self._context.precision)
 
     def ask_send(self) -> QMessageBox | None:
         """Build the spec now; the confirmation shows it exactly, and Send submits that one."""
@@ -450,7 +366,7 @@ class AlgoTicketPanel(QWidget):
         box.setObjectName("algoConfirmation")
         box.setWindowTitle("Start this algo?")
         box.setIcon(QMessageBox.Icon.Question)
-        box.setText(_describe(spec))
+        box.setText(describe(spec))
         box.setInformativeText("\n".join(spec_lines(spec)))
         send = box.addButton("&Send", QMessageBox.ButtonRole.AcceptRole)
         send.setObjectName("algoConfirmSend")
@@ -485,9 +401,3 @@ class AlgoTicketPanel(QWidget):
         widget = self.amount if field == "amount" else self.fields.get(field)
         if widget is not None and widget.isVisible():
             widget.setFocus(Qt.FocusReason.OtherFocusReason)
-
-
-def _describe(spec: AlgoSpec) -> str:
-    verb = "Buy" if spec.side == "buy" else "Sell"
-    base = spec.pair_side.pair.base
-    return f"{spec.info.label}: {verb} {base} on {spec.pair} with {spec.amount} {spec.source}"
