@@ -9,7 +9,9 @@
   the session's topics as ``QtTopic``s, a few read-only facts (environment, pairs, watchlist),
   the trader's intents (select a pair, set the watchlist, refresh, log), the price alerts and
   ``feeds``, the terminal's feed maker (a panel makes its own order list, ledger, positions,
-  transfers with it). Widgets never hold the terminal, the session or its client.
+  transfers with it), and ``algos``, the execution engine (the Working orders dock, the algo
+  ticket and the chart's fill markers read its parents when ``algoChanged`` names one).
+  Widgets never hold the terminal, the session or its client.
 - ``freshness`` hands a panel its feed's ``FeedFreshness`` (``app.ui.freshness``).
 
 Everything runs on the GUI thread (qasync), so the signals are direct.
@@ -27,6 +29,9 @@ from PySide6.QtCore import QObject, Signal, SignalInstance
 from app.domain.alerts import PriceAlert
 from app.domain.records import Balances, OrderBook, PairInfo, ServiceInfo, TopOfBook
 from app.services.alerts import PriceAlerts
+from app.services.algos.engine import AlgoRefused, ExecutionEngine
+from app.services.algos.parents import Parent
+from app.services.algos.specs import AlgoSpec
 from app.services.connect import log_in_again
 from app.services.estimates import EstimateFeed
 from app.services.events import Topic
@@ -148,6 +153,12 @@ class SessionBridge(QObject):
         self.priceAlerts: QtTopic[tuple[PriceAlert, ...]] = QtTopic(
             session.price_alerts.changed, self
         )
+        #: The execution engine (parent orders), None without trading desks: submit, pause,
+        #: resume, stop and its parents; ``algoChanged`` carries the id of a parent that changed.
+        self.algos: ExecutionEngine | None = terminal.algos
+        self.algoChanged: QtTopic[str] = QtTopic(
+            None if terminal.algos is None else terminal.algos.changed, self
+        )
         self._topics: list[QtTopic[Any]] = [
             self.topOfBook,
             self.balances,
@@ -159,6 +170,7 @@ class SessionBridge(QObject):
             self.selectionChanged,
             self.fills,
             self.priceAlerts,
+            self.algoChanged,
         ]
 
     def detach(self, *_: object) -> None:
@@ -227,6 +239,16 @@ class SessionBridge(QObject):
 
     async def service_info(self) -> list[ServiceInfo]:
         return await self._session.service_info()
+
+    def submit_algo(self, spec: AlgoSpec) -> Parent:
+        """Start a parent (``ExecutionEngine.submit``: raises ``AlgoRefused`` or a risk
+        refusal with nothing started) and announce it on ``algoChanged``: the engine announces
+        a parent when it first changes, and an armed one may not change for hours."""
+        if self.algos is None:
+            raise AlgoRefused("no trading desks in this window")
+        parent = self.algos.submit(spec)
+        self.algos.changed.publish(parent.id)
+        return parent
 
     # -- the one feed asked for by name (the order ticket's) ------------------------------------
 

@@ -107,6 +107,7 @@ def default_panels(desks: TradingDesks | None) -> list[PanelSpec]:
     without desks (a read-only window, or only importing) the trading panels and the audit trail
     are left out."""
     from app.ui.panels.alerts import AlertsPanel
+    from app.ui.panels.algo_ticket import AlgoTicketPanel
     from app.ui.panels.audit import AuditPanel
     from app.ui.panels.balances import BalancesPanel
     from app.ui.panels.chart import ChartPanel
@@ -119,6 +120,7 @@ def default_panels(desks: TradingDesks | None) -> list[PanelSpec]:
     from app.ui.panels.positions import PositionsPanel
     from app.ui.panels.rfq_ticket import RfqTicketPanel
     from app.ui.panels.top_of_book import TopOfBookPanel
+    from app.ui.panels.working_orders import WorkingOrdersPanel
 
     left, right, bottom = (
         Area.LeftDockWidgetArea,
@@ -147,7 +149,31 @@ def default_panels(desks: TradingDesks | None) -> list[PanelSpec]:
                 shortcut="F3",
                 menu="Trade",
             ),
+            PanelSpec(
+                "algoTicket",
+                "Algo ticket",
+                right,
+                AlgoTicketPanel,
+                tab_with="orderTicket",
+                shortcut="F4",
+                menu="Trade",
+            ),
         ]
+    # Every Ctrl+digit is taken: the Working orders dock goes to Ctrl+Shift+W.
+    working = (
+        [
+            PanelSpec(
+                "workingOrders",
+                "Working orders",
+                bottom,
+                WorkingOrdersPanel,
+                tab_with="orders",
+                shortcut="Ctrl+Shift+W",
+            )
+        ]
+        if desks is not None
+        else []
+    )
     journal = desks.journal if desks is not None else None
     outcomes = desks.outcomes if desks is not None else None
     records: list[PanelSpec] = []
@@ -176,6 +202,7 @@ def default_panels(desks: TradingDesks | None) -> list[PanelSpec]:
             lambda context: OrdersPanel(context, journal, outcomes),
             shortcut="Ctrl+5",
         ),
+        *working,
         PanelSpec("ledger", "Ledger", bottom, LedgerPanel, tab_with="orders", shortcut="Ctrl+6"),
         PanelSpec(
             "deposits", "Deposits", bottom, DepositsPanel, tab_with="orders", shortcut="Ctrl+7"

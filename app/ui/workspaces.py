@@ -59,14 +59,24 @@ class Plan:
         return [n for g in (*groups, self.bottom) for n in g.names]
 
 
-RECORDS = ("orders", "positions", "ledger", "deposits", "instructions", "audit", "alerts", "log")
+RECORDS = (
+    "orders",
+    "workingOrders",
+    "positions",
+    "ledger",
+    "deposits",
+    "instructions",
+    "audit",
+    "alerts",
+    "log",
+)
 
 COMPACT = Plan(
     "compact",
     "&Compact (1366×768)",
     (
         Column((Group(("topOfBook",), 54), Group(("balances",), 46)), 38),
-        Column((Group(("orderTicket", "rfqTicket")),), 30),
+        Column((Group(("orderTicket", "rfqTicket", "algoTicket")),), 30),
         Column((Group(("chart", "depth")),), 32),
     ),
     Group(RECORDS),
@@ -80,7 +90,7 @@ WIDE = Plan(
         Column((Group(("topOfBook",)), Group(("balances",))), 28),
         Column((Group(("chart",)),), 34),
         Column((Group(("depth",)),), 17),
-        Column((Group(("orderTicket", "rfqTicket")),), 21),
+        Column((Group(("orderTicket", "rfqTicket", "algoTicket")),), 21),
     ),
     Group(RECORDS),
     36,

@@ -44,6 +44,12 @@ While the top-of-book feed is stale (offline, failing, too old: ``bridge.freshne
 title is greyed and says "stale since HH:MM:SS", and the curves are drawn in the stale grey
 (issue 12); both come back with fresh data.
 
+Fills of parent orders (the execution engine's children, ``bridge.algos``) of the shown pair are
+markers on the price plot: a triangle up for a buy, down for a sell (in the ask and bid colours,
+so shape and colour both tell), at the child's average price and the time it was sent. A change
+the engine announces for a parent of the shown pair marks them dirty; they are redrawn on the
+chart's next frame, with the lines.
+
 Prices are Decimal everywhere else in the terminal; here, and only in ``plot_sample``, they
 become floats, because pixels are not money.
 """
@@ -112,6 +118,8 @@ TIME, BID, ASK, MID, SPREAD = range(5)
 SERIES = {"bid": BID, "ask": ASK, "mid": MID}
 #: Opacity (0–1) of the grid lines, drawn in the axis colour.
 GRID_ALPHA = 0.15
+#: Size of a fill marker, pixels.
+MARKER_SIZE = 11
 #: The view choices: label and candle length in seconds (0: a line of every tick).
 TIMEFRAMES: dict[str, int] = {
     "Line": 0,
@@ -520,6 +528,12 @@ class ChartPanel(QWidget):
                 line.hide()
                 plot.addItem(line, ignoreBounds=True)
         self.plots.scene().sigMouseMoved.connect(self._mouse_moved)
+        self.fill_markers = pg.ScatterPlotItem(pxMode=True, size=MARKER_SIZE)
+        self.fill_markers.setObjectName("chartFillMarkers")
+        self.price_plot.addItem(self.fill_markers)
+        #: What the markers show: (time, price, side) of each child fill of the shown pair.
+        self.marker_points: list[tuple[float, float, str]] = []
+        self._markers_dirty = True
 
         self.legend = QLabel(self)
         self.legend.setObjectName("chartLegend")
@@ -564,6 +578,7 @@ class ChartPanel(QWidget):
         layout.addWidget(self.stack, 1)
 
         context.bridge.topOfBook.connect(self.add_ticks)
+        context.bridge.algoChanged.connect(self._algo_changed)
         context.bridge.selectionChanged.connect(self.set_pair)
         self.view_choice.currentIndexChanged.connect(self._view_changed)
         self.view_choice.activated.connect(self._remember_view)
@@ -603,6 +618,7 @@ class ChartPanel(QWidget):
         for name, colour in series_colours(palette).items():
             self.curves[name].setPen(_pen(palette.stale if stale else colour))
         self.candle_item.set_colour(palette.stale if stale else palette.text)
+        self._markers_dirty = True
         self.title.setStyleSheet(stale_css(stale, palette))
         for plot in (self.price_plot, self.spread_plot):
             for side in ("left", "bottom"):
@@ -671,6 +687,7 @@ class ChartPanel(QWidget):
         if pair == self._pair:
             return
         self._pair = pair
+        self._markers_dirty = True
         self._load(pair)
         self._schedule()
 
@@ -737,11 +754,54 @@ class ChartPanel(QWidget):
         """A frame is scheduled (new samples of the shown pair wait to be drawn)."""
         return self._redraw_asked
 
+    def _algo_changed(self, parent_id: str) -> None:
+        """A parent changed: its fills are redrawn with the next frame if it trades this pair."""
+        engine = self._context.bridge.algos
+        parent = None if engine is None else engine.parents.get(parent_id)
+        if parent is not None and parent.spec.pair == self._pair:
+            self._markers_dirty = True
+            self._schedule()
+
+    def _draw_markers(self) -> None:
+        self._markers_dirty = False
+        engine = self._context.bridge.algos
+        points: list[tuple[float, float, str]] = []
+        if engine is not None and self._pair is not None:
+            offset = self._context.bridge.clock_offset
+            for parent in engine.parents.values():
+                spec = parent.spec
+                if spec.pair != self._pair:
+                    continue
+                for child in parent.children:
+                    if child.status != "filled" or not child.filled or not child.received:
+                        continue
+                    if spec.side == "buy":  # QUOTE spent per BASE bought
+                        price = child.filled / child.received
+                    else:
+                        price = child.received / child.filled
+                    at = (child.sent_at - offset).timestamp()
+                    points.append((at, float(price), spec.side))  # pixels are not money
+        self.marker_points = points
+        palette = self._palette
+        self.fill_markers.setData(
+            [
+                {
+                    "pos": (at, price),
+                    "symbol": "t1" if side == "buy" else "t",
+                    "brush": pg.mkBrush(palette.ask if side == "buy" else palette.bid),
+                    "pen": _pen(palette.text),
+                }
+                for at, price, side in points
+            ]
+        )
+
     def _redraw(self) -> None:
         if not self._dirty:
             return
         self._dirty = False
         self.redraws += 1
+        if self._markers_dirty:
+            self._draw_markers()
         buffer = self._buffers.get(self._pair) if self._pair else None
         if buffer is None or len(buffer) == 0:
             self.drawn_samples = 0
