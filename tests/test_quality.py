@@ -17,11 +17,12 @@ APP = ROOT / "app"
 ALLOWED = {
     "domain": {"domain"},
     "api": {"api", "domain"},
-    "services": {"services", "api", "domain"},
+    # and the one lock between processes (one worker per parent order, one sandbox per file)
+    "services": {"services", "api", "domain", "file_lock"},
     # and the process-wide helpers at the top of app/ (log file, private files and secrets,
     # where the shipped resources are)
     "ui": {"ui", "services", "domain", "logs", "private", "resources"},
-    "sandbox": {"sandbox", "domain"},
+    "sandbox": {"sandbox", "domain", "file_lock"},
     # the scriptable command line over the client (and the services)
     "cli": {"cli", "api", "services", "domain"},
 }
