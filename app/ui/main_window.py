@@ -107,6 +107,7 @@ PANEL_KEYS = [
     ("Delete", "Top of book: remove the selected pair from the watchlist"),
     ("Click / double-click", "Bid or ask (top of book, depth): prefill / send a limit order"),
     ("Space", "Depth: recentre the ladder on the best bid and ask (or its Centre button)"),
+    ("P / R / S", "Working orders: pause, resume (re-arm), stop the selected algo order"),
     ("Right-click a header", "Watchlist, balances: choose the columns shown"),
     ("Tab / Shift+Tab", "Move between fields; Ctrl+Tab between docked tabs"),
 ]
