@@ -170,6 +170,7 @@ class MainWindow(QMainWindow):
         self._build_layout_menus()
         self._build_file_and_help_menus()
         self.status = StatusBar(context.bridge, version, self)
+        context.records.show.connect(self._show_record)
         self.setStatusBar(self.status)
         self.status.logInAgainRequested.connect(self.log_in_again)
         self.relogin: ReloginDialog | None = None
@@ -335,6 +336,11 @@ class MainWindow(QMainWindow):
             )
         else:
             self.kill_button.setStyleSheet("")
+
+    def _show_record(self, panel: str, _words: str) -> None:
+        """A dock was asked to show a record (it searches for it itself): bring it to front."""
+        if panel in self.docks:
+            self.go_to(panel)
 
     def go_to(self, name: str) -> None:
         """Show the panel's dock, bring it to front, and put the cursor in its entry field

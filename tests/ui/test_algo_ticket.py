@@ -27,7 +27,7 @@ def open_ticket(qtbot: QtBot, live: Live) -> AlgoTicketPanel:
     panel.resize(420, 760)
     panel.show()
     panel.pair_box.setCurrentText(PAIR)
-    qtbot.waitUntil(lambda: panel.pair == PAIR, timeout=5_000)
+    qtbot.waitUntil(lambda: panel.pair == PAIR, timeout=15_000)
     return panel
 
 
@@ -91,7 +91,7 @@ def test_preview_lists_the_twap_slices(qtbot: QtBot, live: Live) -> None:
     type_into(panel.field("duration"), "3")
     qtbot.waitUntil(
         lambda: panel.shown_preview is not None and len(panel.shown_preview.slices) == 4,
-        timeout=5_000,
+        timeout=15_000,
     )
     preview = panel.shown_preview
     assert preview is not None
@@ -158,4 +158,4 @@ def test_a_pair_switch_clears_the_amount_and_prices(qtbot: QtBot, live: Live) ->
     assert (panel.amount.text(), panel.field("trigger").text()) == ("", "")
     assert "cleared" in panel.conversion.text()
     live.bridge.select_pair(PAIR)  # nothing typed: it follows the selection
-    qtbot.waitUntil(lambda: panel.pair == PAIR, timeout=5_000)
+    qtbot.waitUntil(lambda: panel.pair == PAIR, timeout=15_000)

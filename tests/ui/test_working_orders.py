@@ -7,6 +7,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
@@ -16,6 +17,7 @@ from app.services.algos.parents import ARMED_HERE, Parent
 from app.services.algos.specs import AlgoSpec
 from app.ui.models.working_model import PROGRESS_ROLE
 from app.ui.panels.chart import ChartPanel
+from app.ui.panels.orders import OrdersPanel
 from app.ui.panels.working_orders import NO_CANCEL, WorkingOrdersPanel
 from tests.ui.conftest import Live
 
@@ -71,7 +73,7 @@ def test_a_twap_shows_its_progress_to_filled(qtbot: QtBot, live: Live) -> None:
     resets: list[bool] = []
     panel.model.modelReset.connect(lambda: resets.append(True))
     parent = engine_of(live).submit(twap("3000", 3, "0.6"))
-    qtbot.waitUntil(lambda: panel.model.position(parent.id) is not None, timeout=5_000)
+    qtbot.waitUntil(lambda: panel.model.position(parent.id) is not None, timeout=15_000)
     assert cell(panel, parent, "algo") == "TWAP" and cell(panel, parent, "side") == "Buy"
     qtbot.waitUntil(lambda: cell(panel, parent, "state") == "Done", timeout=20_000)
     assert cell(panel, parent, "progress") == "3,000.00 / 3,000.00 USD"
@@ -83,7 +85,7 @@ def test_a_twap_shows_its_progress_to_filled(qtbot: QtBot, live: Live) -> None:
     assert cell(panel, parent, "bps") != "—"
     # the children of the selected parent: three slices, each with its order id
     panel.select(parent.id)
-    qtbot.waitUntil(lambda: panel.children_model.rowCount() == 3, timeout=5_000)
+    qtbot.waitUntil(lambda: panel.children_model.rowCount() == 3, timeout=15_000)
     statuses = [
         panel.children_model.cell(r, panel.children_model.column("status")).display
         for r in range(3)
@@ -92,36 +94,43 @@ def test_a_twap_shows_its_progress_to_filled(qtbot: QtBot, live: Live) -> None:
     assert all(panel.children_model.record(r).child.order_id for r in range(3))
     # updates arrived as row changes, never as a reset of the table
     assert resets == []
-    # a double-click on a child puts its order id on the clipboard (no seam selects it in
-    # the Orders dock)
+    # a double-click on a child shows it in the Orders dock, searched by its clientOrderId;
+    # its context menu shows it in the audit trail too
+    orders = OrdersPanel(live.context)
+    qtbot.addWidget(orders)
+    shown: list[tuple[str, str]] = []
+    live.context.records.show.connect(lambda where, words: shown.append((where, words)))
     first = panel.children_table.visualRect(panel.children_model.index(0, 1)).center()
-    QApplication.clipboard().clear()
     viewport = panel.children_table.viewport()
     no_keys = Qt.KeyboardModifier.NoModifier
     QTest.mouseClick(viewport, Qt.MouseButton.LeftButton, no_keys, first)
     QTest.mouseDClick(viewport, Qt.MouseButton.LeftButton, no_keys, first)
-    order_id = panel.children_model.record(0).child.order_id
-    assert order_id in panel.status.text(), panel.status.text()
-    assert QApplication.clipboard().text() == order_id
+    child_id = panel.children_model.record(0).child.client_order_id
+    assert shown == [("orders", child_id)]
+    assert orders.search.text() == child_id
+    audit = panel.children_table.findChild(QAction, "showChildInAudit")
+    assert audit is not None
+    audit.trigger()
+    assert shown[-1] == ("audit", child_id)
 
 
 def test_pause_resume_and_stop_with_clicks_and_keys(qtbot: QtBot, live: Live) -> None:
     ready(qtbot, live)
     panel = dock(qtbot, live)
     parent = engine_of(live).submit(twap("4000", 4, "600"))  # one slice now, the next in 200 s
-    qtbot.waitUntil(lambda: panel.model.position(parent.id) is not None, timeout=5_000)
+    qtbot.waitUntil(lambda: panel.model.position(parent.id) is not None, timeout=15_000)
     panel.select(parent.id)
     qtbot.waitUntil(lambda: len(parent.children) == 1 and not parent.busy, timeout=10_000)
-    qtbot.waitUntil(lambda: cell(panel, parent, "next") != "—", timeout=5_000)
+    qtbot.waitUntil(lambda: cell(panel, parent, "next") != "—", timeout=15_000)
 
     QTest.mouseClick(panel.pause_button, Qt.MouseButton.LeftButton)
     assert parent.state == "paused"
-    qtbot.waitUntil(lambda: cell(panel, parent, "state") == "Paused", timeout=5_000)
+    qtbot.waitUntil(lambda: cell(panel, parent, "state") == "Paused", timeout=15_000)
     assert panel.resume_button.isEnabled() and not panel.pause_button.isEnabled()
 
     QTest.mouseClick(panel.resume_button, Qt.MouseButton.LeftButton)
     assert state(parent) == "working"
-    qtbot.waitUntil(lambda: cell(panel, parent, "state") == "Working", timeout=5_000)
+    qtbot.waitUntil(lambda: cell(panel, parent, "state") == "Working", timeout=15_000)
 
     panel.table.setFocus()
     QTest.keyClick(panel.table, Qt.Key.Key_P)
@@ -145,7 +154,7 @@ def test_pause_resume_and_stop_with_clicks_and_keys(qtbot: QtBot, live: Live) ->
     assert stop is not None
     QTest.mouseClick(stop, Qt.MouseButton.LeftButton)
     assert state(parent) == "stopped"
-    qtbot.waitUntil(lambda: cell(panel, parent, "state") == "Stopped", timeout=5_000)
+    qtbot.waitUntil(lambda: cell(panel, parent, "state") == "Stopped", timeout=15_000)
     assert not panel.stop_button.isEnabled() and not panel.resume_button.isEnabled()
     assert len(parent.children) == 1  # nothing more was sent
 
@@ -165,7 +174,7 @@ def test_stop_confirmation_says_a_resting_child_stays_out(qtbot: QtBot, live: Li
         )
     )
     qtbot.waitUntil(lambda: any(c.status == "resting" for c in parent.children), timeout=10_000)
-    qtbot.waitUntil(lambda: panel.model.position(parent.id) is not None, timeout=5_000)
+    qtbot.waitUntil(lambda: panel.model.position(parent.id) is not None, timeout=15_000)
     panel.select(parent.id)
     box = panel.ask_stop()
     assert box is not None
@@ -186,7 +195,7 @@ def test_an_armed_stop_says_it_is_armed_here(qtbot: QtBot, live: Live) -> None:
     parent = live.bridge.submit_algo(
         AlgoSpec("stop", PAIR, "sell", Decimal("0.01"), trigger=Decimal(1))
     )
-    qtbot.waitUntil(lambda: panel.model.position(parent.id) is not None, timeout=5_000)
+    qtbot.waitUntil(lambda: panel.model.position(parent.id) is not None, timeout=15_000)
     assert cell(panel, parent, "state") == "Armed here"
     assert ARMED_HERE in cell(panel, parent, "note")
     row = panel.model.position(parent.id) or 0
@@ -194,7 +203,7 @@ def test_an_armed_stop_says_it_is_armed_here(qtbot: QtBot, live: Live) -> None:
     assert tip == ARMED_HERE
     panel.select(parent.id)
     QTest.mouseClick(panel.pause_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: cell(panel, parent, "state") == "Disarmed", timeout=5_000)
+    qtbot.waitUntil(lambda: cell(panel, parent, "state") == "Disarmed", timeout=15_000)
     assert ARMED_HERE in cell(panel, parent, "note")
     assert panel.resume_button.text() == "&Re-arm"
     QTest.mouseClick(panel.resume_button, Qt.MouseButton.LeftButton)
@@ -212,7 +221,7 @@ def test_the_chart_marks_each_child_fill(qtbot: QtBot, live: Live) -> None:
     qtbot.waitUntil(lambda: buy.ended, timeout=20_000)
     sell = engine.submit(AlgoSpec("clip", PAIR, "sell", Decimal("0.02"), display=Decimal("0.01")))
     qtbot.waitUntil(lambda: sell.ended, timeout=20_000)
-    qtbot.waitUntil(lambda: len(chart.marker_points) == 4, timeout=5_000)
+    qtbot.waitUntil(lambda: len(chart.marker_points) == 4, timeout=15_000)
     sides = sorted(side for _, _, side in chart.marker_points)
     assert sides == ["buy", "buy", "sell", "sell"]
     symbols = sorted(str(s) for s in chart.fill_markers.data["symbol"])

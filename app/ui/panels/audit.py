@@ -109,6 +109,7 @@ class AuditPanel(RecordPanel):
         self.end_filter = OptionalDateTime("To", "auditTo", self)
         self.end_filter.setToolTip("Intent time before (local time; the end is exclusive)")
         self.search = self._search_box("auditSearch", "Search words and ids…")
+        context.records.show.connect(self._show_record)
         self.search.setToolTip("Every word, in what was sent, its ids, outcome, detail or body")
 
         # -- actions --------------------------------------------------------------------------
@@ -237,3 +238,8 @@ class AuditPanel(RecordPanel):
 
     def details_of(self, row: int) -> RecordDetailsDialog:
         return audit_details(self.model.audit_row(row), self)
+
+    def _show_record(self, panel: str, words: str) -> None:
+        """Another dock asked to show a record here: its words in the search box."""
+        if panel == "audit":
+            self.search.setText(words)

@@ -23,6 +23,7 @@ from app.services.log_events import LogLevel
 from app.ui.bridge import SessionBridge
 from app.ui.click_trade import TradeIntents
 from app.ui.preferences import Preferences
+from app.ui.record_intents import RecordIntents
 
 Notify = Callable[[LogLevel, str], None]
 
@@ -35,6 +36,8 @@ class PanelContext:
     notify: Notify
     #: Click-to-trade requests from the price panels to the order ticket (one per window).
     trade: TradeIntents = field(default_factory=TradeIntents)
+    #: Requests to show a record in its dock (a child order in the Orders dock, say).
+    records: RecordIntents = field(default_factory=RecordIntents)
 
 
 @runtime_checkable

@@ -139,6 +139,7 @@ class OrdersPanel(RecordPanel):
         self.start_filter = OptionalDateTime("From", "ordersFrom", self)
         self.end_filter = OptionalDateTime("To", "ordersTo", self)
         self.search = self._search_box("ordersSearch", "Search shown orders…")
+        context.records.show.connect(self._show_record)
 
         # -- actions --------------------------------------------------------------------------
         self.load_more_button = self._load_more_button(
@@ -333,3 +334,8 @@ class OrdersPanel(RecordPanel):
             order_json(record.order),
             parent=self,
         )
+
+    def _show_record(self, panel: str, words: str) -> None:
+        """Another dock asked to show a record here: its words in the search box."""
+        if panel == "orders":
+            self.search.setText(words)

@@ -11,14 +11,14 @@ The service has no cancel: Pause and Stop only stop new children. Stop's confirm
 and lists what is still out (``Parent.in_flight_words``). An armed parent's trigger lives in
 this terminal (``ARMED_HERE``): the state reads "Armed here", and the note and tooltip say it.
 
-Double-click a child: there is no way (yet) to ask the Orders or Audit trail docks to select
-an order, so its order id is put on the clipboard, to paste into their search boxes.
+Double-click a child: the Orders dock comes to front searching for its clientOrderId; its
+context menu shows it there or in the Audit trail (``app.ui.record_intents``).
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
-from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QPainter
+from PySide6.QtGui import QAction, QKeySequence, QPainter
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
@@ -166,6 +166,16 @@ class WorkingOrdersPanel(QWidget):
         self.stop_button.clicked.connect(self.ask_stop)
         self.table.selectionModel().currentRowChanged.connect(self._selected)
         self.children_table.doubleClicked.connect(self._child_chosen)
+        # Right-click a child: where else it shows (its row in the orders, its audit entry).
+        self.children_table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        for title, panel, name in (
+            ("Show in Orders", "orders", "showChildInOrders"),
+            ("Show in Audit trail", "audit", "showChildInAudit"),
+        ):
+            show = QAction(title, self.children_table)
+            show.setObjectName(name)
+            show.triggered.connect(lambda _=False, where=panel: self._show_current_child(where))
+            self.children_table.addAction(show)
 
         self._frames = shared_frame_clock()
         self._frames.listen(self._on_frame)
@@ -327,12 +337,17 @@ class WorkingOrdersPanel(QWidget):
         if not index.isValid():
             return
         child = self.children_model.record(index.row()).child
-        if not child.order_id:
-            self._say("This child has no order id yet (not answered by the service)", "")
-            return
-        clipboard = QGuiApplication.clipboard()
-        clipboard.setText(child.order_id)
-        self._say(f"Order id {child.order_id} copied: paste it in the Orders search", "")
+        self.show_child(child.client_order_id, "orders")
+
+    def _show_current_child(self, panel: str) -> None:
+        index = self.children_table.currentIndex()
+        if index.isValid():
+            self.show_child(self.children_model.record(index.row()).child.client_order_id, panel)
+
+    def show_child(self, client_order_id: str, panel: str) -> None:
+        """The child in the Orders dock or the audit trail, found by its clientOrderId (which
+        it has from before it was sent, answered or not)."""
+        self._context.records.show_in(panel, client_order_id)
 
     def _say(self, text: str, level: str) -> None:
         self.status.setText(text)
