@@ -60,6 +60,9 @@ from app.domain.display import Precision, decimals_of
 from app.domain.money import Amount, AssetPair
 from app.domain.order_request import OrderType
 from app.domain.pair_terms import PairSide, Side
+from app.services.algos.credit_retry import retry_spec
+from app.services.algos.credit_window import is_credit_refusal
+from app.services.algos.specs import AlgoSpec
 from app.services.estimates import EstimateFeed, EstimateResult
 from app.services.events import Topic
 from app.services.health import Health, HealthState
@@ -153,6 +156,10 @@ class OrderTicket:
         self._asked: TicketInput | None = None  # the order whose estimate is wanted
         self._estimate: EstimateResult | None = None
         self._last_sent: str | None = None  # clientOrderId of the last send
+        self._last_ticket: TicketInput | None = None  # what it asked, in the trader's units
+        #: After a refusal for credit outside business hours: the same order as a parent that
+        #: waits for the credit window (offered, never started without the trader).
+        self.credit_retry: AlgoSpec | None = None
         self._units: dict[str, str] = {}  # the amount's asset per pair, as toggled
         self._rate: Decimal | None = None  # the touch a market order's conversion uses
         self._note: tuple[str, str] | None = None  # what the last edit did to the amount
@@ -492,6 +499,8 @@ class OrderTicket:
         ticket, request = preview.ticket, preview.request
         assert ticket is not None and request is not None  # _refusal let it through
         self._last_sent = request.client_order_id
+        self._last_ticket = ticket
+        self.credit_retry = None
         self.state = TicketState.SENDING
         self._task = asyncio.get_running_loop().create_task(
             self._send(ticket, preview), name=f"send {request.client_order_id}"
@@ -526,10 +535,20 @@ class OrderTicket:
         """An answer for the last send, at once or later (an unknown outcome settled)."""
         if result.client_order_id != self._last_sent:
             return
+        self.credit_retry = self._credit_retry(result)
         if self.state in ANSWERABLE:  # not over an edit or a confirmation since
             self.state = STATE_OF.get(result.status, TicketState.UNKNOWN)
         self._publish()  # a settled answer gives the next order a new client id
         self.results.publish(result)
+
+    def _credit_retry(self, result: SubmitResult) -> AlgoSpec | None:
+        ticket = self._last_ticket
+        if result.status != "rejected" or ticket is None or not is_credit_refusal(result.message):
+            return None
+        session = self.desk.session
+        return retry_spec(
+            ticket, result.message, session.pair_info, session.client.clock.server_now()
+        )
 
     def _on_market(self, snapshot: MarketSnapshot) -> None:
         if self.state is TicketState.EDITING:

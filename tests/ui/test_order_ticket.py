@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QLineEdit, QMainWindow
+from PySide6.QtWidgets import QLineEdit, QMainWindow, QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
 from app.domain import AssetPair, Price
@@ -261,6 +261,25 @@ def test_credit_not_available_shows_the_servers_words(
         o.result.status == "rejected" for o in server_orders(qtbot, live)
     )
     assert panel.size_edit.text() == "1000"
+    # offered: the same order, queued for the credit window, after a confirmation in words
+    assert panel.retry_button.isVisible()
+    QTest.mouseClick(panel.retry_button, Qt.MouseButton.LeftButton)
+    box = panel.findChild(QMessageBox, "creditRetryConfirmation")
+    assert box is not None and "Buy BTC on BTC/USD with 1000 USD" in box.informativeText()
+    assert "sent only while the terminal runs" in box.informativeText()
+    queue = box.findChild(QPushButton, "creditRetryQueue")
+    assert queue is not None
+    QTest.mouseClick(queue, Qt.MouseButton.LeftButton)
+    engine = live.bridge.algos
+    assert engine is not None
+    (parent,) = engine.parents.values()
+    assert (parent.spec.kind, parent.spec.side, parent.spec.amount) == (
+        "credit_retry",
+        "buy",
+        Decimal(1000),
+    )
+    assert parent.spec.deadline is not None and not panel.retry_button.isVisible()
+    assert panel.outcome_label.text() == f"Queued for the credit window ({parent.id})"
 
 
 def test_double_enter_sends_one_order(qtbot: QtBot, live: Live, faults: Faults) -> None:

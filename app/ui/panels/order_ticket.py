@@ -25,17 +25,20 @@ from PySide6.QtWidgets import QDockWidget, QMessageBox, QWidget
 
 from app.domain.money import AssetPair
 from app.domain.pair_terms import PairSide, Side
+from app.services.algos.engine import AlgoRefused
+from app.services.algos.specs import AlgoSpec
 from app.services.log_events import LogLevel
 from app.services.order_desk import OrderDesk, SubmitResult
 from app.services.order_intent import Preview, TicketState
 from app.services.order_ticket import OrderTicket, Step
-from app.services.ticket import TicketForm
+from app.services.ticket import TicketError, TicketForm
 from app.ui.bridge import QtTopic
 from app.ui.click_trade import TradeRequest
 from app.ui.order_confirm import SETTINGS_KEY as CONFIRM_KEY
 from app.ui.order_confirm import confirm_order, update_confirmation
 from app.ui.palette import TradePalette, current_palette, follow_palette
 from app.ui.panels.base import PanelContext
+from app.ui.panels.order_retry import ask_retry
 from app.ui.panels.order_ticket_screen import TicketScreen, styled
 from app.ui.panels.order_ticket_view import confirmation_text
 from app.ui.preferences import Preferences
@@ -90,6 +93,8 @@ class OrderTicketPanel(TicketScreen):
         self.failures: QtTopic[str] = QtTopic(ticket.failures, self)
         self.previews.connect(self._render)
         self.results.connect(self.show_result)
+        self.results.connect(self._offer_retry)
+        self.retry_button.clicked.connect(self.ask_credit_retry)
         self.failures.connect(self._failed)
         context.bridge.selectionChanged.connect(self.preset_pair)
         follow_palette(self.set_palette)
@@ -408,3 +413,24 @@ class OrderTicketPanel(TicketScreen):
     def _failed(self, message: str) -> None:
         styled(self.outcome_label, "error", message)
         self._context.notify(LogLevel.ERROR, message)
+
+    # -- after a refusal for credit ----------------------------------------------------------
+
+    def _offer_retry(self, _result: SubmitResult) -> None:
+        self.retry_button.setVisible(self.ticket.credit_retry is not None)
+
+    def ask_credit_retry(self) -> QMessageBox | None:
+        """Ask, then queue the refused order for the credit window (``order_retry``)."""
+        spec = self.ticket.credit_retry
+        if spec is None:
+            return None
+        return ask_retry(self, spec, self._queue_retry)
+
+    def _queue_retry(self, spec: AlgoSpec) -> None:
+        try:
+            parent = self._bridge.submit_algo(spec)
+        except (AlgoRefused, TicketError) as exc:
+            styled(self.outcome_label, "error", f"Not queued: {exc}")
+            return
+        self.retry_button.setVisible(False)
+        styled(self.outcome_label, "info", f"Queued for the credit window ({parent.id})")

@@ -195,6 +195,14 @@ class OrderTicketForm(QWidget):
         self.send_button.setToolTip("Enter sends (after the confirmation, if switched on)")
         self.outcome_label = wrapped_label(self, "orderOutcome")
         self.outcome_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # Offered after a refusal for credit outside business hours (the ticket's words).
+        self.retry_button = QPushButton("Send when credit opens…", self)
+        self.retry_button.setObjectName("orderCreditRetry")
+        self.retry_button.setToolTip(
+            "Queue this order to be sent when the service's credit window opens (a parent in "
+            "Working orders, until a deadline)"
+        )
+        self.retry_button.setVisible(False)
 
     def _build_layout(self) -> None:
         content = QWidget(self)
@@ -227,6 +235,7 @@ class OrderTicketForm(QWidget):
         for widget in (self.checks_label, self.override_check, self.send_button):
             below.addWidget(widget)
         below.addWidget(self.outcome_label)
+        below.addWidget(self.retry_button)
         outer.addWidget(actions)
         self.what_if_toggle.toggled.connect(self._show_what_if)
 
