@@ -5,10 +5,11 @@ together even when a page ended between them, Load more while there is more, and
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -264,3 +265,38 @@ def test_a_page_is_turned_newest_first_with_source_legs_first() -> None:
     assert run([entry(5), entry(8), entry(3)]) == [(8, ""), (5, ""), (3, "")]  # neither order
     many = [entry(n) for n in range(1000)]
     assert run(many) == [(n, "") for n in reversed(range(1000))]
+
+
+async def test_refresh_puts_new_entries_on_top_with_the_balance_right(standin: Standin) -> None:
+    async with logged_in(standin) as client:
+        browser = LedgerBrowser(client, lambda: PAIRS)
+        snapshot = await browser.load(LedgerQuery(asset="BTC", max_transactions=30))
+        while snapshot.more:
+            snapshot = await browser.load_more()
+        count = len(snapshot.rows)
+        last = standin.ledger[-1]
+        moment = last.event_time + timedelta(seconds=1)
+        for step, amount in ((2, "-0.25"), (5, "0.125")):
+            standin.ledger += [
+                dataclasses.replace(
+                    last,
+                    ordering=last.ordering + step,
+                    transaction_id=f"new-{step}",
+                    asset="BTC",
+                    amount=Decimal(amount),
+                    event_type="deposit" if step == 5 else "withdrawal",
+                    sub_event_type="",
+                    event_time=moment,
+                )
+            ]
+        snapshot = await browser.refresh()
+        rows = snapshot.rows
+        assert len(rows) == count + 2
+        assert [row.entry.transaction_id for row in rows[:2]] == ["new-5", "new-2"]
+        assert rows[0].balance == holdings(standin.ledger)["BTC"]
+        for newer, older in itertools.pairwise(rows):
+            assert newer.balance is not None
+            assert older.balance == newer.balance - newer.entry.amount
+        assert rows[-1].balance == rows[-1].entry.amount  # the initial balance
+        again = await browser.refresh()
+        assert len(again.rows) == count + 2 and again.paging_note == ""
