@@ -23,6 +23,7 @@ from app.domain import AssetPair, Price
 from app.domain.order_request import OrderRequest, OrderType
 from app.domain.pair_terms import PairSide
 from app.domain.records import Order
+from app.services.ledger_pages import LedgerOrder, in_order
 from app.services.limit_prices import wire_limit
 from app.services.settling import OrderSettler, Sought, Verdict, patience_for
 
@@ -33,6 +34,8 @@ log = logging.getLogger("tradeterm.cli")
 class Output:
     data: Any  # the wire shape, JSON-ready
     text: str  # the readable rendering
+    #: A line for people about the answer (on stderr: the table and the JSON stay as they are).
+    note: str = ""
 
 
 Handler = Callable[[ServiceClient, argparse.Namespace], Awaitable[Output]]
@@ -89,7 +92,9 @@ async def portfolio(client: ServiceClient, args: argparse.Namespace) -> Output:
 
 
 async def ledger(client: ServiceClient, args: argparse.Namespace) -> Output:
-    entries = await client.ledger(
+    """The entries in the order the command says (newest first, or oldest first with
+    ``--asc``): a service may answer either way, most of all with ``--start-at-ordering``."""
+    answered = await client.ledger(
         args.max,
         asset=args.asset,
         event_type=args.type,
@@ -98,8 +103,11 @@ async def ledger(client: ServiceClient, args: argparse.Namespace) -> Output:
         start=args.start,
         end=args.end,
     )
+    order = LedgerOrder.OLDEST_FIRST if args.asc else LedgerOrder.NEWEST_FIRST
+    entries = in_order(answered, order)
     terms = await pair_terms(client)
-    return Output([wire.ledger_entry(e) for e in entries], views.ledger(entries, terms))
+    text = views.ledger(entries, terms)
+    return Output([wire.ledger_entry(e) for e in entries], text, views.ledger_note(entries, order))
 
 
 async def deposits(client: ServiceClient, args: argparse.Namespace) -> Output:

@@ -99,8 +99,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     command("account", "balances: free, locked, available, credit limit, used and available credit")
     command("portfolio", "funds and credit per asset")
 
-    p = command("ledger", "ledger entries, newest first")
+    p = command("ledger", "ledger entries, newest first (--asc: oldest first)")
     _max(p, "entries")
+    p.add_argument(
+        "--asc", action="store_true", help="print oldest first (whichever way the service answers)"
+    )
     p.add_argument("--asset", type=values.asset, metavar="ASSET", help="only this asset's entries")
     p.add_argument("--type", metavar="EVENT_TYPE", help="e.g. trade, deposit, initialBalances")
     p.add_argument("--transaction-id", metavar="ID", help="only this transaction's entries")

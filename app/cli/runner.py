@@ -29,6 +29,8 @@ def run(args: argparse.Namespace, source: credentials.Source | None = None) -> i
     try:
         commands.check(args)
         output = asyncio.run(_execute(args, source or credentials.Source()))
+        if output.note:
+            sys.stderr.write(output.note + "\n")
         _print(to_json(output.data) if args.json else output.text)
         return OK
     except UsageError as exc:

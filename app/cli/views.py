@@ -47,6 +47,7 @@ from app.domain.records import (
     TopOfBook,
 )
 from app.services.ledger_browser import group_rows
+from app.services.ledger_pages import LedgerOrder
 from app.services.order_feed import status_word
 
 N = True  # numeric column marker, for short column lists
@@ -187,9 +188,16 @@ def portfolio(value: Portfolio, terms: PairTerms | None = None) -> str:
     return _holdings(value, terms or PairTerms(), headers, amounts)
 
 
+def ledger_note(entries: list[LedgerEntry], order: LedgerOrder) -> str:
+    """How many entries, in which order: ``Ledger: 300 entries, newest first``."""
+    count = f"{len(entries):,} {'entry' if len(entries) == 1 else 'entries'}"
+    return f"Ledger: {count}, {order.value}"
+
+
 def ledger(entries: list[LedgerEntry], terms: PairTerms | None = None) -> str:
-    """Entries newest first; a trade's two legs say what they did together (``Buy BTC/USD``)
-    and at what price (QUOTE per BASE); amounts exact at the asset's precision."""
+    """Entries in the order given (``ledger_note`` says which); a trade's two legs say what
+    they did together (``Buy BTC/USD``) and at what price (QUOTE per BASE); amounts exact at
+    the asset's precision."""
     terms = terms or PairTerms()
     columns = _cols(
         ("ORDERING", N),

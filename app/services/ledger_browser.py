@@ -3,23 +3,28 @@ trade kept together, and a running balance when one asset is shown.
 
 Every filter goes to the server as the seed names it: ``asset``, ``type`` (eventType),
 ``transactionId``, ``startTimeUtc`` (inclusive), ``endTimeUtc`` (exclusive),
-``startAtOrdering`` and ``max`` (required; 1 to 10,000 transactions — both legs of a trade
-share one ordering and count once). Results are newest first; "load more" asks for the entries
-below the oldest ordering loaded (``startAtOrdering`` = that ordering − 1). ``refresh`` adds
-the entries newer than the newest one loaded (only for a query without an upper bound).
+``startAtOrdering`` and ``max`` (required; 1 to 10,000). Paging follows the service's reading
+of the seed (``app.services.ledger_pages``): ``max`` counted in transactions or in entries,
+pages newest first or oldest first. Rows are newest first either way; "load more" reads on
+from the far end of the last page (older entries, or newer ones from an oldest-first service),
+entries already loaded dropped by ``entry_key``, a trade's legs that a page boundary split
+paired when the second arrives; a page that brings nothing new ends the paging with a note
+(``LedgerSnapshot.paging_note``). ``refresh`` adds the entries newer than the newest one
+loaded (only for a query without an upper bound).
 
 Running balance (``LedgerQuery.balance_possible``: one asset, no type or transaction filter):
 the balance after the newest entry loaded is anchored on the account's holding of that asset
 (free + locked, which equals the ledger's sum) minus the entries newer than it; the account is
 read between two reads of the asset's newest ordering, and again if they differ, so the holding
 and the ledger describe the same moment. Older entries walk back from there, one amount at a
-time, so paging back costs no extra request.
+time, so paging back costs no extra request; newer pages move the anchor up by their amounts.
 
 Grouping is a pass over every loaded entry (100,000 at a time in a long session): above
 ``SLICED_ENTRIES`` entries it runs as a sliced job (``group_steps`` under
 ``app.services.slices.sliced``: a few ms of work per turn of the event loop, over a copy of the
 list), and so does "load more"'s check for entries already loaded, so a page never stalls the
-terminal. "Load more" groups only the page it adds (a page never splits a trade).
+terminal. "Load more" groups only the page it adds below, unless the page continues a trade
+that the last one split (then everything is grouped again, sliced).
 """
 
 from __future__ import annotations
@@ -36,6 +41,18 @@ from app.domain.pair_terms import PairSide, Trade
 from app.domain.records import KNOWN_EVENT_TYPES, LedgerEntry
 from app.services.errors import ReadFailed
 from app.services.feed_inputs import LedgerReader, PairNames
+from app.services.ledger_pages import (
+    IDLE_PAGES,
+    STALLED_NOTE,
+    EntryKey,
+    LedgerFilter,
+    LedgerOrder,
+    LedgerPages,
+    Page,
+    entry_key,
+    newest_first,
+    newest_first_steps,
+)
 from app.services.slices import Steps, run_now, sliced
 
 MAX_TRANSACTIONS = 10_000
@@ -63,7 +80,7 @@ class LedgerQuery:
     transaction_id: str = ""
     start: datetime | None = None  # inclusive
     end: datetime | None = None  # exclusive
-    start_at_ordering: int | None = None  # newest first: entries at or below it
+    start_at_ordering: int | None = None  # where the pages begin (the service reads the way)
 
     def validate(self) -> None:
         if not 1 <= self.max_transactions <= MAX_TRANSACTIONS:
@@ -107,6 +124,8 @@ class LedgerSnapshot:
     added: int = 0  # entries this update added (on top for a refresh, at the bottom for more)
     balance_note: str = ""  # why there is no running balance, when there is none
     reset: bool = False  # a new query: the rows replace what was shown
+    older: bool = True  # "load more" reads older entries (False: newer, an oldest-first service)
+    paging_note: str = ""  # why paging stopped early, when it did
 
 
 def leg_trade(legs: list[LedgerEntry], known_pairs: Iterable[str] = ()) -> Trade | None:
@@ -179,9 +198,11 @@ class _BrowserState:
     anchor: Decimal | None = None  # balance after entries[0]
     note: str = ""
     rows: tuple[LedgerRow, ...] = ()  # the rows of entries[:len(rows)], when grouped already
-    #: ``_key`` of every entry, kept as entries come: "load more" checks a page against it
+    #: ``entry_key`` of every entry, kept as entries come: "load more" checks a page against it
     #: instead of building the set of 100,000 keys again (and freeing it, 7–10 ms in one step).
-    keys: set[tuple[int, str, str, str]] = field(default_factory=set)
+    keys: set[EntryKey] = field(default_factory=set)
+    order: LedgerOrder = LedgerOrder.NEWEST_FIRST  # the way the pages run
+    paging_note: str = ""
 
 
 class LedgerBrowser:
@@ -193,6 +214,7 @@ class LedgerBrowser:
     def __init__(self, client: LedgerReader, pairs: PairNames) -> None:
         self.client = client
         self._pairs = pairs
+        self._pages = LedgerPages(client)
         self._state = _BrowserState()
         self._loads = 0
 
@@ -202,21 +224,28 @@ class LedgerBrowser:
 
     def snapshot(self, added: int = 0, *, reset: bool = False) -> LedgerSnapshot:
         state = self._state
+        rows = group_rows(state.entries, state.anchor, self._pairs())
+        return self._snapshot_of(rows, added, reset)
+
+    def _snapshot_of(self, rows: tuple[LedgerRow, ...], added: int, reset: bool) -> LedgerSnapshot:
+        state = self._state
         return LedgerSnapshot(
-            group_rows(state.entries, state.anchor, self._pairs()),
+            rows,
             state.query,
             state.more and state.cursor is not None,
             added,
             state.note,
             reset,
+            state.order is LedgerOrder.NEWEST_FIRST,
+            state.paging_note,
         )
 
     async def _snapshot(self, added: int = 0, *, reset: bool = False) -> LedgerSnapshot:
         """``snapshot``, grouped as a sliced job when there are many entries; entries appended
-        by "load more" are grouped on their own, after the rows already grouped (a page never
-        splits a trade), so a page costs its own size, not the whole ledger's."""
+        by "load more" are grouped on their own, after the rows already grouped, unless the
+        first of them continues the last transaction shown (a page that split a trade), so a
+        page costs its own size, not the whole ledger's."""
         state = self._state
-        more = state.more and state.cursor is not None
         if len(state.entries) <= SLICED_ENTRIES:
             snapshot = self.snapshot(added, reset=reset)
             state.rows = snapshot.rows
@@ -233,120 +262,177 @@ class LedgerBrowser:
         else:
             rows = await sliced(group_steps(entries, state.anchor, pairs))
         state.rows = rows
-        return LedgerSnapshot(rows, state.query, more, added, state.note, reset)
+        return self._snapshot_of(rows, added, reset)
 
     async def load(self, query: LedgerQuery) -> LedgerSnapshot:
-        """The newest page of ``query`` (LedgerQueryError when it is invalid)."""
+        """The first page of ``query`` (LedgerQueryError when it is invalid): the newest
+        entries, or from a service that answers oldest first, the oldest."""
         query.validate()
         self._loads += 1
         ticket = self._loads
         try:
-            entries, more = await self._page(query, query.start_at_ordering)
-            state = _BrowserState(query, entries, _below(entries, query.start_at_ordering), more)
-            await _keep_keys(state.keys, entries)
-            if entries and query.balance_possible:
-                state.anchor = await self._anchor(query.asset, entries[0].ordering)
+            page = await self._page(query, query.start_at_ordering)
+            state = _BrowserState(query, cursor=page.next_start, more=page.full, order=page.order)
+            state.entries = await _keep_keys(state.keys, await _newest_first(page.entries))
+            if state.entries and query.balance_possible:
+                state.anchor = await self._anchor(query.asset, state.entries[0].ordering)
         except ServiceError as exc:
             raise ReadFailed(str(exc)) from exc
         if ticket != self._loads:
             return await self._snapshot()  # a newer load was asked for meanwhile
-        state.note = _note(query, state.anchor, bool(entries))
+        state.note = _note(query, state.anchor, bool(state.entries))
         self._state = state
-        return await self._snapshot(len(entries), reset=True)
+        return await self._snapshot(len(state.entries), reset=True)
 
     async def load_more(self) -> LedgerSnapshot:
-        """The page before the oldest entry loaded (nothing when there is none)."""
+        """The next page: older entries, or newer ones from a service that answers oldest
+        first (nothing when there is none)."""
         state = self._state
         if not state.more or state.cursor is None:
             return await self._snapshot()
-        try:
-            entries, more = await self._page(state.query, state.cursor)
-        except ServiceError as exc:
-            raise ReadFailed(str(exc)) from exc
-        if state is not self._state:
-            return await self._snapshot()
-        fresh = await _keep_keys(state.keys, entries)
-        if state is not self._state:
-            return await self._snapshot()
-        state.entries.extend(fresh)
-        state.cursor = _below(entries, state.cursor)
-        state.more = more
+        return await self._advance(state)
+
+    async def _advance(self, state: _BrowserState) -> LedgerSnapshot:
+        """Read on from ``state.cursor`` until a page adds entries (a page that sat at one
+        ordering steps past it, ``IDLE_PAGES`` at most); a full page of entries already
+        shown ends the paging with a note instead of asking for it again and again."""
+        fresh: list[LedgerEntry] = []
+        full = False
+        for _ in range(IDLE_PAGES):
+            cursor = state.cursor
+            try:
+                page = await self._page(state.query, cursor)
+            except ServiceError as exc:
+                raise ReadFailed(str(exc)) from exc
+            if state is not self._state:
+                return await self._snapshot()
+            fresh = await _keep_keys(state.keys, await _newest_first(page.entries))
+            if state is not self._state:
+                return await self._snapshot()
+            following, full = page.next_start, page.full
+            moved = following is not None and _onward(page.order, cursor, following)
+            state.more = full and moved
+            if moved:
+                state.cursor, state.order = following, page.order
+            if fresh or not state.more:
+                break
+        if not fresh and full:
+            state.more = False
+            state.paging_note = STALLED_NOTE
+        self._merge(state, fresh)
         return await self._snapshot(len(fresh))
+
+    def _merge(self, state: _BrowserState, fresh: list[LedgerEntry]) -> None:
+        """``fresh`` (newest first) into the entries, newest first: older ones below, newer
+        ones on top (the running balance's anchor moves up over them). Where they meet at one
+        ordering (a trade a page split), only the entries of that ordering are sorted again."""
+        entries = state.entries
+        if not fresh:
+            return
+        if not entries or fresh[0].ordering <= entries[-1].ordering:
+            cut, meet = len(entries), fresh[0].ordering
+            while cut and entries[cut - 1].ordering == meet:
+                cut -= 1
+            joined = _joined(fresh, meet)
+            entries[cut:] = newest_first([*entries[cut:], *fresh[:joined]])
+            entries += fresh[joined:]
+            return
+        top = entries[0].ordering
+        if state.anchor is not None:
+            with localcontext(MONEY_CONTEXT):
+                newer = (entry.amount for entry in fresh if entry.ordering > top)
+                state.anchor += sum(newer, Decimal(0))
+        if fresh[-1].ordering >= top:
+            cut = 0
+            while cut < len(entries) and entries[cut].ordering == top:
+                cut += 1
+            joined = len(fresh) - _joined(fresh[::-1], top)
+            entries[:cut] = [*fresh[:joined], *newest_first([*fresh[joined:], *entries[:cut]])]
+        else:
+            entries[:] = newest_first([*entries, *fresh])
+        state.rows = ()  # groups renumber from the new top
 
     async def refresh(self) -> LedgerSnapshot:
         """Entries newer than the newest loaded go on top (open-ended queries; others are read
-        again); when more than a page arrived, the query starts over."""
+        again); when more than a page arrived, the query starts over. From a service that
+        answers oldest first, the pages go on up from the newest loaded."""
         state = self._state
         if not state.query.open_ended or not state.entries:
             return await self.load(state.query)
+        if state.order is LedgerOrder.OLDEST_FIRST:
+            if state.cursor is None or not state.more:
+                state.cursor = state.entries[0].ordering
+                state.more = True
+            return await self._advance(state)
         top = state.entries[0].ordering
         try:
-            entries, more = await self._page(state.query, None)
+            page = await self._page(state.query, None)
         except ServiceError as exc:
             raise ReadFailed(str(exc)) from exc
         if state is not self._state:
             return await self._snapshot()
-        newer = [entry for entry in entries if entry.ordering > top]
-        if more and len(newer) == len(entries):
+        entries = await _newest_first(page.entries)
+        newer = [e for e in entries if e.ordering >= top and entry_key(e) not in state.keys]
+        if page.full and len(newer) == len(entries):
             return await self.load(state.query)  # a gap: more new entries than a page
-        if state.anchor is not None:
-            with localcontext(MONEY_CONTEXT):
-                state.anchor += sum((entry.amount for entry in newer), Decimal(0))
-        state.entries[:0] = newer
-        state.keys.update(_key(entry) for entry in newer)
-        if newer:
-            state.rows = ()  # groups renumber from the new top
+        self._merge(state, newer)
+        state.keys.update(entry_key(entry) for entry in newer)
         return await self._snapshot(len(newer))
 
-    async def _page(
-        self, query: LedgerQuery, start_at: int | None
-    ) -> tuple[list[LedgerEntry], bool]:
-        entries = await self.client.ledger(
-            query.max_transactions,
-            asset=query.asset or None,
-            event_type=query.event_type or None,
-            transaction_id=query.transaction_id or None,
-            start_at_ordering=start_at,
-            start=query.start,
-            end=query.end,
-        )
-        transactions = len({(entry.ordering, entry.transaction_id) for entry in entries})
-        return entries, transactions >= query.max_transactions
+    async def _page(self, query: LedgerQuery, start_at: int | None) -> Page:
+        return await self._pages.page(query.max_transactions, start_at, _filter(query))
 
     async def _anchor(self, asset: str, top: int) -> Decimal | None:
         """The asset's balance just after ordering ``top``; None when the account and the
-        ledger could not be read at one moment."""
-        client = self.client
+        ledger could not be read at one moment (the newest ordering, read before and after
+        the account, differs)."""
+        pages, where = self._pages, LedgerFilter(asset=asset)
         for _ in range(ANCHOR_TRIES):
-            before = await client.ledger(1, asset=asset)
-            account = await client.account()
-            after = await client.ledger(1, asset=asset)
-            head = before[0].ordering if before else None
-            if head != (after[0].ordering if after else None):
+            head = await pages.newest(where, floor=top)
+            above: list[LedgerEntry] = []
+            if head is not None and head > top:
+                found = await pages.read_from(top, MAX_TRANSACTIONS, where)
+                above = [entry for entry in found if entry.ordering > top]
+            account = await self.client.account()
+            floor = top if head is None else max(head, top)
+            if await pages.newest(where, floor=floor) != head:
                 continue  # the ledger moved while the account was read
             balance = account.balances.get(asset)
             with localcontext(MONEY_CONTEXT):
                 holding = Decimal(0) if balance is None else balance.free + balance.locked
-                if head is None or head <= top:
-                    return holding
-                return holding - await self._sum_between(asset, top, head)
+                return holding - sum((entry.amount for entry in above), Decimal(0))
         return None
 
-    async def _sum_between(self, asset: str, low: int, high: int) -> Decimal:
-        """Sum of the asset's entries with ``low`` < ordering <= ``high``."""
-        client = self.client
-        total = Decimal(0)
-        cursor: int | None = high
-        while cursor is not None and cursor > low:
-            page = await client.ledger(MAX_TRANSACTIONS, asset=asset, start_at_ordering=cursor)
-            with localcontext(MONEY_CONTEXT):
-                total += sum((e.amount for e in page if e.ordering > low), Decimal(0))
-            cursor = _below(page, None) if len(page) >= MAX_TRANSACTIONS else None
-        return total
+
+def _joined(entries: list[LedgerEntry], ordering: int) -> int:
+    """How many of ``entries`` lead with ``ordering``."""
+    count = 0
+    while count < len(entries) and entries[count].ordering == ordering:
+        count += 1
+    return count
 
 
-def _key(entry: LedgerEntry) -> tuple[int, str, str, str]:
-    return (entry.ordering, entry.transaction_id, entry.asset, entry.sub_event_type)
+async def _newest_first(page: list[LedgerEntry]) -> list[LedgerEntry]:
+    """``newest_first_steps``: sliced for a big page, at once for a small one."""
+    steps = newest_first_steps(page)
+    return await sliced(steps) if len(page) > STEP_ENTRIES else run_now(steps)
+
+
+def _filter(query: LedgerQuery) -> LedgerFilter:
+    return LedgerFilter(
+        query.asset or None,
+        query.event_type or None,
+        query.transaction_id or None,
+        query.start,
+        query.end,
+    )
+
+
+def _onward(order: LedgerOrder, cursor: int | None, following: int) -> bool:
+    """Whether ``following`` lies beyond ``cursor`` in ``order`` (None: the first page)."""
+    if cursor is None:
+        return True
+    return following < cursor if order is LedgerOrder.NEWEST_FIRST else following > cursor
 
 
 def _continues(rows: tuple[LedgerRow, ...], entries: list[LedgerEntry]) -> bool:
@@ -361,32 +447,23 @@ def _continues(rows: tuple[LedgerRow, ...], entries: list[LedgerEntry]) -> bool:
     return (last.ordering, last.transaction_id) != (following.ordering, following.transaction_id)
 
 
-async def _keep_keys(
-    keys: set[tuple[int, str, str, str]], page: list[LedgerEntry]
-) -> list[LedgerEntry]:
+async def _keep_keys(keys: set[EntryKey], page: list[LedgerEntry]) -> list[LedgerEntry]:
     """``_fresh``: sliced for a big page, at once for a small one."""
     steps = _fresh(keys, page)
     return await sliced(steps) if len(page) > STEP_ENTRIES else run_now(steps)
 
 
-def _fresh(
-    keys: set[tuple[int, str, str, str]], page: list[LedgerEntry]
-) -> Steps[list[LedgerEntry]]:
+def _fresh(keys: set[EntryKey], page: list[LedgerEntry]) -> Steps[list[LedgerEntry]]:
     """The entries of ``page`` whose key is not in ``keys`` (added to it as they are found)."""
     fresh: list[LedgerEntry] = []
     for start in range(0, len(page), STEP_ENTRIES):
         for entry in page[start : start + STEP_ENTRIES]:
-            key = _key(entry)
+            key = entry_key(entry)
             if key not in keys:
                 keys.add(key)
                 fresh.append(entry)
         yield
     return fresh
-
-
-def _below(entries: list[LedgerEntry], current: int | None) -> int | None:
-    """``startAtOrdering`` of the page before ``entries``."""
-    return min(entry.ordering for entry in entries) - 1 if entries else current
 
 
 def _note(query: LedgerQuery, anchor: Decimal | None, any_entries: bool) -> str:

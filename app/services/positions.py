@@ -1,10 +1,10 @@
 """Positions and P&L (issue 17), the service: the account's whole ledger, the unit values its
 entries need, the book (``app.domain.positions``), a local cache and the CSV of the table.
 
-**The ledger.** Read newest first in pages of ``page_size`` transactions (``startAtOrdering`` =
-the oldest ordering of a page − 1, as ``LedgerBrowser`` pages; the seed's own order, no
-extension needed) down to the newest ordering already cached. Quantity = the ledger's sum =
-free + locked.
+**The ledger.** Read in pages of ``page_size`` (``app.services.ledger_pages``: ``max`` counted
+as entries or as transactions; pages newest first down to the newest ordering already cached,
+or oldest first up from it, as the service answers), each entry once. Quantity = the ledger's
+sum = free + locked.
 
 **Unit values of the time** (valuation currency per unit), for every entry that needs one
 (``marks_needed``: deposits, withdrawals, initial balances and other flows not in the valuation
@@ -75,6 +75,7 @@ from app.domain.valuation import valuation_rate
 from app.services.errors import ReadFailed
 from app.services.events import Topic
 from app.services.feed_inputs import MarketReader, PairNames, Subscribable
+from app.services.ledger_pages import LedgerPages
 from app.services.market import MarketSnapshot
 from app.services.session import Environment
 from app.services.slices import sliced
@@ -416,6 +417,7 @@ class PositionsService:
         self.service = service
         self.account = account
         self._pairs = pairs
+        self._pages = LedgerPages(client)
         self._fetched_pairs: list[str] = []  # read here when the session knows none
         self._entries: list[LedgerEntry] = []
         self._books: dict[str, TopOfBook] = {}
@@ -617,7 +619,7 @@ class PositionsService:
         entries, fresh = list(known), list[LedgerEntry]()
         for _ in range(SYNC_TRIES):
             top = entries[-1].ordering if entries else None
-            page = await self._ledger_after(top)
+            page = await self._pages.read_from(top, self.page_size)
             if top is not None and not _same(
                 [e for e in page if e.ordering == top], [e for e in entries if e.ordering == top]
             ):
@@ -629,27 +631,11 @@ class PositionsService:
             entries += newer
             fresh += newer
             account = await self.client.account()
-            head = await self.client.ledger(1)
             newest = entries[-1].ordering if entries else None
-            if (head[0].ordering if head else None) == newest:
+            if await self._pages.newest(floor=newest) == newest:
                 agreed = await sliced(_holdings_agree(entries, account))
                 return entries, fresh, agreed, True
         return entries, fresh, True, False  # the ledger kept moving: checked next time
-
-    async def _ledger_after(self, top: int | None) -> list[LedgerEntry]:
-        """Every entry with an ordering at or above ``top`` (all when None), newest first."""
-        found: list[LedgerEntry] = []
-        cursor: int | None = None
-        while True:
-            page = await self.client.ledger(self.page_size, start_at_ordering=cursor)
-            found += page
-            if not page:
-                return found
-            low = min(e.ordering for e in page)
-            transactions = len({(e.ordering, e.transaction_id) for e in page})
-            if (top is not None and low <= top) or transactions < self.page_size:
-                return found
-            cursor = low - 1
 
 
 def _identity(entry: LedgerEntry) -> tuple[str, str, str, Decimal, str, datetime]:

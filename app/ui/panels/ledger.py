@@ -93,7 +93,9 @@ class LedgerPanel(RecordPanel):
         self.ordering_filter.setObjectName("ledgerStartAt")
         self.ordering_filter.setPlaceholderText("Start at ordering")
         self.ordering_filter.setAccessibleName("Start at ordering")
-        self.ordering_filter.setToolTip("Entries at or below this ordering (newest first)")
+        self.ordering_filter.setToolTip(
+            "Begin at this ordering (at or below it, or at or above it: as the service pages)"
+        )
         self.ordering_filter.setValidator(
             QRegularExpressionValidator(QRegularExpression(r"\d{0,18}"), self)
         )
@@ -226,7 +228,8 @@ class LedgerPanel(RecordPanel):
 
     def load_more(self) -> None:
         self.load_more_button.setEnabled(False)
-        self._start(self.browser.load_more, "Reading older entries…")
+        older = self.snapshot is None or self.snapshot.older
+        self._start(self.browser.load_more, f"Reading {'older' if older else 'newer'} entries…")
 
     def refresh(self) -> None:
         """Read again with the filters as they are now: a query that changed runs anew (an
@@ -290,6 +293,11 @@ class LedgerPanel(RecordPanel):
         self.snapshot = snapshot
         self.balance_note.setText(snapshot.balance_note)
         self.load_more_button.setEnabled(snapshot.more)
+        self.load_more_button.setToolTip(
+            "Read the transactions before the oldest one shown"
+            if snapshot.older
+            else "Read the transactions after the newest one shown (the service pages oldest first)"
+        )
         self._show_count()
 
     def _show_count(self) -> None:
@@ -304,7 +312,9 @@ class LedgerPanel(RecordPanel):
             entries = f"{shown:,} of {entries}"
         text = f"{entries} in {counted(transactions, 'transaction')}"
         if snapshot.more:
-            text += " · older ones: Load more"
+            text += f" · {'older' if snapshot.older else 'newer'} ones: Load more"
+        if snapshot.paging_note:
+            text += f" · {snapshot.paging_note}"
         self._say(text)
 
     def _task_failed(self, what: str, exc: BaseException) -> None:

@@ -1,0 +1,1 @@
+"""A stand-in service that reads the seed's open points the other fair way (see ``ledger``)."""
