@@ -2,9 +2,11 @@
 ASGI app (Starlette, as the sandbox) served in-process through ``httpx.ASGITransport``.
 
 What it answers, in the seed's shapes with every number as a string: log in (any user; a JWT
-with ``iat`` and ``exp``), service information, Get Account, Get Account Credit, Get
+with ``iat`` and ``exp`` on its own clock, which may run ahead of this machine's), service
+information, Get Account, Get Account Credit, Get
 Transactions, and the top of book at the usage example's ``/ops/`` path only (the documented
-path is 404, so the client's fallback is exercised).
+path is 404, so the client's fallback is exercised). It offers no order book, no service time
+and no pairs list: operations the seed names without a path.
 
 Get Transactions reads ``max`` and ``startAtOrdering`` as ``StandinConfig`` says:
 ``max_counts`` "entries" (a page of 100 entries may end between a trade's two legs) or
@@ -46,6 +48,10 @@ class StandinConfig:
     entries: int = 300
     #: False: a broken server that answers every ledger query as if it had no startAtOrdering.
     honours_start: bool = True
+    #: Seconds the server's clock runs ahead of this machine's (its tokens' iat and exp too).
+    clock_ahead: float = 0.0
+    #: A token's lifetime on the server's clock.
+    token_seconds: int = TOKEN_SECONDS
 
 
 @dataclass
@@ -83,8 +89,8 @@ class Standin:
             or len(body.get("password", "")) != 64
         ):
             return _error(400, "user and password (SHA-256, hex) are required")
-        now = int(time.time())
-        token = _jwt({"sub": body["user"], "iat": now, "exp": now + TOKEN_SECONDS})
+        now = int(time.time() + self.config.clock_ahead)
+        token = _jwt({"sub": body["user"], "iat": now, "exp": now + self.config.token_seconds})
         return _ok({"token": token})
 
     async def info(self, request: Request) -> JSONResponse:
