@@ -234,7 +234,7 @@ class OrderDesk:
             request.body_text(client.account_id),
         )
         sent_at = client.clock.server_now()
-        self.journal.record_sent(client_order_id)
+        self.journal.record_sent(client_order_id, sent_at)
         try:
             order = await client.place_order(request)
         except (InsufficientFunds, CreditNotAvailable, InvalidRequest, Refused) as exc:

@@ -457,7 +457,8 @@ class RfqDesk:
                 ms_left = int(live.remaining(side) * 1000)
                 late = live.late_reason(side) if checked else None
                 if late is None:
-                    self.journal.record_sent(client_order_id)  # it leaves now
+                    # it leaves now; the server-time stamp is what a later look-up reads
+                    self.journal.record_sent(client_order_id, client.clock.server_now())
                     sent_market = self.session.market.snapshot  # the book it was accepted on
                 return late
 

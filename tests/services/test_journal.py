@@ -25,7 +25,7 @@ from app.services.journal import (
 )
 from app.services.log_events import LogEvent
 from app.services.session import Environment, TerminalSession
-from app.services.settling import OrderSettler, reconcile_on_start
+from app.services.settling import OrderSettler, Sought, reconcile_on_start
 from tests.harness import Faults, Recorder, SandboxProcess, Session
 
 pytestmark = pytest.mark.anyio
@@ -258,4 +258,20 @@ def test_search_is_newest_first_and_filters_by_status_kind_and_intent_time(
         assert [e.client_order_id for e in search_entries(db, kind="limit")] == ["tt-1"]
         with pytest.raises(sqlite3.OperationalError):
             db.execute("DELETE FROM journal")  # read-only
+    journal.close()
+
+
+def test_the_send_is_stamped_by_the_servers_clock_too(tmp_path: Path) -> None:
+    """The look-up after a crash reads the server-time stamp: this machine's clock may have
+    been stepped since."""
+    journal = OrderJournal(tmp_path / "journal.db", now=lambda: datetime(2026, 1, 1, tzinfo=UTC))
+    journal.record_intent("tt-a", "limit", "acct", {"size": "1"})
+    server = datetime(2026, 1, 1, 0, 0, 37, tzinfo=UTC)
+    journal.record_sent("tt-a", server)
+    entry = journal.entry("tt-a")
+    assert entry is not None and entry.sent_server_at == server
+    assert Sought.from_entry(entry, timedelta(hours=5)).sent_at == server  # not local + offset
+    journal.record_intent("tt-a", "limit", "acct", {"size": "1"})  # sent again: cleared
+    again = journal.entry("tt-a")
+    assert again is not None and again.sent_server_at is None
     journal.close()
