@@ -21,13 +21,26 @@ ENV_LOGIN = ("TRADETERM_BASE_URL", "TRADETERM_USER", "TRADETERM_PASSWORD", "TRAD
 ENV_PASSWORD = ENV_LOGIN[2]
 
 
+#: The file descriptor to read the login password from (a pipe, say), instead of the
+#: variable: nothing of it is ever in the environment.
+ENV_PASSWORD_FD = "TRADETERM_PASSWORD_FD"  # noqa: S105 - the variable's name
+#: prctl(2): whether the process may be dumped or traced by its user (gcore, ptrace).
+PR_SET_DUMPABLE = 4
+
+
 def harden_process() -> None:
-    """Private file modes from here on, and no core dump of this process."""
+    """Private file modes from here on, no core dump of this process, and on Linux not
+    dumpable at all: no core, and no ``gcore``/ptrace by another process of the same user,
+    which would read the password's hash and the token out of memory."""
     os.umask(PRIVATE_UMASK)
     if sys.platform != "win32":
         import resource
 
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if sys.platform == "linux":
+        import ctypes
+
+        ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 def keep_private(*paths: Path) -> None:
@@ -50,11 +63,40 @@ def private_folder(path: Path) -> Path:
 
 
 def take_env_login() -> tuple[str, str, str, str] | None:
-    """The four ``TRADETERM_*`` login values when all are set; the password is removed from
-    the environment as it is read (never left there for the session, nor passed to children)."""
-    values = [os.environ.get(key, "") for key in ENV_LOGIN]
-    os.environ.pop(ENV_PASSWORD, None)
-    if not all(values):
+    """The four ``TRADETERM_*`` login values when all are set (the password from
+    ``take_password``: it leaves the environment as it is read)."""
+    url, user, _, account = (os.environ.get(key, "") for key in ENV_LOGIN)
+    password = take_password()
+    if not (url and user and password and account):
         return None
-    url, user, password, account = values
     return url, user, password, account
+
+
+def take_password() -> str:
+    """The login password: read from the file descriptor ``TRADETERM_PASSWORD_FD`` names (its
+    first line; the descriptor is closed), else from ``TRADETERM_PASSWORD``. Either way the
+    variable is erased — its bytes in the process's original environment block overwritten,
+    not only dropped from ``os.environ``, which would leave them in ``/proc/self/environ`` and
+    in a core for the whole session — and never passed to a child. "" when neither is set."""
+    password = os.environ.get(ENV_PASSWORD, "")
+    scrub_environment(ENV_PASSWORD)
+    descriptor = os.environ.pop(ENV_PASSWORD_FD, "").strip()
+    if descriptor.isdigit():
+        with os.fdopen(int(descriptor), encoding="utf-8") as source:
+            password = source.readline().rstrip("\r\n")
+    return password
+
+
+def scrub_environment(key: str) -> None:
+    """Remove ``key`` from the environment, overwriting its value where the C library keeps it
+    (the block the process started with) on Linux."""
+    if sys.platform == "linux":
+        import ctypes
+
+        getenv = ctypes.CDLL(None).getenv
+        getenv.restype = ctypes.c_void_p
+        getenv.argtypes = [ctypes.c_char_p]
+        address = getenv(key.encode())
+        if address:
+            ctypes.memset(address, 0, len(ctypes.string_at(address)))
+    os.environ.pop(key, None)

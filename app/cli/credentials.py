@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from app.cli.errors import UsageError
+from app.private import take_password
 
 BASE_URL = "TRADETERM_BASE_URL"
 USER = "TRADETERM_USER"
@@ -38,6 +39,14 @@ class Source:
 
     def value(self, name: str) -> str:
         return self.env.get(name, "").strip()
+
+    def password(self) -> str:
+        """The environment's password, taken: from the process's own environment it is
+        erased as it is read (``app.private.take_password``, which also reads a file
+        descriptor named by ``TRADETERM_PASSWORD_FD``)."""
+        if self.env is os.environ:
+            return take_password()
+        return self.env.get(PASSWORD, "")
 
 
 def base_url(option: str | None, source: Source) -> str:
@@ -69,7 +78,7 @@ def checked_url(url: str) -> str:
 
 def login(source: Source) -> Login:
     user, account = source.value(USER), source.value(ACCOUNT)
-    password = source.env.get(PASSWORD, "")
+    password = source.password()
     if user and password and account:
         return Login(user, password, account)
     if not source.interactive():

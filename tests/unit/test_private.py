@@ -49,3 +49,66 @@ def test_files_an_older_version_left_open_are_tightened(tmp_path: Path) -> None:
     keep_private(folder, loose, tmp_path / "missing")
     assert folder.stat().st_mode & 0o777 == 0o700
     assert loose.stat().st_mode & 0o777 == 0o600
+
+
+SECRET = "correct-horse-battery-staple-31337"
+
+
+def run_python(script: str, env: dict[str, str], **options: object) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        env={**os.environ, **env},
+        **options,  # type: ignore[call-overload]
+    )
+    assert done.returncode == 0, done.stderr
+    return str(done.stdout)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="/proc and prctl are Linux's")
+def test_the_password_leaves_the_processs_own_environment_block() -> None:
+    """Not only ``os.environ``: the block the process started with, which /proc/self/environ
+    and a core show, no longer holds it once taken."""
+    script = (
+        "from app.private import take_password\n"
+        "before = open('/proc/self/environ', 'rb').read()\n"
+        f"print({SECRET!r}.encode() in before)\n"
+        "print(take_password())\n"
+        "after = open('/proc/self/environ', 'rb').read()\n"
+        f"print({SECRET!r}.encode() in after)\n"
+    )
+    lines = run_python(script, {"TRADETERM_PASSWORD": SECRET}).splitlines()
+    assert lines == ["True", SECRET, "False"]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="pipes as descriptors, Linux's /proc")
+def test_the_password_can_come_from_a_descriptor_and_never_be_in_the_environment() -> None:
+    read, write = os.pipe()
+    os.write(write, f"{SECRET}\n".encode())
+    os.close(write)
+    script = (
+        "from app.private import take_password\n"
+        "print(take_password())\n"
+        f"print({SECRET!r}.encode() in open('/proc/self/environ', 'rb').read())\n"
+    )
+    try:
+        lines = run_python(
+            script, {"TRADETERM_PASSWORD_FD": str(read)}, pass_fds=(read,)
+        ).splitlines()
+    finally:
+        os.close(read)
+    assert lines == [SECRET, "False"]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="prctl is Linux's")
+def test_the_terminal_process_is_not_dumpable() -> None:
+    script = (
+        "import ctypes\n"
+        "from app.private import harden_process\n"
+        "harden_process()\n"
+        "print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))\n"  # PR_GET_DUMPABLE
+    )
+    assert run_python(script, {}).strip() == "0"
