@@ -9,6 +9,10 @@ One database has one sandbox (its writer lock, ``<db>.lock``): a second terminal
 database finds the lock held, reads the URL the running sandbox wrote next to it
 (``<db>.url``), checks that ``/api/v1/routing/time`` answers there and uses that sandbox
 instead of starting a child — and, not owning it, leaves it running when it exits.
+
+A child that exits without being asked (killed, crashed) is seen at once: ``stopped`` says how,
+in words ("killed by signal 9"), and ``restart`` starts it again on the same database and the
+same port, so the terminal's connection, tokens and journal carry on.
 """
 
 from __future__ import annotations
@@ -17,13 +21,16 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import sys
 from collections import deque
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import platformdirs
 
 from app.api import ClientSettings, RetryPolicy, ServiceClient, ServiceError
+from app.services.events import Topic
 
 log = logging.getLogger("tradeterm.sandbox")
 
@@ -44,6 +51,18 @@ STOP_SECONDS = 10.0
 
 #: How long to wait for a running sandbox (lock held) to publish a URL that answers.
 JOIN_SECONDS = 10.0
+
+
+def exit_words(code: int) -> str:
+    """How a process ended, for a trader: ``killed by signal 9 (SIGKILL)``, ``exited with
+    code 1``."""
+    if code < 0:
+        try:
+            name = f" ({signal.Signals(-code).name})"
+        except ValueError:
+            name = ""
+        return f"killed by signal {-code}{name}"
+    return f"exited with code {code}"
 
 
 class SandboxStartFailed(Exception):
@@ -122,6 +141,9 @@ class SandboxChild:
         #: Set once the process exists (before it is ready): the caller may do other work
         #: while the sandbox boots.
         self.spawned = asyncio.Event()
+        #: The child exited without being asked: how, in words.
+        self.stopped: Topic[str] = Topic("sandbox stopped")
+        self._watch: asyncio.Task[None] | None = None
 
     async def start(self) -> str:
         db = self._db or default_db_path()
@@ -154,7 +176,7 @@ class SandboxChild:
         """Start the child; if another sandbox took the database first (two terminals
         starting together), join that one instead."""
         timeout = START_SECONDS
-        argv = [*sandbox_command(), "--port", "0", *self._extra]
+        argv = [*sandbox_command(), "--port", "0", *self._extra]  # a later --port wins
         if self._db:
             argv += ["--db", self._db]
         self._process = await asyncio.create_subprocess_exec(
@@ -177,10 +199,36 @@ class SandboxChild:
                 return await self._join(db)
             raise SandboxStartFailed(f"the sandbox did not start: {line.strip() or detail}")
         self.url = line[len(PREFIX) :].strip()
-        self._drain = asyncio.get_running_loop().create_task(
-            self._read_pipes(self._process), name="sandbox child pipes"
-        )
+        loop = asyncio.get_running_loop()
+        self._drain = loop.create_task(self._read_pipes(self._process), name="sandbox child pipes")
+        self._watch = loop.create_task(self._watch_exit(self._process), name="sandbox child exit")
         return self.url
+
+    async def _watch_exit(self, process: asyncio.subprocess.Process) -> None:
+        """Say at once when the child exits unasked (``stop`` takes it away first)."""
+        code = await process.wait()
+        if self._process is process:
+            words = f"The embedded sandbox stopped: {exit_words(code)}"
+            log.error("%s", words)
+            self.stopped.publish(words)
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.returncode is None
+
+    async def restart(self) -> str:
+        """Start the child again on the same database and the same port (the terminal's
+        client keeps its URL). SandboxStartFailed when it does not come up."""
+        if self.reused or not self.url:
+            raise SandboxStartFailed("this terminal did not start the sandbox it uses")
+        await self.stop()
+        port = urlsplit(self.url).port
+        extra = self._extra
+        self._extra = (*extra, "--port", str(port)) if port else extra
+        try:
+            return await self._spawn(self._db or default_db_path(), may_join=False)
+        finally:
+            self._extra = extra
 
     async def _read_pipes(self, process: asyncio.subprocess.Process) -> None:
         """Keep reading the child's output until it closes: a pipe nobody reads fills up
@@ -219,6 +267,9 @@ class SandboxChild:
             except TimeoutError:
                 process.kill()
                 await process.wait()
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.cancel()
         drain, self._drain = self._drain, None
         if drain is not None:
             with contextlib.suppress(asyncio.CancelledError, TimeoutError):

@@ -56,6 +56,7 @@ from app.ui.malloc_tuning import fix_malloc_thresholds
 from app.ui.panels.base import PanelContext
 from app.ui.preferences import LOG_LEVELS, Preferences
 from app.ui.qt import QEventLoop
+from app.ui.sandbox_supervisor import SandboxSupervisor
 from app.ui.settings import open_settings
 from app.ui.theme import apply_theme, saved_theme
 
@@ -266,6 +267,8 @@ async def _main(options: LaunchOptions) -> int:
         )
         window = _open_window(terminal, settings, desks)
         window.closing.connect(quit_event.set)
+        if child is not None and not child.reused:
+            window.supervisor = SandboxSupervisor(child, window.status, window.notify, window.tasks)
         await terminal.start()  # and, in the terminal's tasks, the start-up reconcile
         window.context.precision.learn(terminal.session.pair_info)
         if options.smoke_test:

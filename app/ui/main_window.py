@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from PySide6.QtCore import QByteArray, QSize, Qt, QUrl, Signal
+from PySide6.QtCore import QByteArray, QObject, QSize, Qt, QUrl, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QApplication,
@@ -170,6 +170,8 @@ class MainWindow(QMainWindow):
         self._build_layout_menus()
         self._build_file_and_help_menus()
         self.status = StatusBar(context.bridge, version, self)
+        #: Watches the embedded sandbox this window's terminal started (``launch``), if any.
+        self.supervisor: QObject | None = None
         context.records.show.connect(self._show_record)
         self.setStatusBar(self.status)
         self.status.logInAgainRequested.connect(self.log_in_again)

@@ -105,6 +105,16 @@ class StatusBar(QStatusBar):
         policy.setRetainSizeWhenHidden(True)  # its room is kept: showing it widens nothing
         self.log_in_again.setSizePolicy(policy)
         self.log_in_again.hide()
+        self.restart_sandbox = QPushButton("Restart sandbox", self)
+        self.restart_sandbox.setObjectName("restartSandbox")
+        self.restart_sandbox.setToolTip(
+            "The embedded sandbox stopped: start it again on the same database"
+        )
+        if bridge.environment.sandbox:  # its room is kept: showing it widens nothing
+            kept = self.restart_sandbox.sizePolicy()
+            kept.setRetainSizeWhenHidden(True)
+            self.restart_sandbox.setSizePolicy(kept)
+        self.restart_sandbox.hide()
         self.halted = _label(self, "halted", "The kill switch is on: nothing is sent")
         self.halted.setProperty("level", "error")
         self.version = _label(self, "version", "Tradeterm version")
@@ -124,6 +134,7 @@ class StatusBar(QStatusBar):
         self.halted.hide()
         self.addWidget(self.halted)
         self.addWidget(self.log_in_again)
+        self.addWidget(self.restart_sandbox)
         self.addPermanentWidget(self.badge)
         self.addPermanentWidget(self.version)
         self._top: FeedStatus | None = None

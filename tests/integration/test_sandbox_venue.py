@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import socket
 import sqlite3
 import stat
@@ -31,9 +32,11 @@ from tests.harness import (
     SandboxProcess,
     Session,
     body,
+    digest,
     invariant,
     launch,
     new_client,
+    until,
     user_env,
     wait_until,
 )
@@ -492,3 +495,44 @@ def test_a_hard_linked_database_is_refused(tmp_path: Path) -> None:
         Store(str(db))
     with pytest.raises(LinkedDatabase):
         Store(str(tmp_path / "second-name.db"))
+
+
+def running(child: SandboxChild) -> bool:
+    """Now (a plain call: mypy would narrow the property between two asserts)."""
+    return child.running
+
+
+@pytest.mark.anyio
+async def test_a_sandbox_child_killed_is_said_at_once_and_restarts_on_its_database(
+    tmp_path: Path,
+) -> None:
+    """kill -9 of the embedded sandbox: the terminal hears of it at once, in words, and
+    Restart brings it back on the same database and the same URL (tokens still valid)."""
+    db = str(tmp_path / "supervised.db")
+    child = SandboxChild(db)
+    url = await child.start()
+    said: list[str] = []
+    child.stopped.subscribe(said.append)
+    try:
+        async with httpx.AsyncClient(base_url=url) as http:
+            login = await http.post(
+                "/api/v1/identity/jwt", json={"user": "demo", "password": digest("demo")}
+            )
+            token = login.json()["token"]
+        assert child._process is not None
+        os.kill(child._process.pid, signal.SIGKILL)
+        started = time.monotonic()
+        await until(lambda: said != [], timeout=5)
+        assert time.monotonic() - started < 2
+        assert said == ["The embedded sandbox stopped: killed by signal 9 (SIGKILL)"]
+        assert not running(child)
+        assert await child.restart() == url  # same port, same database
+        assert running(child)
+        async with httpx.AsyncClient(base_url=url) as http:
+            account = await http.get(
+                "/api/v1/accounting/account/demo", headers={"Authorization": f"Bearer {token}"}
+            )
+            assert account.status_code == 200  # the token issued before still holds
+    finally:
+        assert await child.stop() == 0
+    assert said == ["The embedded sandbox stopped: killed by signal 9 (SIGKILL)"]  # asked: silent
