@@ -4,7 +4,8 @@ The plain password is hashed to lowercase SHA-256 hex at once and dropped; the h
 live in memory only (never logged, never stored). The token is renewed before it expires.
 
 Its lifetime is the server's, never this machine's wall clock's (which may be minutes off):
-``exp − iat`` when the JWT carries both (both are the server's clock), else ``exp`` less the
+``exp − iat`` when the JWT carries both (both are the server's clock; a second less when they are
+whole seconds, as ``iat`` is cut to the second), else ``exp`` less the
 server's time as the client tracks it; then counted down on the monotonic clock from the login.
 A token without a readable ``exp`` lives 24 h, as the seed says. One whose ``exp`` is already
 past by the server's own clock is renewed after ``PAST_EXPIRY_RETRY`` seconds, with a warning —
@@ -84,7 +85,10 @@ def token_lifetime(token: str, server_now: float | None) -> float:
         return DEFAULT_LIFETIME
     iat = _time_claim(claims, "iat")
     if iat is not None and exp > iat:
-        return exp - iat
+        # Whole seconds (as JWTs usually carry them): issued up to a second after ``iat``,
+        # so up to a second less to live than ``exp - iat`` says.
+        whole = iat == int(iat)
+        return max((exp - iat) / 2, exp - iat - 1) if whole else exp - iat
     if server_now is not None and exp > server_now:
         return exp - server_now
     log.warning(

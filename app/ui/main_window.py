@@ -318,7 +318,7 @@ class MainWindow(QMainWindow):
     def _show_risk(self, state: RiskState) -> None:
         self.resume_action.setEnabled(state.halted)
         if state.halted:
-            self.kill_action.setText("⛔ TRADING HALTED — Re-enable…")
+            self.kill_action.setText("■ TRADING HALTED — Re-enable…")
             self.kill_action.setToolTip(f"Trading is halted ({state.why}); click to re-enable")
         else:
             self.kill_action.setText("■ Halt trading")

@@ -86,7 +86,7 @@ def test_the_hotkey_halts_at_once_and_a_second_press_stays_halted(qtbot: QtBot, 
     assert risk.why.startswith(f"halted with {HALT_KEY} or the Trade menu at ")
     assert status.halted.isVisible() and status.halted.text().startswith(HALTED_TEXT)
     assert risk.why in status.halted.toolTip()
-    assert window.kill_action.text() == "⛔ TRADING HALTED — Re-enable…"  # words, not only red
+    assert window.kill_action.text() == "■ TRADING HALTED — Re-enable…"  # words, not only red
     assert window.kill_button.styleSheet() != ""
     assert stored_halt(live)
     assert status.offset.isHidden() and status.token.isHidden()  # their room, not more
