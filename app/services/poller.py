@@ -2,9 +2,10 @@
 
 A poll starts only after the previous one finished, and the next waits ``interval`` minus the
 time the poll took, so a slow server slows the poller instead of piling up requests. After a
-failure the wait grows (interval × 2^n, jittered) but stays short (``MAX_BACKOFF``, 1.5 s; a
-429's Retry-After is honoured up to 30 s): a poll is cheap and the feeds are the probe that
-sees the service come back. Feeds of one connection form a ``FeedGroup``: one success after a
+failure the wait grows (interval × 2^n, jittered) but stays short (``MAX_BACKOFF``, 1.5 s) for
+the first ``QUICK_FAILURES``, then doubles up to ``LONG_BACKOFF`` (30 s); a 429's or 503's
+Retry-After is honoured up to 30 s: a poll is cheap and the feeds are the probe that sees the
+service come back. Feeds of one connection form a ``FeedGroup``: one success after a
 failure wakes every feed of the group and resets its back-off, so all recover together; a lost
 login (``LoginExpired``, ``LoginThrottled``) halts the whole group until ``resume()``.
 ``refresh()`` cuts the current wait short (e.g. balances at once after a fill).
@@ -30,6 +31,12 @@ log = logging.getLogger("tradeterm.services")
 
 MAX_BACKOFF = 1.5
 MAX_RETRY_AFTER = 30.0
+#: Failures in a row polled at most ``MAX_BACKOFF`` apart (about half a minute): a blip is seen
+#: over within a second or two. A longer outage backs off further, doubling up to
+#: ``LONG_BACKOFF``: a service (or an embedded sandbox) that is down for good is not asked
+#: several times a second for the rest of the session.
+QUICK_FAILURES = 20
+LONG_BACKOFF = 30.0
 
 
 class FeedGroup:
@@ -48,6 +55,13 @@ class FeedGroup:
         """A success after failures somewhere: every other failing feed polls now."""
         for member in self._members:
             if member is not source and member.failing:
+                member.reset_backoff()
+
+    def poll_now(self) -> None:
+        """Every failing feed polls now, its back-off forgotten (the service is known to be
+        back: an embedded sandbox restarted, say); a halted group stays halted."""
+        for member in self._members:
+            if member.failing:
                 member.reset_backoff()
 
     def halt(self, reason: ServiceError) -> None:
@@ -188,6 +202,9 @@ class Poller(Generic[T]):
         if self._failures == 0:
             return max(0.0, self._interval - took)
         ceiling = min(MAX_BACKOFF, self._interval * 2 ** min(self._failures, 16))
+        beyond = self._failures - QUICK_FAILURES
+        if beyond > 0:
+            ceiling = min(LONG_BACKOFF, MAX_BACKOFF * 2 ** min(beyond, 16))
         delay = self._rng.uniform(ceiling / 2, ceiling)
         if self._retry_after is not None:
             delay = max(delay, min(MAX_RETRY_AFTER, self._retry_after))

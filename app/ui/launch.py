@@ -268,7 +268,13 @@ async def _main(options: LaunchOptions) -> int:
         window = _open_window(terminal, settings, desks)
         window.closing.connect(quit_event.set)
         if child is not None and not child.reused:
-            window.supervisor = SandboxSupervisor(child, window.status, window.notify, window.tasks)
+            window.supervisor = SandboxSupervisor(
+                child,
+                window.status,
+                window.notify,
+                window.tasks,
+                back=terminal.session.feeds.poll_now,
+            )
         await terminal.start()  # and, in the terminal's tasks, the start-up reconcile
         window.context.precision.learn(terminal.session.pair_info)
         if options.smoke_test:

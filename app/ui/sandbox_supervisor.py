@@ -23,12 +23,16 @@ class SandboxSupervisor(QObject):
         status: StatusBar,
         notify: Callable[[LogLevel, str], None],
         tasks: TaskOwner,
+        back: Callable[[], None] = lambda: None,
     ) -> None:
+        """``back``: told when the sandbox runs again (the feeds poll at once, not at the end
+        of a long back-off)."""
         super().__init__(status)
         self._child = child
         self._status = status
         self._notify = notify
         self._tasks = tasks
+        self._back = back
         self.stopped: QtTopic[str] = QtTopic(child.stopped, self)
         self.stopped.connect(self._on_stopped)
         status.restart_sandbox.clicked.connect(self.restart)
@@ -50,4 +54,5 @@ class SandboxSupervisor(QObject):
         finally:
             self._status.restart_sandbox.setEnabled(True)
         self._status.restart_sandbox.hide()
+        self._back()
         self._notify(LogLevel.SUCCESS, "The embedded sandbox is running again (same database)")
