@@ -1,7 +1,9 @@
-"""Log in again after "login expired" (issue 14): the feeds are halted and nothing polls until
+"""Log in again after "login expired": the feeds are halted and nothing polls until
 the trader gives the password again. Same user, account and service as the session (shown, not
 editable); the password is hashed by the client and not kept; a failure says why in the
 dialog and keeps what was typed. Window-modal, opened with ``open()`` (the loop keeps running).
+Asked for from the File menu at another time, it says why the trader might (or need not): the
+login's real state, never "expired" while it holds.
 """
 
 from __future__ import annotations
@@ -21,11 +23,38 @@ from PySide6.QtWidgets import (
 )
 
 from app.services.connect import LoginFailed
+from app.services.health import Health
 from app.ui.bridge import SessionBridge
 from app.ui.level_text import error_line
 from app.ui.tasks import TaskOwner
 
 log = logging.getLogger("tradeterm.ui")
+
+
+def reason_now(bridge: SessionBridge) -> str:
+    """Why the trader would log in again, as it is now: the login expired; the service does
+    not answer (logging in again will not help until it does); or the login still holds (the
+    trader asked anyway)."""
+    state = bridge.health_now
+    if state.health is Health.AUTH_EXPIRED:
+        return "The login expired: prices, balances and orders are not being read."
+    if state.health is Health.OFFLINE:
+        return (
+            "The service does not answer, so nothing is being read; the login itself has not "
+            "expired, and logging in again waits for the service to answer."
+        )
+    left = bridge.token_seconds_left
+    remaining = "" if left is None else f" ({duration_words(left)} left on it)"
+    return f"The login is still valid{remaining}: logging in again replaces it."
+
+
+def duration_words(seconds: float) -> str:
+    """``23 h 57 min``, ``4 min``, ``under a minute``."""
+    minutes = int(seconds // 60)
+    if minutes < 1:
+        return "under a minute"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min"
 
 
 class ReloginDialog(QDialog):
@@ -39,12 +68,11 @@ class ReloginDialog(QDialog):
         self._tasks = TaskOwner(self)
         self.in_flight = False
         env = bridge.environment
-        self.intro = intro = QLabel(
-            f"The login expired: prices, balances and orders are not being read. Log in again "
+        who = (
             f"as <b>{html.escape(env.user)}</b>, account <b>{html.escape(env.account)}</b>, on "
-            f"{html.escape(env.label)}.",
-            self,
+            f"{html.escape(env.label)}"
         )
+        self.intro = intro = QLabel(f"{html.escape(reason_now(bridge))} Log in again {who}.", self)
         intro.setWordWrap(True)
         self.password_edit = QLineEdit(self)
         self.password_edit.setObjectName("reloginPassword")

@@ -1,5 +1,6 @@
-"""Log in again after "login expired" (issue 14): the status bar offers it, the dialog asks
-only the password, says why a login fails and keeps what was typed, and the feeds resume."""
+"""Log in again after "login expired": the status bar offers it, the dialog asks only the
+password, says why a login fails and keeps what was typed, and the feeds resume; asked for at
+another time, it says the login's real state."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ def test_an_expired_login_is_renewed_from_the_status_bar(
     assert dialog is not None
     qtbot.waitUntil(dialog.isVisible)
     assert live.account.user in dialog.intro.text() and live.account.account in dialog.intro.text()
+    assert dialog.intro.text().startswith("The login expired")
 
     QTest.keyClicks(dialog.password_edit, "not the password")
     QTest.keyClick(dialog.password_edit, Qt.Key.Key_Return)
@@ -52,3 +54,29 @@ def test_an_expired_login_is_renewed_from_the_status_bar(
     qtbot.waitUntil(lambda: "LIVE" in window.status.state.text(), timeout=WAIT_MS)
     assert button.isHidden()
     assert any(line.startswith("logged in again as ") for line in said)
+
+
+def test_asked_while_the_login_holds_the_dialog_says_so(qtbot: QtBot, live: Live) -> None:
+    """File > Log in again with the token good for hours: not "The login expired"."""
+    window = MainWindow(live.context, [], "test")
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: "LIVE" in window.status.state.text(), timeout=WAIT_MS)
+    dialog = window.log_in_again()
+    text = dialog.intro.text()
+    assert text.startswith("The login is still valid (23 h ") and "expired" not in text
+    dialog.reject()
+
+
+def test_offline_the_dialog_says_the_service_does_not_answer(
+    qtbot: QtBot, live: Live, faults: Faults
+) -> None:
+    window = MainWindow(live.context, [], "test")
+    qtbot.addWidget(window)
+    window.show()
+    faults({"kind": "status", "status": 503, "path": TRADING_PATHS})
+    qtbot.waitUntil(lambda: "OFFLINE" in window.status.state.text(), timeout=WAIT_MS)
+    dialog = window.log_in_again()
+    assert dialog.intro.text().startswith("The service does not answer")
+    assert "has not expired" in dialog.intro.text()
+    dialog.reject()
