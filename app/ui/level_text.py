@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QWidget
 
+from app.domain.words import in_words
 from app.ui.palette import TradePalette, level_css
 
 
 def show_level(label: QLabel, text: str, level: str = "") -> None:
     """``text`` on ``label`` in the colour of ``level``; the level stays on the label (property
-    "level") so a theme switch can restyle it (``restyle_level``)."""
-    label.setText(text)
+    "level") so a theme switch can restyle it (``restyle_level``). A request URL in ``text``
+    (a failure's words) is shown as the service's host: the trader's terms, not the wire's."""
+    label.setText(in_words(text))
     if label.property("level") != level:
         # A style sheet re-polishes the label (milliseconds): only when the level changes.
         label.setProperty("level", level)
