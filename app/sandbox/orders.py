@@ -148,7 +148,7 @@ class OrderEngine:
             raise order_refusal(
                 400, str(uuid.uuid4()), "; ".join(exc.messages), trades=True
             ) from None
-        with self._store.transaction():
+        with self._store.transaction(durable=True):
             moment = max(now, self._clock())  # read inside the transaction that books
             replay = self._replay(account_id, request.client_order_id, moment)
             if replay is not None:

@@ -146,7 +146,7 @@ class QuoteDesk:
         side = body.get("side")
         if side not in SIDES:
             raise bad_request(f"side must be buy or sell, got {side!r}")
-        with self._store.transaction():
+        with self._store.transaction(durable=True):
             now = max(now, self._clock())
             stamp = format_timestamp(now)
             row = self._store.query_one(

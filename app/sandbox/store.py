@@ -104,14 +104,20 @@ class Store:
             self._db.execute("PRAGMA synchronous = NORMAL")
         self._db.executescript(SCHEMA)
         self._depth = 0
+        self._on_disk = path != ":memory:"
 
     def close(self) -> None:
         self._db.close()
         self._writer.release()
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
-        """One ``BEGIN IMMEDIATE`` transaction; nested uses join the outer one."""
+    def transaction(self, *, durable: bool = False) -> Iterator[None]:
+        """One ``BEGIN IMMEDIATE`` transaction; nested uses join the outer one.
+
+        ``durable``: a commit whose answer acknowledges money to a client (an order, an
+        accept, a deposit, a withdrawal) is synced to disk before it is answered
+        (``synchronous = FULL``): WAL's NORMAL, enough for the rest, could lose an
+        acknowledged order to a power cut."""
         if self._depth:
             self._depth += 1
             try:
@@ -119,6 +125,8 @@ class Store:
             finally:
                 self._depth -= 1
             return
+        if durable and self._on_disk:
+            self._db.execute("PRAGMA synchronous = FULL")
         self._db.execute("BEGIN IMMEDIATE")
         self._depth = 1
         try:
@@ -130,6 +138,8 @@ class Store:
             self._db.execute("COMMIT")
         finally:
             self._depth = 0
+            if durable and self._on_disk:
+                self._db.execute("PRAGMA synchronous = NORMAL")
 
     # -- generic ----------------------------------------------------------------------------
 

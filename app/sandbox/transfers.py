@@ -83,7 +83,7 @@ class Transfers:
         """Record a deposit; credit it now, or after ``pending_seconds`` (then it is pending)."""
         transfer_id = str(uuid.uuid4())
         stamp = format_timestamp(now)
-        with self._store.transaction():
+        with self._store.transaction(durable=True):
             ordering = self._store.next_ordering()
             row = {
                 "ordering": ordering,
@@ -169,7 +169,7 @@ class Transfers:
             "address": address,
         }
         transfer_id = str(uuid.uuid4())
-        with self._store.transaction():
+        with self._store.transaction(durable=True):
             now = max(now, utc_now())  # read inside the transaction that books
             stamp = format_timestamp(now)
             if key is not None:

@@ -536,3 +536,26 @@ async def test_a_sandbox_child_killed_is_said_at_once_and_restarts_on_its_databa
     finally:
         assert await child.stop() == 0
     assert said == ["The embedded sandbox stopped: killed by signal 9 (SIGKILL)"]  # asked: silent
+
+
+def test_a_commit_that_acknowledges_money_is_synced_before_the_answer(tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "durable.db"))
+    said: list[str] = []
+    store._db.set_trace_callback(said.append)
+    try:
+        with store.transaction(durable=True):
+            store.query("SELECT 1")
+        with store.transaction():
+            store.query("SELECT 1")
+    finally:
+        store._db.set_trace_callback(None)
+        store.close()
+    pragmas = [line for line in said if line.startswith(("PRAGMA", "BEGIN", "COMMIT"))]
+    assert pragmas == [
+        "PRAGMA synchronous = FULL",
+        "BEGIN IMMEDIATE",
+        "COMMIT",
+        "PRAGMA synchronous = NORMAL",
+        "BEGIN IMMEDIATE",  # the rest: WAL's NORMAL
+        "COMMIT",
+    ]
