@@ -11,7 +11,17 @@ from app.sandbox import queries
 from app.sandbox.api import Call, Handler, Param, endpoint
 from app.sandbox.catalogue import ASSETS
 from app.sandbox.queries import MAX_LEDGER
-from app.sandbox.schemas import AMOUNT, TEXT, Schema, array, numbers, obj, ref, success
+from app.sandbox.schemas import (
+    AMOUNT,
+    TEXT,
+    TIMESTAMP_PATTERN,
+    Schema,
+    array,
+    numbers,
+    obj,
+    ref,
+    success,
+)
 from app.sandbox.schemas import account as account_schema
 from app.sandbox.store import BalanceRow
 from app.sandbox.validation import query_bool, query_int
@@ -126,8 +136,8 @@ async def get_portfolio(call: Call) -> dict[str, Any]:
             "integer",
             minimum=0,
         ),
-        Param("startTimeUtc", "Entries at or after this time", format="date-time"),
-        Param("endTimeUtc", "Entries before this time", format="date-time"),
+        Param("startTimeUtc", "Entries at or after this time", pattern=TIMESTAMP_PATTERN),
+        Param("endTimeUtc", "Entries before this time", pattern=TIMESTAMP_PATTERN),
         Param("format", "Only json is supported", enum=("json",)),
         Param(
             "asc", "Sandbox extension: true reads oldest first (default newest first)", "boolean"

@@ -31,6 +31,7 @@ from app.sandbox.schemas import (
     STRING,
     TEXT,
     TIMESTAMP,
+    TIMESTAMP_PATTERN,
     Schema,
     array,
     map_of,
@@ -209,7 +210,7 @@ _ORDER_BODY = dict(
     size={"type": ["string", "number"], "example": "0.5"},
     clientOrderId=CLIENT_ORDER_ID,
     limit={"type": ["string", "number"], "example": "59000"},
-    endAt={"type": "string", "format": "date-time"},
+    endAt=TIMESTAMP,
 )
 
 
@@ -314,8 +315,8 @@ _ORDER_QUERY = (
         minimum=1,
         maximum=MAX_ORDERS,
     ),
-    Param("submittedAtStart", "Orders submitted at or after", format="date-time"),
-    Param("submittedAtEnd", "Orders submitted before", format="date-time"),
+    Param("submittedAtStart", "Orders submitted at or after", pattern=TIMESTAMP_PATTERN),
+    Param("submittedAtEnd", "Orders submitted before", pattern=TIMESTAMP_PATTERN),
     Param("source", "Asset sold", enum=_ASSETS),
     Param("destination", "Asset bought", enum=_ASSETS),
     Param("type", "limit, market or rfq", enum=ORDER_TYPES),

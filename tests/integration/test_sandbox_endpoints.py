@@ -1470,3 +1470,15 @@ def test_a_null_client_order_id_and_a_repeated_key_are_refused(client: Session) 
     assert repeated.status_code == 400 and "more than once" in repeated.text
     orders = client.get("/api/v1/routing/order/account/{account}").json()["orders"]
     assert orders == []  # neither reached the book
+
+
+def test_the_document_allows_exactly_the_date_times_the_server_reads(client: Session) -> None:
+    """No ``format: date-time`` (which allows offsets the server refuses): the one pattern."""
+    document = client.http.get("/openapi.json").json()
+    assert '"date-time"' not in json.dumps(document)
+    params = document["paths"]["/api/v1/routing/order/account/{accountId}"]["get"]["parameters"]
+    pattern = next(p for p in params if p["name"] == "submittedAtStart")["schema"]["pattern"]
+    offset = "2026-01-01T00:00:00+02:00"
+    assert re.match(pattern, "2026-01-01T00:00:00.5Z") and not re.match(pattern, offset)
+    refused = client.get("/api/v1/routing/order/account/{account}", submittedAtStart=offset)
+    assert refused.status_code == 400
