@@ -69,7 +69,8 @@ def test_side_switch_converts_the_amount_and_the_spec_sent_is_the_one_shown(
     assert shown is not None and shown.side == "sell" and shown.source == "BTC"
     assert shown.amount == converted and shown.slices == 2
     assert "\n".join(spec_lines(shown)) == box.informativeText()
-    assert f"amount: {converted} BTC (to sell)" in box.informativeText()
+    assert f"Amount: {converted} BTC (to sell)" in box.informativeText()
+    assert "Duration: 0.60 s" in box.informativeText() and "Collar: 10 bps" in box.informativeText()
     before = set(live.bridge.algos.parents if live.bridge.algos else {})
     send = box.findChild(QPushButton, "algoConfirmSend")
     assert send is not None

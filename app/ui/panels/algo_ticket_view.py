@@ -1,11 +1,13 @@
 """What the algo ticket writes: the preview as rich text, and the spec as its confirmation lists
-it (every field that is not a default, by its name in the spec: what Send submits, exactly)."""
+it (every field that is not a default, in words and units: what Send submits, exactly)."""
 
 from __future__ import annotations
 
 import html
+from datetime import datetime
 from decimal import Decimal
 
+from app.domain import format_timestamp
 from app.domain.display import Precision
 from app.services.algos.preview import AlgoPreview, touch_name
 from app.services.algos.specs import AlgoSpec
@@ -14,23 +16,60 @@ from app.ui.palette import current_palette
 _DEFAULTS = AlgoSpec("twap", "BTC/USD", "buy", Decimal(1))
 
 
+#: Each field the confirmation lists: its label and how its value reads (the spec's own
+#: value, with its unit; the quote asset for prices).
+FIELD_WORDS: tuple[tuple[str, str, str], ...] = (
+    ("price_limit", "Price limit", "price"),
+    ("collar_bps", "Collar", "bps"),
+    ("child_seconds", "A marketable child lasts", "s"),
+    ("start_at", "Starts at", "time"),
+    ("duration_seconds", "Duration", "s"),
+    ("slices", "Slices", ""),
+    ("randomise", "Randomise each interval by", "share"),
+    ("participation", "At most, of the size shown", "share"),
+    ("display", "Clip size", "amount"),
+    ("trigger", "Trigger", "price"),
+    ("trigger_ref", "Trigger watches", "ref"),
+    ("trail_bps", "Trail", "bps"),
+    ("limit_price", "Limit", "price"),
+    ("rest_seconds", "A resting child lasts", "s"),
+    ("take_profit", "Take-profit at", "price"),
+    ("stop_loss", "Stop at", "price"),
+    ("deadline", "Give up at", "time"),
+    ("retry_seconds", "Try again every", "s"),
+)
+
+
 def spec_lines(spec: AlgoSpec) -> list[str]:
-    """The spec as the confirmation shows it: every field that is not a default, by name."""
+    """The spec as the confirmation shows it — every field that is not a default, in words
+    and units: what Send submits, exactly."""
     lines = [
-        f"algo: {spec.info.label}",
-        f"pair: {spec.pair}",
-        f"side: {'Buy' if spec.side == 'buy' else 'Sell'}",
-        f"amount: {spec.amount} {spec.source} ({'to spend' if spec.side == 'buy' else 'to sell'})",
+        f"Algo: {spec.info.label}",
+        f"Pair: {spec.pair}",
+        f"Side: {'Buy' if spec.side == 'buy' else 'Sell'}",
+        f"Amount: {spec.amount} {spec.source} ({'to spend' if spec.side == 'buy' else 'to sell'})",
     ]
-    for name in (
-        "price_limit", "collar_bps", "child_seconds", "start_at", "duration_seconds", "slices",
-        "randomise", "participation", "display", "trigger", "trigger_ref", "trail_bps",
-        "limit_price", "rest_seconds", "take_profit", "stop_loss", "deadline", "retry_seconds",
-    ):  # fmt: skip
+    for name, label, unit in FIELD_WORDS:
         value = getattr(spec, name)
         if name in ("collar_bps", "child_seconds") or value != getattr(_DEFAULTS, name):
-            lines.append(f"{name.replace('_', ' ')}: {value}")
+            lines.append(f"{label}: {_reads(spec, value, unit)}")
     return lines
+
+
+def _reads(spec: AlgoSpec, value: object, unit: str) -> str:
+    if value is None:
+        return "—"
+    if unit == "price":
+        return f"{value} {spec.pair_side.pair.quote} per {spec.pair_side.pair.base}"
+    if unit == "amount":
+        return f"{value} {spec.source}"
+    if unit == "share" and isinstance(value, Decimal):
+        return f"{value * 100} %"
+    if unit == "time" and isinstance(value, datetime):
+        return f"{format_timestamp(value)} (server time)"
+    if unit == "ref":
+        return "the mid" if value == "mid" else f"the {touch_name(spec)}"
+    return f"{value} {unit}".strip()
 
 
 def describe(spec: AlgoSpec) -> str:
