@@ -229,4 +229,13 @@ def test_the_chart_marks_each_child_fill(qtbot: QtBot, live: Live) -> None:
     top = live.bridge.topOfBook.latest or {}
     mid = float(top[PAIR].mid)
     assert all(abs(price - mid) / mid < 0.02 for _, price, _ in chart.marker_points)
+    # each at the time the service says it executed (the chart's axis is local time)
+    offset = live.bridge.clock_offset
+    executed = sorted(
+        ((child.filled_at or child.sent_at) - offset).timestamp()
+        for parent in (buy, sell)
+        for child in parent.children
+    )
+    assert all(child.filled_at is not None for child in (*buy.children, *sell.children))
+    assert sorted(at for at, _, _ in chart.marker_points) == executed
     QApplication.processEvents()

@@ -662,6 +662,7 @@ def _filled(child: Child, order: Order) -> Child:
         filled=order.size.value,
         received=Decimal(0) if total is None else total.value,
         order_id=order.order_id,
+        filled_at=order.result.executed_at,
     )
 
 

@@ -60,6 +60,7 @@ class Child:
     filled: Decimal = Decimal(0)  # asset sold that traded
     received: Decimal = Decimal(0)  # asset bought
     detail: str = ""
+    filled_at: datetime | None = None  # server time, when the service says it executed
 
     @property
     def open(self) -> bool:
@@ -73,6 +74,7 @@ class Child:
         received: Decimal = Decimal(0),
         order_id: str = "",
         detail: str = "",
+        filled_at: datetime | None = None,
     ) -> Child:
         return replace(
             self,
@@ -81,6 +83,7 @@ class Child:
             received=received,
             order_id=order_id or self.order_id,
             detail=detail,
+            filled_at=filled_at,
         )
 
 

@@ -72,6 +72,7 @@ async def _on_server(
             filled=order.size.value,
             received=Decimal(0) if total is None else total.value,
             order_id=order_id,
+            filled_at=order.result.executed_at,
         )
     if status in ("canceled", "rejected"):
         journal.record_order(child.client_order_id, order)

@@ -779,7 +779,8 @@ class ChartPanel(QWidget):
                         price = child.filled / child.received
                     else:
                         price = child.received / child.filled
-                    at = (child.sent_at - offset).timestamp()
+                    # when it executed (the service's word), else when it was sent
+                    at = ((child.filled_at or child.sent_at) - offset).timestamp()
                     points.append((at, float(price), spec.side))  # pixels are not money
         self.marker_points = points
         palette = self._palette
