@@ -132,10 +132,13 @@ def test_a_stop_says_its_trigger_and_that_it_is_armed_here() -> None:
     assert "rises to 95000 or above" in (preview(up, TOP, None, now=NOW).trigger or "")
 
 
-def _parent(spec: AlgoSpec, children: list[Child], slices_sent: int) -> Parent:
+def _parent(
+    spec: AlgoSpec, children: list[Child], slices_sent: int, last_slice_at: datetime | None = NOW
+) -> Parent:
     parent = Parent("algo-1", spec, "acct", NOW, state="working")
     parent.children = children
     parent.slices_sent = slices_sent
+    parent.last_slice_at = last_slice_at
     return parent
 
 
@@ -143,7 +146,10 @@ def test_next_child_time_of_a_twap() -> None:
     spec = twap("1000", 4, "3")
     child = Child("c1", "algo-1", Decimal(250), Decimal(90100), NOW, None, "filled")
     assert next_child_at(_parent(spec, [child], 1)) == NOW + timedelta(seconds=60)
-    assert next_child_at(_parent(spec, [child], 2)) is None  # a skipped slice: not known
+    # a slice skipped (no price, beyond the limit) 60 s on: the next counts from it
+    skipped = _parent(spec, [child], 2, NOW + timedelta(seconds=60))
+    assert next_child_at(skipped) == NOW + timedelta(seconds=120)
+    assert next_child_at(_parent(spec, [child], 1, None)) is None  # restored: goes when resumed
     stopped = _parent(spec, [child], 1)
     stopped.state = "stopped"
     assert next_child_at(stopped) is None

@@ -417,6 +417,7 @@ class ExecutionEngine:
             elif isinstance(decision, Skip):
                 parent.slices_sent += 1
                 self._last_slice[parent.id] = self._monotonic()
+                parent.last_slice_at = self.server_now()
                 self._saved(parent)
                 self._say(LogLevel.INFO, parent, f"slice {parent.slices_sent}: {decision.why}")
             elif isinstance(decision, Finish):
@@ -500,6 +501,7 @@ class ExecutionEngine:
         if plan.slice:
             parent.slices_sent += 1
             self._last_slice[parent.id] = self._monotonic()
+            parent.last_slice_at = now
         if parent.arrival_mid is None:
             top = self.desk.session.market.snapshot.top(spec.pair)
             parent.arrival_mid = None if top is None else top.mid

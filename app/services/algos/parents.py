@@ -120,6 +120,9 @@ class Parent:
     fired: bool = False  # a trigger was crossed (its children may go)
     linked: str = ""  # a bracket's exits: the entry's id; the entry: ""
     slices_sent: int = 0  # TWAP slices decided (a slice with nothing to send counts)
+    #: When the last TWAP slice was decided, server time (to show the next one's; the engine
+    #: times slices on the monotonic clock).
+    last_slice_at: datetime | None = None
     #: Worked by another terminal process on this machine: shown, never worked here.
     elsewhere: bool = False
     # The children, by clientOrderId, and their sums kept as they change: every decision

@@ -217,13 +217,9 @@ def next_child_at(parent: Parent) -> datetime | None:
     if spec.kind == "twap":
         if parent.slices_sent >= spec.slices:
             return None
-        if parent.slices_sent == 0:
-            return None  # the first goes at once
-        slice_children = parent.children
-        if len(slice_children) != parent.slices_sent:
-            return None  # a slice was skipped: the engine counts from a time it keeps to itself
-        last = slice_children[-1].sent_at
-        return last + timedelta(seconds=slice_interval(spec, parent.slices_sent))
+        if parent.slices_sent == 0 or parent.last_slice_at is None:
+            return None  # the first goes at once (or, restored, at once when resumed)
+        return parent.last_slice_at + timedelta(seconds=slice_interval(spec, parent.slices_sent))
     if spec.kind == "credit_retry" and parent.children and not parent.busy:
         refused = parent.children[-1]
         return next_try(spec, refused.detail, refused.sent_at)
