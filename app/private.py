@@ -1,4 +1,4 @@
-"""Keeping the terminal's secrets private (issue 14): every file it creates is readable by its
+"""Keeping the terminal's secrets private: every file it creates is readable by its
 user only, core dumps (which would hold the password, its hash and tokens) are off, and a
 password read from the environment leaves the environment at once.
 
