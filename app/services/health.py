@@ -32,8 +32,11 @@ from app.services.poller import FeedStatus, Poller
 from app.services.tasks import Tasks, spawn
 
 STALE_FACTOR = 3.0
-OFFLINE_AFTER = 2  # misses in a row
-LIVE_AFTER = 2  # successes in a row, after a miss
+#: Failed polls of one feed in a row before it counts as failing: one bad answer (a number
+#: out of range, a garbled body) between good ones changes nothing, so the state cannot flap.
+BAD_READS = 2
+OFFLINE_AFTER = 5  # misses in a row across the feeds (each feed's first is forgiven)
+LIVE_AFTER = 2  # successes in a row, after a counted miss
 
 
 class Health(StrEnum):
@@ -99,13 +102,16 @@ def assess(feeds: list[FeedStatus], now: float, streak: Streak | None = None) ->
         words = login_lost(feed.last_error)
         if words is not None:
             return HealthState(Health.AUTH_EXPIRED, words, statuses)
-    failing = [f for f in feeds if f.failures > 0]
+    failing = [f for f in feeds if f.failures >= BAD_READS]
     if streak.misses >= OFFLINE_AFTER or (feeds and len(failing) == len(feeds)):
-        error = failing[0].last_error if failing else None
+        # The first feed's error (a stable reason: not whichever feed crossed the line last)
+        error = next((f.last_error for f in feeds if f.failures > 0), None)
         return HealthState(Health.OFFLINE, f"requests failing: {error}", statuses)
     if failing:
-        names = ", ".join(f.name for f in failing)
-        return HealthState(Health.DEGRADED, f"{names} failing: {failing[0].last_error}", statuses)
+        # The first failing feed names it (not the list, which grows feed by feed: the
+        # reason would change, and the state be announced again, with each one).
+        first = failing[0]
+        return HealthState(Health.DEGRADED, f"{first.name} failing: {first.last_error}", statuses)
     if all(f.last_ok is None for f in feeds):
         return HealthState(Health.CONNECTING, "waiting for the first data", statuses)
     stale = [
@@ -113,10 +119,9 @@ def assess(feeds: list[FeedStatus], now: float, streak: Streak | None = None) ->
     ]
     if stale:
         streak.hits = 0
-        names = ", ".join(f.name for f in stale)
         return HealthState(
             Health.DEGRADED,
-            f"{names}: no fresh data for over {STALE_FACTOR:g} poll intervals",
+            f"{stale[0].name}: no fresh data for over {STALE_FACTOR:g} poll intervals",
             statuses,
         )
     if streak.hits < LIVE_AFTER:
@@ -149,7 +154,8 @@ class HealthMonitor:
     def _on_status(self, status: FeedStatus) -> None:
         if status.failures > 0:
             self._streak.misses += 1
-            self._streak.hits = 0
+            if status.failures >= BAD_READS:  # a lone bad read does not restart the recovery
+                self._streak.hits = 0
         else:
             self._streak.misses = 0
             self._streak.hits += 1

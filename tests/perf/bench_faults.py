@@ -117,7 +117,9 @@ async def measure(rig: Rig, fault: str, cap: float = 30.0) -> Measured:
         await asyncio.to_thread(rig.switch_on, fault)
         offline = await _until(lambda: session.health.current.health == Health.OFFLINE, cap)
         await asyncio.sleep(1.0)  # a little longer in the fault: flapping would show
+        # state changes, not every new reason (which is published too, for the tooltip)
         during = [h for t, h in states if t >= on]
+        during = [h for i, h in enumerate(during) if h != (during[i - 1] if i else Health.LIVE)]
         degraded_at = next((t for t, h in states if t >= on and h != Health.LIVE), None)
         offline_at = next((t for t, h in states if t >= on and h == Health.OFFLINE), None)
         await asyncio.to_thread(rig.switch_off, fault)
