@@ -44,6 +44,7 @@ import platformdirs
 
 from app.domain import format_timestamp, parse_timestamp, utc_now
 from app.domain.records import Order
+from app.services.local_db import MEMORY, open_private, writing
 
 OPEN_STATUSES = ("sending", "unknown")
 #: The journal's columns from its first version on (``sent_at`` came later).
@@ -126,17 +127,9 @@ class OrderJournal:
         run it minutes off, as a machine's clock may be)."""
         self._now = now
         target = Path(path) if path is not None else default_path()
-        on_disk = str(target) != ":memory:"
-        if on_disk:
-            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            if not target.exists():
-                target.touch(mode=0o600)  # private before the first byte (issue 14)
-            target.chmod(0o600)
-        self._db = sqlite3.connect(str(target), isolation_level=None)
-        self._db.row_factory = sqlite3.Row
-        if on_disk:
-            self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.execute("PRAGMA synchronous = FULL")  # an entry must survive a crash
+        on_disk = str(target) != MEMORY
+        # FULL: an entry must survive a crash of the machine, not only of the terminal
+        self._db = open_private(target, synchronous="FULL")
         self._db.executescript(SCHEMA)
         columns = {row["name"] for row in self._db.execute("PRAGMA table_info(journal)")}
         if "sent_at" not in columns:
@@ -148,16 +141,6 @@ class OrderJournal:
 
     def close(self) -> None:
         self._db.close()
-
-    @contextmanager
-    def _write(self) -> Iterator[None]:
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
 
     def record_intent(
         self, client_order_id: str, kind: str, account: str, request: str | Mapping[str, Any]
@@ -172,7 +155,7 @@ class OrderJournal:
         else:
             text = json.dumps(request, default=_text)
         stamp = format_timestamp(self._now())
-        with self._write():
+        with writing(self._db):
             self._db.execute(
                 "INSERT INTO journal (client_order_id, kind, account, request, created_at, "
                 "status, updated_at) VALUES (?, ?, ?, ?, ?, 'sending', ?) "
@@ -192,7 +175,7 @@ class OrderJournal:
         server = "" if server_at is None else format_timestamp(server_at)
         self._db.execute("PRAGMA synchronous = NORMAL")
         try:
-            with self._write():
+            with writing(self._db):
                 self._db.execute(
                     "UPDATE journal SET sent_at = ?, sent_server_at = ? WHERE client_order_id = ?",
                     (stamp, server, client_order_id),
@@ -204,7 +187,7 @@ class OrderJournal:
         self, client_order_id: str, status: str, *, order_id: str = "", detail: str = ""
     ) -> None:
         stamp = format_timestamp(self._now())
-        with self._write():
+        with writing(self._db):
             self._db.execute(
                 "UPDATE journal SET status = ?, order_id = CASE WHEN ? = '' THEN order_id "
                 "ELSE ? END, detail = ?, updated_at = ? WHERE client_order_id = ?",
@@ -247,7 +230,7 @@ class OrderJournal:
             return 0
         self._db.execute("PRAGMA synchronous = NORMAL")
         try:
-            with self._write():
+            with writing(self._db):
                 before = self._db.total_changes
                 self._db.executemany(
                     "INSERT OR IGNORE INTO facts (subject, name, account, value, settled_at) "

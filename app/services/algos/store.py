@@ -15,9 +15,6 @@ or re-stated here.
 from __future__ import annotations
 
 import os
-import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
 
@@ -26,6 +23,7 @@ from app.domain.money import format_decimal
 from app.file_lock import try_lock
 from app.services.algos.parents import Child, Parent, ParentState
 from app.services.algos.specs import AlgoSpec
+from app.services.local_db import MEMORY, open_private, writing
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS parents (
@@ -60,22 +58,12 @@ def path_beside(journal: Path | None) -> Path | str:
 
 class AlgoStore:
     def __init__(self, path: Path | str) -> None:
-        on_disk = str(path) != ":memory:"
-        if on_disk:
-            target = Path(path)
-            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            if not target.exists():
-                target.touch(mode=0o600)  # private before the first byte
-            target.chmod(0o600)
-        self._db = sqlite3.connect(str(path), isolation_level=None)
-        self._db.row_factory = sqlite3.Row
-        if on_disk:
-            self._db.execute("PRAGMA journal_mode = WAL")
+        on_disk = str(path) != MEMORY
         # Not synced on every commit (a sync per child stalled the loop by milliseconds each):
         # a commit survives a crash of the terminal, and what an OS crash could lose of the
         # children, the journal — synced before each send, naming each child's parent in its
         # clientOrderId — gives back at restore.
-        self._db.execute("PRAGMA synchronous = NORMAL")
+        self._db = open_private(path, synchronous="NORMAL")
         self._db.executescript(SCHEMA)
         self.path = Path(path) if on_disk else None
         self._claims: dict[str, int] = {}  # parent id -> the open, locked file
@@ -114,19 +102,9 @@ class AlgoStore:
         self.release(parent_id)
         return False
 
-    @contextmanager
-    def _write(self) -> Iterator[None]:
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
-
     def save_parent(self, parent: Parent) -> None:
         """Insert or update the parent's own row (its children are added one by one)."""
-        with self._write():
+        with writing(self._db):
             self._save_parent(parent)
 
     def _save_parent(self, parent: Parent) -> None:
@@ -155,7 +133,7 @@ class AlgoStore:
         """The child and its parent's row as they are now, in one commit, before the child
         goes to the desk: a crash after this line leaves a child the journal may or may not
         know, and ``restore`` asks it."""
-        with self._write():
+        with writing(self._db):
             self._save_parent(parent)
             self._db.execute(
                 "INSERT INTO children (client_order_id, parent_id, size, limit_price, sent_at, "
