@@ -330,10 +330,11 @@ async def test_a_parent_is_worked_by_one_terminal_process_at_a_time(
     journal = tmp_path / "journal.db"
     user = await app_sandbox.new_client({"USD": "1000000", "BTC": "20"})
     async with open_desk(app_sandbox, journal, user) as first:
-        parent = first.engine.submit(twap("900", 9, seconds="8"))
+        # long enough that a busy machine opens the second terminal while the first works it
+        parent = first.engine.submit(twap("900", 9, seconds="16"))
         await until(lambda: any(c.status == "filled" for c in parent.children))
         async with open_desk(app_sandbox, journal, user) as second:
-            await until(lambda: parent.id in second.engine.parents)
+            await until(lambda: parent.id in second.engine.parents, timeout=30)
             shown = second.engine.parents[parent.id]
             assert shown.elsewhere and "another Tradeterm process" in shown.note
             for command in (second.engine.resume, second.engine.pause, second.engine.stop):
