@@ -29,6 +29,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from app.sandbox.config import CreditHours, SandboxConfig
+from app.sandbox.connections import HEADER_SECONDS, protocol_class
 from app.sandbox.keyfile import private_folder_for, rotate_key
 from app.sandbox.server import create_app
 from app.sandbox.store import DatabaseInUse
@@ -79,6 +80,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=5.0,
         metavar="SECONDS",
         help="a request body slower than this is cut with 408 (default 5)",
+    )
+    parser.add_argument(
+        "--header-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="a connection slower than this to send its request headers is closed (default 10)",
     )
     add_admin_arguments(parser)
 
@@ -136,7 +144,7 @@ def rotate(args: argparse.Namespace) -> int:
 
 
 def config_from(args: argparse.Namespace) -> SandboxConfig:
-    for name in ("token_ttl", "quote_ttl", "tick", "body_timeout"):
+    for name in ("token_ttl", "quote_ttl", "tick", "body_timeout", "header_timeout"):
         value = getattr(args, name)
         if not math.isfinite(value) or value <= 0:
             raise ValueError(f"--{name.replace('_', '-')} must be a positive number of seconds")
@@ -153,6 +161,7 @@ def config_from(args: argparse.Namespace) -> SandboxConfig:
         seed=args.seed,
         tick_seconds=args.tick,
         body_timeout=args.body_timeout,
+        header_timeout=args.header_timeout,
         admin_token=admin_token,
     )
 
@@ -202,11 +211,14 @@ def http_protocol() -> str:
 MAX_CONCURRENCY = 512
 
 
-def uvicorn_config(application: ASGIApp, keep_alive: float) -> uvicorn.Config:
+def uvicorn_config(
+    application: ASGIApp, keep_alive: float, header_seconds: float = HEADER_SECONDS
+) -> uvicorn.Config:
     """The sandbox's uvicorn settings (also the bench's hello-JSON ceiling's)."""
     return uvicorn.Config(
         application,
-        http=http_protocol(),
+        # a deadline for headers and a cap on connections waiting for them (connections.py)
+        http=protocol_class(http_protocol(), header_seconds=header_seconds),
         log_level="warning",
         access_log=False,
         lifespan="on",
@@ -230,7 +242,7 @@ async def serve(config: SandboxConfig, host: str, port: int) -> None:
     sock.bind((host, port))
     bound_port = sock.getsockname()[1]
     application = create_app(config)
-    server = _Server(uvicorn_config(application, config.keep_alive))
+    server = _Server(uvicorn_config(application, config.keep_alive, config.header_timeout))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     # uvicorn offers a flag, not an event, for "started"
     while not server.started and not task.done():  # noqa: ASYNC110

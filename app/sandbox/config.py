@@ -93,6 +93,8 @@ class SandboxConfig:
     login_window: float = 60.0
     #: Seconds a request's body may take to arrive after its headers before 408 (issue 15).
     body_timeout: float = 5.0
+    #: Seconds a connection may take to send a request's headers before it is closed.
+    header_timeout: float = 10.0
     #: Seconds an idle keep-alive connection stays open: above every client's and proxy's own
     #: idle limit (60 s is common), so the server never closes a connection a client reuses.
     keep_alive: float = 75.0

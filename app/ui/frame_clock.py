@@ -113,7 +113,10 @@ class FrameClock(QObject):
         now = self._clock()
         self._last = now
         self.frames += 1
-        while self._wanted and self._wanted[0] <= now + 0.001:  # served by this frame
+        # Only what is due now is served: a view compares its own deadline with ``now``, so a
+        # request dropped a hair early would leave that view waiting for a frame never asked
+        # for (a chart that stops drawing, a freshness deadline that never turns stale).
+        while self._wanted and self._wanted[0] <= now:
             heapq.heappop(self._wanted)
         alive = []
         for reference in list(self._subscribers):

@@ -1365,10 +1365,12 @@ def test_sandbox_parses_http_with_httptools_and_falls_back_to_h11(
 ) -> None:
     """httptools is a dependency (issue 16: h11 was a fifth of the CPU on top of book); without
     it the sandbox still serves, with h11."""
-    from app.sandbox import cli
+    from app.sandbox import cli, connections
 
     assert cli.http_protocol() == "httptools"
-    assert cli.uvicorn_config(lambda *_: None, 75).http == "httptools"  # type: ignore[arg-type]
+    protocol = cli.uvicorn_config(lambda *_: None, 75).http  # type: ignore[arg-type]
+    assert isinstance(protocol, type) and "HttpTools" in protocol.__name__
+    assert connections.protocol_class("h11").__mro__[1] is connections.HeaderDeadlineH11
     monkeypatch.setitem(sys.modules, "httptools", None)  # what an absent package looks like
     assert cli.http_protocol() == "h11"
 

@@ -269,6 +269,66 @@ def test_chunked_body_stops_being_read_at_the_cap(start: Start) -> None:
         assert http.get("/api/v1/identity/info").status_code == 200
 
 
+def closed_within(sock: socket.socket, seconds: float) -> float | None:
+    """Seconds until the server closed ``sock`` (``None`` if still open after ``seconds``)."""
+    started = time.monotonic()
+    sock.settimeout(seconds)
+    try:
+        while sock.recv(4096):
+            pass
+    except TimeoutError:
+        return None
+    except ConnectionResetError:
+        pass
+    return time.monotonic() - started
+
+
+def test_a_connection_slow_to_send_its_headers_is_closed_at_the_deadline(start: Start) -> None:
+    sandbox = start("--header-timeout", "1")
+    with httpx.Client(base_url=sandbox.url, timeout=10) as http:
+        first = http.get("/api/v1/identity/info")  # a connection kept alive between requests
+        started = time.monotonic()
+        trickling = raw_request(sandbox.url, "GET /api/v1/identity/info HTTP/1.1\r\n")
+        silent = raw_request(sandbox.url, "")
+        with trickling, silent:
+            trickling.sendall(b"Host: sandbox\r\n")  # more header lines do not move the deadline
+            assert closed_within(trickling, 10) is not None
+            assert closed_within(silent, 10) is not None
+        elapsed = time.monotonic() - started
+        # the idle kept-alive connection outlived the deadline: the next request reuses it
+        second = http.get("/api/v1/identity/info")
+        ports = {
+            answer.extensions["network_stream"].get_extra_info("client_addr")
+            for answer in (first, second)
+        }
+    print(json.dumps({"closed_after_s": round(elapsed, 3)}))
+    assert 1 <= elapsed < 8, elapsed  # the deadline, plus what a busy machine adds
+    assert first.status_code == second.status_code == 200
+    assert len(ports) == 1, ports
+
+
+def test_slow_connections_do_not_starve_a_real_request(start: Start) -> None:
+    """Six hundred connections that never finish their headers (beyond uvicorn's 512 limit,
+    which answered a real request with 503): the oldest are closed as new ones wait, and a real
+    request is answered at once."""
+    sandbox = start("--header-timeout", "60")
+    slow = [raw_request(sandbox.url, "GET / HTTP/1.1\r\nHost: sandbox\r\n") for _ in range(600)]
+    try:
+        with httpx.Client(base_url=sandbox.url, timeout=10) as http:
+            started = time.monotonic()
+            answer = http.get("/api/v1/identity/info")
+            elapsed = time.monotonic() - started
+        assert answer.status_code == 200, answer.text
+        # the first ones waited longest: they were closed to make room (600 - 256 at least)
+        assert closed_within(slow[0], 5) is not None
+        assert closed_within(slow[300], 5) is not None
+        assert closed_within(slow[-1], 0.2) is None  # the newest still waits for its headers
+        print(json.dumps({"real_request_s": round(elapsed, 3)}))
+    finally:
+        for sock in slow:
+            sock.close()
+
+
 # -- secrets at rest ---------------------------------------------------------------------------
 
 

@@ -78,3 +78,20 @@ def test_a_destroyed_subscriber_is_dropped_and_a_failing_one_does_not_starve_oth
         sys.excepthook = hook
     assert len(kept.times) == 1 and len(errors) == 1
     assert gone.times == []  # a deleted widget is never called
+
+
+def test_a_frame_that_comes_a_hair_early_keeps_the_later_request(qtbot: QtBot) -> None:
+    """Another view's frame just before a deadline must not swallow the deadline's frame:
+    a view that checks ``now >= due`` would otherwise wait forever."""
+    now = [10.0]
+    clock = FrameClock(clock=lambda: now[0])
+    counter = Counter()
+    clock.listen(counter.on_frame)
+    clock.request(0.250)  # due at 10.250
+    now[0] = 10.2495  # half a millisecond early (another view's frame)
+    clock.frame()
+    still_asked = clock.active  # the deadline's frame is still asked for
+    now[0] = 10.250
+    clock.frame()
+    assert (still_asked, clock.active) == (True, False)
+    assert counter.times == [10.2495, 10.250]
