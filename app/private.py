@@ -9,6 +9,7 @@ tightens the terminal's own files and folders that an older version created more
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import sys
@@ -24,6 +25,8 @@ ENV_PASSWORD = ENV_LOGIN[2]
 #: The file descriptor to read the login password from (a pipe, say), instead of the
 #: variable: nothing of it is ever in the environment.
 ENV_PASSWORD_FD = "TRADETERM_PASSWORD_FD"  # noqa: S105 - the variable's name
+#: The longest password line read from ``TRADETERM_PASSWORD_FD``.
+MAX_PASSWORD_BYTES = 4096
 #: prctl(2): whether the process may be dumped or traced by its user (gcore, ptrace).
 PR_SET_DUMPABLE = 4
 
@@ -63,28 +66,38 @@ def private_folder(path: Path) -> Path:
 
 
 def take_env_login() -> tuple[str, str, str, str] | None:
-    """The four ``TRADETERM_*`` login values when all are set (the password from
-    ``take_password``: it leaves the environment as it is read)."""
+    """The four ``TRADETERM_*`` login values when all are set, the password as its SHA-256 hex
+    (``take_password_digest``: it leaves the environment as it is read, never as a string)."""
     url, user, _, account = (os.environ.get(key, "") for key in ENV_LOGIN)
-    password = take_password()
-    if not (url and user and password and account):
+    digest = take_password_digest()
+    if not (url and user and digest and account):
         return None
-    return url, user, password, account
+    return url, user, digest, account
 
 
-def take_password() -> str:
-    """The login password: read from the file descriptor ``TRADETERM_PASSWORD_FD`` names (its
-    first line; the descriptor is closed), else from ``TRADETERM_PASSWORD``. Either way the
-    variable is erased — its bytes in the process's original environment block overwritten,
-    not only dropped from ``os.environ``, which would leave them in ``/proc/self/environ`` and
-    in a core for the whole session — and never passed to a child. "" when neither is set."""
-    password = os.environ.get(ENV_PASSWORD, "")
-    scrub_environment(ENV_PASSWORD)
+def take_password_digest() -> str:
+    """The login password's SHA-256 hex (what the service takes), "" when none is given.
+
+    Read from the file descriptor ``TRADETERM_PASSWORD_FD`` names (its first line; the
+    descriptor is closed), else from ``TRADETERM_PASSWORD``. The plain bytes are hashed where
+    they are and wiped — never decoded to a string, which Python can neither wipe nor free
+    wiped, and never in a buffer that grows (a move leaves the old copy behind) — and the
+    variable is erased: its bytes in the process's original environment block and the
+    interpreter's copy of them overwritten, so neither ``/proc/self/environ`` nor a core holds
+    the password for the session, and no child inherits it."""
+    buffer = _take_env_bytes(ENV_PASSWORD)
+    length = len(buffer)
     descriptor = os.environ.pop(ENV_PASSWORD_FD, "").strip()
     if descriptor.isdigit():
-        with os.fdopen(int(descriptor), encoding="utf-8") as source:
-            password = source.readline().rstrip("\r\n")
-    return password
+        _wipe(buffer)
+        buffer, length = _read_line(int(descriptor))
+    try:
+        if not length:
+            return ""
+        with memoryview(buffer) as view:
+            return hashlib.sha256(view[:length]).hexdigest()
+    finally:
+        _wipe(buffer)
 
 
 def scrub_environment(key: str) -> None:
@@ -100,3 +113,52 @@ def scrub_environment(key: str) -> None:
         if address:
             ctypes.memset(address, 0, len(ctypes.string_at(address)))
     os.environ.pop(key, None)
+
+
+def _take_env_bytes(key: str) -> bytearray:
+    """``key``'s value as a wipeable copy; the variable scrubbed everywhere it lived."""
+    value = os.environb.get(key.encode()) if sys.platform != "win32" else None
+    copy = bytearray(value) if value is not None else bytearray(os.environ.get(key, "").encode())
+    scrub_environment(key)
+    if value is not None:
+        _wipe_bytes(value)
+    return copy
+
+
+def _read_line(descriptor: int) -> tuple[bytearray, int]:
+    """A buffer holding the first line of ``descriptor`` (without its line end) and that
+    line's length; the descriptor is closed. Read straight into one fixed buffer."""
+    buffer = bytearray(MAX_PASSWORD_BYTES)
+    filled = 0
+    try:
+        with memoryview(buffer) as view:
+            while filled < len(buffer) and buffer.find(b"\n", 0, filled) < 0:
+                count = os.readv(descriptor, [view[filled:]])
+                if count == 0:
+                    break
+                filled += count
+    finally:
+        os.close(descriptor)
+    end = buffer.find(b"\n", 0, filled)
+    length = filled if end < 0 else end
+    if length and buffer[length - 1] == ord("\r"):
+        length -= 1
+    return buffer, length
+
+
+def _wipe(buffer: bytearray) -> None:
+    buffer[:] = bytes(len(buffer))
+
+
+def _wipe_bytes(value: bytes) -> None:
+    """Overwrite the interpreter's own ``bytes`` object holding a secret, when nothing else can
+    see it. CPython allocates ``os.environ``'s values at start-up and, dropped, their memory is
+    reused unwiped; a ``bytes`` object is immutable only by convention at this level, and one
+    only this call refers to is never read again. Short values are skipped: CPython shares
+    one-byte objects."""
+    # references: the caller's variable, this parameter and getrefcount's own argument
+    if sys.implementation.name != "cpython" or len(value) < 2 or sys.getrefcount(value) > 3:
+        return
+    import ctypes
+
+    ctypes.memset(id(value) + bytes.__basicsize__ - 1, 0, len(value))

@@ -1,6 +1,6 @@
 """The service's HTTP client: one httpx.AsyncClient, one method per operation, typed errors."""
 
-from app.api.auth import Credentials, password_digest
+from app.api.auth import Credentials, HashedPassword, Password, password_digest
 from app.api.backoff import RetryPolicy
 from app.api.client import ServiceClient, new_client_order_id
 from app.api.clock import ServerClock
@@ -32,6 +32,7 @@ __all__ = [
     "Credentials",
     "CreditNotAvailable",
     "Forbidden",
+    "HashedPassword",
     "InsufficientFunds",
     "InvalidRequest",
     "LoginExpired",
@@ -40,6 +41,7 @@ __all__ = [
     "NotFound",
     "NotSent",
     "OutcomeUnknown",
+    "Password",
     "RateLimited",
     "Refused",
     "RequestTimeout",

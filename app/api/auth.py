@@ -29,6 +29,21 @@ def password_digest(plain: str) -> str:
 
 
 @dataclass(frozen=True)
+class HashedPassword:
+    """A password hashed where it came in (the environment, a file descriptor), so its plain
+    text never became a Python string the process keeps or frees unwiped."""
+
+    hex: str = field(repr=False)
+
+    def __repr__(self) -> str:
+        return "HashedPassword(***)"
+
+
+#: What a login takes: the plain password (hashed at once) or one already hashed.
+Password = str | HashedPassword
+
+
+@dataclass(frozen=True)
 class Credentials:
     user: str
     account: str
@@ -37,6 +52,12 @@ class Credentials:
     @classmethod
     def from_plain(cls, user: str, plain_password: str, account: str) -> Credentials:
         return cls(user, account, password_digest(plain_password))
+
+    @classmethod
+    def of(cls, user: str, password: Password, account: str) -> Credentials:
+        if isinstance(password, HashedPassword):
+            return cls(user, account, password.hex)
+        return cls.from_plain(user, password, account)
 
     def __repr__(self) -> str:
         return f"Credentials(user={self.user!r}, account={self.account!r}, digest=***)"

@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-from app.api.auth import Credentials, Token
+from app.api.auth import Credentials, Password, Token
 from app.api.backoff import RetryPolicy, parse_retry_after
 from app.api.clock import ServerClock
 from app.api.errors import (
@@ -149,9 +149,9 @@ class ServiceClient:
     def token_seconds_left(self) -> float | None:
         return None if self._token is None else self._token.seconds_left()
 
-    async def login(self, user: str, password: str, account: str) -> None:
-        """Log in with the plain password (hashed here, then forgotten)."""
-        await self.login_with(Credentials.from_plain(user, password, account))
+    async def login(self, user: str, password: Password, account: str) -> None:
+        """Log in with the plain password (hashed here, then forgotten) or a hashed one."""
+        await self.login_with(Credentials.of(user, password, account))
 
     async def login_with(self, credentials: Credentials) -> None:
         self._credentials = credentials

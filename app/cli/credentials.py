@@ -12,8 +12,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from app.api import HashedPassword, Password
 from app.cli.errors import UsageError
-from app.private import take_password
+from app.private import take_password_digest
 
 BASE_URL = "TRADETERM_BASE_URL"
 USER = "TRADETERM_USER"
@@ -24,7 +25,7 @@ ACCOUNT = "TRADETERM_ACCOUNT"
 @dataclass(frozen=True)
 class Login:
     user: str
-    password: str = field(repr=False)
+    password: Password = field(repr=False)
     account: str
 
 
@@ -40,12 +41,13 @@ class Source:
     def value(self, name: str) -> str:
         return self.env.get(name, "").strip()
 
-    def password(self) -> str:
+    def password(self) -> Password:
         """The environment's password, taken: from the process's own environment it is
-        erased as it is read (``app.private.take_password``, which also reads a file
-        descriptor named by ``TRADETERM_PASSWORD_FD``)."""
+        hashed and erased as it is read, never a string (``app.private.take_password_digest``,
+        which also reads a file descriptor named by ``TRADETERM_PASSWORD_FD``)."""
         if self.env is os.environ:
-            return take_password()
+            digest = take_password_digest()
+            return HashedPassword(digest) if digest else ""
         return self.env.get(PASSWORD, "")
 
 

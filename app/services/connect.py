@@ -11,9 +11,11 @@ from collections.abc import Sequence
 
 from app.api import (
     ClientSettings,
+    HashedPassword,
     LoginThrottled,
     NetworkError,
     NotSent,
+    Password,
     RequestTimeout,
     ServiceClient,
     ServiceError,
@@ -22,6 +24,9 @@ from app.api import (
 from app.services.log_events import LogLevel
 from app.services.session import Environment, FeedIntervals, TerminalSession
 from app.services.terminal import Terminal
+
+#: The UI names a hashed password without importing the client.
+__all__ = ["HashedPassword", "LoginFailed", "Password", "connect", "log_in_again"]
 
 
 class LoginFailed(Exception):
@@ -36,19 +41,20 @@ class LoginFailed(Exception):
 async def connect(
     base_url: str,
     user: str,
-    password: str,
+    password: Password,
     account: str,
     *,
     sandbox: bool = False,
     intervals: FeedIntervals | None = None,
     watchlist: Sequence[str] | None = None,
 ) -> Terminal:
-    """Log in (the plain password is hashed by the client and not kept) and return the
+    """Log in (a plain password is hashed by the client and not kept) and return the
     terminal of that login, not started yet."""
+    plain = password.hex if isinstance(password, HashedPassword) else password
     for name, value in (
         ("service URL", base_url),
         ("user", user),
-        ("password", password),
+        ("password", plain),
         ("account", account),
     ):
         if not value.strip():

@@ -43,7 +43,7 @@ from app import logs, resources
 from app.domain.display import Precision
 from app.private import take_env_login
 from app.services.audit_trail import AuditTrail
-from app.services.connect import LoginFailed, connect
+from app.services.connect import HashedPassword, LoginFailed, Password, connect
 from app.services.desks import TradingDesks
 from app.services.sandbox_child import SandboxChild, SandboxStartFailed
 from app.services.terminal import Terminal
@@ -251,7 +251,8 @@ async def _main(options: LaunchOptions) -> int:
                 raise Failed(str(exc)) from None
             terminal = await _login(url, "demo", "demo", "demo", sandbox=True)
         elif env_login is not None:
-            terminal = await _login(*env_login, sandbox=False)
+            url, user, digest, account = env_login
+            terminal = await _login(url, user, HashedPassword(digest), account, sandbox=False)
         else:
             child = SandboxChild(options.sandbox_db)
             terminal = await _dialog_login(settings, child)
@@ -293,7 +294,9 @@ async def _main(options: LaunchOptions) -> int:
             await child.stop()
 
 
-async def _login(url: str, user: str, password: str, account: str, *, sandbox: bool) -> Terminal:
+async def _login(
+    url: str, user: str, password: Password, account: str, *, sandbox: bool
+) -> Terminal:
     try:
         return await connect(url, user, password, account, sandbox=sandbox)
     except LoginFailed as exc:

@@ -326,6 +326,7 @@ class LoginDialog(QDialog):
             raise
         self._set_busy(False)
         self._login_task = None
+        self.password_edit.clear()  # the client keeps only the hash; the dialog keeps nothing
         self.loggedIn.emit(terminal)
         self.accept()
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import mmap
 import os
 import re
+import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -164,3 +168,63 @@ def test_a_debug_session_logs_no_password_hash_or_token(
         assert secret not in text
     assert "eyJ" not in text  # no JWT at all (header of any token)
     assert "Bearer" not in text
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("gcore") is None, reason="gcore (gdb) is not installed")
+def test_a_core_of_the_logged_in_terminal_holds_no_password(
+    sandbox: SandboxProcess, clean_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The terminal logged in from the environment, stopped once it shows prices and dumped with
+    gcore (as root can, though the process is not dumpable): the plain password is nowhere in
+    its memory, in any encoding; the hash the service takes is there (re-logins need it)."""
+    password = "Corr3ct-Horse-" + os.urandom(8).hex()
+    user = "core-check-" + os.urandom(4).hex()
+    add_client(sandbox, user, password, {"USD": "1000"})
+    env = {
+        **clean_env,
+        "TRADETERM_BASE_URL": sandbox.url,
+        "TRADETERM_USER": user,
+        "TRADETERM_PASSWORD": password,
+        "TRADETERM_ACCOUNT": f"acct-{user}",
+    }
+    terminal = subprocess.Popen(
+        [sys.executable, "-m", "app", "--smoke-test"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    try:
+        assert terminal.stdout is not None and terminal.stderr is not None
+        line = terminal.stdout.readline()  # the first smoke-test line: logged in, prices shown
+        assert line.startswith(b"smoke test:"), line + terminal.stderr.read()
+        terminal.send_signal(signal.SIGSTOP)
+        dumped = subprocess.run(
+            [str(shutil.which("gcore")), "-o", str(tmp_path / "core"), str(terminal.pid)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        cores = list(tmp_path.glob("core.*"))
+        if not cores:
+            pytest.skip(f"gcore could not dump the terminal (not dumpable): {dumped.stderr[-200:]}")
+        with (
+            cores[0].open("rb") as file,
+            mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as core,
+        ):
+            found = {
+                encoding: core.find(password.encode(encoding)) >= 0
+                for encoding in ("utf-8", "utf-16-le", "utf-32-le")
+            }
+            hashed = core.find(digest(password).encode()) >= 0
+            size_mib = core.size() >> 20
+    finally:
+        terminal.send_signal(signal.SIGCONT)
+        terminal.communicate(timeout=60)
+        for core_file in tmp_path.glob("core.*"):
+            core_file.unlink()  # a gigabyte
+    print(json.dumps({"core_mib": size_mib, "password_found": found}))
+    assert found == {"utf-8": False, "utf-16-le": False, "utf-32-le": False}
+    assert hashed

@@ -3,6 +3,7 @@ terminal's process writes no core dump and creates private files."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -16,7 +17,8 @@ from app.private import ENV_LOGIN, keep_private, take_env_login
 def test_the_environment_password_is_gone_once_read(monkeypatch: pytest.MonkeyPatch) -> None:
     for key, value in zip(ENV_LOGIN, ("http://x", "alice", "s3cret", "acct"), strict=True):
         monkeypatch.setenv(key, value)
-    assert take_env_login() == ("http://x", "alice", "s3cret", "acct")
+    digest = hashlib.sha256(b"s3cret").hexdigest()
+    assert take_env_login() == ("http://x", "alice", digest, "acct")
     assert "TRADETERM_PASSWORD" not in os.environ
     assert take_env_login() is None  # nothing to log in with a second time
 
@@ -52,6 +54,7 @@ def test_files_an_older_version_left_open_are_tightened(tmp_path: Path) -> None:
 
 
 SECRET = "correct-horse-battery-staple-31337"
+DIGEST = hashlib.sha256(SECRET.encode()).hexdigest()
 
 
 def run_python(script: str, env: dict[str, str], **options: object) -> str:
@@ -73,25 +76,25 @@ def test_the_password_leaves_the_processs_own_environment_block() -> None:
     """Not only ``os.environ``: the block the process started with, which /proc/self/environ
     and a core show, no longer holds it once taken."""
     script = (
-        "from app.private import take_password\n"
+        "from app.private import take_password_digest\n"
         "before = open('/proc/self/environ', 'rb').read()\n"
         f"print({SECRET!r}.encode() in before)\n"
-        "print(take_password())\n"
+        "print(take_password_digest())\n"
         "after = open('/proc/self/environ', 'rb').read()\n"
         f"print({SECRET!r}.encode() in after)\n"
     )
     lines = run_python(script, {"TRADETERM_PASSWORD": SECRET}).splitlines()
-    assert lines == ["True", SECRET, "False"]
+    assert lines == ["True", DIGEST, "False"]
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="pipes as descriptors, Linux's /proc")
 def test_the_password_can_come_from_a_descriptor_and_never_be_in_the_environment() -> None:
     read, write = os.pipe()
-    os.write(write, f"{SECRET}\n".encode())
+    os.write(write, f"{SECRET}\r\nthe next line is not read\n".encode())
     os.close(write)
     script = (
-        "from app.private import take_password\n"
-        "print(take_password())\n"
+        "from app.private import take_password_digest\n"
+        "print(take_password_digest())\n"
         f"print({SECRET!r}.encode() in open('/proc/self/environ', 'rb').read())\n"
     )
     try:
@@ -100,7 +103,7 @@ def test_the_password_can_come_from_a_descriptor_and_never_be_in_the_environment
         ).splitlines()
     finally:
         os.close(read)
-    assert lines == [SECRET, "False"]
+    assert lines == [DIGEST, "False"]
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="prctl is Linux's")
@@ -112,3 +115,4 @@ def test_the_terminal_process_is_not_dumpable() -> None:
         "print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))\n"  # PR_GET_DUMPABLE
     )
     assert run_python(script, {}).strip() == "0"
+
