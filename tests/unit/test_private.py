@@ -115,4 +115,3 @@ def test_the_terminal_process_is_not_dumpable() -> None:
         "print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))\n"  # PR_GET_DUMPABLE
     )
     assert run_python(script, {}).strip() == "0"
-
