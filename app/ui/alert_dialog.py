@@ -105,7 +105,11 @@ class AlertDialog(QDialog):
         form.addRow("&Pair", self.pair)
         form.addRow("P&rice", self.source)
         form.addRow("&When", self.condition)
-        form.addRow("&Level", level_row)
+        # a row holding a layout gets a label without a buddy, which shows its "&" as text
+        level_label = QLabel("&Level", self)
+        level_label.setObjectName("alertLevelLabel")
+        level_label.setBuddy(self.level)
+        form.addRow(level_label, level_row)
         form.addRow("&Fires", self.repeat)
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self

@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QMenu, QToolBar, QToolButton, QWidget
+from PySide6.QtWidgets import QApplication, QLabel, QMenu, QToolBar, QToolButton, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.domain.alerts import Condition, PriceAlert, PriceSource, Repeat, new_alert_id
@@ -155,6 +155,13 @@ def test_an_alert_is_made_from_the_watchlist_row_menu_and_bad_levels_are_refused
     )
     assert alerts.model.rowCount() == 0
 
+    label = dialog.findChild(QLabel, "alertLevelLabel")
+    assert label is not None and label.buddy() is dialog.level  # "&Level" is Alt+L, not text
+    dialog.activateWindow()
+    qtbot.waitUntil(dialog.isActiveWindow)  # a mnemonic is a shortcut of the active window
+    dialog.condition.setFocus()
+    QTest.keyClick(dialog.condition, Qt.Key.Key_L, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(dialog.level.hasFocus)
     dialog.condition.setFocus()
     QTest.keyClick(dialog.condition, Qt.Key.Key_Down)  # At or above -> At or below
     assert dialog.condition.currentText() == "At or below"
