@@ -7,6 +7,7 @@ root, ``app.services.terminal``), or a ``LoginFailed`` whose message a trader ca
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from app.api import (
@@ -26,16 +27,32 @@ from app.services.session import Environment, FeedIntervals, TerminalSession
 from app.services.terminal import Terminal
 
 #: The UI names a hashed password without importing the client.
-__all__ = ["HashedPassword", "LoginFailed", "Password", "connect", "log_in_again"]
+__all__ = [
+    "HashedPassword",
+    "LoginFailed",
+    "Password",
+    "connect",
+    "log_in_again",
+    "throttle_words",
+]
 
 
 class LoginFailed(Exception):
     """Why the login did not work, in words for the login dialog; ``field`` names the input
     to correct ("url", "user", "password", "account") when one is at fault."""
 
-    def __init__(self, message: str, field: str = "") -> None:
+    def __init__(self, message: str, field: str = "", *, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.field = field
+        #: Seconds the service asked to wait before the next login (a throttle), if it said.
+        self.retry_after = retry_after
+
+
+def throttle_words(seconds_left: float) -> str:
+    """A login throttle in words, as it counts down to the moment a login may be tried."""
+    if seconds_left <= 0:
+        return "You can log in again now."
+    return f"Too many logins: try again in {math.ceil(seconds_left)} s."
 
 
 async def connect(
@@ -71,7 +88,7 @@ async def connect(
         raise LoginFailed("Wrong user or password.", field="password") from None
     except ServiceError as exc:
         await client.aclose()
-        raise LoginFailed(*_explain(exc, base_url, account)) from None
+        raise LoginFailed(*_explain(exc, base_url, account), retry_after=_wait(exc)) from None
     except BaseException:  # cancelled (the dialog closed): do not leak the connection pool
         await client.aclose()
         raise
@@ -90,8 +107,13 @@ async def log_in_again(session: TerminalSession, password: str) -> None:
     except Unauthorized:
         raise LoginFailed("Wrong password.", field="password") from None
     except ServiceError as exc:
-        raise LoginFailed(*_explain(exc, environment.base_url, environment.account)) from None
+        explained = _explain(exc, environment.base_url, environment.account)
+        raise LoginFailed(*explained, retry_after=_wait(exc)) from None
     session.log(LogLevel.INFO, f"logged in again as {environment.user}; the feeds resume")
+
+
+def _wait(exc: ServiceError) -> float | None:
+    return exc.retry_after if isinstance(exc, LoginThrottled) else None
 
 
 def _explain(exc: ServiceError, base_url: str, account: str) -> tuple[str, str]:
@@ -115,7 +137,7 @@ def _explain(exc: ServiceError, base_url: str, account: str) -> tuple[str, str]:
     if isinstance(exc, LoginThrottled):
         if exc.retry_after is None:
             return "Too many logins: wait a minute and try again.", ""
-        return f"Too many logins: try again in {exc.retry_after:.0f} s.", ""
+        return throttle_words(exc.retry_after), ""
     if exc.status == 429:
         return "Too many requests; wait a minute and try again.", ""
     return f"The service refused the login: {exc}", ""

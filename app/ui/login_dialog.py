@@ -34,8 +34,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.services.connect import LoginFailed, connect
+from app.services.connect import LoginFailed, connect, throttle_words
 from app.services.terminal import Terminal
+from app.ui.frame_clock import FrameClock
+from app.ui.level_text import show_level
+from app.ui.login_wait import LoginWait
 from app.ui.notices import notice_colours
 from app.ui.palette import TradePalette, current_palette
 from app.ui.preferences import Preferences
@@ -101,6 +104,7 @@ class LoginDialog(QDialog):
         *,
         sandbox_url: str | None = None,
         keyring: KeyringLike | None = None,
+        frames: FrameClock | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Log in to Tradeterm")
@@ -176,6 +180,12 @@ class LoginDialog(QDialog):
         layout.addWidget(self.buttons)
 
         self.login_button.setDefault(True)  # now that it is in the dialog (it draws as such)
+        self.wait = LoginWait(
+            self.error_label,
+            self.login_button,
+            lambda: show_level(self.error_label, throttle_words(0), "success"),
+            frames,
+        )
         self._prefill()
         self.environment_combo.currentIndexChanged.connect(self._environment_changed)
 
@@ -292,8 +302,9 @@ class LoginDialog(QDialog):
     # -- the login ----------------------------------------------------------------------------
 
     def start_login(self) -> None:
-        """Start one login (Log in / Enter); ignored while one is running."""
-        if self.login_in_flight:
+        """Start one login (Log in / Enter); ignored while one is running or while the service's
+        throttle is counted down (a login then would only be refused again)."""
+        if self.login_in_flight or self.wait.waiting:
             return
         entered = self._entered()
         self._set_busy(True)
@@ -310,7 +321,7 @@ class LoginDialog(QDialog):
                 sandbox=entered.environment == SANDBOX,
             )
         except LoginFailed as exc:
-            self._failed(str(exc))
+            self._failed(str(exc), exc.retry_after)
             return
         except Exception as exc:
             # Never the password: connect() does not put it in any message.
@@ -344,12 +355,15 @@ class LoginDialog(QDialog):
         else:
             await self._vault.forget(entered.user, entered.base_url)
 
-    def _failed(self, message: str) -> None:
+    def _failed(self, message: str, retry_after: float | None = None) -> None:
         self._login_task = None
         self._set_busy(False)
         self.error_label.setText(message)
+        self.error_label.setProperty("level", "error")
         self.error_label.setStyleSheet(error_css(current_palette()))
         self.error_label.show()
+        if retry_after is not None:
+            self.wait.start(retry_after)  # counted down; Log in held until it ends
         field = self._field_for(message)
         field.setFocus(Qt.FocusReason.OtherFocusReason)
         if isinstance(field, QLineEdit):
@@ -371,7 +385,7 @@ class LoginDialog(QDialog):
         return self.password_edit
 
     def _set_busy(self, busy: bool) -> None:
-        self.login_button.setEnabled(not busy)
+        self.login_button.setEnabled(not busy and not self.wait.waiting)
         self.busy_label.setText("Logging in…")
         self.busy_row.setVisible(busy)
         for widget in (

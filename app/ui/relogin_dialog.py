@@ -22,10 +22,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.services.connect import LoginFailed
+from app.services.connect import LoginFailed, throttle_words
 from app.services.health import Health
 from app.ui.bridge import SessionBridge
-from app.ui.level_text import error_line
+from app.ui.frame_clock import FrameClock
+from app.ui.level_text import error_line, show_level
+from app.ui.login_wait import LoginWait
 from app.ui.tasks import TaskOwner
 
 log = logging.getLogger("tradeterm.ui")
@@ -60,7 +62,13 @@ def duration_words(seconds: float) -> str:
 class ReloginDialog(QDialog):
     loggedIn = Signal()
 
-    def __init__(self, bridge: SessionBridge, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        bridge: SessionBridge,
+        parent: QWidget | None = None,
+        *,
+        frames: FrameClock | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("reloginDialog")
         self.setWindowTitle("Log in again")
@@ -85,6 +93,12 @@ class ReloginDialog(QDialog):
         )
         self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         self.login_button.setDefault(True)
+        self.wait = LoginWait(
+            self.error_label,
+            self.login_button,
+            lambda: show_level(self.error_label, throttle_words(0), "success"),
+            frames,
+        )
         self.buttons.accepted.connect(self.start_login)
         self.buttons.rejected.connect(self.reject)
         form = QFormLayout()
@@ -98,8 +112,8 @@ class ReloginDialog(QDialog):
         self.password_edit.setFocus()
 
     def start_login(self) -> None:
-        """Log in / Enter: one attempt at a time."""
-        if self.in_flight:
+        """Log in / Enter: one attempt at a time, none while a throttle is counted down."""
+        if self.in_flight or self.wait.waiting:
             return
         self.in_flight = True
         self.login_button.setEnabled(False)
@@ -110,7 +124,7 @@ class ReloginDialog(QDialog):
         try:
             await self._bridge.log_in_again(password)
         except LoginFailed as exc:
-            self._failed(str(exc))
+            self._failed(str(exc), exc.retry_after)
             return
         except Exception as exc:  # never a traceback for the trader; the log has it
             log.error("Logging in again failed unexpectedly", exc_info=exc)
@@ -118,11 +132,13 @@ class ReloginDialog(QDialog):
             return
         finally:
             self.in_flight = False
-            self.login_button.setEnabled(True)
+            self.login_button.setEnabled(not self.wait.waiting)
         self.loggedIn.emit()
         self.accept()
 
-    def _failed(self, message: str) -> None:
-        self.error_label.setText(message)
+    def _failed(self, message: str, retry_after: float | None = None) -> None:
+        show_level(self.error_label, message, "error")
         self.error_label.show()
+        if retry_after is not None:
+            self.wait.start(retry_after)  # counted down; Log in held until it ends
         self.password_edit.setFocus()

@@ -24,11 +24,12 @@ from pytestqt.qtbot import QtBot
 from app.services.session import TerminalSession
 from app.services.terminal import Terminal
 from app.ui import login_dialog
+from app.ui.frame_clock import FrameClock
 from app.ui.login_dialog import LoginDialog, ask_login, error_css
 from app.ui.qt import QEventLoop
 from app.ui.secrets import SERVICE_NAME, system_keyring
 from app.ui.theme import apply_theme, trade_palette
-from tests.harness import SandboxProcess, add_client, digest
+from tests.harness import Faults, SandboxProcess, add_client, digest
 from tests.ui.conftest import run
 
 LOGIN_TIMEOUT_MS = 15_000
@@ -211,6 +212,47 @@ def test_wrong_password_is_said_and_everything_is_kept(
     dialog.password_edit.setText(trader.password)
     terminal = log_in(qtbot, dialog)
     assert terminal.session.environment.account == trader.account
+    run(qtbot, terminal.aclose())
+
+
+def test_a_login_throttle_counts_down_and_holds_log_in_until_it_ends(
+    qtbot: QtBot, qloop: QEventLoop, settings: QSettings, sandbox: SandboxProcess, trader: Trader
+) -> None:
+    now = [100.0]
+    frames = FrameClock(clock=lambda: now[0])
+    dialog = LoginDialog(settings, keyring=MemoryKeyring(), frames=frames)
+    qtbot.addWidget(dialog)
+    dialog.open()
+    fill(dialog, sandbox.url, trader.user, trader.password, trader.account)
+    faults = Faults(sandbox)
+    faults({"kind": "retry_after", "retryAfter": 3, "path": r"^/api/v1/identity/jwt$"})
+    try:
+        QTest.mouseClick(dialog.login_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: not dialog.login_in_flight, timeout=LOGIN_TIMEOUT_MS)
+    finally:
+        faults.clear()
+    assert dialog.error_label.text() == "Too many logins: try again in 3 s."
+    assert not dialog.login_button.isEnabled()
+    QTest.keyClick(dialog.password_edit, Qt.Key.Key_Return)  # Enter during the wait: no login
+    assert not dialog.login_in_flight
+    seen = []
+    for moment in (100.5, 101.0, 102.0, 102.9):
+        now[0] = moment
+        frames.frame()
+        seen.append(dialog.error_label.text())
+    assert seen == [
+        "Too many logins: try again in 3 s.",
+        "Too many logins: try again in 2 s.",
+        "Too many logins: try again in 1 s.",
+        "Too many logins: try again in 1 s.",
+    ]
+    assert not dialog.login_button.isEnabled()
+    now[0] = 103.0
+    frames.frame()
+    assert dialog.error_label.text() == "You can log in again now."
+    assert dialog.login_button.isEnabled()
+    assert values(dialog) == (sandbox.url, trader.user, trader.password, trader.account)
+    terminal = log_in(qtbot, dialog)  # and the same values log in
     run(qtbot, terminal.aclose())
 
 

@@ -9,7 +9,9 @@ from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
 from app.services.health import Health
+from app.ui.frame_clock import FrameClock
 from app.ui.main_window import MainWindow
+from app.ui.relogin_dialog import ReloginDialog
 from tests.harness import Faults
 from tests.ui.conftest import Live
 
@@ -80,3 +82,29 @@ def test_offline_the_dialog_says_the_service_does_not_answer(
     assert dialog.intro.text().startswith("The service does not answer")
     assert "has not expired" in dialog.intro.text()
     dialog.reject()
+
+
+def test_a_throttled_login_again_counts_down(qtbot: QtBot, live: Live, faults: Faults) -> None:
+    now = [50.0]
+    frames = FrameClock(clock=lambda: now[0])
+    dialog = ReloginDialog(live.bridge, frames=frames)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    faults({"kind": "retry_after", "retryAfter": 2, "path": r"^/api/v1/identity/jwt$"})
+    QTest.keyClicks(dialog.password_edit, live.account.password)
+    QTest.keyClick(dialog.password_edit, Qt.Key.Key_Return)
+    qtbot.waitUntil(dialog.error_label.isVisible, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: not dialog.in_flight, timeout=WAIT_MS)
+    assert dialog.error_label.text() == "Too many logins: try again in 2 s."
+    assert not dialog.login_button.isEnabled()
+    now[0] = 51.2
+    frames.frame()
+    assert dialog.error_label.text() == "Too many logins: try again in 1 s."
+    faults.clear()
+    now[0] = 52.0
+    frames.frame()
+    assert dialog.error_label.text() == "You can log in again now."
+    assert dialog.login_button.isEnabled()
+    assert dialog.password_edit.text() == live.account.password  # kept
+    QTest.keyClick(dialog.password_edit, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: dialog.result() == dialog.DialogCode.Accepted, timeout=WAIT_MS)
