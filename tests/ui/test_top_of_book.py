@@ -39,7 +39,7 @@ from app.ui.palette import DEFAULT_FLASH_MODE, DEFAULT_PALETTE, flash_colour, fl
 from app.ui.panels.base import PanelContext
 from app.ui.panels.chart import ChartPanel
 from app.ui.panels.depth import DepthPanel
-from app.ui.panels.top_of_book import SETTINGS_KEY, TopOfBookPanel
+from app.ui.panels.top_of_book import SELECTED_KEY, SETTINGS_KEY, TopOfBookPanel
 from app.ui.panels.watchlist_table import WatchlistTable
 from app.ui.theme import FLASH_KEY, add_theme_menu, trade_palette
 from tests.ui.conftest import Live, run, shown
@@ -560,6 +560,38 @@ def test_watchlist_add_remove_persist_across_panels(qtbot: QtBot, live: Live) ->
     assert live.session.watchlist == expected
     assert again.model.pairs == expected
     qtbot.waitUntil(lambda: filled(again.model), timeout=5000)
+    settle(qtbot, live)
+
+
+def test_the_traded_pair_is_restored_when_the_terminal_starts_again(
+    qtbot: QtBot, live: Live
+) -> None:
+    panel = TopOfBookPanel(live.context)  # not given to qtbot: this test deletes it
+    panel.show()
+    qtbot.waitExposed(panel)
+    row = panel.model.row_of("SOL/USD")
+    assert row is not None
+    index = panel.model.index(row, COL["pair"])
+    QTest.mouseClick(
+        panel.table.viewport(),
+        Qt.MouseButton.LeftButton,
+        pos=panel.table.visualRect(index).center(),
+    )
+    assert live.session.selected_pair == "SOL/USD"
+    live.context.settings.sync()
+    with qtbot.waitSignal(panel.destroyed, timeout=2000):
+        panel.deleteLater()
+    live.bridge.select_pair(live.session.watchlist[0])  # as a fresh session would start
+    assert live.session.selected_pair != "SOL/USD"
+    reopened = QSettings(live.context.settings.fileName(), QSettings.Format.IniFormat)
+    context = PanelContext(live.bridge, live.context.precision, reopened, live.context.notify)
+    again = make_panel(qtbot, context)
+    assert live.session.selected_pair == "SOL/USD"
+    assert again.selected_pairs() == ["SOL/USD"]
+    # a saved pair the watchlist no longer holds is not traded
+    reopened.setValue(SELECTED_KEY, "DOGE/USD")
+    make_panel(qtbot, context)
+    assert live.session.selected_pair == "SOL/USD"
     settle(qtbot, live)
 
 

@@ -12,7 +12,7 @@ columns the trader hid (not formatted at all); the table paints its rows itself
 
 The watchlist is the session's: adding (pair box + Add) and removing (Remove or the Delete key
 on the highlighted row) go through ``bridge.set_watchlist``; every change is saved in the
-settings under ``watchlist`` and restored when a panel is built.
+settings under ``watchlist`` and restored when a panel is built, as is the traded pair.
 
 The highlighted row *is* the traded pair (issue 12: a highlight that differed from the bold,
 traded row let a trader trade a pair they were not looking at). One row at a time is
@@ -79,6 +79,8 @@ from app.ui.panels.base import PanelContext
 from app.ui.panels.watchlist_table import WatchlistTable
 
 SETTINGS_KEY = "watchlist"
+#: The traded pair, kept so a relaunch trades what the trader left selected.
+SELECTED_KEY = "watchlist/selected"
 #: Room around a cell's text when fitting columns (px).
 CELL_PADDING = 16
 #: Columns hidden until the trader shows them (header context menu): the watchlist then fits
@@ -184,6 +186,7 @@ class TopOfBookPanel(QWidget):
         self.table.viewport().installEventFilter(self)
 
         self._restore_watchlist()
+        self._restore_selection()
         self.model.set_pairs(self._bridge.watchlist)
         self.model.set_selected(self._bridge.selected_pair)
         self.model.stale_after = stale_after(self._bridge.top_of_book_interval)
@@ -237,6 +240,12 @@ class TopOfBookPanel(QWidget):
             )
         if valid and valid != self._bridge.watchlist:
             self._bridge.set_watchlist(valid)
+
+    def _restore_selection(self) -> None:
+        """The pair traded when the terminal last ran, if it is still watched."""
+        selected = self._context.settings.value(SELECTED_KEY)
+        if isinstance(selected, str) and selected in self._bridge.watchlist:
+            self._bridge.select_pair(selected)
 
     def _on_watchlist_changed(self, pairs: list[str]) -> None:
         """New rows; if the traded pair went, the row that takes its place is traded instead."""
@@ -308,6 +317,7 @@ class TopOfBookPanel(QWidget):
             self._show_selection()  # nothing highlighted (e.g. Ctrl+click): back to the pair
 
     def _on_selection_changed(self, pair: str) -> None:
+        self._context.settings.setValue(SELECTED_KEY, pair)
         self.model.set_selected(pair)
         self._show_selection()
 
