@@ -13,6 +13,9 @@ it. ``base`` (server epoch seconds minus monotonic seconds) is re-estimated from
 The estimate is the midpoint of the intersection of the recent intervals, newest first: narrow
 (short round trip) samples dominate by construction, and when the server's clock moves the
 intervals stop overlapping — the older ones are dropped, and the clock asks to be re-measured.
+A ``Date`` header that misses a measured service time by no more than ``DATE_SLACK`` is a late
+header, not a moved clock: it is left out (and a re-measure asked for), so the offset does not
+swing with the header's second.
 
 The local wall clock matters only for ``offset`` (server minus local wall, e.g. to move a
 journal's local stamps to server time). A wall-clock jump — ``wall - monotonic`` changing by
@@ -60,6 +63,7 @@ class Sample:
     low: float
     high: float
     at: float  # monotonic, when it was read
+    measured: bool = True  # a service-time answer (False: a Date header)
 
 
 @dataclass
@@ -95,7 +99,7 @@ class ServerClock:
         """A ``Date`` header of an answer to a request sent at ``sent``, read at ``received``."""
         t = epoch_seconds(date)
         self._round_trips.append(received - sent)
-        self._add(Sample(t - received, t + DATE_SLACK - sent, received))
+        self._add(Sample(t - received, t + DATE_SLACK - sent, received, measured=False))
         self.check_jump()
 
     def observe_round_trip(self, round_trip: float) -> None:
@@ -103,23 +107,36 @@ class ServerClock:
         self._round_trips.append(round_trip)
 
     def _add(self, sample: Sample) -> None:
-        self._samples.append(sample)
         low, high = sample.low, sample.high
-        kept = 1
-        for older in list(self._samples)[-2::-1]:
+        kept = 0  # older samples that agree with this one
+        gap = 0.0
+        for older in reversed(self._samples):
             if sample.at - older.at > SAMPLE_AGE:
                 break
             new_low, new_high = max(low, older.low), min(high, older.high)
             if new_low > new_high:
-                # The server's clock moved: what it said before no longer holds.
-                log.info("server clock moved by about %.2f s", (low - older.high) or 0.0)
-                self._stale = True
+                gap = new_low - new_high
                 break
             low, high = new_low, new_high
             kept += 1
-        while len(self._samples) > kept:
+        if gap and not sample.measured and gap <= DATE_SLACK and self._measured_recently(sample):
+            # A Date header a little outside a measured service time says more about the
+            # header (cached, or served late on a busy server) than about the server's clock:
+            # dropping the measured sample for it swung the offset by up to a second. It is
+            # left out, and the service time asked again to settle it.
+            self._stale = True
+            return
+        if gap:
+            # The server's clock moved: what it said before no longer holds.
+            log.info("server clock moved by about %.2f s", gap)
+            self._stale = True
+        self._samples.append(sample)
+        while len(self._samples) > kept + 1:
             self._samples.popleft()
         self._base = (low + high) / 2
+
+    def _measured_recently(self, sample: Sample) -> bool:
+        return any(s.measured and sample.at - s.at <= SAMPLE_AGE for s in self._samples)
 
     # -- readings -----------------------------------------------------------------------------
 

@@ -241,6 +241,15 @@ class QuoteEvent:
     base: Decimal | None = None
 
 
+def unknown_text(live: LiveQuote, side: Side) -> str:
+    """An accept whose answer was lost, in the trader's words (no wire detail)."""
+    return (
+        f"{side_name(live.pair, side)} on quote {live.order_id[:8]}: the answer was lost and "
+        "the order was not found yet, so it is not known whether it filled (still being looked "
+        "up). Check the orders before trading again."
+    )
+
+
 class RfqDesk:
     """One quote at a time for the trader: request, count down, accept, requote."""
 
@@ -546,10 +555,10 @@ class RfqDesk:
         message = f"{lost.message} ({verdict.detail})"
         self.journal.record_outcome(client_order_id, "unknown", detail=message)
         self._record(self._event("unknown", live, side, message))
-        self.session.log(
-            LogLevel.WARNING,
-            f"{side_name(live.pair, side)} on quote {live.order_id}: outcome unknown ({message})",
-        )
+        # the wire's detail to the journal, the history and the log file; the trader's words
+        # to the log line, the notice and the alert (one line: the ticket does not repeat it)
+        log.info("accept on quote %s: outcome unknown (%s)", live.order_id, message)
+        self.session.log(LogLevel.WARNING, unknown_text(live, side))
         self.session.after_fill()
         return AcceptResult(side, "unknown", None, ms_left, message, lost.status, client_order_id)
 

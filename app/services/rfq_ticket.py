@@ -68,6 +68,7 @@ from app.services.rfq_desk import (
     ChecksBlock,
     QuoteEvent,
     RfqDesk,
+    unknown_text,
 )
 from app.services.rfq_quote import (
     SIDES,
@@ -87,7 +88,6 @@ log = logging.getLogger("tradeterm.services")
 #: The override control's words (the message that asks for it quotes them).
 OVERRIDE_TEXT = "Override the size limit for this request"
 Field = Literal["pair", "size"]
-Notice = tuple[LogLevel, str]
 
 
 class RfqState(enum.Enum):
@@ -239,15 +239,6 @@ def fill_text(live: LiveQuote, result: AcceptResult, precision: Precision) -> st
     )
 
 
-def unknown_text(live: LiveQuote, side: Side) -> str:
-    """An accept whose answer was lost, in the trader's words (no wire detail)."""
-    return (
-        f"{side_name(live.pair, side)} on quote {live.order_id[:8]}: the answer was lost and "
-        "the order was not found yet, so it is not known whether it filled (still being looked "
-        "up). Check the orders before trading again."
-    )
-
-
 def settled_text(live: LiveQuote, side: Side) -> str:
     """An unknown accept found filled by the desk's look-ups."""
     return (
@@ -280,8 +271,9 @@ class RfqTicket:
 
     Inputs: ``set_units``, ``pick_pair``, ``entry_changed``, ``set_override``,
     ``start_request``, ``start_requote``, ``start_accept``, ``refresh`` (limits changed).
-    Outputs: ``previews`` (one ``RfqPreview`` per change; ``preview`` is the latest) and
-    ``notices`` (what deserves a popup)."""
+    Output: ``previews`` (one ``RfqPreview`` per change; ``preview`` is the latest). A fill,
+    a lost answer and its settling are told by the desk's log line (log, notice and desktop
+    alert at once), not again here: one event, one line."""
 
     def __init__(
         self,
@@ -295,7 +287,6 @@ class RfqTicket:
         #: The desk's clock unless told otherwise: the deadlines are on it.
         self._monotonic: Callable[[], float] = clock_monotonic or desk.monotonic
         self.previews: Topic[RfqPreview] = Topic("rfq ticket")
-        self.notices: Topic[Notice] = Topic("rfq ticket notices")
         self.entry = _Entry()
         self.live: LiveQuote | None = desk.current
         self._snapshot: MarketSnapshot = desk.session.market.snapshot
@@ -497,7 +488,6 @@ class RfqTicket:
             self.last_result = replace(result, status="filled", message=event.message)
             text = settled_text(lost, event.side)
             self._message = Message("fill", text)
-            self.notices.publish((LogLevel.INFO, text))
         elif event.kind == "refused":
             self._unknown = None
             self.last_result = replace(result, status="refused", message=event.message)
@@ -720,13 +710,11 @@ class RfqTicket:
         if result.status == "filled":
             text = fill_text(live, result, self.precision)
             self._message = Message("fill", text)
-            self.notices.publish((LogLevel.INFO, text))
         elif result.status == "refused":
             self._message = Message("error", f"Refused by the service: {result.message}")
         elif result.status == "unknown":
             text = unknown_text(live, result.side)
             self._message = Message("error", text, result.message)
-            self.notices.publish((LogLevel.WARNING, text))
         else:
             name = side_name(live.pair, result.side)
             self._message = Message("error", f"{name} did not go through: {result.message}")

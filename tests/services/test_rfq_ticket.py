@@ -44,6 +44,12 @@ def open_ticket(d: Desk) -> tuple[RfqTicket, list[RfqPreview]]:
     return ticket, published
 
 
+def lines_about(d: Desk, quote_id: str) -> list[LogLevel]:
+    """The levels of the session's log lines that name the quote ``quote_id`` (its first eight
+    characters: the trader's words shorten it)."""
+    return [event.level for event in d.logs if quote_id[:8] in event.message]
+
+
 def latest(ticket: RfqTicket) -> RfqPreview:
     """The ticket's preview now (a call: not narrowed by a type checker)."""
     return ticket.preview
@@ -303,8 +309,6 @@ async def test_a_refused_accept_and_a_lost_answer_end_the_quote_honestly(
     unknown: UNKNOWN, neither side offered, the trader told in words and by a notice."""
     async with open_desk(ticket_sandbox) as d:
         ticket, _ = open_ticket(d)
-        notices: list[tuple[LogLevel, str]] = []
-        ticket.notices.subscribe(notices.append)
         path = f"/account/{d.user.account}/order/rfq/.*/accept$"
         try:
             work = ticket.start_request(PAIR, "0.01")
@@ -337,7 +341,8 @@ async def test_a_refused_accept_and_a_lost_answer_end_the_quote_honestly(
             message = latest(ticket).message
             assert message.text.startswith(f"Buy BTC on quote {live.order_id[:8]}: the answer")
             assert message.detail == result.message and result.message
-            assert notices == [(LogLevel.WARNING, message.text)]
+            # told once: the desk's line (log, notice and alert), not again by the ticket
+            assert lines_about(d, live.order_id) == [LogLevel.WARNING]
             assert ticket.start_accept("sell") is None
             assert latest(ticket).message.text.startswith(
                 "Not sent: the other side's outcome is unknown"
@@ -354,13 +359,13 @@ async def test_a_lost_answer_stays_unknown_when_the_next_quote_fills(
     one filled, and it stays unknown (the dropped accept never reached the server)."""
     async with open_desk(ticket_sandbox) as d:
         ticket, _ = open_ticket(d)
-        notices: list[tuple[LogLevel, str]] = []
-        ticket.notices.subscribe(notices.append)
         path = f"/account/{d.user.account}/order/rfq/.*/accept$"
         try:
             work = ticket.start_request(PAIR, "0.01")
             assert work is not None
             await work
+            lost_quote = ticket.live
+            assert lost_quote is not None
             admin_faults(ticket_sandbox, [{"kind": "drop", "path": path, "count": 1}])
             accepting = ticket.start_accept("buy")
             assert accepting is not None
@@ -368,7 +373,7 @@ async def test_a_lost_answer_stays_unknown_when_the_next_quote_fills(
             clear_faults(ticket_sandbox)
             lost = ticket.last_result
             assert lost is not None and lost.status == "unknown"
-            assert len(notices) == 1 and notices[0][0] == LogLevel.WARNING
+            assert lines_about(d, lost_quote.order_id) == [LogLevel.WARNING]
 
             work = ticket.start_request(PAIR, "0.01")
             assert work is not None
@@ -381,7 +386,10 @@ async def test_a_lost_answer_stays_unknown_when_the_next_quote_fills(
             assert result.client_order_id != lost.client_order_id
             message = latest(ticket).message
             assert message.level == "fill" and message.text.startswith("Filled: bought ")
-            assert notices[1:] == [(LogLevel.INFO, message.text)]
+            filled = ticket.live
+            assert filled is not None
+            assert lines_about(d, filled.order_id) == [LogLevel.SUCCESS]  # one line per fill
+            assert lines_about(d, lost_quote.order_id) == [LogLevel.WARNING]  # still unknown
             entry = d.journal.entry(lost.client_order_id)
             assert entry is not None and entry.status == "unknown"
         finally:

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from app.domain.pair_terms import Trade
-from app.services.log_events import LogEvent, LogLevel
+from app.services.log_events import EventKind, LogEvent, LogLevel
 from app.services.rfq_desk import SIDES, LiveQuote, Side
 from app.ui.panels.rfq_ticket import OVERRIDE_TEXT, RfqTicketPanel
 from app.ui.preferences import Preferences
@@ -294,11 +294,13 @@ def test_sides_fills_notice_log_and_history_read_in_pair_terms(
         f"Filled: {sentence[0].lower()}{sentence[1:]} — order {quote.order_id} "
         f"({result.ms_left:,} ms left)"
     )
-    assert (LogLevel.INFO, message) in live.notices
-    # The desk's log line.
+    # The desk's log line, the one line of the fill (the notice and the alert come from it).
     qtbot.waitUntil(lambda: any(e.message.startswith(sentence) for e in logged))
     line = next(e.message for e in logged if e.message.startswith(sentence))
     assert line == f"{sentence} — RFQ order {quote.order_id}, {result.ms_left:,} ms left"
+    about = [e for e in logged if quote.order_id in e.message]
+    assert [(e.level, e.kind) for e in about] == [(LogLevel.SUCCESS, EventKind.FILL)]
+    assert live.notices == []  # the ticket does not tell it again
     # The history row of the fill, in pair terms.
     model = panel.history_model
     row = {key: model.index(0, model.column(key)).data() for key in ("side", "price", "size")}
@@ -310,8 +312,10 @@ def test_sides_fills_notice_log_and_history_read_in_pair_terms(
 def test_a_lost_answer_notifies_in_the_traders_words_only(
     qtbot: QtBot, live: Live, faults: Faults
 ) -> None:
-    """The notice (a popup) says what the trader needs to know; the wire's detail stays in the
-    ticket's tooltip."""
+    """The log line (and so the notice) says what the trader needs to know, once; the wire's
+    detail stays in the ticket's tooltip."""
+    logged: list[LogEvent] = []
+    live.bridge.logEvent.connect(logged.append)
     ticket = open_ticket(qtbot, live)
     panel = ticket.panel
     quote = request(qtbot, panel)
@@ -328,7 +332,10 @@ def test_a_lost_answer_notifies_in_the_traders_words_only(
         "found yet, so it is not known whether it filled (still being looked up). Check the "
         "orders before trading again."
     )
-    assert (LogLevel.WARNING, expected) in live.notices
+    qtbot.waitUntil(lambda: any(quote.order_id[:8] in e.message for e in logged))
+    assert [(e.level, e.message) for e in logged if quote.order_id[:8] in e.message] == [
+        (LogLevel.WARNING, expected)
+    ]
     assert panel.message.text() == expected
     assert panel.message.toolTip() == result.message and result.message
     # Neither side claims what is not known: Alt+S says the other side's outcome is unknown.

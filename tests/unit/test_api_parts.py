@@ -370,6 +370,33 @@ def test_a_wall_clock_jump_moves_the_offset_but_not_server_time() -> None:
     assert not clock.due() and clock.jumps == 2  # time passing is not a jump
 
 
+def test_a_late_date_header_does_not_move_a_measured_offset() -> None:
+    """A Date header that misses a measured service time by a second or so (cached or served late
+    by a busy server) leaves the offset where the service time put it, and asks for a
+    re-measure; the offset does not swing by the header's second."""
+    fake = FakeClocks()
+    clock = fake.clock()
+    clock.observe_time(fake.wall + timedelta(seconds=0.3), fake.mono - 0.002, fake.mono)
+    measured = clock.offset.total_seconds()
+    assert measured == pytest.approx(0.3, abs=0.002) and not clock.due()
+    fake.advance(5.0)
+    late = fake.wall + timedelta(seconds=0.3 - 2.5)  # its second read 2.5 s before the truth
+    clock.observe_date(late.replace(microsecond=0), fake.mono - 0.002, fake.mono)
+    assert clock.offset.total_seconds() == pytest.approx(measured, abs=0.002)
+    assert clock.due()  # the service time is asked again to settle it
+    clock.observe_time(fake.wall + timedelta(seconds=0.3), fake.mono - 0.002, fake.mono)
+    assert clock.offset.total_seconds() == pytest.approx(measured, abs=0.002)
+    assert not clock.due()
+    for _ in range(20):  # Date headers that agree keep it where it is
+        fake.advance(0.37)
+        clock.observe_date(
+            (fake.wall + timedelta(seconds=0.3)).replace(microsecond=0),
+            fake.mono - 0.002,
+            fake.mono,
+        )
+        assert clock.offset.total_seconds() == pytest.approx(measured, abs=0.002)
+
+
 class MovingServer:
     """A server whose clock the test sets: ``Date`` on every answer, ``/time`` in ms."""
 

@@ -36,7 +36,6 @@ from app.services.rfq_desk import AcceptResult, LiveQuote, QuoteEvent, RfqDesk, 
 from app.services.rfq_ticket import (
     OVERRIDE_TEXT,
     Message,
-    Notice,
     RfqPreview,
     RfqTicket,
     unit_words,
@@ -76,8 +75,6 @@ class RfqTicketPanel(RfqTicketForm):
 
         self.previews: QtTopic[RfqPreview] = QtTopic(ticket.previews, self)
         self.previews.connect(self._render)
-        self.notices: QtTopic[Notice] = QtTopic(ticket.notices, self)
-        self.notices.connect(self._notify)
         self.history: QtTopic[QuoteEvent] = QtTopic(desk.history, self)
         self.history.connect(self.history_model.add)
         self._bridge.selectionChanged.connect(self._on_selection)
@@ -292,9 +289,6 @@ class RfqTicketPanel(RfqTicketForm):
         self.message.setToolTip(message.detail)
         self.message.setProperty("level", message.level)
         self.message.setStyleSheet(message_css(message.level, current_palette()))
-
-    def _notify(self, notice: Notice) -> None:
-        self._context.notify(*notice)
 
     # -- settings -------------------------------------------------------------------------------
 
