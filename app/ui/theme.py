@@ -326,7 +326,8 @@ class _Restyler(QObject):
     def switch(self, app: QApplication, name: str, base: str, palette: TradePalette) -> None:
         """Queue every part of every window for theme ``name`` (the application's sheet being
         ``base``'s), the ones on screen first, each with its trading-colour followers; the
-        followers outside every part are told now. The parts follow from the next turn on."""
+        followers outside every part, and those of dialogs, are told now. The parts follow
+        from the next turn on."""
         self._theme = name
         self._sheet = "" if name == base else style_sheet(name)
         self._palette = palette
@@ -351,7 +352,9 @@ class _Restyler(QObject):
         loose: list[Follower] = []
         for method in palette_followers():
             part = _part_of(getattr(method, "__self__", None), by_address)
-            (loose if part is None else part.followers).append(method)
+            # a dialog's colours change at once: its text may be read (or refused) next
+            in_place = part is not None and not part.widget.isWindow()
+            (part.followers if part is not None and in_place else loose).append(method)
         self._parts = deque(parts)
         for method in loose:
             method(palette)
