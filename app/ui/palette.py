@@ -24,16 +24,22 @@ from here rather than naming their own, so one theme switch recolours them all.
 The palette in force is module state: ``current_palette()`` reads it, ``set_palette()`` (called
 by ``app.ui.theme.apply_theme``) changes it and emits ``palette_changed`` with the new
 ``TradePalette``, so models and charts can repaint in the new colours without a restart.
-Listen with ``follow_palette(self.method)``: it accepts only a bound method of a QObject, which
-Qt disconnects when that object is destroyed. A lambda (or a plain function) capturing a widget
-would outlive it and fail on the next switch with "Internal C++ object already deleted".
+Listen with ``follow_palette(self.method)``: it accepts only a bound method of a QObject, held
+weakly and dropped when that object is destroyed. A lambda (or a plain function) capturing a
+widget would outlive it and fail on the next switch with "Internal C++ object already deleted".
+The followers are called by ``set_palette`` itself, not through the signal, so that a theme
+switch can call each one with the part of the window it recolours (``app.ui.theme``: a part
+and its trading colours change in the same event-loop turn, and the whole switch never runs in
+one) — ``set_palette(..., tell=False)`` and ``palette_followers()``.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import shiboken6
 from PySide6.QtCore import SIGNAL, QObject, Signal
 from PySide6.QtGui import QColor
 
@@ -119,9 +125,13 @@ class _PaletteHub(QObject):
     flash_changed = Signal(str)  # one of FLASH_MODES
 
 
+Follower = Callable[[TradePalette], object]
+
 _hub = _PaletteHub()
 _current: TradePalette = DEFAULT_PALETTE
 _flash_mode = DEFAULT_FLASH_MODE
+#: ``follow_palette``'s methods, weakly, in the order they came.
+_followers: list[weakref.WeakMethod[Follower]] = []
 
 #: Emitted with the new ``TradePalette`` whenever ``set_palette`` changes it.
 palette_changed = _hub.changed
@@ -133,13 +143,19 @@ def current_palette() -> TradePalette:
     return _current
 
 
-def set_palette(palette: TradePalette) -> None:
-    """Make ``palette`` the one in force; emits ``palette_changed`` only when it differs."""
+def set_palette(palette: TradePalette, *, tell: bool = True) -> bool:
+    """Make ``palette`` the one in force; only when it differs: emits ``palette_changed`` and
+    calls every follower (``tell=False``: the caller calls ``palette_followers()`` itself).
+    Whether it changed."""
     global _current
     if palette == _current:
-        return
+        return False
     _current = palette
     palette_changed.emit(palette)
+    if tell:
+        for method in palette_followers():
+            method(palette)
+    return True
 
 
 def flash_mode() -> str:
@@ -170,21 +186,36 @@ def flash_colour(colour: QColor, mode: str, fade: float = 1.0) -> QColor | None:
     return tinted
 
 
-def follow_palette(method: Callable[[TradePalette], object]) -> None:
+def follow_palette(method: Follower) -> None:
     """Call ``method`` with the new palette on every switch, for as long as its object lives.
 
-    ``method`` must be a bound method of a QObject: Qt then drops the connection when that
+    ``method`` must be a bound method of a QObject: it is held weakly and dropped once that
     object is destroyed. Anything else (a lambda, a function, a method of a plain Python
     object) is refused, because it would be called after its widget is gone."""
     owner = getattr(method, "__self__", None)
-    if not isinstance(owner, QObject):
+    if not isinstance(owner, QObject) or not hasattr(method, "__func__"):
         raise TypeError(f"follow_palette needs a bound method of a QObject, not {method!r}")
-    palette_changed.connect(method)
+    _followers.append(weakref.WeakMethod(method))
+
+
+def palette_followers() -> list[Follower]:
+    """The followers' methods whose objects still live, in the order they came (the others
+    are forgotten here)."""
+    live: list[Follower] = []
+    kept: list[weakref.WeakMethod[Follower]] = []
+    for reference in _followers:
+        method = reference()
+        if method is not None and shiboken6.isValid(getattr(method, "__self__", None)):
+            live.append(method)
+            kept.append(reference)
+    _followers[:] = kept
+    return live
 
 
 def palette_listeners() -> int:
-    """How many connections ``palette_changed`` has (tests: destroyed widgets leave none)."""
-    return _hub.receivers(SIGNAL("changed(PyObject)"))
+    """How many followers and connections to ``palette_changed`` there are (tests: destroyed
+    widgets leave none)."""
+    return len(palette_followers()) + _hub.receivers(SIGNAL("changed(PyObject)"))
 
 
 #: Message levels that have a colour of their own; anything else ("info") is ordinary text.
