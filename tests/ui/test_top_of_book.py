@@ -312,7 +312,7 @@ def test_numbers_sort_as_numbers_and_ticks_do_not_resort(qtbot: QtBot, clock: Fa
     proxy.sort(COL["bid"], Qt.SortOrder.DescendingOrder)
     assert order() == ["CCC/USD", "AAA/USD", "BBB/USD"]
     proxy.sort(COL["bid_size"], Qt.SortOrder.AscendingOrder)
-    assert order() == ["BBB/USD", "CCC/USD", "AAA/USD"]  # 9 < 20 < 100
+    assert order() == ["AAA/USD", "BBB/USD", "CCC/USD"]  # sizes in three assets: by asset
     proxy.sort(COL["spread_bps"], Qt.SortOrder.AscendingOrder)
     bps = [proxy.index(row, COL["spread_bps"]).data(SORT_ROLE) for row in range(3)]
     assert bps == sorted(bps)
@@ -322,6 +322,40 @@ def test_numbers_sort_as_numbers_and_ticks_do_not_resort(qtbot: QtBot, clock: Fa
     assert order() == ["BBB/USD", "AAA/USD", "CCC/USD"]
     proxy.resort()  # the panel does, at most once a second
     assert order() == ["AAA/USD", "CCC/USD", "BBB/USD"]
+    model.deleteLater()
+
+
+def test_a_sort_by_a_column_in_assets_keeps_each_assets_pairs_together(
+    qtbot: QtBot, clock: FakeClock
+) -> None:
+    """Spreads in USD and in BTC do not compare (50 USD is not more than 0.0001 BTC): sorted
+    by Spread, each quote asset's pairs stay together, in order within it; sizes go by the
+    base asset; spread in bp, which has no unit, sorts across every pair."""
+    model = TopOfBookModel(Precision(), clock=clock)
+    pairs = ["ETH/BTC", "BTC/USD", "SOL/USD", "SOL/BTC", "ETH/USD"]
+    model.set_pairs(pairs)
+    model.update(
+        {
+            "ETH/BTC": book("ETH/BTC", "0.03000", "0.03010", bid_size="5"),  # 0.0001 BTC
+            "BTC/USD": book("BTC/USD", "91000", "91050", bid_size="0.5"),  # 50 USD
+            "SOL/USD": book("SOL/USD", "150.00", "150.20", bid_size="30"),  # 0.2 USD
+            "SOL/BTC": book("SOL/BTC", "0.001600", "0.001610", bid_size="40"),  # 0.00001 BTC
+            "ETH/USD": book("ETH/USD", "3000.0", "3001.0", bid_size="2"),  # 1 USD
+        }
+    )
+
+    def order() -> list[str]:
+        return [model.index(row, COL["pair"]).data() for row in range(model.rowCount())]
+
+    model.sort(COL["spread"], Qt.SortOrder.AscendingOrder)
+    assert order() == ["SOL/BTC", "ETH/BTC", "SOL/USD", "ETH/USD", "BTC/USD"]
+    model.sort(COL["spread"], Qt.SortOrder.DescendingOrder)
+    assert order() == ["ETH/BTC", "SOL/BTC", "BTC/USD", "ETH/USD", "SOL/USD"]
+    model.sort(COL["bid_size"], Qt.SortOrder.AscendingOrder)  # by base asset: BTC, ETH, SOL
+    assert order() == ["BTC/USD", "ETH/USD", "ETH/BTC", "SOL/USD", "SOL/BTC"]
+    model.sort(COL["spread_bps"], Qt.SortOrder.AscendingOrder)  # no unit: across every pair
+    bps = [model.index(row, COL["spread_bps"]).data(SORT_ROLE) for row in range(5)]
+    assert bps == sorted(bps)
     model.deleteLater()
 
 
@@ -504,12 +538,24 @@ def test_header_clicks_sort_by_value_then_restore_watchlist_order(qtbot: QtBot, 
         model = panel.model
         return [model.index(row, COL["pair"]).data() for row in range(model.rowCount())]
 
+    def by_quote_asset(descending: bool) -> list[tuple[str, Decimal]]:
+        """The rows as the sort must show them: each quote asset's pairs together (assets
+        by name), in bid order within it."""
+        rows = shown_rows()
+        return sorted(rows, key=lambda row: (row[0], -row[1] if descending else row[1]))
+
+    def shown_rows() -> list[tuple[str, Decimal]]:
+        """(quote asset, bid) of each row, top to bottom."""
+        return [
+            (pair.rpartition("/")[2], bid) for pair, bid in zip(shown_pairs(), bids(), strict=True)
+        ]
+
     click_bid_header()
     assert panel.sort_column == COL["bid"]
-    assert bids() == sorted(bids())
+    assert shown_rows() == by_quote_asset(descending=False)
     assert shown_pairs() != live.session.watchlist  # the server's pairs are not in price order
     click_bid_header()
-    assert bids() == sorted(bids(), reverse=True)
+    assert shown_rows() == by_quote_asset(descending=True)
     click_bid_header()  # third click clears the sort: watchlist order again
     assert panel.model.sort_column == -1
     assert shown_pairs() == live.session.watchlist

@@ -256,7 +256,7 @@ COLUMNS: tuple[Column[BookRow], ...] = (
         "spread",
         "Spread",
         spread_cell,
-        "Ask − bid, in QUOTE",
+        "Ask − bid, in QUOTE (a sort keeps each quote asset's pairs together)",
         numeric=True,
     ),
     Column(
@@ -756,8 +756,16 @@ class TopOfBookModel(KeyedTableModel[BookRow]):
             tick = pending.get(pair)  # a row's waiting tick sorts it, without applying it
             return value(records[pair]) if tick is None or waiting is None else waiting(*tick)
 
-        order = order_of([key(pair) for pair in pairs], descending=descending)
-        return [pairs[position] for position in order]
+        unit = _SORT_UNITS[column]
+        groups: dict[str, list[str]] = {}
+        for pair in pairs:
+            groups.setdefault("" if unit is None else unit(pair), []).append(pair)
+        ordered: list[str] = []
+        for name in sorted(groups):  # one asset's rows together, assets by name both ways
+            members = groups[name]
+            order = order_of([key(pair) for pair in members], descending=descending)
+            ordered += [members[position] for position in order]
+        return ordered
 
     def in_sort_order(
         self, built: list[tuple[Hashable, BookRow, Cells]], *, dynamic: bool | None = None
@@ -1083,6 +1091,28 @@ _SORT_VALUES: tuple[Callable[[BookRow], Any], ...] = (
     lambda q: q.spread,
     lambda q: q.bps,
     _older_first,
+)
+def quote_asset(pair: str) -> str:
+    return pair.rpartition("/")[2]
+
+
+def base_asset(pair: str) -> str:
+    return pair.partition("/")[0]
+
+
+#: The asset each column's values are in, per pair (None: the same for every row). Numbers in
+#: different assets do not compare — 50 USD is not "more" than 0.0001 BTC — so a sort by such a
+#: column keeps each asset's rows together, in order within it.
+_SORT_UNITS: tuple[Callable[[str], str] | None, ...] = (
+    None,
+    quote_asset,
+    base_asset,
+    quote_asset,
+    base_asset,
+    quote_asset,
+    quote_asset,
+    None,
+    None,
 )
 #: Each column's sort key from a waiting tick (top of book, receive time), the same as
 #: ``_SORT_VALUES`` gives once it is applied; None where the record's own key stays (the pair).
