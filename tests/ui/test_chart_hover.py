@@ -188,3 +188,21 @@ def test_the_readout_follows_the_data_under_a_resting_pointer(
         chart.add_ticks({"ETH/USD": top("ETH/USD", "3000.00", "3000.48")}, at=T0 + TICKS / 2 + i)
     qtbot.waitUntil(lambda: chart.readout.text() not in ("", first))
     assert chart.readout.text().split("   ")[0] > first.split("   ")[0]  # a later time
+
+
+def test_a_hidden_chart_shows_no_old_readout_when_shown_again(
+    qtbot: QtBot, offline: PanelContext
+) -> None:
+    window = Docks(qtbot, offline)
+    chart = window.chart
+    feed(chart)
+    qtbot.waitUntil(lambda: chart.drawn_samples > 0 and not chart.redraw_pending())
+    qtbot.waitUntil(lambda: chart.price_plot.vb.viewRange()[1][0] > 3000)
+    hover(qtbot, chart, window.plot_centre(), "price")
+    toggle = window.docks["chart"].toggleViewAction()  # View > Chart, as the menu does it
+    toggle.trigger()
+    qtbot.waitUntil(lambda: not chart.isVisible())
+    toggle.trigger()
+    qtbot.waitUntil(chart.isVisible)
+    assert chart.readout.text() == ""
+    assert not chart._vlines[chart.price_plot].isVisible()

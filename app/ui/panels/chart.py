@@ -79,7 +79,7 @@ import numpy as np
 import platformdirs
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QPointF, QSettings, Qt, QTimer
-from PySide6.QtGui import QColor, QShowEvent
+from PySide6.QtGui import QColor, QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -547,6 +547,12 @@ class ChartPanel(QWidget):
         super().showEvent(event)
         if self._dirty:
             self._schedule()
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        """Hidden (a tab behind the depth, a closed dock): no readout waits to be shown again
+        for a pointer that has long moved on."""
+        super().hideEvent(event)
+        self._clear_readout()
 
     def redraw_pending(self) -> bool:
         """A frame is scheduled (new samples of the shown pair wait to be drawn)."""
