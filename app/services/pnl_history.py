@@ -10,8 +10,16 @@ These are plot coordinates (floats), never money: the exact figures are the posi
   a second of each pair the chart showed, the latest 24 h) of ``ASSET/CUR`` (the mid) or
   ``CUR/ASSET`` (1 / mid): the last sample at or before ``t``. Where the store has no sample at
   or before ``t`` (a pair never charted, a week older than the store), the asset's current mark
-  stands in (a flat line: its value moves with its holding only); an asset with neither is left
-  out.
+  stands in (its value moves with its holding only); an asset with neither is left out.
+- **No made-up history**: while an asset other than the currency is held, the value line starts
+  at the first stored sample of any held asset — in practice when the terminal first ran and
+  charted it. Before that, every asset would stand at today's mark carried back: a flat line
+  of a past nobody recorded (a day of it on the first run). There the value is NaN (no line);
+  the point at ``now`` stays (today's marks are today's value), and a point on the minute after
+  the first sample joins the grid, so a young record is a line from the start, not one point.
+  An account holding only the valuation currency needs no prices: its line is the ledger's,
+  from the first entry. (The realised line is the ledger's own facts, so it keeps the window:
+  "nothing realised" before the terminal ran is true, not made up.)
 - **The window** ends at the next step boundary after now and starts a day or a week before,
   or at the ledger's first entry when that is later (an account younger than the window);
   before the first entry there is no value (NaN: no line there). The grid's points after now
@@ -148,20 +156,52 @@ def pnl_series(
     by_asset: dict[str, list[LedgerEntry]] = {}
     for entry in entries:
         by_asset.setdefault(entry.asset, []).append(entry)
+    value, first_sample = _value(by_asset, currency, times, units, marks)
+    if math.isfinite(first_sample) and times.size:
+        # a point where the recorded line starts (on the minute: a series that changes at
+        # most once a minute), so it is drawn from there, not from the next grid point
+        begin = math.ceil(first_sample / 60) * 60
+        if times[0] < begin < times[-1] and begin not in times:
+            times = np.insert(times, int(np.searchsorted(times, begin)), begin)
+            value, first_sample = _value(by_asset, currency, times, units, marks)
+    if by_asset:  # nothing was held before the first entry: no line there (NaN)
+        first = min(entry.event_time.timestamp() for items in by_asset.values() for entry in items)
+        value[times < first] = np.nan
+    if first_sample > -math.inf:  # no line before the first stored price (module rule)
+        unrecorded = times < first_sample
+        if now is not None and times.size:
+            unrecorded[-1] = False  # the present, at today's marks
+        value[unrecorded] = np.nan
+    start = times[0] if times.size else 0.0
+    moments = ((r.time.timestamp(), float(r.amount)) for r in realisations)
+    realised = running_sum((m for m in moments if m[0] >= start), times)
+    return PnlSeries(times, value, realised)
+
+
+def _value(
+    by_asset: Mapping[str, list[LedgerEntry]],
+    currency: str,
+    times: FloatArray,
+    units: Mapping[str, UnitHistory],
+    marks: Mapping[str, Decimal | None],
+) -> tuple[FloatArray, float]:
+    """The value at ``times`` (the holdings at their unit values), and from when it is
+    recorded: the earliest stored sample of a held asset other than the currency (infinity
+    when such an asset is held but none is stored; minus infinity when none is held)."""
     value = np.zeros(times.shape)
     empty = UnitHistory(np.empty(0), np.empty(0))
+    first_sample = -math.inf
     for asset, items in by_asset.items():
         held = holding_at(items, times)
         if asset == currency:
             value += held
             continue
-        unit = unit_at(units.get(asset, empty), marks.get(asset), times)
-        if unit is not None:
-            value += np.nan_to_num(held * unit)
-    if by_asset:  # nothing was held before the first entry: no line there (NaN)
-        first = min(entry.event_time.timestamp() for items in by_asset.values() for entry in items)
-        value[times < first] = np.nan
-    start = times[0] if times.size else 0.0
-    moments = ((r.time.timestamp(), float(r.amount)) for r in realisations)
-    realised = running_sum((m for m in moments if m[0] >= start), times)
-    return PnlSeries(times, value, realised)
+        history = units.get(asset, empty)
+        unit = unit_at(history, marks.get(asset), times)
+        if unit is None:
+            continue
+        value += np.nan_to_num(held * unit)
+        if np.any(held != 0):
+            first = float(history.times[0]) if history.times.size else math.inf
+            first_sample = first if first_sample == -math.inf else min(first_sample, first)
+    return value, first_sample

@@ -1,7 +1,8 @@
 """P&L over time (app.services.pnl_history) from ledger entries, the book's realisations and a
 real chart-history store on disk: the value line steps with the holdings and the stored mids
-(the direct pair's mid, the inverse's reciprocal, the current mark before the first sample),
-the realised line counts from the window's start, and the grid stays put within a step."""
+(the direct pair's mid, the inverse's reciprocal, the current mark before an asset's first
+sample), no value line before the first stored sample of any held asset, the realised line
+counts from the window's start, and the grid stays put within a step."""
 
 from __future__ import annotations
 
@@ -55,8 +56,12 @@ def test_value_and_realised_lines_from_the_ledger_and_stored_mids(tmp_path: Path
     def value_at(before: float) -> float:
         return float(series.value[np.searchsorted(times, END - before)])
 
-    # before any sample: BTC at its mark now; EUR has no mark, so it is left out
-    assert value_at(DAY) == 1000 + 300
+    # before the first stored sample (USD/EUR's, 9,000 s back): no line, not today's marks
+    # carried back over a day nobody recorded
+    assert np.isnan(value_at(DAY)) and np.isnan(value_at(9300))
+    assert np.isnan(series.value[: np.searchsorted(times, END - 9000)]).all()
+    # from it on: EUR at its stored rate, BTC at its mark until its own first sample
+    assert value_at(8700) == 1000 + 300 + 20
     assert value_at(5400) == 1000 + 100 + 20
     assert value_at(3000) == 1060 + 0.5 * 100 + 20  # after the trade
     assert value_at(0) == 1060 + 0.5 * 200 + 20
@@ -82,3 +87,36 @@ def test_a_young_account_is_charted_from_its_first_entry() -> None:
     assert times.size == 289
     assert grid(END - 1, DAY, first=END - 2 * DAY)[0] == END - DAY  # older than the window
     assert grid(END - 1, DAY, first=END + 50)[0] == END - step  # never an empty window
+
+
+def test_no_value_line_before_the_first_stored_price(tmp_path: Path) -> None:
+    """A first run: nothing stored yet, so all there is is the present at today's marks (the
+    chart drew a flat day of it before); an account of the valuation currency alone needs no
+    prices and is charted from its first entry."""
+    entries = [
+        entry(1, "USD", "1000", "initialBalances", 2 * DAY),
+        entry(1, "BTC", "2", "initialBalances", 2 * DAY),
+    ]
+    none = MidHistory(tmp_path / "empty").read
+    units = {"BTC": unit_history("BTC", "USD", ["BTC/USD"], none)}
+    times = grid(END - 1, DAY)
+    series = pnl_series(entries, [], "USD", times, units, {"BTC": D(300)}, now=END - 10)
+    assert np.isnan(series.value[:-1]).all()
+    assert series.value[-1] == 1000 + 2 * 300  # the present
+    assert (series.realised == 0).all()  # the ledger's own: nothing realised
+
+    cash = pnl_series(entries[:1], [], "USD", times, {}, {}, now=END - 10)
+    assert not np.isnan(cash.value).any() and (cash.value == 1000).all()
+
+    # a first sample 700 s back, between two grid points: the line starts on the minute
+    # after it (a point of its own), not at the next grid point 600 s back
+    store = MidHistory(tmp_path / "some")
+    store.record("BTC/USD", END - 700, 499.0, 501.0)
+    store.close()
+    units = {"BTC": unit_history("BTC", "USD", ["BTC/USD"], MidHistory(tmp_path / "some").read)}
+    later = pnl_series(entries, [], "USD", times, units, {"BTC": D(300)}, now=END - 10)
+    drawn = later.times[~np.isnan(later.value)]
+    assert drawn[0] == END - 660 and later.times.size == series.times.size + 1
+    assert (later.value[~np.isnan(later.value)] == 1000 + 2 * 500).all()
+    again = pnl_series(entries, [], "USD", times, units, {"BTC": D(300)}, now=END - 10)
+    assert again.same(later)  # the same store: the same lines, nothing redrawn

@@ -22,7 +22,8 @@ from pytestqt.qtbot import QtBot
 from app.services.mid_history import MAGIC, MidHistory, file_name
 from app.ui.palette import DEFAULT_PALETTE
 from app.ui.panels.base import PanelContext
-from app.ui.panels.chart import MAX_BUCKETS, WAITING, ChartPanel, candles, history_folder
+from app.ui.panels.chart import MAX_BUCKETS, WAITING, ChartPanel, history_folder
+from app.ui.panels.chart_candles import candles
 from app.ui.ring_buffer import RingBuffer
 from tests.ui.chart_helpers import hover
 from tests.ui.conftest import OfflineContext, run, top
@@ -214,7 +215,12 @@ def test_candles_from_known_mids_per_timeframe(qtbot: QtBot, offline: PanelConte
     assert made.low.tolist() == [9, 11, 13]
     assert made.close.tolist() == [12, 15, 13]
     assert panel.candle_item.isVisible() and not panel.curves["mid"].isVisible()
-    assert [name for name, _ in panel.legend_entries()] == ["mid, 1 min candles", "spread"]
+    assert [name for name, _ in panel.legend_entries()] == [
+        "mid, 1 min candles:",
+        "up",
+        "down",
+        "spread",
+    ]
     assert offline.settings.value("chart/view") == "1 min"
     again = ChartPanel(offline)
     qtbot.addWidget(again)
@@ -230,11 +236,12 @@ def test_candles_from_known_mids_per_timeframe(qtbot: QtBot, offline: PanelConte
     qtbot.waitUntil(lambda: panel._candles is not None and len(panel._candles) == 4)
     assert panel.candle_item.pictures == pictures + 1
 
-    # The candle under the cursor is in the readout.
+    # The candle under the cursor is in the readout, on a line of its own.
     text = panel.readout_text(T0 + 65, 13.0, "price")
-    assert text.endswith("price 13.00   O 12.00  H 15.00  L 11.00  C 15.00")
+    assert text.endswith("price 13.00\nO 12.00  H 15.00  L 11.00  C 15.00")
 
-    # 5 min: one candle of everything; 1 s: a candle per tick second.
+    # 5 min: one candle of everything; 1 s (not offered at the default poll rate, but
+    # computed the same): a candle per tick second.
     choose(qtbot, panel, "5 min")
     qtbot.waitUntil(lambda: panel._candles is not None and panel._candles.seconds == 300)
     five = panel._candles

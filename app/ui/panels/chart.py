@@ -14,41 +14,53 @@ break over pauses in the ticks (``PeakDisplay``). The folder is ``chart-history/
 <environment>`` in the user data directory (beside the settings file when the settings live
 elsewhere, e.g. ``TRADETERM_CONFIG_DIR`` or a test's folder).
 
-Views: "Line" draws every tick; "1 s" … "1 h" draw candles of the mid per bucket
-(``candles()``: open, high, low, close of the ticks in it), hollow when the close is at or above
-the open, filled when below — in the neutral text colour, since blue and orange mean bid and ask.
+Views: "Line" draws every tick; the candle views draw the open, high, low and close of the mid
+per bucket (``app.ui.panels.chart_candles``: rises hollow in the palette's up colour, falls
+filled in its down colour). Only timeframes of at least four polls of the top of book are
+offered (``offered_timeframes``): at the default 0.5 s poll the shortest candle is 5 s. The
+choice is remembered; a remembered one the poll rate no longer allows becomes the next longer
+one offered, and a new poll interval (Settings) re-offers the list at once.
 
-Axes readable at any dock size: the price and spread axes place at most one label per two text
-heights and never scale or SI-prefix a value (a 0.48 spread reads 0.48); the time axis reads
-clock time (HH:MM:SS, HH:MM from one-minute spacing) with at most one label per label width.
-Until the shown pair has data the plots are replaced by "Waiting for prices…" (no placeholder
-ticks). The legend is a row of its own above the plots, never over a line.
+Axes readable at any dock size (``app.ui.widgets.plot_axes``): the price and spread axes place
+at most one label per two text heights and never scale or SI-prefix a value (a 0.48 spread
+reads 0.48); the time axis reads clock time (HH:MM:SS, HH:MM from one-minute spacing) with at
+most one label per label width. Until the shown pair has data the plots are replaced by
+"Waiting for prices…" (no placeholder ticks). The legend is a row of its own above the plots,
+never over a line.
+
+Readout (``ChartReadout``): painted over the top-left corner of the price plot, sized by the
+plot and never by its text, so hovering can never widen the dock or squeeze its neighbours. It
+shows the time and price under the pointer (and the candle's O/H/L/C there, on a second line),
+follows the data while the pointer rests (re-read after each frame and range change), and
+clears when the pointer leaves the plots, on a pair change and on a view change.
 
 Drawing: ticks only mark the chart dirty; the first new sample of the shown pair asks the
 application's frame clock (``app.ui.frame_clock``) for a frame ``frame_ms`` (33 ms, ~30 frames
 a second) later, which calls ``setData`` once for the whole burst; nothing runs while no ticks
 of the shown pair arrive, and nothing is drawn while the chart sits hidden in a window (a tab
-behind the depth, a closed dock): it draws once when shown again (issue 16).
+behind the depth, a closed dock): it draws once when shown again.
 1 px cosmetic pens, no antialiasing (notes: pyqtgraph). The curves get the samples of the shown
 range (all of them, or the zoomed range) reduced to at most two per pixel column
 (``app.ui.peak_display``, storage made once for ``MAX_BUCKETS`` columns): what pyqtgraph builds
-per frame is bounded by the plot's width, not the history, so memory stays flat (issue 16).
+per frame is bounded by the plot's width, not the history, so memory stays flat.
 Candles are recorded into a ``QPicture`` only when a finished bucket changes; the open bucket is
 painted on its own.
 
 Colours: bid and ask in the palette's bid (blue) and ask (orange), the mid and the crosshair in
-its neutral grey, the spread in its own hue, on the theme's plot background with its text
-colour on the axes and legend — all from the palette in force, re-applied on a theme switch.
+its neutral grey, the spread in its own hue, candles in its up and down, on the theme's plot
+background with its text colour on the axes, legend and readout — all from the palette in
+force, re-applied on a theme switch.
 
 While the top-of-book feed is stale (offline, failing, too old: ``bridge.freshness``) the
-title is greyed and says "stale since HH:MM:SS", and the curves are drawn in the stale grey
-(issue 12); both come back with fresh data.
+title is greyed and says "stale since HH:MM:SS", and the curves and candles are drawn in the
+stale grey; both come back with fresh data.
 
 Fills of parent orders (the execution engine's children, ``bridge.algos``) of the shown pair are
-markers on the price plot: a triangle up for a buy, down for a sell (in the ask and bid colours,
-so shape and colour both tell), at the child's average price and the time it was sent. A change
-the engine announces for a parent of the shown pair marks them dirty; they are redrawn on the
-chart's next frame, with the lines.
+markers on the price plot (``app.ui.panels.chart_fills``): a triangle up for a buy, down for a
+sell (in the ask and bid colours, so shape and colour both tell), at the child's average price
+and the time it executed, larger for a larger fill (bounded). A change the engine announces for
+a parent of the shown pair marks them dirty; they are redrawn on the chart's next frame, with
+the lines.
 
 Prices are Decimal everywhere else in the terminal; here, and only in ``plot_sample``, they
 become floats, because pixels are not money.
@@ -56,10 +68,7 @@ become floats, because pixels are not money.
 
 from __future__ import annotations
 
-import math
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -69,17 +78,8 @@ from urllib.parse import urlsplit
 import numpy as np
 import platformdirs
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, QSettings, Qt, QTimer
-from PySide6.QtGui import (
-    QBrush,
-    QColor,
-    QFont,
-    QFontMetricsF,
-    QPainter,
-    QPen,
-    QPicture,
-    QShowEvent,
-)
+from PySide6.QtCore import QEvent, QObject, QPointF, QSettings, Qt, QTimer
+from PySide6.QtGui import QColor, QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -98,9 +98,23 @@ from app.ui.frame_clock import shared_frame_clock
 from app.ui.freshness import Freshness
 from app.ui.palette import TradePalette, current_palette, follow_palette, stale_css
 from app.ui.panels.base import PanelContext
+from app.ui.panels.chart_candles import (
+    TIMEFRAMES,
+    CandleItem,
+    Candles,
+    candles,
+    nearest_offered,
+    offered_timeframes,
+)
+from app.ui.panels.chart_fills import algo_fill_marks, marker_sizes
+from app.ui.panels.chart_readout import ChartReadout
 from app.ui.peak_display import PeakDisplay
+from app.ui.preferences import Preferences
 from app.ui.ring_buffer import FloatArray, RingBuffer
 from app.ui.widgets.live_text import TextHost
+from app.ui.widgets.plot_axes import ClockAxis, GroupedAxis, cosmetic_pen
+
+__all__ = ["TIMEFRAMES", "Candles", "ChartPanel", "candles", "history_folder", "plot_sample"]
 
 CAPACITY = 20_000
 #: The most pixel columns the lines are reduced to (two points each): a plot 2,048 px wide.
@@ -118,21 +132,13 @@ TIME, BID, ASK, MID, SPREAD = range(5)
 SERIES = {"bid": BID, "ask": ASK, "mid": MID}
 #: Opacity (0–1) of the grid lines, drawn in the axis colour.
 GRID_ALPHA = 0.15
-#: Size of a fill marker, pixels.
-MARKER_SIZE = 11
-#: The view choices: label and candle length in seconds (0: a line of every tick).
-TIMEFRAMES: dict[str, int] = {
-    "Line": 0,
-    "1 s": 1,
-    "1 min": 60,
-    "5 min": 300,
-    "15 min": 900,
-    "1 h": 3600,
-}
 VIEW_KEY = "chart/view"
 WAITING = "Waiting for prices…"
-#: Nice tick spacings of the time axis, in seconds.
-CLOCK_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600)
+#: Between the title's "ask" and "spread" and their numbers: a narrow dock wraps the title
+#: between fields, never between a word and its price (the first line, pair and bid, fits).
+NBSP = "\u00a0"
+
+_pen = cosmetic_pen
 
 
 def series_colours(palette: TradePalette) -> dict[str, QColor]:
@@ -171,266 +177,12 @@ def history_folder(settings: QSettings, environment: Environment) -> Path:
     return base / "chart-history" / name
 
 
-def _pen(colour: QColor) -> QPen:
-    """1 px, cosmetic (same width at any zoom): wider pens draw 7–9× slower."""
-    pen = QPen(colour)
-    pen.setWidth(1)
-    pen.setCosmetic(True)
-    return pen
-
-
-def _nice_step(raw: float) -> float:
-    """The smallest of 1, 2, 5 × 10^k at least ``raw``."""
-    power = 10.0 ** math.floor(math.log10(raw))
-    for factor in (1.0, 2.0, 5.0, 10.0):
-        if factor * power >= raw * (1 - 1e-9):
-            return factor * power
-    return 10.0 * power
-
-
-def _nice_floor(raw: float) -> float:
-    """The largest of 1, 2, 5 × 10^k at most ``raw``."""
-    power = 10.0 ** math.floor(math.log10(raw))
-    for factor in (5.0, 2.0, 1.0):
-        if factor * power <= raw * (1 + 1e-9):
-            return factor * power
-    return power
-
-
-class GroupedAxis(pg.AxisItem):  # type: ignore[misc]  # pyqtgraph is untyped
-    """A value axis written as the terminal writes numbers (``90,995``; pyqtgraph's own:
-    ``90995``, ``9.1e+04``, or ``480`` with a hidden ×0.001), with one tick level spaced two
-    text heights apart at least, so labels never stack however short the plot."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        #: Axes stacked with this one: all take the widest one's width, so the plots' time
-        #: axes line up.
-        self.partners: list[GroupedAxis] = []
-        super().__init__(*args, **kwargs)
-        self.enableAutoSIPrefix(False)
-
-    def _updateWidth(self) -> None:
-        """pyqtgraph's width, from the widest labels of this axis and its partners."""
-        if not self.isVisible() or not self.style["showValues"]:
-            super()._updateWidth()
-            return
-        widest = max([self.textWidth, *(p.textWidth for p in self.partners)])
-        width = widest + self.style["tickTextOffset"][0] + max(0, self.style["tickLength"])
-        if width != self.minimumWidth():
-            self.setMaximumWidth(width)
-            self.setMinimumWidth(width)
-            self.picture = None
-            for partner in self.partners:
-                partner._updateWidth()
-
-    def tickSpacing(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, float]]:
-        span = maxVal - minVal
-        if self.logMode or not math.isfinite(span) or span <= 0 or size <= 0:
-            return list(super().tickSpacing(minVal, maxVal, size))
-        slots = max(1, int(size // (2 * _text_height(self))))
-        step = _nice_step(span / slots)
-        if step > span:  # one slot: the largest nice step that still puts a tick in view
-            step = _nice_floor(span)
-        return [(step, 0.0)]
-
-    def tickValues(
-        self, minVal: float, maxVal: float, size: float
-    ) -> list[tuple[float, list[float]]]:
-        """pyqtgraph's values, thinned to labels at least 1.5 text heights apart."""
-        levels = list(super().tickValues(minVal, maxVal, size))
-        span = abs(maxVal - minVal)
-        if not levels or span <= 0 or size <= 0:
-            return levels
-        step, values = levels[0]
-        height = _text_height(self) * span / size  # value units per text height
-        low, high = min(minVal, maxVal) + 0.6 * height, max(minVal, maxVal) - 0.6 * height
-        kept: list[float] = []
-        for value in sorted(values):
-            if low <= value <= high and (not kept or value - kept[-1] >= 1.5 * height):
-                kept.append(value)
-        if not kept and low < high:
-            # A very short plot: one label, the roundest value that fits whole.
-            step = _nice_floor(span)
-            for _ in range(40):
-                value = round((low + high) / 2 / step) * step
-                if low <= value <= high:
-                    return [(step, [value])]
-                step = _nice_floor(step * 0.99)
-        return [(step, kept)]
-
-    def updateAutoSIPrefix(self) -> None:
-        """Never scale the values (pyqtgraph would show 480 and a ×0.001 for 0.48)."""
-        self.autoSIPrefixScale = 1.0
-        self.labelUnitPrefix = ""
-        self._updateLabel()
-
-    def tickStrings(self, values: Sequence[float], scale: float, spacing: float) -> list[str]:
-        if self.logMode or spacing * scale <= 0:
-            return list(super().tickStrings(values, scale, spacing))
-        places = max(0, math.ceil(-math.log10(spacing * scale) - 1e-9))
-        return [f"{value * scale:,.{places}f}" for value in values]
-
-
-def _text_height(axis: pg.AxisItem) -> float:
-    """The height of one tick label of ``axis`` in pixels."""
-    return float(QFontMetricsF(axis.style.get("tickFont") or QFont()).height())
-
-
-def _text_width(axis: pg.AxisItem, text: str) -> float:
-    """The width of ``text`` as a tick label of ``axis`` in pixels."""
-    return float(QFontMetricsF(axis.style.get("tickFont") or QFont()).horizontalAdvance(text))
-
-
-class ClockAxis(pg.AxisItem):  # type: ignore[misc]  # pyqtgraph is untyped
-    """Epoch seconds as clock time: ``HH:MM:SS``, or ``HH:MM`` from one-minute spacing, one
-    tick level at least a label and a gap apart."""
-
-    def tickSpacing(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, float]]:
-        span = maxVal - minVal
-        if not math.isfinite(span) or span <= 0 or size <= 0:
-            return []
-        label = _text_width(self, "00:00:00") * 1.6
-        slots = max(1.0, size / label)
-        raw = span / slots
-        step = next((s for s in CLOCK_STEPS if s >= raw), None)
-        if step is None:
-            step = CLOCK_STEPS[-1] * math.ceil(raw / CLOCK_STEPS[-1])
-        # Ticks on local clock boundaries (whole minutes, hours): local = epoch + the zone's
-        # offset, so a tick sits where (value + offset) is a multiple of the step.
-        try:
-            zone = datetime.fromtimestamp(minVal).astimezone().utcoffset()
-        except (OverflowError, OSError, ValueError):
-            zone = None
-        shift = zone.total_seconds() if zone is not None else 0.0
-        return [(float(step), float(-shift % step))]
-
-    def tickValues(
-        self, minVal: float, maxVal: float, size: float
-    ) -> list[tuple[float, list[float]]]:
-        levels = []
-        for step, offset in self.tickSpacing(minVal, maxVal, size):
-            first = math.ceil((minVal - offset) / step) * step + offset
-            count = int((maxVal - first) // step) + 1
-            levels.append((step, [first + i * step for i in range(max(0, count))]))
-        return levels
-
-    def tickStrings(self, values: Sequence[float], scale: float, spacing: float) -> list[str]:
-        shape = "%H:%M" if spacing >= 60 else "%H:%M:%S"
-        texts = []
-        for value in values:
-            try:
-                texts.append(datetime.fromtimestamp(value).strftime(shape))
-            except (OverflowError, OSError, ValueError):
-                texts.append("")
-        return texts
-
-
-@dataclass(frozen=True)
-class Candles:
-    """Open, high, low, close of the mid per bucket; ``start`` is each bucket's first second."""
-
-    seconds: int
-    start: FloatArray
-    open: FloatArray
-    high: FloatArray
-    low: FloatArray
-    close: FloatArray
-
-    def __len__(self) -> int:
-        return len(self.start)
-
-
-def candles(times: FloatArray, mids: FloatArray, seconds: int) -> Candles:
-    """The ticks (``times`` ascending, epoch seconds) grouped into ``seconds``-long buckets."""
-    empty = np.zeros(0)
-    if len(times) == 0:
-        return Candles(seconds, empty, empty, empty, empty, empty)
-    buckets = np.floor(times / seconds)
-    firsts = np.flatnonzero(np.diff(buckets)) + 1
-    starts = np.concatenate([[0], firsts]).astype(np.intp)
-    ends = np.concatenate([firsts, [len(times)]]).astype(np.intp) - 1
-    return Candles(
-        seconds,
-        buckets[starts] * seconds,
-        mids[starts],
-        np.maximum.reduceat(mids, starts),
-        np.minimum.reduceat(mids, starts),
-        mids[ends],
+def legend_html(entries: list[tuple[str, QColor]]) -> str:
+    """The legend's rich text: each name after a dash in its colour."""
+    return "&nbsp;&nbsp;".join(
+        f'<span style="color:{colour.name()}">&#8212;&nbsp;{name}</span>'
+        for name, colour in entries
     )
-
-
-class CandleItem(pg.GraphicsObject):  # type: ignore[misc]  # pyqtgraph is untyped
-    """Candles drawn from a ``QPicture`` of the finished buckets, re-recorded only when one of
-    them changes; the open (last) bucket is painted on its own each frame."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._candles: Candles | None = None
-        self._picture = QPicture()
-        self._pen = _pen(QColor("#d7dce2"))
-        self.pictures = 0  # how many times the finished candles were recorded
-
-    def set_colour(self, colour: QColor) -> None:
-        self._pen = _pen(colour)
-        self._record()
-        self.update()
-
-    def set_candles(self, new: Candles) -> None:
-        old = self._candles
-        self._candles = new
-        same_finished = (
-            old is not None
-            and old.seconds == new.seconds
-            and len(old) >= 1
-            and len(new) >= 1
-            and len(old) - 1 == len(new) - 1
-            and all(
-                np.array_equal(getattr(old, name)[:-1], getattr(new, name)[:-1])
-                for name in ("start", "open", "high", "low", "close")
-            )
-        )
-        if not same_finished:
-            self.prepareGeometryChange()
-            self._record()
-        self.update()
-
-    def _record(self) -> None:
-        self._picture = QPicture()
-        candles = self._candles
-        if candles is None or len(candles) < 2:
-            return
-        painter = QPainter(self._picture)
-        try:
-            for i in range(len(candles) - 1):
-                self._draw(painter, candles, i)
-        finally:
-            painter.end()
-        self.pictures += 1
-
-    def _draw(self, painter: QPainter, c: Candles, i: int) -> None:
-        width = c.seconds * 0.7
-        centre = float(c.start[i]) + c.seconds / 2
-        low, high = float(c.low[i]), float(c.high[i])
-        opened, closed = float(c.open[i]), float(c.close[i])
-        painter.setPen(self._pen)
-        painter.drawLine(QPointF(centre, low), QPointF(centre, high))
-        body = QRectF(centre - width / 2, min(opened, closed), width, abs(closed - opened))
-        painter.setBrush(QBrush(self._pen.color()) if closed < opened else Qt.BrushStyle.NoBrush)
-        painter.drawRect(body)
-
-    def paint(self, painter: QPainter, *_: Any) -> None:
-        painter.drawPicture(0, 0, self._picture)
-        if self._candles is not None and len(self._candles) > 0:
-            self._draw(painter, self._candles, len(self._candles) - 1)
-
-    def boundingRect(self) -> QRectF:
-        c = self._candles
-        if c is None or len(c) == 0:
-            return QRectF()
-        low, high = float(np.min(c.low)), float(np.max(c.high))
-        return QRectF(
-            float(c.start[0]), low, float(c.start[-1] + c.seconds - c.start[0]), high - low
-        )
 
 
 class ChartPanel(QWidget):
@@ -470,17 +222,14 @@ class ChartPanel(QWidget):
         # A narrow dock (1366×768) shows the spread on a second line rather than cut to
         # "sprea"; its host relays the window out only when the number of lines changes.
         self.title.setWordWrap(True)
-        self.readout = QLabel(self)
-        self.readout.setObjectName("chartReadout")
-        self.readout.setFont(mono)
-        self.readout.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         self.view_choice = QComboBox(self)
         self.view_choice.setObjectName("chartView")
-        self.view_choice.setToolTip("Line of every tick, or candles of the mid per timeframe")
-        for label, seconds in TIMEFRAMES.items():
-            self.view_choice.addItem(label, seconds)
-        saved = context.settings.value(VIEW_KEY, "Line")
-        self.view_choice.setCurrentIndex(max(0, self.view_choice.findText(str(saved))))
+        self.view_choice.setToolTip(
+            "Line of every tick, or candles of the mid per timeframe (candles of at least"
+            " four polls of the prices)"
+        )
+        saved = str(context.settings.value(VIEW_KEY, "Line"))
+        self._offer_views(TIMEFRAMES.get(saved, 0))
 
         self.plots = pg.GraphicsLayoutWidget(self)
         self.plots.setObjectName("chartPlots")
@@ -511,6 +260,7 @@ class ChartPanel(QWidget):
         price_view = self.price_plot.getViewBox()
         price_view.sigXRangeChanged.connect(self._range_changed)
         price_view.sigResized.connect(self._resized)
+        price_view.sigRangeChanged.connect(self._reread)
         self.candle_item = CandleItem()
         self.candle_item.hide()
         self.price_plot.addItem(self.candle_item)
@@ -527,12 +277,19 @@ class ChartPanel(QWidget):
             for line in (self._vlines[plot], self._hlines[plot]):
                 line.hide()
                 plot.addItem(line, ignoreBounds=True)
+        #: Where the pointer is over the plots (scene coordinates), None when it is not.
+        self._hover: QPointF | None = None
+        self.readout = ChartReadout(self.plots)
+        self.readout.setFont(mono)
         self.plots.scene().sigMouseMoved.connect(self._mouse_moved)
-        self.fill_markers = pg.ScatterPlotItem(pxMode=True, size=MARKER_SIZE)
+        self.plots.viewport().installEventFilter(self)
+        self.fill_markers = pg.ScatterPlotItem(pxMode=True)
         self.fill_markers.setObjectName("chartFillMarkers")
         self.price_plot.addItem(self.fill_markers)
-        #: What the markers show: (time, price, side) of each child fill of the shown pair.
+        #: What the markers show: (time, price, side) of each fill of the shown pair.
         self.marker_points: list[tuple[float, float, str]] = []
+        #: Each marker's size across in pixels (larger for a larger fill), in the same order.
+        self.marker_sizes: list[float] = []
         self._markers_dirty = True
 
         self.legend = QLabel(self)
@@ -548,8 +305,6 @@ class ChartPanel(QWidget):
         self.freshness = context.bridge.freshness(context.bridge.top_of_book_feed, self)
         self.freshness.changed.connect(self._freshness_changed)
         self._palette = current_palette()
-        self._paint_colours(self._palette)
-        follow_palette(self.set_palette)
 
         self._frames = shared_frame_clock()
         self._frame_seconds = frame_ms / 1000
@@ -566,10 +321,13 @@ class ChartPanel(QWidget):
         # hosted: a new price in the title repaints it and never relayouts the window
         top_row.addWidget(TextHost(self.title, TITLE_SAMPLE, self), 1)
         top_row.addWidget(self.view_choice)
+        # hosted too: a longer legend (a candle view) never widens the dock; a narrow dock
+        # cuts it at its right end
+        longest = max(TIMEFRAMES, key=lambda label: len(self._legend_entries(label)[0][0]))
+        legend_host = TextHost(self.legend, legend_html(self._legend_entries(longest)), self)
         legend_row = QHBoxLayout()
         legend_row.setContentsMargins(4, 0, 4, 0)
-        legend_row.addWidget(self.legend)
-        legend_row.addWidget(self.readout, 1)
+        legend_row.addWidget(legend_host, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
@@ -577,6 +335,8 @@ class ChartPanel(QWidget):
         layout.addLayout(legend_row)
         layout.addWidget(self.stack, 1)
 
+        self._paint_colours(self._palette)
+        follow_palette(self.set_palette)
         context.bridge.topOfBook.connect(self.add_ticks)
         context.bridge.algoChanged.connect(self._algo_changed)
         context.bridge.selectionChanged.connect(self.set_pair)
@@ -598,6 +358,34 @@ class ChartPanel(QWidget):
             },
         )
 
+    # -- views ----------------------------------------------------------------------------------
+
+    def _offer_views(self, wanted: int) -> None:
+        """Fill the view box with the views the poll interval allows (``offered_timeframes``)
+        and choose the one nearest ``wanted`` seconds."""
+        offered = offered_timeframes(self._context.bridge.top_of_book_interval)
+        box = self.view_choice
+        chosen = nearest_offered(wanted, offered)
+        blocked = box.blockSignals(True)  # the caller redraws if the view changed
+        if self.offered_views() != list(offered):
+            box.clear()
+            for label, seconds in offered.items():
+                box.addItem(label, seconds)
+        box.setCurrentIndex(box.findText(chosen))
+        box.blockSignals(blocked)
+
+    def offered_views(self) -> list[str]:
+        """The views the box offers, in order."""
+        return [self.view_choice.itemText(i) for i in range(self.view_choice.count())]
+
+    def apply_preferences(self, prefs: Preferences) -> None:
+        """Settings applied: a new top-of-book interval may offer other timeframes (the window
+        re-times the feed first, so the bridge's interval is the new one)."""
+        before = self.timeframe
+        self._offer_views(before)
+        if self.timeframe != before:
+            self._view_changed()
+
     # -- colours --------------------------------------------------------------------------------
 
     @property
@@ -612,12 +400,16 @@ class ChartPanel(QWidget):
             self._paint_colours(palette)
 
     def _paint_colours(self, palette: TradePalette) -> None:
-        """Pens (1 px, cosmetic), background, axes, grid and legend from ``palette``."""
+        """Pens (1 px, cosmetic), background, axes, grid, legend and readout from ``palette``."""
         self.plots.setBackground(palette.background)
         stale = self.freshness.stale
         for name, colour in series_colours(palette).items():
             self.curves[name].setPen(_pen(palette.stale if stale else colour))
-        self.candle_item.set_colour(palette.stale if stale else palette.text)
+        if stale:
+            self.candle_item.set_colours(palette.stale, palette.stale)
+        else:
+            self.candle_item.set_colours(palette.up, palette.down)
+        self.readout.set_colours(palette.text, palette.background)
         self._markers_dirty = True
         self.title.setStyleSheet(stale_css(stale, palette))
         for plot in (self.price_plot, self.spread_plot):
@@ -631,21 +423,25 @@ class ChartPanel(QWidget):
             line.setPen(cross)
         self._update_legend()
 
-    def legend_entries(self) -> list[tuple[str, QColor]]:
-        """What the legend names, in the colour it draws each: the lines, or the candles."""
+    def _legend_entries(self, view: str) -> list[tuple[str, QColor]]:
         palette = self._palette
         colours = series_colours(palette)
-        if self.timeframe:
-            label = f"mid, {self.view_choice.currentText()} candles"
-            return [(label, palette.text), ("spread", colours["spread"])]
+        if TIMEFRAMES.get(view, 0):
+            return [
+                (f"mid, {view} candles:", palette.text),
+                ("up", palette.up),
+                ("down", palette.down),
+                ("spread", colours["spread"]),
+            ]
         return [(name, colours[name]) for name in ("bid", "ask", "mid", "spread")]
+
+    def legend_entries(self) -> list[tuple[str, QColor]]:
+        """What the legend names, in the colour it draws each: the lines, or the candles."""
+        return self._legend_entries(self.view_choice.currentText())
 
     def _update_legend(self) -> None:
         """A row of its own above the plots (pyqtgraph's legend sat on the lines)."""
-        text = "&nbsp;&nbsp;".join(
-            f'<span style="color:{colour.name()}">&#8212;&nbsp;{name}</span>'
-            for name, colour in self.legend_entries()
-        )
+        text = legend_html(self.legend_entries())
         if self.legend.text() != text:
             self.legend.setText(text)
 
@@ -663,7 +459,7 @@ class ChartPanel(QWidget):
     @property
     def timeframe(self) -> int:
         """Seconds per candle, 0 for the line of every tick."""
-        return int(self.view_choice.currentData())
+        return int(self.view_choice.currentData() or 0)
 
     def buffer(self, pair: str) -> RingBuffer | None:
         return self._buffers.get(pair)
@@ -688,6 +484,7 @@ class ChartPanel(QWidget):
             return
         self._pair = pair
         self._markers_dirty = True
+        self._clear_readout()
         self._load(pair)
         self._schedule()
 
@@ -724,6 +521,7 @@ class ChartPanel(QWidget):
             self.curves[name].setVisible(seconds == 0)
         self.candle_item.setVisible(seconds > 0)
         self._candles = None
+        self._clear_readout()
         self._update_legend()
         self._schedule()
 
@@ -750,6 +548,12 @@ class ChartPanel(QWidget):
         if self._dirty:
             self._schedule()
 
+    def hideEvent(self, event: QHideEvent) -> None:
+        """Hidden (a tab behind the depth, a closed dock): no readout waits to be shown again
+        for a pointer that has long moved on."""
+        super().hideEvent(event)
+        self._clear_readout()
+
     def redraw_pending(self) -> bool:
         """A frame is scheduled (new samples of the shown pair wait to be drawn)."""
         return self._redraw_asked
@@ -764,35 +568,21 @@ class ChartPanel(QWidget):
 
     def _draw_markers(self) -> None:
         self._markers_dirty = False
-        engine = self._context.bridge.algos
-        points: list[tuple[float, float, str]] = []
-        if engine is not None and self._pair is not None:
-            offset = self._context.bridge.clock_offset
-            for parent in engine.parents.values():
-                spec = parent.spec
-                if spec.pair != self._pair:
-                    continue
-                for child in parent.children:
-                    if child.status != "filled" or not child.filled or not child.received:
-                        continue
-                    if spec.side == "buy":  # QUOTE spent per BASE bought
-                        price = child.filled / child.received
-                    else:
-                        price = child.received / child.filled
-                    # when it executed (the service's word), else when it was sent
-                    at = ((child.filled_at or child.sent_at) - offset).timestamp()
-                    points.append((at, float(price), spec.side))  # pixels are not money
-        self.marker_points = points
+        bridge = self._context.bridge
+        marks = algo_fill_marks(bridge.algos, self._pair, bridge.clock_offset)
+        self.marker_points = [(m.at, m.price, m.side) for m in marks]
+        self.marker_sizes = marker_sizes([m.base for m in marks])
         palette = self._palette
         self.fill_markers.setData(
             [
                 {
-                    "pos": (at, price),
-                    "symbol": "t1" if side == "buy" else "t",
-                    "brush": pg.mkBrush(palette.ask if side == "buy" else palette.bid),
+                    "pos": (mark.at, mark.price),
+                    "size": size,
+                    "symbol": "t1" if mark.side == "buy" else "t",
+                    "brush": pg.mkBrush(palette.ask if mark.side == "buy" else palette.bid),
                     "pen": _pen(palette.text),
                 }
-                for at, price, side in points
+                for mark, size in zip(marks, self.marker_sizes, strict=True)
             ]
         )
 
@@ -832,6 +622,7 @@ class ChartPanel(QWidget):
             self._fit_spread(float(np.max(data[SPREAD])))
             self.stack.setCurrentWidget(self.plots)
         self._update_title()
+        self._reread()
 
     def _shown(self, data: FloatArray) -> tuple[FloatArray, int]:
         """The samples in the time range on screen (all of them while the plot follows the
@@ -854,7 +645,9 @@ class ChartPanel(QWidget):
 
     def _resized(self, *_: object) -> None:
         """A wider or narrower plot: drawn anew when it changes what is drawn (the lines were
-        reduced to the old width, or are too many for the new one)."""
+        reduced to the old width, or are too many for the new one); the readout follows the
+        plot's corner."""
+        self._place_readout()
         width = self._plot_width()
         if width != self._drawn_width and self.drawn_samples > 2 * min(width, self._drawn_width):
             self._schedule()
@@ -888,8 +681,8 @@ class ChartPanel(QWidget):
             else:
                 text = (
                     f"{self._pair}   bid {price(top.bid, self._pair)}"
-                    f"   ask {price(top.ask, self._pair)}"
-                    f"   spread {price(top.spread, self._pair)}"
+                    f"   ask{NBSP}{price(top.ask, self._pair)}"
+                    f"   spread{NBSP}{price(top.spread, self._pair)}"
                 )
         mark = self.freshness.current.mark()
         if mark:
@@ -899,16 +692,40 @@ class ChartPanel(QWidget):
 
     # -- crosshair ------------------------------------------------------------------------------
 
+    def _place_readout(self) -> None:
+        """The readout over the top of the price plot (in the plot view's coordinates)."""
+        scene_rect = self.price_plot.vb.sceneBoundingRect()
+        in_viewport = self.plots.mapFromScene(scene_rect).boundingRect()
+        self.readout.place(in_viewport.translated(self.plots.viewport().pos()))
+        self.readout.raise_()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """The pointer left the plots: the crosshair and the readout go."""
+        if watched is self.plots.viewport() and event.type() == QEvent.Type.Leave:
+            self._clear_readout()
+        return super().eventFilter(watched, event)
+
+    def _reread(self, *_: object) -> None:
+        """New data or a new range under a resting pointer (the plot follows the ticks): the
+        readout names what is under it now."""
+        if self._hover is not None:
+            self._mouse_moved(self._hover)
+
+    def _clear_readout(self) -> None:
+        self._hover = None
+        for line in (*self._vlines.values(), *self._hlines.values()):
+            line.hide()
+        self.readout.clear()
+
     def _mouse_moved(self, pos: QPointF) -> None:
         under = None
         for plot in (self.price_plot, self.spread_plot):
             if plot.vb.sceneBoundingRect().contains(pos):
                 under = plot
-        if under is None:
-            for line in (*self._vlines.values(), *self._hlines.values()):
-                line.hide()
-            self.readout.setText("")
+        if under is None or self.stack.currentWidget() is not self.plots:
+            self._clear_readout()
             return
+        self._hover = QPointF(pos)
         point = under.vb.mapSceneToView(pos)
         x, y = point.x(), point.y()
         for line in self._vlines.values():
@@ -918,11 +735,12 @@ class ChartPanel(QWidget):
             line.setPos(y)
             line.setVisible(plot is under)
         what = "spread" if under is self.spread_plot else "price"
+        self._place_readout()
         self.readout.setText(self.readout_text(x, y, what))
 
     def readout_text(self, x: float, y: float, what: str) -> str:
-        """``HH:MM:SS   price 91,020.50`` for the cursor, with the candle under it in a
-        candle view: ``O … H … L … C …``."""
+        """``YYYY-MM-DD HH:MM:SS   price 91,020.50`` for the cursor, and in a candle view the
+        candle under it on a second line: ``O …  H …  L …  C …``."""
         try:
             when = datetime.fromtimestamp(x).strftime("%Y-%m-%d %H:%M:%S")
         except (OverflowError, OSError, ValueError):
@@ -932,15 +750,14 @@ class ChartPanel(QWidget):
         shown = DASH if value is None or pair is None else self._price(value)
         text = f"{when}   {what} {shown}"
         c = self._candles
-        if c is not None and len(c) and pair is not None and self.timeframe:
-            i = int(np.searchsorted(c.start, x, side="right")) - 1
-            if 0 <= i < len(c) and x < c.start[i] + c.seconds:
-                ohlc = (c.open[i], c.high[i], c.low[i], c.close[i])
-                parts = [
-                    f"{k} {self._price(cursor_value(float(v)))}"
-                    for k, v in zip("OHLC", ohlc, strict=True)
-                ]
-                text = f"{text}   {'  '.join(parts)}"
+        i = None if c is None or pair is None or not self.timeframe else c.at(x)
+        if c is not None and i is not None:
+            ohlc = (c.open[i], c.high[i], c.low[i], c.close[i])
+            parts = [
+                f"{k} {self._price(cursor_value(float(v)))}"
+                for k, v in zip("OHLC", ohlc, strict=True)
+            ]
+            text = f"{text}\n{'  '.join(parts)}"
         return text
 
     def _price(self, value: Decimal | None) -> str:

@@ -512,7 +512,7 @@ class PositionsPanel(QWidget):
         times = grid(now, self.chart.window_seconds, first=first)
         realised = service.book.realisations_of_priced()
         series = pnl_series(entries, realised, currency, times, units, marks, now=now)
-        self.chart.set_series(series)
+        self.chart.set_series(series, currency)
 
     # -- looks ----------------------------------------------------------------------------------
 
