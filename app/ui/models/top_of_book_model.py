@@ -1092,6 +1092,8 @@ _SORT_VALUES: tuple[Callable[[BookRow], Any], ...] = (
     lambda q: q.bps,
     _older_first,
 )
+
+
 def quote_asset(pair: str) -> str:
     return pair.rpartition("/")[2]
 
