@@ -11,6 +11,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
+from pytestqt.exceptions import TimeoutError as QtTimeout
 
 from app.services.algos.engine import ExecutionEngine
 from app.services.algos.parents import ARMED_HERE, Parent
@@ -121,7 +122,14 @@ def test_pause_resume_and_stop_with_clicks_and_keys(qtbot: QtBot, live: Live) ->
     qtbot.waitUntil(lambda: panel.model.position(parent.id) is not None, timeout=15_000)
     panel.select(parent.id)
     qtbot.waitUntil(lambda: len(parent.children) == 1 and not parent.busy, timeout=10_000)
-    qtbot.waitUntil(lambda: cell(panel, parent, "next") != "—", timeout=15_000)
+    try:
+        qtbot.waitUntil(lambda: cell(panel, parent, "next") != "—", timeout=15_000)
+    except QtTimeout as exc:
+        row = panel.rows.get(parent.id)
+        raise AssertionError(
+            f"no next child shown: state {parent.state} ({parent.note}), slices "
+            f"{parent.slices_sent}, last {parent.last_slice_at}, row {row}"
+        ) from exc
 
     QTest.mouseClick(panel.pause_button, Qt.MouseButton.LeftButton)
     assert parent.state == "paused"
