@@ -10,8 +10,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton
-from pytestqt.qtbot import QtBot
 from pytestqt.exceptions import TimeoutError as QtTimeout
+from pytestqt.qtbot import QtBot
 
 from app.services.algos.engine import ExecutionEngine
 from app.services.algos.parents import ARMED_HERE, Parent
