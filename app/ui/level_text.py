@@ -4,7 +4,7 @@ when the theme switches."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from app.domain.words import in_words
 from app.ui.palette import TradePalette, level_css
@@ -30,10 +30,21 @@ def restyle_level(label: QLabel, palette: TradePalette) -> None:
 
 def wrapped_label(parent: QWidget, name: str) -> QLabel:
     """An empty word-wrapped label named ``name`` (tests and style sheets find it by name): a
-    form's message lines, whose text comes later."""
+    form's message lines, whose text comes later. It flows (``flowing``): a long message
+    wraps in the width the dock has, it never widens the dock."""
     label = QLabel(parent)
     label.setObjectName(name)
+    return flowing(label)
+
+
+def flowing(label: QLabel) -> QLabel:
+    """``label`` wrapped to the width its layout gives it, its text never asking for more: a
+    word-wrapped label's preferred width follows its text, and a dock whose content asks for
+    more width takes it from its neighbours (a quote's terms moved every dock)."""
     label.setWordWrap(True)
+    policy = label.sizePolicy()
+    policy.setHorizontalPolicy(QSizePolicy.Policy.Ignored)
+    label.setSizePolicy(policy)
     return label
 
 

@@ -176,12 +176,18 @@ def needed_width(dock: QDockWidget) -> int:
             bar = area.verticalScrollBar().sizeHint().width()
             edges = 2 * area.frameWidth()
             # Its preferred width, not its minimum: below it, labels such as "USD to spend"
-            # are cut (the area never scrolls sideways).
-            wanted = max(content.minimumSizeHint().width(), content.sizeHint().width())
+            # are cut (the area never scrolls sideways) — unless the area says its content
+            # fits at its minimum (``FITS_AT_MINIMUM``: its long texts wrap).
+            wanted = content.minimumSizeHint().width()
+            if not area.property(FITS_AT_MINIMUM):
+                wanted = max(wanted, content.sizeHint().width())
             need = max(need, wanted + bar + edges + frame + SLACK)
     return need
 
 
+#: Property of a scroll area whose content reads whole at its minimum width (its texts wrap):
+#: the column is not widened to the content's preferred width for it.
+FITS_AT_MINIMUM = "fitsAtMinimum"
 #: Pixels of room beyond the computed need: a style sheet's scroll bar can be a few pixels wider
 #: than the hint the layout is computed from (seen: 3 px with the shipped themes).
 SLACK = 8

@@ -25,6 +25,7 @@ from app.ui.launch import default_panels
 from app.ui.main_window import MIN_SIZE, MainWindow
 from app.ui.panels.balances import BalancesPanel
 from app.ui.panels.order_ticket import OrderTicketPanel
+from app.ui.panels.rfq_ticket import RfqTicketPanel
 from app.ui.panels.top_of_book import DEFAULT_HIDDEN as WATCH_HIDDEN
 from app.ui.panels.top_of_book import TopOfBookPanel
 from app.ui.workspaces import COMPACT, WIDE, Plan, plan_for, split_width
@@ -245,3 +246,37 @@ def test_columns_share_the_width_but_each_gets_what_it_needs() -> None:
         400,
     ]  # a narrow window: the flexible column gives way
     assert split_width(1000, [1, 1], [700, 700]) == [500, 500]  # nothing to take from
+
+
+def dock_places(window: MainWindow) -> dict[str, QRect]:
+    return {name: rect_in(dock, window) for name, dock in window.docks.items() if dock.isVisible()}
+
+
+@pytest.mark.parametrize(("size", "plan"), SIZES[1:], ids=["1366", "1920"])
+def test_no_dock_moves_as_the_rfq_ticket_fills_and_empties(
+    qtbot: QtBot, terminal: MainWindow, size: QSize, plan: Plan
+) -> None:
+    """A quote's terms, its fill and a refusal change the ticket's texts, never the docks."""
+    at_size(qtbot, terminal, size, plan)
+    terminal.go_to("rfqTicket")
+    settle()
+    panel = terminal.docks["rfqTicket"].widget()
+    assert isinstance(panel, RfqTicketPanel)
+    places = dock_places(terminal)
+    panel.pair_box.setEditText("BTC/USD")
+    panel.size_edit.setText("0.01")
+    QTest.mouseClick(panel.request_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.live_quote is not None, timeout=WAIT_MS)
+    qtbot.waitUntil(panel.sides["buy"].accept.isEnabled, timeout=WAIT_MS)
+    settle()
+    assert dock_places(terminal) == places
+    QTest.mouseClick(panel.sides["buy"].accept, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.last_result is not None, timeout=WAIT_MS)
+    settle()
+    assert panel.message.text().startswith("Filled: bought ")
+    assert dock_places(terminal) == places
+    panel.size_edit.setText("a size nobody would type, far too long to fit in any ticket")
+    QTest.mouseClick(panel.request_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "The size must be a number" in panel.message.text())
+    settle()
+    assert dock_places(terminal) == places

@@ -19,11 +19,13 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDockWidget,
+    QFrame,
     QGridLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QSizePolicy,
     QToolButton,
     QVBoxLayout,
@@ -33,9 +35,11 @@ from PySide6.QtWidgets import (
 from app.domain.display import Precision
 from app.services.rfq_desk import SIDES, Side
 from app.services.rfq_ticket import OVERRIDE_TEXT
+from app.ui.level_text import flowing
 from app.ui.palette import TradePalette, level_css
 from app.ui.widgets.quote_history import QuoteHistoryModel, QuoteHistoryView
 from app.ui.widgets.quote_side import QuoteSideBox
+from app.ui.workspaces import FITS_AT_MINIMUM
 
 FOCUS_KEY = "F3"
 REQUEST_TIP = "Ask for a two-way quote (Enter in the size field)"
@@ -116,13 +120,12 @@ class RfqTicketForm(QWidget):
         )
 
     def _build_quote(self, precision: Precision) -> None:
-        self.quote_label = QLabel("No quote yet", self)
+        self.quote_label = flowing(QLabel("No quote yet", self))
         self.quote_label.setObjectName("rfqQuote")
         self.quote_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.sides: dict[Side, QuoteSideBox] = {side: QuoteSideBox(side, self) for side in SIDES}
-        self.message = QLabel(self)
+        self.message = flowing(QLabel(self))
         self.message.setObjectName("rfqMessage")
-        self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.message.setProperty("level", "")
         self.history_model = QuoteHistoryModel(self, precision=precision)
@@ -151,7 +154,22 @@ class RfqTicketForm(QWidget):
         quote.addWidget(self.sides["sell"], 0, 0)  # sell left, buy right, as FX tiles do
         quote.addWidget(self.sides["buy"], 0, 1)
 
-        layout = QVBoxLayout(self)
+        # Everything scrolls (vertically only) inside the dock: a quote's terms or a warning
+        # wrapping to more lines then never asks the dock for more height, which the main
+        # window took from the docks around it.
+        content = QWidget(self)
+        content.setObjectName("rfqContent")
+        scroll = QScrollArea(self)
+        scroll.setObjectName("rfqScroll")
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(content)
+        scroll.setProperty(FITS_AT_MINIMUM, True)  # its texts wrap: the minimum is enough
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll, 1)
+        layout = QVBoxLayout(content)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(form)
         layout.addWidget(self.override_check)

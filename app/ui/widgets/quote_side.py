@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QGroupBox, QLabel, QPushButton, QVBoxLayout, QWidg
 from app.domain import Amount
 from app.domain.display import DASH, Precision, decimals_of, format_number
 from app.domain.records import QuoteSide
+from app.ui.level_text import flowing
 from app.ui.palette import TradePalette, current_palette, follow_palette, level_css
 from app.ui.widgets.countdown import CountdownBar
 
@@ -48,12 +49,10 @@ class QuoteSideBox(QGroupBox):
         font.setPointSizeF(font.pointSizeF() * PRICE_SCALE)
         font.setBold(True)
         self.price.setFont(font)
-        self.terms = QLabel(self)
-        self.terms.setWordWrap(True)
+        self.terms = flowing(QLabel(self))
         self.terms.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.pay, self.get, self.markup = QLabel(self), QLabel(self), QLabel(self)
-        self.checks = QLabel(self)
-        self.checks.setWordWrap(True)
+        self.checks = flowing(QLabel(self))
         self.checks.setProperty("level", "")
         self.checks.hide()
         self._label = f"&{name}"
