@@ -84,7 +84,8 @@ def test_records_fill_newest_first_with_every_field(qtbot: QtBot, four: Live) ->
     assert cell(panel, 1, COL["completed_by"]) == "Sandbox Operations"
     assert cell(panel, 1, COL["created"], EXPORT_ROLE) == usdt["created"]["at"]
     assert cell(panel, 1, COL["completed"], EXPORT_ROLE) == usdt["completed"]["at"]
-    assert cell(panel, 3, COL["amount"], EXPORT_ROLE) == "0.1"
+    # exported with the decimals shown: every BTC amount of a CSV has BTC's 8
+    assert cell(panel, 3, COL["amount"], EXPORT_ROLE) == "0.10000000"
     assert cell(panel, 3, COL["amount"]) == "0.10000000"
     assert cell(panel, 2, COL["amount"]) == "2.12345678"  # never rounded to ETH's 6 places
     assert panel.table.isColumnHidden(COL["address"])
@@ -136,7 +137,8 @@ def test_copy_hash_puts_the_whole_hash_on_the_clipboard(qtbot: QtBot, four: Live
     panel.table.setCurrentIndex(panel.proxy.index(0, COL["amount"]))
     panel.table.setFocus()
     QTest.keyClick(panel.table, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
-    assert QApplication.clipboard().text() == "10"  # the exact amount, not "10.0000"
+    # the amount as shown, without grouping: SOL has 6 decimals in the sandbox
+    assert QApplication.clipboard().text() == "10.000000"
 
 
 def test_export_writes_the_table_as_shown_with_exact_values(
@@ -158,7 +160,7 @@ def test_export_writes_the_table_as_shown_with_exact_values(
     assert header[:6] == ["#", "Asset", "Amount", "Network", "Status", "Hash"]
     assert [int(r[0]) for r in rows[1:]] == [w["ordering"] for w in wire]
     btc = rows[4]
-    assert btc[1:3] == ["BTC", "0.1"]
+    assert btc[1:3] == ["BTC", "0.10000000"]
     assert btc[5] == wire[3]["hash"]
     assert btc[header.index("Created")] == wire[3]["created"]["at"]
     assert ("info", f"Exported 4 rows to {target}") in four.notices

@@ -23,6 +23,7 @@ from app.domain.money import MONEY_CONTEXT
 from app.domain.records import Order
 from app.services.order_feed import OrderFilter, OrderRow, OrdersSnapshot
 from app.services.ticket import TicketInput
+from app.ui.column_widths import Fit
 from app.ui.csv_export import EXPORT_ROLE
 from app.ui.models.columns import column_numbers
 from app.ui.models.orders_model import COLUMNS, OrdersModel, highlight_colour, time_left_text
@@ -505,7 +506,7 @@ def test_copy_row_puts_the_exact_text_on_the_clipboard(qtbot: QtBot, trader: Tra
     cells = text.split("\t")
     assert cells[COL["order_id"]] == order.order_id
     assert cells[COL["size"]] == "1234.5 USD"
-    assert cells[COL["notional"]] == "1234.5"
+    assert cells[COL["notional"]] == "1234.50"  # exact, with the decimals shown (USD's 2)
     assert order.result.total is not None
     assert D(cells[COL["amount"]]) == order.result.total.value
     assert cells[COL["total_wire"]] == str(order.result.total)
@@ -665,13 +666,15 @@ def test_every_column_fits_its_title_and_first_rows(qtbot: QtBot, trader: Trader
     panel = open_panel(qtbot, trader.live)
     qtbot.waitUntil(lambda: panel.proxy.rowCount() > 0, timeout=WAIT_MS)
     table = panel.table
+    qtbot.waitUntil(lambda: table.sizer.fits > 0 and not table.sizer.pending)  # the next frame
     header = table.horizontalHeader()
     shown = [c for c in range(header.count()) if not header.isSectionHidden(c)]
     assert shown
     for column in shown:
         title = panel.proxy.headerData(column, Qt.Orientation.Horizontal)
         assert header.sectionSize(column) >= header.sectionSizeHint(column), title
-        assert header.sectionSize(column) >= table.sizeHintForColumn(column), title
+        if COLUMNS[column].fitting is not Fit.YIELD:  # an id gives way first (whole in its tip)
+            assert header.sectionSize(column) >= table.sizeHintForColumn(column), title
 
 
 def test_an_unknown_outcome_is_shown_above_the_orders_until_the_trader_dismisses_it(

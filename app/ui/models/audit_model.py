@@ -25,6 +25,7 @@ from app.services.audit_trail import (
     local_ms_iso,
     utc_ms,
 )
+from app.ui.column_widths import Fit
 from app.ui.models.columns import Column
 from app.ui.models.keyed_table import Cells
 from app.ui.models.record_cells import Cell, text_cell, time_key
@@ -90,6 +91,7 @@ def local_column(
         tooltip,
         fixed_pitch=True,
         tip=utc_tip(when),
+        fit=Fit.WHOLE,
     )
 
 
@@ -125,12 +127,14 @@ COLUMNS: tuple[Column[AuditRow], ...] = (
         "Order id",
         lambda r, _: text_cell(r.order_id),
         "The server's order id (none while the outcome is unknown)",
+        fit=Fit.YIELD,
     ),
     Column(
         "client_order_id",
         "Client order id",
         lambda r, _: text_cell(r.client_order_id),
         "The id this terminal gave the request (clientOrderId)",
+        fit=Fit.YIELD,
     ),
     local_column(
         "updated",
@@ -138,14 +142,16 @@ COLUMNS: tuple[Column[AuditRow], ...] = (
         _updated,
         "The entry's last change: its outcome, a look-up or a dismissal (local time, ms)",
     ),
-    Column("detail", "Detail", lambda r, _: text_cell(r.detail), "The outcome in words"),
+    Column(
+        "detail", "Detail", lambda r, _: text_cell(r.detail), "The outcome in words", fit=Fit.YIELD
+    ),
     Column(
         "kind",
         "Type",
         lambda r, _: Cell(KIND_WORDS.get(r.kind, r.kind), r.kind, r.kind),
         "Market order, limit order or RFQ accept",
     ),
-    Column("account", "Account", lambda r, _: text_cell(r.account)),
+    Column("account", "Account", lambda r, _: text_cell(r.account), fit=Fit.YIELD),
     Column("intent_utc", "Intent (UTC)", lambda r, _: utc_cell(r.intent_at)),
     Column("sent_utc", "Sent (UTC)", lambda r, _: utc_cell(r.sent_at)),
     Column("updated_utc", "Last update (UTC)", lambda r, _: utc_cell(r.updated_at)),

@@ -4,6 +4,10 @@ Each table declares one list of ``Column`` at the top of its model module; the g
 ``KeyedTableModel`` (``app.ui.models.keyed_table``) reads its headers, tooltips, alignment,
 fonts, cells and colours from that list, and panels and tests find a column by its key
 (``model.column("price")``) instead of by a parallel IntEnum.
+
+How a column gives width when the table is narrow is declared here too (``fit``, see
+``app.ui.column_widths``): numbers and times are always whole, words next, ids and free text
+give width first.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
 from app.domain.display import Precision
+from app.ui.column_widths import Fit
 from app.ui.models.record_cells import Cell
 from app.ui.palette import TradePalette
 
@@ -33,7 +38,8 @@ class Column(Generic[R]):
     (computed once per record, never per paint). ``numeric`` marks a number column: its sort
     keys are Decimals, it is right-aligned and drawn in the fixed-pitch font unless
     ``alignment`` or ``fixed_pitch`` say otherwise. ``colour`` gives a cell's text colour from
-    the palette in force, ``tip`` its tooltip.
+    the palette in force, ``tip`` its tooltip. ``fit``: how the column gives width in a narrow
+    table (by default: whole for a number, else as words).
     """
 
     key: str
@@ -45,6 +51,13 @@ class Column(Generic[R]):
     fixed_pitch: bool | None = None
     colour: Callable[[R, TradePalette], QColor | None] | None = None
     tip: Callable[[R, Precision], str | None] | None = None
+    fit: Fit | None = None
+
+    @property
+    def fitting(self) -> Fit:
+        if self.fit is not None:
+            return self.fit
+        return Fit.WHOLE if self.numeric else Fit.TEXT
 
     @property
     def cell_alignment(self) -> Qt.AlignmentFlag:

@@ -23,6 +23,7 @@ from app.domain import format_timestamp
 from app.domain.display import Precision
 from app.domain.money import format_trimmed
 from app.domain.records import DepositRecord, TransferStep
+from app.ui.column_widths import Fit
 from app.ui.models.columns import Column
 from app.ui.models.record_cells import RECORD_ROLE as RECORD_ROLE
 from app.ui.models.record_cells import (
@@ -30,6 +31,7 @@ from app.ui.models.record_cells import (
     text_cell,
     time_cell,
 )
+from app.ui.models.record_cells import amount_cell as asset_amount_cell
 from app.ui.models.record_view import RecordTableModel, RecordView
 from app.ui.models.sorting import SORT_ROLE as SORT_ROLE
 from app.ui.palette import TradePalette
@@ -70,9 +72,9 @@ def ordering_cell(record: DepositRecord, _: Precision) -> Cell:
 
 
 def amount_cell(record: DepositRecord, precision: Precision) -> Cell:
-    """Shown at the asset's precision or more, exported trimmed: ``10``, not ``10.00``."""
-    amount = record.amount
-    return Cell(precision.exact(amount, record.asset), amount, format_trimmed(amount))
+    """Shown at the asset's precision or more, exported with the same decimals (``10.00``
+    where the table shows ``10.00``: every amount of an asset with one number of decimals)."""
+    return asset_amount_cell(record.amount, record.asset, precision)
 
 
 def whole_text_column(
@@ -87,6 +89,7 @@ def whole_text_column(
         tooltip,
         fixed_pitch=True,
         tip=lambda r, _: value(r) or None,
+        fit=Fit.YIELD,
     )
 
 
@@ -104,12 +107,14 @@ def step_columns(
             lambda r, _: time_cell(at.at if (at := step(r)) else None),
             tooltip,
             tip=lambda r, _: step_tip(step(r)),
+            fit=Fit.WHOLE,
         ),
         Column(
             f"{key}_by",
             f"{header} by",
             lambda r, _: text_cell(who(step(r))),
             tip=lambda r, _: email_tip(step(r)),
+            fit=Fit.YIELD,
         ),
     )
 

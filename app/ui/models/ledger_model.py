@@ -23,6 +23,7 @@ from PySide6.QtGui import QColor
 from app.domain.display import DASH, Precision
 from app.services.ledger_browser import LedgerRow, LedgerSnapshot
 from app.services.slices import Steps
+from app.ui.column_widths import Fit
 from app.ui.csv_export import export_value
 from app.ui.models.columns import Column
 from app.ui.models.record_cells import (
@@ -118,6 +119,7 @@ COLUMNS: tuple[Column[LedgerRow], ...] = (
         lambda r, _: time_cell(r.entry.event_time),
         "Event time (local; exported as UTC)",
         tip=time_tip,
+        fit=Fit.WHOLE,
     ),
     Column(
         "type",
@@ -172,6 +174,7 @@ COLUMNS: tuple[Column[LedgerRow], ...] = (
         "Transaction id",
         lambda r, _: text_cell(r.entry.transaction_id),
         tip=leg_tip,
+        fit=Fit.YIELD,
     ),
     Column(
         "ordering",

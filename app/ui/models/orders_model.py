@@ -50,12 +50,14 @@ from app.domain.money import Amount, Price
 from app.services.fill_mids import MID_TOLERANCE
 from app.services.order_feed import OrderRow, OrdersSnapshot, status_word
 from app.services.slices import Steps, run_now, sliced
+from app.ui.column_widths import Fit
 from app.ui.csv_export import export_value
 from app.ui.models.columns import Column
 from app.ui.models.record_cells import (
     Cell,
     amount_cell,
     pair_price_cell,
+    plain_number,
     text_cell,
     time_cell,
 )
@@ -275,7 +277,7 @@ def mid_cell(row: OrderRow, precision: Precision) -> Cell:
     if mid is None:
         return Cell(DASH, None, "")
     places = max(precision.price(pair_name(row)), digits_of(mid))
-    return Cell(format_number(mid, places), mid, export_value(mid))
+    return Cell(format_number(mid, places), mid, plain_number(mid, places))
 
 
 def bps_cell(row: OrderRow, _: Precision) -> Cell:
@@ -380,8 +382,15 @@ def wire_cell(value: Amount | Price | None) -> Cell:
 def time_column(
     key: str, header: str, moment: Callable[[OrderRow], datetime | None], tooltip: str
 ) -> Column[OrderRow]:
-    """A local-time column: its cell and its UTC tooltip read the one ``moment``."""
-    return Column(key, header, lambda r, _: time_cell(moment(r)), tooltip, tip=utc_tip(moment))
+    """A local-time column: its cell and its UTC tooltip read the one ``moment``; always whole."""
+    return Column(
+        key,
+        header,
+        lambda r, _: time_cell(moment(r)),
+        tooltip,
+        tip=utc_tip(moment),
+        fit=Fit.WHOLE,
+    )
 
 
 COLUMNS: tuple[Column[OrderRow], ...] = (
@@ -454,12 +463,13 @@ COLUMNS: tuple[Column[OrderRow], ...] = (
         executed,
         "When it executed; for orders not executed, when it last changed",
     ),
-    Column("order_id", "Order id", lambda r, _: text_cell(r.order.order_id)),
+    Column("order_id", "Order id", lambda r, _: text_cell(r.order.order_id), fit=Fit.YIELD),
     Column(
         "client_order_id",
         "Client order id",
         lambda r, _: text_cell(r.client_order_id),
         "The clientOrderId the order was sent with, when known",
+        fit=Fit.YIELD,
     ),
     # The wire's own fields, exactly as sent (hidden in the view; in the export and Copy row).
     Column("size", "size", lambda r, _: wire_cell(r.order.size), fixed_pitch=True),

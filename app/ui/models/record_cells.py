@@ -3,7 +3,9 @@ record. (The record tables' sort and free-text filter: ``app.ui.models.record_vi
 
 Every number goes through ``app.domain.display`` (one formatting module for every view, the
 CSV texts and the command line): an amount shows at least its asset's decimals and never rounds
-a digit away (``Precision.exact``), its export text is exact (``app.ui.csv_export.export_value``);
+a digit away (``Precision.exact``); its export text is the same digits without the grouping
+(``plain_number``): exact, and padded as on screen, so a CSV column of one asset's amounts has
+one number of decimals (a running balance of 12.4877 BTC exports as ``12.48770000``, as shown);
 a price in pair terms shows at the pair's price increment and sorts and exports as shown (the
 wire's exact prices have their own columns). Times show in local time and export as ISO 8601
 UTC; times and numbers sort as numbers.
@@ -59,25 +61,34 @@ def _time_cell(moment: datetime) -> Cell:
     return Cell(local_time_text(moment), time_key(moment), export_value(moment))
 
 
+def plain_number(value: Decimal, places: int) -> str:
+    """``value`` with ``places`` decimals, no grouping and no sign on a credit: the export
+    text of a number shown with ``places`` decimals (``places`` never under the digits
+    ``value`` has: nothing is rounded away)."""
+    return format_number(value, max(places, digits_of(value)), grouping=False)
+
+
 def number_cell(value: Decimal | None, places: int, *, signed: bool = False) -> Cell:
     """A number with at least ``places`` decimals and every decimal it has (for a table whose
     numbers belong to no asset; amounts use ``amount_cell``)."""
     if value is None:
         return Cell(DASH, None, "")
-    text = format_number(value, max(places, digits_of(value)), signed=signed)
-    return Cell(text, value, export_value(value))
+    places = max(places, digits_of(value))
+    text = format_number(value, places, signed=signed)
+    return Cell(text, value, plain_number(value, places))
 
 
 def amount_cell(
     value: Decimal | None, asset: str, precision: Precision, *, signed: bool = False
 ) -> Cell:
-    """An amount of ``asset``, exact (``Precision.exact``); ``signed`` puts + on a credit."""
+    """An amount of ``asset``, exact (``Precision.exact``); ``signed`` puts + on a credit.
+    Exported with the decimals shown (``plain_number``)."""
     if value is None:
         return Cell(DASH, None, "")
     text = precision.exact(value, asset)
     if signed and value > 0:
         text = f"+{text}"
-    return Cell(text, value, export_value(value))
+    return Cell(text, value, plain_number(value, precision.asset(asset)))
 
 
 def pair_price_cell(value: Decimal | None, pair: str, precision: Precision) -> Cell:

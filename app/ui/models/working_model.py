@@ -24,6 +24,7 @@ from PySide6.QtGui import QColor
 from app.domain.display import DASH, Precision
 from app.services.algos.parents import ARMED_HERE, Child, Parent
 from app.services.algos.preview import next_child_at
+from app.ui.column_widths import Fit
 from app.ui.models.columns import Column
 from app.ui.models.keyed_table import KeyedTableModel
 from app.ui.models.record_cells import (
@@ -177,7 +178,7 @@ PARENT_COLUMNS: tuple[Column[ParentRow], ...] = (
         numeric=True,
     ),
     Column("next", "Next child", _next, "When the next child is due (local time)", numeric=True),
-    Column("note", "Note", lambda r, _: text_cell(r.note_text)),
+    Column("note", "Note", lambda r, _: text_cell(r.note_text), fit=Fit.YIELD),
 )
 
 
@@ -252,8 +253,8 @@ CHILD_COLUMNS: tuple[Column[ChildRow], ...] = (
             clock_text(r.child.sent_at), time_key(r.child.sent_at), r.child.sent_at.isoformat()
         ),
     ),
-    Column("order", "Order id", lambda r, _: text_cell(r.child.order_id or DASH)),
-    Column("detail", "Detail", lambda r, _: text_cell(r.child.detail)),
+    Column("order", "Order id", lambda r, _: text_cell(r.child.order_id or DASH), fit=Fit.YIELD),
+    Column("detail", "Detail", lambda r, _: text_cell(r.child.detail), fit=Fit.YIELD),
 )
 
 

@@ -43,6 +43,7 @@ from app.services.transfers import (
     TransferQuery,
 )
 from app.ui.bridge import QtTopic
+from app.ui.column_sizer import ColumnSizer
 from app.ui.csv_export import EXPORT_ROLE, ask_and_export, export_csv, rows_as_tsv
 from app.ui.level_text import restyle_level, show_level
 from app.ui.models.deposits_model import RECORD_ROLE, DepositsModel, DepositsSortProxy
@@ -57,7 +58,6 @@ KINDS: tuple[tuple[str, TransferKind], ...] = (
     ("Deposits", "deposit"),
     ("Withdrawals", "withdrawal"),
 )
-HASH_WIDTH = 240
 #: What the status line's width is measured on.
 STATUS_SAMPLE = "20 deposits, newest first · updated 00:00:00"
 
@@ -118,7 +118,10 @@ class DepositsPanel(QWidget):
         header = read_only_rows(self.table)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.setAlternatingRowColors(True)
-        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        # Each column as wide as its widest value in view: amounts and times whole, the hash,
+        # the names and the address give way first (cut at the right, whole in the tooltip).
+        self.sizer = ColumnSizer(self.table)
+        self.sizer.remember(context.settings, "deposits")
         header.setSortIndicatorClearable(True)
         self.table.setSortingEnabled(True)
         self.show_server_order()
@@ -228,16 +231,9 @@ class DepositsPanel(QWidget):
         await self.feed.stop()
 
     def _on_page(self, page: TransferPage) -> None:
-        first = self.page is None
         self.page = page
         self.last_error = ""
         self.model.set_records(page.records)
-        if first:
-            self.table.resizeColumnsToContents()
-            # A whole hash is 64 characters: show its ends (full text in tooltip, copy, export).
-            hash_column = self.model.column("hash")
-            hash_width = self.table.columnWidth(hash_column)
-            self.table.setColumnWidth(hash_column, min(hash_width, HASH_WIDTH))
         order = "oldest first" if page.query.ascending else "newest first"
         stamp = page.fetched_at.astimezone().strftime("%H:%M:%S")
         count = len(page.records)

@@ -48,6 +48,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.services.log_events import LogLevel
+from app.ui.column_sizer import ColumnSizer
 from app.ui.csv_export import ask_and_export, rows_as_tsv
 from app.ui.level_text import restyle_level, show_level
 from app.ui.models.record_cells import Index
@@ -61,7 +62,6 @@ from app.ui.widgets.read_only_table import (
     focus_keeps_look,
     read_only_rows,
     repaint_focus,
-    widen_to_fit,
 )
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -226,8 +226,8 @@ class RecordTable(QTableView):
     def __init__(self, name: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName(name)
-        self._rows_fitted = False
         header = read_only_rows(self)
+        self.sizer = ColumnSizer(self)
         self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
         header.setSortIndicatorClearable(True)  # third click: back to newest first
@@ -241,26 +241,10 @@ class RecordTable(QTableView):
         self.doubleClicked.connect(self.detailsRequested)
 
     def setModel(self, model: QAbstractItemModel | None) -> None:
-        """Each column starts at least as wide as its title ("Executed / updated" was cut to
-        "ecuted / update" at the default width), and grows once to the first rows shown (a
-        time was cut to "2026-11-24 0…"); only ever wider, so the trader's own widths stand."""
-        old = self.model()
-        if old is not None:
-            for signal in (old.rowsInserted, old.modelReset, old.layoutChanged):
-                signal.disconnect(self._fit_first_rows)
+        """Columns sized by ``sizer`` (``app.ui.column_sizer``): each as wide as its title and
+        the widest value in view, numbers and times whole, ids giving way first."""
         super().setModel(model)
-        widen_to_fit(self)
-        self._rows_fitted = False
-        if model is not None:
-            for signal in (model.rowsInserted, model.modelReset, model.layoutChanged):
-                signal.connect(self._fit_first_rows)
-
-    def _fit_first_rows(self, *_: object) -> None:
-        model = self.model()
-        if self._rows_fitted or model is None or model.rowCount() == 0:
-            return
-        self._rows_fitted = True
-        widen_to_fit(self)
+        self.sizer.follow(model)
 
     def focusInEvent(self, event: QFocusEvent) -> None:
         """A click that brings the focus (on a column title, to sort) repaints only what the
@@ -385,10 +369,12 @@ class RecordPanel(QWidget):
         follow_palette(self.set_palette)
 
     def _record_table(self, prefix: str, title: str) -> RecordTable:
-        """The table over ``proxy``; Enter and double-click open the details."""
+        """The table over ``proxy``; Enter and double-click open the details. The widths the
+        trader drags are kept under ``prefix`` (``columnWidths/<prefix>``)."""
         table = RecordTable(f"{prefix}Table", self)
         table.setAccessibleName(title)
         table.setModel(self.proxy)
+        table.sizer.remember(self._context.settings, prefix)
         table.detailsRequested.connect(self.show_details)
         return table
 

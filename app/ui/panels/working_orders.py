@@ -43,7 +43,6 @@ from app.ui.models.working_model import PROGRESS_ROLE, ChildrenModel, ParentRow,
 from app.ui.palette import current_palette, level_css
 from app.ui.panels.base import PanelContext
 from app.ui.panels.record_parts import RecordTable
-from app.ui.widgets.read_only_table import widen_to_fit
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -90,7 +89,7 @@ class ProgressDelegate(QStyledItemDelegate):
         painter.restore()
 
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
-        """Room for the text inside the bar's track (``widen_to_fit`` asks this)."""
+        """Room for the text inside the bar's track (the table's column sizer asks this)."""
         hint = super().sizeHint(option, index)
         return QSize(hint.width() + 2 * (BAR_MARGIN + 4), hint.height())
 
@@ -229,7 +228,6 @@ class WorkingOrdersPanel(QWidget):
                 self.rows[parent_id] = ParentRow.of(parent)
         ordered = sorted(self.rows.values(), key=lambda r: parents[r.id].created_at, reverse=True)
         self.model.apply([(row.id, row) for row in ordered])
-        widen_to_fit(self.table)  # a progress text never cut (measures the rows in view only)
         self.frames_drawn += 1
         selected = self.selected_id()
         if selected is None and ordered and not self.table.currentIndex().isValid():
@@ -266,7 +264,6 @@ class WorkingOrdersPanel(QWidget):
             None if parent_id is None or self.engine is None else self.engine.parents.get(parent_id)
         )
         self.children_model.show_parent(parent)
-        widen_to_fit(self.children_table)
         if parent is None:
             self.children_title.setText("Children: select a parent")
         else:
