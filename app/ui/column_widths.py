@@ -96,4 +96,12 @@ def _give(widths: list[int], floors: list[int], group: list[int], excess: int) -
     for n, width, floor in zip(group, before, floors, strict=True):
         widths[n] = max(floor, min(width, low))
         given += width - widths[n]
+    # A whole-pixel cap may give a few pixels more than asked: they go back, one each, to the
+    # columns cut to it, not to the stretch column (which may be one that gave all it could).
+    for n, width in zip(group, before, strict=True):
+        if given <= excess:
+            break
+        if widths[n] < width and widths[n] == low:
+            widths[n] += 1
+            given -= 1
     return given

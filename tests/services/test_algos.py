@@ -416,3 +416,21 @@ async def test_a_child_the_store_lost_is_found_in_the_journal_at_restart(
         back = desk.engine.parents[parent.id]
         assert lost in {c.client_order_id for c in back.children}
         assert back.filled == Decimal(400) and back.state == "done"
+
+
+async def test_a_restore_that_comes_after_a_submit_leaves_the_worked_parent_alone(
+    app_sandbox: AppSandbox, tmp_path: Path
+) -> None:
+    """The start-up restore runs in the background: a parent the trader submitted before it
+    came round is in the store already, and must not come back as a second, paused copy."""
+    async with open_desk(app_sandbox, tmp_path / "journal.db") as desk:
+        parent = desk.engine.submit(twap("400", 4, seconds="2"))
+        await until(lambda: bool(parent.children))
+        restored = await desk.engine.restore()
+        assert parent.id not in {p.id for p in restored}
+        assert desk.engine.parents[parent.id] is parent
+        assert parent.state == "working" and "restart" not in parent.note
+        stored = {p.id: p for p in desk.engine.store.parents(desk.engine.account)}
+        assert stored[parent.id].state != "paused"
+        await finished(parent)
+        assert parent.filled == Decimal(400)

@@ -4,7 +4,7 @@ the trader's widths kept, what is left to the last column."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from app.ui.column_widths import Fit, Need, plan_widths
@@ -82,6 +82,17 @@ needs_strategy = st.lists(
 
 @settings(max_examples=400, deadline=None)
 @given(needs_strategy, st.integers(0, 4000))
+@example(  # a whole-pixel cap gave a pixel too many, and the stretch column took it
+    [
+        Need(YIELD, 59, 25),
+        Need(YIELD, 43, 43),
+        Need(WHOLE, 34, 34, pinned=60),
+        Need(TEXT, 25, 1),
+        Need(TEXT, 34, 1),
+        Need(YIELD, 43, 1),
+    ],
+    166,
+)
 def test_the_rules_hold_for_any_table(needs: list[Need], room: int) -> None:
     widths = plan_widths(needs, room)
     assert len(widths) == len(needs)

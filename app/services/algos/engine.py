@@ -258,7 +258,10 @@ class ExecutionEngine:
     async def restore(self) -> list[Parent]:
         """Every stored parent of the account, its children's fates read from the journal and
         the server; the unfinished ones paused (armed ones disarmed) until the trader says."""
-        restored = self.store.parents(self.account)
+        # A parent submitted in this run before the restore came round is already here and
+        # being worked: its stored row is its own, and taking it again would make a second,
+        # paused copy of it (resumed, two workers for one parent).
+        restored = [p for p in self.store.parents(self.account) if p.id not in self.parents]
         for parent in restored:
             for child in journaled_children(parent, self.desk.journal):
                 parent.add_child(child)
@@ -267,6 +270,7 @@ class ExecutionEngine:
             self.desk.journal,
             self.desk.session.client,
         )
+        restored = [p for p in restored if p.id not in self.parents]  # submitted meanwhile
         for parent in restored:
             parent.children = [fates.get(c.client_order_id, c) for c in parent.children]
             for child in parent.children:
