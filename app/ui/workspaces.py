@@ -36,7 +36,8 @@ class Group:
 
 @dataclass(frozen=True)
 class Column:
-    """Tab groups stacked top to bottom, with a share of the window's width."""
+    """Tab groups stacked top to bottom, with a share of the window's width (0: exactly the
+    width its docks need, the rest going to the others)."""
 
     groups: tuple[Group, ...]
     weight: int = 1
@@ -76,7 +77,8 @@ COMPACT = Plan(
     "&Compact (1366×768)",
     (
         Column((Group(("topOfBook",), 54), Group(("balances",), 46)), 38),
-        Column((Group(("orderTicket", "rfqTicket", "algoTicket")),), 30),
+        # the tickets take the width they need; the watchlist and balances get the rest
+        Column((Group(("orderTicket", "rfqTicket", "algoTicket")),), 0),
         Column((Group(("chart", "depth")),), 32),
     ),
     Group(RECORDS),
@@ -90,10 +92,11 @@ WIDE = Plan(
         Column((Group(("topOfBook",)), Group(("balances",))), 28),
         Column((Group(("chart",)),), 34),
         Column((Group(("depth",)),), 17),
-        Column((Group(("orderTicket", "rfqTicket", "algoTicket")),), 21),
+        Column((Group(("orderTicket", "rfqTicket", "algoTicket")),), 0),
     ),
     Group(RECORDS),
-    36,
+    # fifteen rows of a record table under its filters, and a deposit card's QR code whole
+    49,
 )
 
 PLANS = {plan.name: plan for plan in (COMPACT, WIDE)}

@@ -24,17 +24,21 @@ from pytestqt.qtbot import QtBot
 from app.ui.launch import default_panels
 from app.ui.main_window import MIN_SIZE, MainWindow
 from app.ui.panels.balances import BalancesPanel
+from app.ui.panels.instructions import InstructionsPanel
 from app.ui.panels.order_ticket import OrderTicketPanel
 from app.ui.panels.rfq_ticket import RfqTicketPanel
 from app.ui.panels.top_of_book import DEFAULT_HIDDEN as WATCH_HIDDEN
 from app.ui.panels.top_of_book import TopOfBookPanel
-from app.ui.workspaces import COMPACT, WIDE, Plan, plan_for, split_width
+from app.ui.workspaces import COMPACT, WIDE, Plan, needed_width, plan_for, split_width
 from tests.harness import Faults
 from tests.ui.conftest import Live
 from tests.ui.test_balances import right_click
 
 SIZES = [(QSize(1280, 720), COMPACT), (QSize(1366, 768), COMPACT), (QSize(1920, 1080), WIDE)]
 WAIT_MS = 10_000
+TICKETS = ("orderTicket", "rfqTicket", "algoTicket")
+#: A dock's width may differ from the width asked for by a separator's few pixels.
+SPLITTER_SLACK = 8
 
 
 @pytest.fixture
@@ -186,7 +190,7 @@ def test_chart_blotter_and_depth_are_tall_enough_at_1920(
     at_size(qtbot, terminal, QSize(1920, 1080), WIDE)
     assert terminal.docks["chart"].height() >= 220
     orders = terminal.docks["orders"].widget().findChild(QTableView)
-    assert orders is not None and rows_shown(orders) >= 8
+    assert orders is not None and rows_shown(orders) >= 15
     depth = terminal.docks["depth"].widget().findChild(QTableView)
     assert depth is not None and rows_shown(depth) >= 2 * 10 + 1  # 10 levels each side
     for name in ("chart", "depth", "orders", "orderTicket", "topOfBook", "balances"):
@@ -246,6 +250,19 @@ def test_columns_share_the_width_but_each_gets_what_it_needs() -> None:
         400,
     ]  # a narrow window: the flexible column gives way
     assert split_width(1000, [1, 1], [700, 700]) == [500, 500]  # nothing to take from
+    assert split_width(1000, [38, 0, 32], [0, 400, 0]) == [325, 400, 274]  # 0: just its need
+
+
+@pytest.mark.parametrize(("size", "plan"), SIZES, ids=["1280", "1366", "1920"])
+def test_the_tickets_take_the_width_they_need_and_the_watchlist_the_rest(
+    qtbot: QtBot, terminal: MainWindow, size: QSize, plan: Plan
+) -> None:
+    at_size(qtbot, terminal, size, plan)
+    ticket = terminal.docks["orderTicket"]
+    need = max(needed_width(terminal.docks[name]) for name in TICKETS)
+    assert abs(ticket.width() - need) <= SPLITTER_SLACK, (ticket.width(), need)
+    watchlist = terminal.docks["topOfBook"]
+    assert watchlist.width() > ticket.width()
 
 
 def dock_places(window: MainWindow) -> dict[str, QRect]:
@@ -280,3 +297,25 @@ def test_no_dock_moves_as_the_rfq_ticket_fills_and_empties(
     qtbot.waitUntil(lambda: "The size must be a number" in panel.message.text())
     settle()
     assert dock_places(terminal) == places
+
+
+@pytest.mark.parametrize("asset", ["USDT", "BTC"])
+def test_a_deposit_card_and_its_qr_code_are_whole_in_the_wide_layout(
+    qtbot: QtBot, terminal: MainWindow, asset: str
+) -> None:
+    at_size(qtbot, terminal, QSize(1920, 1080), WIDE)
+    terminal.go_to("instructions")
+    panel = terminal.docks["instructions"].widget()
+    assert isinstance(panel, InstructionsPanel)
+    qtbot.waitUntil(lambda: panel.loaded, timeout=WAIT_MS)
+    panel.set_asset(asset)
+    settle()
+    assert panel.cards
+    viewport = panel.scroll_area.viewport()
+    for card in panel.cards:
+        qr = card.findChild(QWidget, "cardQr")
+        assert qr is not None
+        panel.scroll_area.ensureWidgetVisible(card, 0, 0)
+        settle()
+        where = rect_in(qr, viewport)
+        assert viewport.rect().contains(where), f"{asset} QR at {where} in {viewport.rect()}"
