@@ -257,7 +257,7 @@ class OrderDesk:
         self.journal.record_order(client_order_id, order)
         status = _order_status(order)
         if status in ("filled", "submitted"):
-            self.session.after_fill()  # balances changed (filled) or funds got locked (resting)
+            self.session.after_fill(order)  # balances changed (filled) or funds locked (resting)
         message = _order_message(order, self.session.pair_info, self.precision)
         return SubmitResult(status, client_order_id, message, order, tuple(found))
 

@@ -530,7 +530,7 @@ class RfqDesk:
                 f"{sentence} — RFQ order {order.order_id}, {ms_left:,} ms left",
                 EventKind.FILL,
             )
-            self.session.after_fill()
+            self.session.after_fill(order)
             return AcceptResult(side, "filled", order, ms_left, "", None, client_order_id)
         finally:
             live.in_flight = None
@@ -633,7 +633,7 @@ class RfqDesk:
             f"{sentence} — RFQ order {order.order_id} (settled after its answer was lost)",
             EventKind.FILL,
         )
-        self.session.after_fill()
+        self.session.after_fill(order)
 
     # -- expiry and auto-requote --------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from app.api import NotFound, ServiceClient, ServiceError
 from app.domain import utc_now
 from app.domain.records import Balances as Balances  # still importable from here
 from app.domain.records import (
+    Order,
     OrderBook,
     PairInfo,
     ServiceInfo,
@@ -38,6 +39,7 @@ from app.services.events import Topic, cancel_and_wait
 from app.services.health import Health, HealthMonitor, HealthState
 from app.services.log_events import EventKind, LogEvent, LogLevel
 from app.services.market import Market
+from app.services.own_fills import OwnFills
 from app.services.poller import FeedGroup, Poller
 from app.services.tasks import Tasks, spawn
 
@@ -119,6 +121,7 @@ class TerminalSession:
         self.selection_changed: Topic[str] = Topic("selection")
         self.events: Topic[LogEvent] = Topic("log")
         self.fills: Topic[None] = Topic("fills")  # an order or accept may have moved money
+        self.own_fills = OwnFills()
         self._was_offline = False
         self._time_keeper: asyncio.Task[None] | None = None
         self.clock_check_seconds = CLOCK_CHECK_SECONDS
@@ -242,8 +245,11 @@ class TerminalSession:
         if self.book_offered is not False:
             self.order_book.interval = intervals.order_book
 
-    def after_fill(self) -> None:
-        """Balances change with every fill: read them at once, and tell the record views."""
+    def after_fill(self, order: Order | None = None) -> None:
+        """Balances change with every fill: read them at once, and tell the record views; a
+        filled ``order`` joins the session's own fills (the chart marks them)."""
+        if order is not None:
+            self.own_fills.add(order, self.pair_info)
         self.balances.refresh()
         self.fills.publish(None)
 

@@ -205,5 +205,5 @@ class UnknownOutcomes:
             f"{order.result.status}{' — ' + order.result.error if order.result.error else ''}",
             EventKind.FILL if order.result.status == "filled" else EventKind.NONE,
         )
-        self.session.after_fill()
+        self.session.after_fill(order)
         self.refresh()

@@ -37,6 +37,7 @@ from app.services.estimates import EstimateFeed
 from app.services.events import Topic
 from app.services.health import HealthState
 from app.services.log_events import EventKind, LogEvent, LogLevel
+from app.services.own_fills import OwnFills
 from app.services.poller import FeedStatus
 from app.services.session import Environment, FeedIntervals
 from app.services.terminal import Feeds, Terminal
@@ -211,6 +212,11 @@ class SessionBridge(QObject):
     @property
     def clock_offset(self) -> timedelta:
         return self._session.clock_offset
+
+    @property
+    def own_fills(self) -> OwnFills:
+        """The trader's fills this session (``fills`` tells when one may have joined)."""
+        return self._session.own_fills
 
     @property
     def token_seconds_left(self) -> float | None:

@@ -189,6 +189,9 @@ async def test_accept_before_expiry_fills_exactly_the_quoted_amounts(
                 assert paid.value == SIZE.value
             entry = d.journal.entry(result.client_order_id)
             assert entry is not None and entry.kind == "accept"
+            # the chart's record of the trader's fills has it (keyed as the session keys it)
+            key = result.order.client_order_id or result.order.order_id
+            assert key in d.desk.session.own_fills
             assert entry.status == "filled" and entry.order_id == live.order_id
             assert entry.request == {"orderId": live.order_id, "side": side}
             # Taken: both sides are closed locally now.

@@ -648,7 +648,7 @@ class ExecutionEngine:
         if status == "filled":
             self.desk.journal.record_order(child.client_order_id, order)
             self._child_ended(parent, _filled(child, order))
-            self.desk.session.after_fill()
+            self.desk.session.after_fill(order)
         elif status in ("canceled", "rejected"):
             self.desk.journal.record_order(child.client_order_id, order)
             ended = child.ended("empty", detail="ended at its end time without filling")

@@ -106,7 +106,7 @@ from app.ui.panels.chart_candles import (
     nearest_offered,
     offered_timeframes,
 )
-from app.ui.panels.chart_fills import algo_fill_marks, marker_sizes
+from app.ui.panels.chart_fills import fill_marks, marker_sizes
 from app.ui.panels.chart_readout import ChartReadout
 from app.ui.peak_display import PeakDisplay
 from app.ui.preferences import Preferences
@@ -339,6 +339,7 @@ class ChartPanel(QWidget):
         follow_palette(self.set_palette)
         context.bridge.topOfBook.connect(self.add_ticks)
         context.bridge.algoChanged.connect(self._algo_changed)
+        context.bridge.fills.connect(self._filled)
         context.bridge.selectionChanged.connect(self.set_pair)
         self.view_choice.currentIndexChanged.connect(self._view_changed)
         self.view_choice.activated.connect(self._remember_view)
@@ -558,6 +559,11 @@ class ChartPanel(QWidget):
         """A frame is scheduled (new samples of the shown pair wait to be drawn)."""
         return self._redraw_asked
 
+    def _filled(self, _: None) -> None:
+        """An order may have filled: the markers are drawn again with the next frame."""
+        self._markers_dirty = True
+        self._schedule()
+
     def _algo_changed(self, parent_id: str) -> None:
         """A parent changed: its fills are redrawn with the next frame if it trades this pair."""
         engine = self._context.bridge.algos
@@ -569,7 +575,7 @@ class ChartPanel(QWidget):
     def _draw_markers(self) -> None:
         self._markers_dirty = False
         bridge = self._context.bridge
-        marks = algo_fill_marks(bridge.algos, self._pair, bridge.clock_offset)
+        marks = fill_marks(bridge.own_fills, bridge.algos, self._pair, bridge.clock_offset)
         self.marker_points = [(m.at, m.price, m.side) for m in marks]
         self.marker_sizes = marker_sizes([m.base for m in marks])
         palette = self._palette
