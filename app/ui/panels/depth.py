@@ -31,6 +31,17 @@ The selection follows its price across a recentre (or goes if the price is no lo
 
 While the order book feed is stale (offline, failing, too old: ``bridge.freshness``) the
 ladder is greyed and the header says "stale since HH:MM:SS".
+
+The trader's own resting orders: the Own column shows, on each row, the BASE size of the
+trader's resting orders there (buys in the bid colour, sells in the ask colour, each order and
+its exact price in the tooltip; which row an order between rows goes on:
+``app.services.own_orders``). They come from the order query the Orders dock reads, through an
+order feed of the ladder's own, filtered to resting orders of the ladder's pair: read every
+"orders" feed interval (Settings, 2 s by default) and at once after an order of this terminal,
+only while the ladder is shown. A filled or cancelled (expired) order leaves with the next
+read. Orders beyond the rows are counted in the header.
+
+Painting: ``app.ui.panels.ladder_painter`` (sizes and bars side by side, the touch's edge).
 """
 
 from __future__ import annotations
@@ -40,22 +51,17 @@ from decimal import Decimal
 from PySide6.QtCore import (
     QEvent,
     QItemSelectionModel,
-    QModelIndex,
     QObject,
-    QPersistentModelIndex,
-    QRect,
     Qt,
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QColor, QPainter
+from PySide6.QtGui import QFont, QFontMetrics, QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QStyledItemDelegate,
-    QStyleOptionViewItem,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -63,55 +69,28 @@ from PySide6.QtWidgets import (
 
 from app.domain.display import DASH, format_number
 from app.domain.records import OrderBook
+from app.services.order_feed import OrdersSnapshot
+from app.services.own_orders import own_orders, resting_filter
+from app.ui.bridge import QtTopic
 from app.ui.click_trade import TradeRequest, side_of_click
 from app.ui.fonts import number_font
 from app.ui.freshness import Freshness
-from app.ui.models.depth_model import INSIDE, DepthModel, DepthRole, DepthRow
+from app.ui.models.depth_model import INSIDE, DepthModel, DepthRow
 from app.ui.palette import TradePalette, follow_palette, stale_css
 from app.ui.panels.base import PanelContext
-from app.ui.panels.ladder_view import LadderView, PaintedPriceDelegate
+from app.ui.panels.ladder_painter import LadderPainter
+from app.ui.panels.ladder_view import LadderView
+from app.ui.panels.record_parts import stop_with
+from app.ui.preferences import Preferences
 from app.ui.widgets.live_text import TextHost
 
-BAR_ALPHA = 60
 #: What the header's width is measured on (its text changes with every book).
 HEADER_SAMPLE = "BTC-USD   Spread 00,000.00 (0.0 bps)"
-#: Pixels between a size bar and its row's top and bottom edges.
-BAR_INSET = 2
+#: Pixels of an own size's cell beside its text: the text margins, and some air.
+OWN_PADDING = 12
 #: The Centre button's text and tooltip.
 CENTRE_TEXT = "Centre"
 CENTRE_TIP = "Recentre the ladder on the best bid and ask (Space)"
-
-
-def bar_rect(cell: QRect, fraction: Decimal) -> QRect:
-    """The bar of a cell: ``fraction`` of its width from the right edge, inset ``BAR_INSET``
-    pixels from the row's top and bottom, so each level's bar stands apart from its
-    neighbours' and centred on its own digits (flush bars read as one shape, off by half a
-    row from the numbers)."""
-    width = max(1, int((cell.width() * fraction).to_integral_value()))
-    return QRect(
-        cell.right() - width + 1, cell.top() + BAR_INSET, width, cell.height() - 2 * BAR_INSET
-    )
-
-
-class SizeBarDelegate(QStyledItemDelegate):
-    """Paints a translucent bar of the side's colour (``DepthRole.SIDE_COLOUR``, the model's
-    palette: it follows the theme) behind the number, as long as the cell's share of the
-    largest value in the visible book (``DepthRole.BAR_FRACTION``), growing from the right
-    edge where the right-aligned digits end."""
-
-    def paint(
-        self,
-        painter: QPainter,
-        option: QStyleOptionViewItem,
-        index: QModelIndex | QPersistentModelIndex,
-    ) -> None:
-        fraction = index.data(DepthRole.BAR_FRACTION)
-        side_colour = index.data(DepthRole.SIDE_COLOUR)
-        if isinstance(fraction, Decimal) and fraction > 0 and isinstance(side_colour, QColor):
-            colour = QColor(side_colour)
-            colour.setAlpha(BAR_ALPHA)
-            painter.fillRect(bar_rect(option.rect, fraction), colour)
-        super().paint(painter, option, index)
 
 
 class DepthPanel(QWidget):
@@ -148,15 +127,20 @@ class DepthPanel(QWidget):
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.view.setWordWrap(False)
-        self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        header = self.view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        # The Own column is as wide as its header or its longest size (``_fit_own_column``):
+        # mostly empty, it leaves the room to the sizes and their bars.
+        self._own_column = self.model.column("own")
+        header.setSectionResizeMode(self._own_column, QHeaderView.ResizeMode.Fixed)
         self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 4)
         self.view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        self._bars = SizeBarDelegate(self.view)
-        for column in (self.model.column("size"), self.model.column("cumulative")):
-            self.view.setItemDelegateForColumn(column, self._bars)
-        self._prices = PaintedPriceDelegate(self.view)
-        self.view.setItemDelegateForColumn(self.model.column("price"), self._prices)
+        own_font = QFont(self.view.font())
+        own_font.setBold(True)  # as the model shows own sizes
+        self._own_metrics = QFontMetrics(own_font)
+        self.painter = LadderPainter(self.view, self.model)
+        self.view.setItemDelegate(self.painter)
         self.view.levelClicked.connect(self._clicked)
         self.view.levelDoubleClicked.connect(self._activated)
         self.view.hoverChanged.connect(self._hover_changed)
@@ -186,8 +170,61 @@ class DepthPanel(QWidget):
         self.freshness.changed.connect(self._freshness_changed)
         context.bridge.orderBook.connect(self.set_book)
         context.bridge.selectionChanged.connect(self.set_pair)
+
+        # The trader's resting orders of the pair: an order feed of the ladder's own.
+        interval = float(Preferences.load(context.settings).orders)
+        self.own_feed = context.bridge.feeds.order_feed(None, interval=interval, page_size=100)
+        if self._pair is not None:
+            self.own_feed.set_filter(resting_filter(self._pair))
+        self.own_feed.set_active(False)  # read while shown (``showEvent``)
+        self.own_snapshots: QtTopic[OrdersSnapshot] = QtTopic(self.own_feed.updates, self)
+        self.own_snapshots.connect(self._own_orders_changed)
+        stop_with(self, self.own_feed)
+        self.own_feed.start()
+
         self._update_header()
         follow_palette(self.set_palette)
+
+    async def stop_feed(self) -> None:
+        """Stop the own orders' feed before the connection closes."""
+        await self.own_feed.stop()
+
+    def apply_preferences(self, prefs: Preferences) -> None:
+        """Settings > feeds > orders: the own orders are read as often as the Orders dock's."""
+        self.own_feed.poller.interval = float(prefs.orders)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.own_feed.set_active(True)
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        """Hidden (a closed dock, the tab behind the chart): its orders are not read."""
+        super().hideEvent(event)
+        self.own_feed.set_active(False)
+
+    def _own_orders_changed(self, snapshot: OrdersSnapshot) -> None:
+        """A read of the resting orders: those of the ladder's pair onto their rows."""
+        pair = snapshot.filter.pair
+        if not pair or pair != self._pair:
+            return  # a read of the previous pair's, or before the ladder had a pair
+        precision = self._context.precision
+        base = pair.partition("/")[0]
+        orders = own_orders(snapshot.rows, pair, precision.asset(base), precision.price(pair))
+        self.model.set_own(pair, orders)
+        self._fit_own_column()
+        self._update_header()
+
+    def _fit_own_column(self) -> None:
+        """The Own column as wide as its header and its longest text (a size in bold, or
+        "buys / sells"): set when the own orders or the rows change, never by a book alone."""
+        header = self.view.horizontalHeader()
+        column = self._own_column
+        text = self.model.widest_text(column)
+        width = header.sectionSizeHint(column)
+        if text:
+            width = max(width, self._own_metrics.horizontalAdvance(text) + OWN_PADDING)
+        if header.sectionSize(column) != width:
+            header.resizeSection(column, width)
 
     def set_palette(self, palette: TradePalette) -> None:
         """A theme switch: the header's stale grey (the model follows by itself)."""
@@ -210,6 +247,8 @@ class DepthPanel(QWidget):
         self._pair = pair
         self._following = True
         self.model.set_book(None)
+        self.model.set_own(pair, ())
+        self.own_feed.set_filter(resting_filter(pair))
         self._update_header()
 
     def set_book(self, book: OrderBook | None) -> None:
@@ -217,8 +256,11 @@ class DepthPanel(QWidget):
             return  # a stale poll of the previous pair
         if book is not None and self._pair is None:
             self._pair = str(book.pair)
+            self.own_feed.set_filter(resting_filter(self._pair))
         new_rows = self.model.set_book(book)
         self._update_header()
+        if new_rows:  # new rows: the header says (BTC) now, the own sizes' decimals may change
+            self._fit_own_column()
         if new_rows:  # a first book of the pair: its own rows
             if self._following:
                 self._centre()
@@ -228,6 +270,9 @@ class DepthPanel(QWidget):
 
     def header_text(self) -> str:
         text = self._book_text()
+        beyond = len(self.model.own_beyond)
+        if beyond:
+            text += f"   · {beyond} own order{'' if beyond == 1 else 's'} beyond the rows"
         mark = self.freshness.current.mark()
         return f"{text}   — {mark}" if mark else text
 
@@ -283,6 +328,7 @@ class DepthPanel(QWidget):
         """New rows from the current book, the selection kept on its price, the touch centred."""
         selected = self.selected_price()
         self.model.regrid()
+        self._fit_own_column()
         self._select_price(selected)
         self._centre()
 
