@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFont, QFontMetrics
 from pytestqt.qtbot import QtBot
 
 from app.domain.display import Precision
@@ -333,3 +333,33 @@ def test_live_sizes_read_at_their_columns_precision(qtbot: QtBot, pinned: Live) 
             assert D(text.replace(",", "") or "0") == value  # exact: nothing rounded away
         # no column of zeros: some value uses the last decimal shown
         assert any(text and not text.endswith("0") for text in texts)
+
+
+def test_columns_fit_a_narrow_dock_and_share_a_wide_one(
+    qtbot: QtBot, offline: PanelContext
+) -> None:
+    """The Own column is as wide as its header or its longest size; in a narrow dock the
+    Cumulative column keeps the width its header needs (it was clipped to "umulative"), in a
+    wide one it shares the room with the price and size columns."""
+    bids = [("90555.47", "1234.125"), ("90548.23", "2")]
+    asks = [("90564.53", "5"), ("90571.77", "5")]
+    panel = shown_ladder(qtbot, offline, book("BTC/USD", bids, asks))
+    model, header = panel.model, panel.view.horizontalHeader()
+    own, size, cumulative = (model.column(key) for key in ("own", "size", "cumulative"))
+    panel.resize(250, 400)
+    qtbot.waitUntil(lambda: panel.view.viewport().width() < 250)
+    assert header.sectionSize(cumulative) >= header.sectionSizeHint(cumulative)
+    assert header.sectionSize(own) == header.sectionSizeHint(own)  # no orders: its header
+    model.set_own("BTC/USD", (order("buy", "90550", "0.04017872"),))
+    panel.recentre()  # (a read of the orders fits the columns too; the feed here reads none)
+    text = model.index(model.row_of_price(D("90548.23")) or 0, own).data()
+    assert text == "0.04017872"
+    bold = QFont(panel.view.font())
+    bold.setBold(True)  # as an own size is shown
+    assert header.sectionSize(own) >= QFontMetrics(bold).horizontalAdvance(text)
+    assert header.sectionSize(own) > header.sectionSizeHint(own)
+    assert header.sectionSize(cumulative) >= header.sectionSizeHint(cumulative)
+    panel.resize(700, 400)
+    # stretched with the others (Qt hands the odd pixels out one by one)
+    qtbot.waitUntil(lambda: abs(header.sectionSize(cumulative) - header.sectionSize(size)) <= 1)
+    assert header.sectionSize(size) > header.sectionSizeHint(cumulative)

@@ -86,8 +86,8 @@ from app.ui.widgets.live_text import TextHost
 
 #: What the header's width is measured on (its text changes with every book).
 HEADER_SAMPLE = "BTC-USD   Spread 00,000.00 (0.0 bps)"
-#: Pixels of an own size's cell beside its text: the text margins, and some air.
-OWN_PADDING = 12
+#: Pixels of a fitted column's cell beside its longest text: the text margins, and some air.
+FIT_PADDING = 12
 #: The Centre button's text and tooltip.
 CENTRE_TEXT = "Centre"
 CENTRE_TIP = "Recentre the ladder on the best bid and ask (Space)"
@@ -129,16 +129,19 @@ class DepthPanel(QWidget):
         self.view.setWordWrap(False)
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        # The Own column is as wide as its header or its longest size (``_fit_own_column``):
-        # mostly empty, it leaves the room to the sizes and their bars.
-        self._own_column = self.model.column("own")
-        header.setSectionResizeMode(self._own_column, QHeaderView.ResizeMode.Fixed)
+        # The Own column is as wide as its header or longest text (``_fit_columns``): mostly
+        # empty, it leaves the room to the sizes and their bars. The Cumulative column shares
+        # the rest with the others, but never gets less than its header and numbers need (a
+        # narrow dock clipped "Cumulative" to "umulative").
+        self._fitted = (self.model.column("own"), self.model.column("cumulative"))
+        header.setSectionResizeMode(self._fitted[0], QHeaderView.ResizeMode.Fixed)
+        self._fits: dict[tuple[int, str, str], int] = {}
         self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 4)
         self.view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         own_font = QFont(self.view.font())
         own_font.setBold(True)  # as the model shows own sizes
-        self._own_metrics = QFontMetrics(own_font)
+        self._metrics = (QFontMetrics(own_font), QFontMetrics(self.view.font()))
         self.painter = LadderPainter(self.view, self.model)
         self.view.setItemDelegate(self.painter)
         self.view.levelClicked.connect(self._clicked)
@@ -211,20 +214,43 @@ class DepthPanel(QWidget):
         base = pair.partition("/")[0]
         orders = own_orders(snapshot.rows, pair, precision.asset(base), precision.price(pair))
         self.model.set_own(pair, orders)
-        self._fit_own_column()
+        self._fit_columns()
         self._update_header()
 
-    def _fit_own_column(self) -> None:
-        """The Own column as wide as its header and its longest text (a size in bold, or
-        "buys / sells"): set when the own orders or the rows change, never by a book alone."""
+    def _fit_columns(self) -> None:
+        """The Own column as wide as its header and its longest text; the Cumulative column
+        stretched with the others unless that leaves it narrower than its header and longest
+        text need, then that wide. Resized only when a width changes (a sum that gains a
+        digit, an own order placed, the dock resized), not on every book."""
         header = self.view.horizontalHeader()
-        column = self._own_column
+        own, cumulative = (self._fitting(column) for column in self._fitted)
+        if header.sectionSize(self._fitted[0]) != own:
+            header.resizeSection(self._fitted[0], own)
+        share = (self.view.viewport().width() - own) // (self.model.columnCount() - 1)
+        fixed, stretch = QHeaderView.ResizeMode.Fixed, QHeaderView.ResizeMode.Stretch
+        mode = fixed if share < cumulative else stretch
+        column = self._fitted[1]
+        if header.sectionResizeMode(column) != mode:
+            header.setSectionResizeMode(column, mode)
+        if mode == fixed and header.sectionSize(column) != cumulative:
+            header.resizeSection(column, cumulative)
+
+    def _fitting(self, column: int) -> int:
+        """The width ``column``'s header and longest text need (an own size is bold),
+        measured once per header and text."""
+        metrics = self._metrics[self._fitted.index(column)]
         text = self.model.widest_text(column)
-        width = header.sectionSizeHint(column)
-        if text:
-            width = max(width, self._own_metrics.horizontalAdvance(text) + OWN_PADDING)
-        if header.sectionSize(column) != width:
-            header.resizeSection(column, width)
+        title = str(self.model.headerData(column, Qt.Orientation.Horizontal))
+        key = (column, title, text)
+        width = self._fits.get(key)
+        if width is None:
+            if len(self._fits) > 256:
+                self._fits.clear()
+            width = self.view.horizontalHeader().sectionSizeHint(column)
+            if text:
+                width = max(width, metrics.horizontalAdvance(text) + FIT_PADDING)
+            self._fits[key] = width
+        return width
 
     def set_palette(self, palette: TradePalette) -> None:
         """A theme switch: the header's stale grey (the model follows by itself)."""
@@ -259,8 +285,7 @@ class DepthPanel(QWidget):
             self.own_feed.set_filter(resting_filter(self._pair))
         new_rows = self.model.set_book(book)
         self._update_header()
-        if new_rows:  # new rows: the header says (BTC) now, the own sizes' decimals may change
-            self._fit_own_column()
+        self._fit_columns()
         if new_rows:  # a first book of the pair: its own rows
             if self._following:
                 self._centre()
@@ -328,7 +353,7 @@ class DepthPanel(QWidget):
         """New rows from the current book, the selection kept on its price, the touch centred."""
         selected = self.selected_price()
         self.model.regrid()
-        self._fit_own_column()
+        self._fit_columns()
         self._select_price(selected)
         self._centre()
 
@@ -421,7 +446,10 @@ class DepthPanel(QWidget):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """A resized or newly shown ladder (it may have been tabbed away) recentres, unless the
-        pointer is over it: now, and again once the layout has settled."""
+        pointer is over it: now, and again once the layout has settled. Its columns are
+        fitted to the new width."""
+        if watched is self.view.viewport() and event.type() == QEvent.Type.Resize:
+            self._fit_columns()
         if (
             watched is self.view.viewport()
             and event.type() in (QEvent.Type.Resize, QEvent.Type.Show)
