@@ -236,25 +236,32 @@ class DepthPanel(QWidget):
             header.resizeSection(column, cumulative)
 
     def _fitting(self, column: int) -> int:
-        """The width ``column``'s header and longest text need (an own size is bold),
-        measured once per header and text."""
-        metrics = self._metrics[self._fitted.index(column)]
-        text = self.model.widest_text(column)
+        """The width ``column``'s header and longest text need (an own size is bold): the
+        header measured once per title, a text once (a book changes the longest sum often)."""
         title = str(self.model.headerData(column, Qt.Orientation.Horizontal))
-        key = (column, title, text)
+        hint = self._fits.get((column, title, ""))
+        if hint is None:
+            hint = self._fits[(column, title, "")] = self.view.horizontalHeader().sectionSizeHint(
+                column
+            )
+        text = self.model.widest_text(column)
+        if not text:
+            return hint
+        key = (column, "", text)
         width = self._fits.get(key)
         if width is None:
-            if len(self._fits) > 256:
+            if len(self._fits) > 512:
                 self._fits.clear()
-            width = self.view.horizontalHeader().sectionSizeHint(column)
-            if text:
-                width = max(width, metrics.horizontalAdvance(text) + FIT_PADDING)
-            self._fits[key] = width
-        return width
+            metrics = self._metrics[self._fitted.index(column)]
+            width = self._fits[key] = metrics.horizontalAdvance(text) + FIT_PADDING
+        return max(hint, width)
 
     def set_palette(self, palette: TradePalette) -> None:
-        """A theme switch: the header's stale grey (the model follows by itself)."""
+        """A theme switch: the header's stale grey (the model follows by itself); the columns
+        measured again (the theme's header may differ)."""
         self.header.setStyleSheet(stale_css(self.freshness.stale, palette))
+        self._fits.clear()
+        self._fit_columns()
 
     def _freshness_changed(self, freshness: Freshness) -> None:
         self.model.set_stale(freshness.stale)
