@@ -16,8 +16,8 @@ from PySide6.QtWidgets import QApplication, QLabel, QTabWidget
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
-from app.domain.display import Precision
-from app.domain.money import AssetPair
+from app.domain.display import Precision, format_number
+from app.domain.money import AssetPair, format_trimmed
 from app.domain.records import OrderBook
 from app.ui import palette
 from app.ui.models.columns import column_numbers
@@ -26,6 +26,7 @@ from app.ui.palette import DEFAULT_PALETTE, TradePalette
 from app.ui.panels.base import PanelContext
 from app.ui.panels.chart import ChartPanel, plot_sample
 from app.ui.panels.depth import DepthPanel
+from app.ui.panels.ladder_painter import bar_space
 from app.ui.ring_buffer import RingBuffer
 from app.ui.theme import trade_palette
 from tests.ui.chart_helpers import hover
@@ -62,11 +63,13 @@ class Recorder:
     def __init__(self, model: DepthModel) -> None:
         self.values: list[tuple[int, int]] = []
         self.bars: list[tuple[int, int]] = []
+        self.roles: list[list[int]] = []  # every signal's roles, kept
         self.resets = 0
         model.dataChanged.connect(self._changed)
         model.modelReset.connect(self._reset)
 
     def _changed(self, top_left: QModelIndex, bottom_right: QModelIndex, roles: list[int]) -> None:
+        self.roles.append(list(roles))
         cells = [
             (row, column)
             for row in range(top_left.row(), bottom_right.row() + 1)
@@ -99,14 +102,16 @@ def test_model_ladder_layout_and_cumulative_sums() -> None:
     assert cumulative == [D(15), D(10), D(5), D(1), D(3), D(6)]
     assert all(isinstance(value, Decimal) for value in prices + cumulative)
     assert model.spread() == D("0.5")
-    # Display: pair precision for prices, base asset precision for sizes, right-aligned.
+    # Display: pair precision for prices; sizes at the base asset's precision without
+    # trailing zeros (whole numbers here), right-aligned.
     assert model.index(3, COL["price"]).data() == "100.00"
-    assert model.index(4, COL["size"]).data() == "2.00000000"
-    assert model.index(0, COL["cumulative"]).data() == "15.00000000"
+    assert model.index(4, COL["size"]).data() == "2"
+    assert model.index(0, COL["cumulative"]).data() == "15"
     alignment = model.index(0, COL["size"]).data(Qt.ItemDataRole.TextAlignmentRole)
     assert alignment & int(Qt.AlignmentFlag.AlignRight)
-    assert model.headerData(0, Qt.Orientation.Horizontal) == "Price\n(USD)"
-    assert model.headerData(2, Qt.Orientation.Horizontal) == "Cumulative\n(BTC)"
+    assert model.headerData(COL["price"], Qt.Orientation.Horizontal) == "Price\n(USD)"
+    assert model.headerData(COL["own"], Qt.Orientation.Horizontal) == "Own\n(BTC)"
+    assert model.headerData(COL["cumulative"], Qt.Orientation.Horizontal) == "Cumulative\n(BTC)"
     # Bars: share of the largest size / cumulative size in the visible book, in Decimal.
     assert model.index(5, COL["size"]).data(DepthRole.BAR_FRACTION) == D(3) / D(5)
     assert model.index(0, COL["cumulative"]).data(DepthRole.BAR_FRACTION) == D(1)
@@ -126,18 +131,18 @@ def test_model_signals_only_changed_cells_and_resets_on_level_count() -> None:
     assert seen.take() == ({(0, COL["price"])}, set(), 0)
     assert model.index(0, COL["price"]).data(DepthRole.VALUE) == D("102.0")
 
-    # The second bid's size (2 -> 2.5): its size cell and the running totals from it outward;
+    # The second bid's size (2 -> 4): its size cell and the running totals from it outward;
     # the largest size (5) and cumulative size (15) stay, so no bar rescale.
-    bids = [BIDS[0], ("99.5", "2.5"), BIDS[2]]
+    bids = [BIDS[0], ("99.5", "4"), BIDS[2]]
     model.set_book(book("BTC/USD", bids, asks))
     values, bars, resets = seen.take()
     assert values == {(4, COL["size"]), (4, COL["cumulative"]), (5, COL["cumulative"])}
     assert (bars, resets) == (set(), 0)
-    assert model.index(5, COL["cumulative"]).data(DepthRole.VALUE) == D("6.5")
+    assert model.index(5, COL["cumulative"]).data(DepthRole.VALUE) == D(8)
 
-    # The best bid grows to 10: a new largest size and a new largest total (15.5 > 15), so
+    # The best bid grows to 10: a new largest size and a new largest total (17 > 15), so
     # every bar of both columns is rescaled (bar role only), plus the changed values.
-    bids = [("100.0", "10"), ("99.5", "2.5"), BIDS[2]]
+    bids = [("100.0", "10"), ("99.5", "4"), BIDS[2]]
     model.set_book(book("BTC/USD", bids, asks))
     values, bars, resets = seen.take()
     assert values == {(3, COL["size"]), (3, COL["cumulative"])} | {
@@ -146,6 +151,8 @@ def test_model_signals_only_changed_cells_and_resets_on_level_count() -> None:
     assert bars == {(r, c) for r in range(6) for c in (COL["size"], COL["cumulative"])}
     assert resets == 0
     assert model.index(1, COL["size"]).data(DepthRole.BAR_FRACTION) == D(5) / D(10)
+    # The touch did not move: no row changed colour (nor background).
+    assert all(roles != list(model.colour_roles) for roles in seen.roles)
 
     # The same snapshot again: silence.
     model.set_book(book("BTC/USD", bids, asks))
@@ -191,7 +198,7 @@ def test_a_held_model_keeps_its_price_rows_and_signals_only_cells() -> None:
     assert [r.cumulative for r in model.rows] == [D(11), D(5), D(0), D(1), D(3), D(6)]
     assert (model.best_ask_row, model.best_bid_row) == (1, 3)
     assert (model.best_ask(), model.best_bid()) == (D("100.75"), D("100.25"))  # the book's
-    assert [Qt.ItemDataRole.ForegroundRole, DepthRole.SIDE_COLOUR] in sides  # 100.5 turned
+    assert list(model.colour_roles) in sides  # 100.5 turned (and the touch moved)
     assert model.index(2, COL["size"]).data() == ""  # nothing at a row inside the spread
     assert model.index(2, COL["price"]).data(Qt.ItemDataRole.ToolTipRole) == INSIDE_TIP
     assert model.index(1, COL["price"]).data(Qt.ItemDataRole.ToolTipRole) is None
@@ -250,9 +257,10 @@ def _check_ladder(panel: DepthPanel, precision: Precision) -> None:
     assert sorted((r.price, r.size) for r in asks) == sorted(model.book.asks)
     first_bid = model.index(model.ask_count, COL["price"])
     assert first_bid.data() == precision.price_text(bid_prices[0], pair)
-    assert model.index(0, COL["size"]).data() == precision.amount(
-        asks[0].size, model.book.pair.base
-    )
+    places = model.decimals(COL["size"])  # the fewest that show every size exactly
+    assert places == max(len(format_trimmed(r.size).partition(".")[2]) for r in rows)
+    assert places <= precision.asset(model.book.pair.base)
+    assert model.index(0, COL["size"]).data() == format_number(asks[0].size, places)
     spread = precision.price_text(ask_prices[0] - bid_prices[0], pair)
     assert panel.header.text().startswith(f"{pair}   Spread {spread}")
 
@@ -293,20 +301,24 @@ def test_depth_panel_ignores_stale_books_paints_bars_and_activates_levels(
     assert panel.model.rowCount() == 6
     assert panel.header.text() == "BTC/USD   Spread 0.50 (49.9 bps)"
 
-    # Size bars: the largest size (5, an ask) fills its cell; the smallest (1, best bid) a fifth.
+    # Size bars, beside the digits: the largest size (5, an ask) fills its bar's space; the
+    # second bid's (2) two fifths of it.
     view = panel.view
     image = view.viewport().grab().toImage()
 
-    def pixel(row: int, column: int, from_right: float) -> QColor:
+    def pixel(row: int, column: int, across: float) -> QColor:
+        """The pixel ``across`` (0 to 1) of the way through the cell's bar space."""
         rect = view.visualRect(panel.model.index(row, column))
-        x = rect.right() - int(rect.width() * from_right)
+        space = bar_space(rect, panel.painter.room(column, view.font()))
+        assert space is not None
+        x = space.left() + int(space.width() * across)
         return image.pixelColor(QPoint(x, rect.center().y()))
 
-    background = pixel(3, COL["price"], 0.95)  # price cells have no bar, text sits right
-    full = pixel(0, COL["size"], 0.9)  # far left of a full-width ask bar
+    background = pixel(4, COL["price"], 0.1)  # price cells have no bar, text sits right
+    full = pixel(0, COL["size"], 0.05)  # the far end of a full ask bar
     assert full != background and full.red() > full.blue()  # ask: orange
-    assert pixel(3, COL["size"], 0.9) == background  # a fifth does not reach the far left
-    bid_bar = pixel(3, COL["size"], 0.1)  # ... but covers the right end (under the text edge)
+    assert pixel(4, COL["size"], 0.3) == background  # two fifths, from the digits' side,
+    bid_bar = pixel(4, COL["size"], 0.8)  # do not reach 30 % of the way; they cover 80 %
     assert bid_bar != background and bid_bar.blue() > bid_bar.red()  # bid: blue
 
     # Double-click a level: the pair, side and Decimal price for the ticket.
@@ -340,15 +352,17 @@ def test_depth_panel_repaints_prices_and_bars_when_the_palette_switches(
     model.dataChanged.connect(lambda _top, _bottom, roles: colours.append(list(roles)))
 
     def ask_bar() -> QColor:
-        rect = view.visualRect(model.index(0, COL["size"]))  # a full-width ask bar
+        rect = view.visualRect(model.index(0, COL["size"]))  # a full ask bar
         image = view.viewport().grab().toImage()
-        return image.pixelColor(QPoint(rect.left() + 2, rect.center().y()))
+        return image.pixelColor(QPoint(rect.left() + 3, rect.center().y()))
 
     dark_bar = ask_bar()
     light = trade_palette("light")
     try:
         palette.set_palette(light)
-        assert colours == [[Qt.ItemDataRole.ForegroundRole, DepthRole.SIDE_COLOUR]]
+        assert colours == [
+            [Qt.ItemDataRole.ForegroundRole, DepthRole.SIDE_COLOUR, Qt.ItemDataRole.BackgroundRole]
+        ]
         assert model.index(0, COL["price"]).data(Qt.ItemDataRole.ForegroundRole) == light.ask
         assert model.index(5, COL["price"]).data(Qt.ItemDataRole.ForegroundRole) == light.bid
         assert model.index(0, COL["size"]).data(DepthRole.SIDE_COLOUR) == light.ask
@@ -395,7 +409,7 @@ def test_a_held_row_without_a_level_shows_neither_size_nor_cumulative() -> None:
         assert model.index(row, COL["size"]).data() == ""
         assert model.index(row, COL["cumulative"]).data() == ""
         assert model.index(row, COL["cumulative"]).data(DepthRole.BAR_FRACTION) == D(0)
-    assert model.index(5, COL["cumulative"]).data() == "4.00000000"
+    assert model.index(5, COL["cumulative"]).data() == "4"
 
 
 def test_depth_panel_keeps_the_touch_centred_when_the_levels_change(

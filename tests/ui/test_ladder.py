@@ -1,7 +1,8 @@
 """The depth ladder against the live sandbox: the touch centred on open, after a pair change
 and a resize, kept in view on its held price rows after an update, Space recentring after the
-trader scrolled away, size bars inside their rows, cumulative sizes as running sums. Driven
-with real key events. (Clicks on a moving ladder: test_ladder_click.py.)"""
+trader scrolled away, size bars beside the digits inside their rows, cumulative sizes as
+running sums. Driven with real key events. (Clicks on a moving ladder: test_ladder_click.py;
+own orders, sizes and colours: test_ladder_own.py.)"""
 
 from __future__ import annotations
 
@@ -9,14 +10,16 @@ from decimal import Decimal
 
 import pytest
 from PySide6.QtCore import QPoint, QPointF, QRect, Qt
-from PySide6.QtGui import QColor, QEnterEvent, QImage
+from PySide6.QtGui import QEnterEvent, QFontMetrics
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow
 from pytestqt.qtbot import QtBot
 
 from app.ui.models.depth_model import ASK, BID, DepthRole
 from app.ui.panels.base import PanelContext
-from app.ui.panels.depth import BAR_INSET, DepthPanel
+from app.ui.panels.depth import DepthPanel
+from app.ui.panels.ladder_painter import BAR_INSET, bar_rect, bar_space
+from app.ui.widgets.cell_painter import text_margin
 from tests.ui.conftest import Live, OfflineContext
 from tests.ui.test_depth_chart import ladder_book
 
@@ -263,52 +266,43 @@ def test_space_recentres_after_the_trader_scrolled_away(qtbot: QtBot, live: Live
     assert_touch_centred(panel)  # a pair change recentres
 
 
-def bar_rows(image: QImage, panel: DepthPanel, column: int) -> list[tuple[int, int, int]]:
-    """(row, first y, last y) of the bar pixels of each visible row of ``column``: the pixels
-    at the cell's right edge that differ from the price column's empty background."""
-    view, model = panel.view, panel.model
-    background = image.pixelColor(
-        QPoint(view.visualRect(model.index(0, 0)).left() + 2, view.viewport().height() // 2)
-    )
-    found: list[tuple[int, int, int]] = []
-    for row in range(model.rowCount()):
-        rect = view.visualRect(model.index(row, column))
-        if not view.viewport().rect().contains(rect):
-            continue
-        x = rect.right() - 1
-        ys = [
-            y
-            for y in range(rect.top(), rect.bottom() + 1)
-            if _differs(image.pixelColor(QPoint(x, y)), background)
-        ]
-        if ys:
-            found.append((row, min(ys), max(ys)))
-    return found
-
-
-def _differs(a: QColor, b: QColor) -> bool:
-    return abs(a.red() - b.red()) + abs(a.green() - b.green()) + abs(a.blue() - b.blue()) > 30
-
-
-def test_size_bars_fill_exactly_their_own_rows(qtbot: QtBot, live: Live) -> None:
+def test_size_bars_stand_beside_the_digits_inside_their_own_rows(qtbot: QtBot, live: Live) -> None:
+    """Each bar is painted exactly where ``bar_rect`` puts it: left of the room its column's
+    longest text takes, inset from its row's top and bottom (apart from its neighbours'), one
+    solid colour; no pixel of that colour in the digits' room."""
     panel = open_ladder(qtbot, live)
     view, model = panel.view, panel.model
     image = view.viewport().grab().toImage()
+    metrics = QFontMetrics(view.font())
+    margin = text_margin(view)
+    checked = 0
     for key in ("size", "cumulative"):
         column = model.column(key)
-        rows = bar_rows(image, panel, column)
-        assert len(rows) >= 4
-        for row, top, bottom in rows:
+        room = panel.painter.room(column, view.font())
+        for row in range(model.rowCount()):
             rect = view.visualRect(model.index(row, column))
-            # inside its own row, apart from its neighbours', centred on the row (its digits)
-            assert (top, bottom) == (rect.top() + BAR_INSET, rect.bottom() - BAR_INSET), (
-                key,
-                row,
-                top,
-                bottom,
-                rect,
-            )
-            assert abs((top + bottom) / 2 - (rect.top() + rect.bottom()) / 2) <= 0.5
+            fraction = model.bar_fraction_at(row, column)
+            if not view.viewport().rect().contains(rect) or fraction <= 0:
+                continue
+            text = model.index(row, column).data()
+            assert metrics.horizontalAdvance(text) + 2 * margin <= room  # the digits fit
+            space = bar_space(rect, room)
+            assert space is not None  # 420 px wide: room for bars beside the digits
+            bar = bar_rect(rect, room, fraction)
+            assert bar.right() < rect.right() - room  # never reaches the digits' room
+            assert (bar.top(), bar.bottom()) == (rect.top() + BAR_INSET, rect.bottom() - BAR_INSET)
+            y = bar.center().y()
+            colour = image.pixelColor(bar.left(), y)
+            line = [image.pixelColor(x, y) for x in range(rect.left(), rect.right() + 1)]
+            painted = [rect.left() + n for n, pixel in enumerate(line) if pixel == colour]
+            assert painted == list(range(bar.left(), bar.right() + 1)), (key, row)
+            x = bar.left()
+            assert image.pixelColor(x, bar.top() - 1) != colour
+            assert image.pixelColor(x, bar.top()) == colour
+            assert image.pixelColor(x, bar.bottom()) == colour
+            assert image.pixelColor(x, bar.bottom() + 1) != colour
+            checked += 1
+    assert checked >= 8
 
 
 def test_cumulative_sizes_are_running_sums_from_the_touch(qtbot: QtBot, live: Live) -> None:

@@ -16,7 +16,11 @@ the new book is laid on the old rows:
 - a row at or above the best ask is an ask row, at or below the best bid a bid row, and a row
   left between them (the touch moved away from it) is ``INSIDE``: no side, no size, no trade;
 - levels beyond the first or last row are not shown until the ladder recentres (takes a new
-  grid from the book).
+  grid from the book);
+- the trader's own resting orders (``app.services.own_orders``) go on the row the book's level
+  at their price would go on (a buy on the highest row at or below it, a sell on the lowest at
+  or above it), whatever side the row is on now: each row carries its orders and their sizes
+  per side; orders beyond the rows are returned apart.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from app.domain.records import OrderBook
+from app.services.own_orders import OwnOrder, on_rows, side_total
 
 ASK = "ask"
 BID = "bid"
@@ -42,10 +47,15 @@ class DepthRow:
     size: Decimal
     cumulative: Decimal
     pair: str = ""
+    #: The trader's resting orders shown on this row, and their BASE sizes per side.
+    own: tuple[OwnOrder, ...] = ()
+    own_buy: Decimal = Decimal(0)
+    own_sell: Decimal = Decimal(0)
 
-    def value(self, column: int) -> Decimal:
-        """The Decimal of ``column`` (0 price, 1 size, 2 cumulative)."""
-        return (self.price, self.size, self.cumulative)[column]
+    @property
+    def own_size(self) -> Decimal:
+        """The BASE size of the trader's resting orders on this row, both sides."""
+        return self.own_buy + self.own_sell
 
 
 def grid_of(book: OrderBook) -> list[Decimal]:
@@ -54,12 +64,24 @@ def grid_of(book: OrderBook) -> list[Decimal]:
     return sorted(prices, reverse=True)
 
 
+@dataclass(frozen=True)
+class Ladder:
+    """A book laid on a grid: the rows, how many are asks (the first ones) and bids (the last
+    ones), and the trader's orders beyond the rows."""
+
+    rows: list[DepthRow]
+    ask_count: int
+    bid_count: int
+    beyond: tuple[OwnOrder, ...] = ()
+
+
 def ladder_rows(
-    book: OrderBook, grid: list[Decimal] | None = None
-) -> tuple[list[DepthRow], int, int]:
-    """``book`` laid on ``grid`` (descending prices; None: the book's own, ``grid_of``): the
-    rows, how many are asks (the first ones) and how many bids (the last ones)."""
+    book: OrderBook, grid: list[Decimal] | None = None, own: tuple[OwnOrder, ...] = ()
+) -> Ladder:
+    """``book`` laid on ``grid`` (descending prices; None: the book's own, ``grid_of``), with
+    the trader's resting orders ``own`` (of the book's pair) on their rows."""
     prices = grid_of(book) if grid is None else grid
+    mine, beyond = on_rows(own, prices) if own else ({}, ())
     pair = str(book.pair)
     ascending = prices[::-1]
     asks = sorted(book.asks)
@@ -89,17 +111,24 @@ def ladder_rows(
     rows: list[DepthRow] = []
     ask_count = bid_count = 0
     bid_total, taken = Decimal(0), 0
+    zero = Decimal(0)
     for price in prices:
-        size = shown.get(price, Decimal(0))
+        size = shown.get(price, zero)
         if best_ask is not None and price >= best_ask:
-            rows.append(DepthRow(ASK, price, size, ask_totals[price] if size else size, pair))
+            side, cumulative = ASK, ask_totals[price] if size else size
             ask_count += 1
         elif best_bid is not None and price <= best_bid:
             while taken < len(bids) and bids[taken][0] >= price:
                 bid_total += bids[taken][1]
                 taken += 1
-            rows.append(DepthRow(BID, price, size, bid_total if size else size, pair))
+            side, cumulative = BID, bid_total if size else size
             bid_count += 1
         else:
-            rows.append(DepthRow(INSIDE, price, Decimal(0), Decimal(0), pair))
-    return rows, ask_count, bid_count
+            side, size, cumulative = INSIDE, zero, zero
+        orders = mine.get(price)
+        if orders:
+            buy, sell = side_total(orders, "buy"), side_total(orders, "sell")
+            rows.append(DepthRow(side, price, size, cumulative, pair, orders, buy, sell))
+        else:
+            rows.append(DepthRow(side, price, size, cumulative, pair))
+    return Ladder(rows, ask_count, bid_count, beyond)

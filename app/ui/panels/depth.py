@@ -31,6 +31,17 @@ The selection follows its price across a recentre (or goes if the price is no lo
 
 While the order book feed is stale (offline, failing, too old: ``bridge.freshness``) the
 ladder is greyed and the header says "stale since HH:MM:SS".
+
+The trader's own resting orders: the Own column shows, on each row, the BASE size of the
+trader's resting orders there (buys in the bid colour, sells in the ask colour, each order and
+its exact price in the tooltip; which row an order between rows goes on:
+``app.services.own_orders``). They come from the order query the Orders dock reads, through an
+order feed of the ladder's own, filtered to resting orders of the ladder's pair: read every
+"orders" feed interval (Settings, 2 s by default) and at once after an order of this terminal,
+only while the ladder is shown. A filled or cancelled (expired) order leaves with the next
+read. Orders beyond the rows are counted in the header.
+
+Painting: ``app.ui.panels.ladder_painter`` (sizes and bars side by side, the touch's edge).
 """
 
 from __future__ import annotations
@@ -40,22 +51,17 @@ from decimal import Decimal
 from PySide6.QtCore import (
     QEvent,
     QItemSelectionModel,
-    QModelIndex,
     QObject,
-    QPersistentModelIndex,
-    QRect,
     Qt,
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QColor, QPainter
+from PySide6.QtGui import QFont, QFontMetrics, QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QStyledItemDelegate,
-    QStyleOptionViewItem,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -63,55 +69,28 @@ from PySide6.QtWidgets import (
 
 from app.domain.display import DASH, format_number
 from app.domain.records import OrderBook
+from app.services.order_feed import OrdersSnapshot
+from app.services.own_orders import own_orders, resting_filter
+from app.ui.bridge import QtTopic
 from app.ui.click_trade import TradeRequest, side_of_click
 from app.ui.fonts import number_font
 from app.ui.freshness import Freshness
-from app.ui.models.depth_model import INSIDE, DepthModel, DepthRole, DepthRow
+from app.ui.models.depth_model import INSIDE, DepthModel, DepthRow
 from app.ui.palette import TradePalette, follow_palette, stale_css
 from app.ui.panels.base import PanelContext
-from app.ui.panels.ladder_view import LadderView, PaintedPriceDelegate
+from app.ui.panels.ladder_painter import LadderPainter
+from app.ui.panels.ladder_view import LadderView
+from app.ui.panels.record_parts import stop_with
+from app.ui.preferences import Preferences
 from app.ui.widgets.live_text import TextHost
 
-BAR_ALPHA = 60
 #: What the header's width is measured on (its text changes with every book).
 HEADER_SAMPLE = "BTC-USD   Spread 00,000.00 (0.0 bps)"
-#: Pixels between a size bar and its row's top and bottom edges.
-BAR_INSET = 2
+#: Pixels of a fitted column's cell beside its longest text: the text margins, and some air.
+FIT_PADDING = 12
 #: The Centre button's text and tooltip.
 CENTRE_TEXT = "Centre"
 CENTRE_TIP = "Recentre the ladder on the best bid and ask (Space)"
-
-
-def bar_rect(cell: QRect, fraction: Decimal) -> QRect:
-    """The bar of a cell: ``fraction`` of its width from the right edge, inset ``BAR_INSET``
-    pixels from the row's top and bottom, so each level's bar stands apart from its
-    neighbours' and centred on its own digits (flush bars read as one shape, off by half a
-    row from the numbers)."""
-    width = max(1, int((cell.width() * fraction).to_integral_value()))
-    return QRect(
-        cell.right() - width + 1, cell.top() + BAR_INSET, width, cell.height() - 2 * BAR_INSET
-    )
-
-
-class SizeBarDelegate(QStyledItemDelegate):
-    """Paints a translucent bar of the side's colour (``DepthRole.SIDE_COLOUR``, the model's
-    palette: it follows the theme) behind the number, as long as the cell's share of the
-    largest value in the visible book (``DepthRole.BAR_FRACTION``), growing from the right
-    edge where the right-aligned digits end."""
-
-    def paint(
-        self,
-        painter: QPainter,
-        option: QStyleOptionViewItem,
-        index: QModelIndex | QPersistentModelIndex,
-    ) -> None:
-        fraction = index.data(DepthRole.BAR_FRACTION)
-        side_colour = index.data(DepthRole.SIDE_COLOUR)
-        if isinstance(fraction, Decimal) and fraction > 0 and isinstance(side_colour, QColor):
-            colour = QColor(side_colour)
-            colour.setAlpha(BAR_ALPHA)
-            painter.fillRect(bar_rect(option.rect, fraction), colour)
-        super().paint(painter, option, index)
 
 
 class DepthPanel(QWidget):
@@ -148,15 +127,23 @@ class DepthPanel(QWidget):
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.view.setWordWrap(False)
-        self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        header = self.view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        # The Own column is as wide as its header or longest text (``_fit_columns``): mostly
+        # empty, it leaves the room to the sizes and their bars. The Cumulative column shares
+        # the rest with the others, but never gets less than its header and numbers need (a
+        # narrow dock clipped "Cumulative" to "umulative").
+        self._fitted = (self.model.column("own"), self.model.column("cumulative"))
+        header.setSectionResizeMode(self._fitted[0], QHeaderView.ResizeMode.Fixed)
+        self._fits: dict[tuple[int, str, str], int] = {}
         self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 4)
         self.view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        self._bars = SizeBarDelegate(self.view)
-        for column in (self.model.column("size"), self.model.column("cumulative")):
-            self.view.setItemDelegateForColumn(column, self._bars)
-        self._prices = PaintedPriceDelegate(self.view)
-        self.view.setItemDelegateForColumn(self.model.column("price"), self._prices)
+        own_font = QFont(self.view.font())
+        own_font.setBold(True)  # as the model shows own sizes
+        self._metrics = (QFontMetrics(own_font), QFontMetrics(self.view.font()))
+        self.painter = LadderPainter(self.view, self.model)
+        self.view.setItemDelegate(self.painter)
         self.view.levelClicked.connect(self._clicked)
         self.view.levelDoubleClicked.connect(self._activated)
         self.view.hoverChanged.connect(self._hover_changed)
@@ -186,12 +173,95 @@ class DepthPanel(QWidget):
         self.freshness.changed.connect(self._freshness_changed)
         context.bridge.orderBook.connect(self.set_book)
         context.bridge.selectionChanged.connect(self.set_pair)
+
+        # The trader's resting orders of the pair: an order feed of the ladder's own.
+        interval = float(Preferences.load(context.settings).orders)
+        self.own_feed = context.bridge.feeds.order_feed(None, interval=interval, page_size=100)
+        if self._pair is not None:
+            self.own_feed.set_filter(resting_filter(self._pair))
+        self.own_feed.set_active(False)  # read while shown (``showEvent``)
+        self.own_snapshots: QtTopic[OrdersSnapshot] = QtTopic(self.own_feed.updates, self)
+        self.own_snapshots.connect(self._own_orders_changed)
+        stop_with(self, self.own_feed)
+        self.own_feed.start()
+
         self._update_header()
         follow_palette(self.set_palette)
 
+    async def stop_feed(self) -> None:
+        """Stop the own orders' feed before the connection closes."""
+        await self.own_feed.stop()
+
+    def apply_preferences(self, prefs: Preferences) -> None:
+        """Settings > feeds > orders: the own orders are read as often as the Orders dock's."""
+        self.own_feed.poller.interval = float(prefs.orders)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.own_feed.set_active(True)
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        """Hidden (a closed dock, the tab behind the chart): its orders are not read."""
+        super().hideEvent(event)
+        self.own_feed.set_active(False)
+
+    def _own_orders_changed(self, snapshot: OrdersSnapshot) -> None:
+        """A read of the resting orders: those of the ladder's pair onto their rows."""
+        pair = snapshot.filter.pair
+        if not pair or pair != self._pair:
+            return  # a read of the previous pair's, or before the ladder had a pair
+        precision = self._context.precision
+        base = pair.partition("/")[0]
+        orders = own_orders(snapshot.rows, pair, precision.asset(base), precision.price(pair))
+        self.model.set_own(pair, orders)
+        self._fit_columns()
+        self._update_header()
+
+    def _fit_columns(self) -> None:
+        """The Own column as wide as its header and its longest text; the Cumulative column
+        stretched with the others unless that leaves it narrower than its header and longest
+        text need, then that wide. Resized only when a width changes (a sum that gains a
+        digit, an own order placed, the dock resized), not on every book."""
+        header = self.view.horizontalHeader()
+        own, cumulative = (self._fitting(column) for column in self._fitted)
+        if header.sectionSize(self._fitted[0]) != own:
+            header.resizeSection(self._fitted[0], own)
+        share = (self.view.viewport().width() - own) // (self.model.columnCount() - 1)
+        fixed, stretch = QHeaderView.ResizeMode.Fixed, QHeaderView.ResizeMode.Stretch
+        mode = fixed if share < cumulative else stretch
+        column = self._fitted[1]
+        if header.sectionResizeMode(column) != mode:
+            header.setSectionResizeMode(column, mode)
+        if mode == fixed and header.sectionSize(column) != cumulative:
+            header.resizeSection(column, cumulative)
+
+    def _fitting(self, column: int) -> int:
+        """The width ``column``'s header and longest text need (an own size is bold): the
+        header measured once per title, a text once (a book changes the longest sum often)."""
+        title = str(self.model.headerData(column, Qt.Orientation.Horizontal))
+        hint = self._fits.get((column, title, ""))
+        if hint is None:
+            hint = self._fits[(column, title, "")] = self.view.horizontalHeader().sectionSizeHint(
+                column
+            )
+        text = self.model.widest_text(column)
+        if not text:
+            return hint
+        key = (column, "", text)
+        width = self._fits.get(key)
+        if width is None:
+            if len(self._fits) > 512:
+                self._fits.clear()
+            metrics = self._metrics[self._fitted.index(column)]
+            width = self._fits[key] = metrics.horizontalAdvance(text) + FIT_PADDING
+        return max(hint, width)
+
     def set_palette(self, palette: TradePalette) -> None:
-        """A theme switch: the header's stale grey (the model follows by itself)."""
+        """A theme switch: the header's stale grey (the model follows by itself); the columns
+        measured again (the theme's header may differ)."""
         self.header.setStyleSheet(stale_css(self.freshness.stale, palette))
+        self._fits.clear()
+        self._fit_columns()
 
     def _freshness_changed(self, freshness: Freshness) -> None:
         self.model.set_stale(freshness.stale)
@@ -210,6 +280,8 @@ class DepthPanel(QWidget):
         self._pair = pair
         self._following = True
         self.model.set_book(None)
+        self.model.set_own(pair, ())
+        self.own_feed.set_filter(resting_filter(pair))
         self._update_header()
 
     def set_book(self, book: OrderBook | None) -> None:
@@ -217,8 +289,10 @@ class DepthPanel(QWidget):
             return  # a stale poll of the previous pair
         if book is not None and self._pair is None:
             self._pair = str(book.pair)
+            self.own_feed.set_filter(resting_filter(self._pair))
         new_rows = self.model.set_book(book)
         self._update_header()
+        self._fit_columns()
         if new_rows:  # a first book of the pair: its own rows
             if self._following:
                 self._centre()
@@ -228,6 +302,9 @@ class DepthPanel(QWidget):
 
     def header_text(self) -> str:
         text = self._book_text()
+        beyond = len(self.model.own_beyond)
+        if beyond:
+            text += f"   · {beyond} own order{'' if beyond == 1 else 's'} beyond the rows"
         mark = self.freshness.current.mark()
         return f"{text}   — {mark}" if mark else text
 
@@ -283,6 +360,7 @@ class DepthPanel(QWidget):
         """New rows from the current book, the selection kept on its price, the touch centred."""
         selected = self.selected_price()
         self.model.regrid()
+        self._fit_columns()
         self._select_price(selected)
         self._centre()
 
@@ -375,7 +453,10 @@ class DepthPanel(QWidget):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """A resized or newly shown ladder (it may have been tabbed away) recentres, unless the
-        pointer is over it: now, and again once the layout has settled."""
+        pointer is over it: now, and again once the layout has settled. Its columns are
+        fitted to the new width."""
+        if watched is self.view.viewport() and event.type() == QEvent.Type.Resize:
+            self._fit_columns()
         if (
             watched is self.view.viewport()
             and event.type() in (QEvent.Type.Resize, QEvent.Type.Show)

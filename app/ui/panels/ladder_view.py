@@ -1,8 +1,9 @@
 """The ladder's table: what a click trades, and a view that holds still under the pointer.
 
 A click trades the price the trader saw under the pointer when they pressed, never what the
-row holds when the button comes up: the price column's delegate notes, as it paints, which
-level each row shows (``saw``), and a press takes the level noted for the row under it. A
+row holds when the button comes up: the ladder's painter (``app.ui.panels.ladder_painter``)
+notes, as it paints a price, which level each row shows (``saw``), and a press takes the level
+noted for the row under it. A
 book that arrives between the paint and the press, or between the press and the release or
 the double-click, cannot change the price (nor the side) the click asks for.
 
@@ -30,11 +31,9 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QEnterEvent, QKeyEvent, QMouseEvent, QPainter
+from PySide6.QtGui import QEnterEvent, QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QStyledItemDelegate,
-    QStyleOptionViewItem,
     QTableView,
     QWidget,
 )
@@ -91,7 +90,7 @@ class LadderView(QTableView):
     # -- what was painted -----------------------------------------------------------------------
 
     def saw(self, row: int, level: DepthRow) -> None:
-        """``level`` was just painted in ``row`` (the price delegate calls this)."""
+        """``level`` was just painted in ``row`` (the painter calls this with each price)."""
         self._painted[row] = level
 
     def level_at(self, pos: QPoint) -> tuple[int, DepthRow] | None:
@@ -199,22 +198,3 @@ class LadderView(QTableView):
         if event.key() in BROWSE_KEYS:
             self.browsed.emit()
         super().keyPressEvent(event)
-
-
-class PaintedPriceDelegate(QStyledItemDelegate):
-    """The price column's painter: tells the view which level each row shows as it paints."""
-
-    def __init__(self, view: LadderView) -> None:
-        super().__init__(view)
-        self._view = view
-
-    def paint(
-        self,
-        painter: QPainter,
-        option: QStyleOptionViewItem,
-        index: QModelIndex | QPersistentModelIndex,
-    ) -> None:
-        level = index.data(RECORD_ROLE)
-        if isinstance(level, DepthRow):
-            self._view.saw(index.row(), level)
-        super().paint(painter, option, index)
