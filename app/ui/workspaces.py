@@ -89,7 +89,7 @@ WIDE = Plan(
     "wide",
     "&Wide (1920×1080)",
     (
-        Column((Group(("topOfBook",)), Group(("balances",))), 28),
+        Column((Group(("topOfBook",), 56), Group(("balances",), 44)), 28),
         Column((Group(("chart",)),), 34),
         Column((Group(("depth",)),), 17),
         Column((Group(("orderTicket", "rfqTicket", "algoTicket")),), 0),
