@@ -18,7 +18,7 @@ import app
 def build_parser(*, sandbox_options: bool = False) -> argparse.ArgumentParser:
     """The command line. ``sandbox_options``: declare the sandbox's own options, which imports
     the sandbox server (uvicorn, Starlette: 0.1–0.4 s) — only when the sandbox is what runs,
-    never on the terminal's way to its first price (issue 16)."""
+    never on the terminal's way to its first price."""
     parser = argparse.ArgumentParser(
         prog="tradeterm", description="Tradeterm: desktop trading terminal with a sandbox"
     )

@@ -4,8 +4,13 @@ pin."""
 from __future__ import annotations
 
 import ast
+import fnmatch
+import io
+import re
 import subprocess
 import sys
+import tokenize
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -263,3 +268,76 @@ def test_pyside_survives_many_none_returning_calls() -> None:
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "299999"
+
+
+# -- comments say why, not which ticket ---------------------------------------------------------
+
+#: A tracker reference: an issue, ticket or task and its number (with or without "#"), or a
+#: number after "#" in brackets. Built from pieces so this file's own text does not match it.
+TRACKER_REFERENCE = re.compile(
+    r"\b(?:" + "iss" + "ue|tic" + "ket|ta" + r"sk)s?\s?#?\d+|\(" + "#" + r"\d+\)", re.IGNORECASE
+)
+#: Files others are rewriting at the moment (depth, ladder, click-to-trade, layouts): their
+#: tracker references go when those changes land, and the entry with them.
+PENDING_REFERENCES = frozenset(
+    {
+        "app/ui/panels/depth.py",
+        "app/ui/panels/ladder_view.py",
+        "app/ui/models/depth_model.py",
+        "app/ui/models/ladder_rows.py",
+        "app/ui/click_trade.py",
+        "app/ui/workspaces.py",
+        "app/ui/main_window.py",
+        "tests/ui/test_layouts.py",
+        "tests/ui/test_depth*.py",
+        "tests/ui/test_ladder*.py",
+    }
+)
+
+
+def comments_and_docstrings(source: str) -> Iterator[tuple[int, str]]:
+    """Each comment and each string standing as a statement of its own (module, class and
+    function docstrings, and the ones under an attribute), with its first line."""
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            yield token.start[0], token.string
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            yield node.lineno, node.value.value
+
+
+def tracker_references(source: str) -> list[tuple[int, str]]:
+    """Where the comments and docstrings of ``source`` name a tracker issue: (line, what)."""
+    found = []
+    for line, text in comments_and_docstrings(source):
+        for match in TRACKER_REFERENCE.finditer(text):
+            found.append((line + text.count("\n", 0, match.start()), match.group(0)))
+    return sorted(found)
+
+
+def test_the_tracker_reference_finder_tells_a_ticket_from_an_order_ticket() -> None:
+    source = (
+        '"""The body cap (' + "iss" + "ue 15).\n\n" + "Iss" + 'ue 13: the layouts."""\n'
+        "x = 1  # memory flat when idle (" + "#" + "16)\n"
+        "y = 2  # see tic" + "ket #4, ta" + "sk 7 and " + "iss" + "ues 3\n"
+        "def f() -> None:\n"
+        '    """The order ticket, auth.issue(user), #000000 and &#8212; are words."""\n'
+        '    print("' + "iss" + 'ue 9")  # a string the program prints is not a comment\n'
+    )
+    assert [line for line, _ in tracker_references(source)] == [1, 3, 4, 5, 5, 5]
+
+
+def test_no_comment_or_docstring_names_a_tracker_issue() -> None:
+    """A reader of the code has no tracker: a comment says why, with the measured figure and
+    the bench that gives it, never which issue asked for it."""
+    found = []
+    for path in sorted([*APP.rglob("*.py"), *(ROOT / "tests").rglob("*.py")]):
+        name = path.relative_to(ROOT).as_posix()
+        if any(fnmatch.fnmatchcase(name, pending) for pending in PENDING_REFERENCES):
+            continue
+        found += [f"{name}:{line}: {what}" for line, what in tracker_references(path.read_text())]
+    assert found == [], "tracker references:\n" + "\n".join(found)

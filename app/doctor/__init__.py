@@ -1,4 +1,4 @@
-"""``tradeterm doctor``: a self-check for the machine the terminal runs on (issue 18).
+"""``tradeterm doctor``: a self-check for the machine the terminal runs on.
 
 Checks the Qt platform plugin (in a child process: a plugin that cannot load aborts Qt's
 process), the shipped fonts and themes, the OS keyring, the config/data/log folders and their

@@ -1,5 +1,5 @@
 """The ``tradeterm doctor`` options: declared without importing Qt or the HTTP client, so
-``tradeterm --help`` stays fast (issue 16)."""
+``tradeterm --help`` stays fast."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Price alerts as plain values: what the trader asked to be told, and when it is due.
 
 An alert watches one price of one pair — the bid, the ask or the mid, in QUOTE per BASE — against
-a level. The rule (``PriceAlert.observe``), chosen where the issue is silent:
+a level. The rule (``PriceAlert.observe``), chosen where the requirements are silent:
 
 - *above* is due when the price is at or above the level, *below* when at or below it. An alert
   made (or re-armed) while its condition already holds is due at the next price: the trader

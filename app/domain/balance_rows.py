@@ -1,5 +1,5 @@
-"""One asset's balance as the trader reads it, from both account views (issue 18: the terminal's
-balances table and ``tradeterm api account`` show credit alike, through this one rule).
+"""One asset's balance as the trader reads it, from both account views (one rule, so the
+terminal's balances table and ``tradeterm api account`` show credit alike).
 
 Get Account gives ``free``, ``locked``, ``limit`` (zero or negative: minus the credit granted)
 and ``available``; Get Account Credit (the portfolio) gives the credit itself. Shown: the credit

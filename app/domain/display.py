@@ -68,7 +68,7 @@ class Precision:
 
     assets: dict[str, int] = field(default_factory=lambda: dict(ASSET_DECIMALS))
     prices: dict[str, int] = field(default_factory=dict)
-    #: ``price`` by pair, remembered: the watchlist asks on every tick (issue 16); ``learn``,
+    #: ``price`` by pair, remembered: the watchlist asks on every tick; ``learn``,
     #: the one writer of ``assets`` and ``prices``, forgets it.
     _price_places: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 

@@ -1,5 +1,5 @@
 """What a fill cost against the market: the top-of-book mid at the time it filled, and the price's
-distance from that mid in basis points (issue 17, per-trade economics in the blotter).
+distance from that mid in basis points (per-trade economics in the blotter).
 
 Sign: **positive is a cost to the trader, for a Buy and a Sell alike** — a Buy paid above the mid,
 a Sell received below it; negative is a price better than the mid::

@@ -1,4 +1,4 @@
-"""Positions and P&L (issue 17): a position book fed with the ledger's events in ledger order,
+"""Positions and P&L: a position book fed with the ledger's events in ledger order,
 under a chosen cost method, valued in one valuation currency. Pure: no I/O, no clock.
 
 What enters, and at what value (always a magnitude in the valuation currency ``C``):

@@ -1,8 +1,9 @@
 """Messages as a trader reads them on screen (notices, desktop alerts, tooltips).
 
 The client's messages name the full URL of a request (``cannot reach http://host:port/api/...``)
-because the log wants it; a notice does not (issue 12: popups carried raw URLs). ``in_words``
-turns each URL into "the service at <host>" and says a word repeated back to back once.
+because the log wants it; a notice does not (a popup carrying a raw URL tells a trader nothing
+they can act on). ``in_words`` turns each URL into "the service at <host>" and says a word
+repeated back to back once.
 """
 
 from __future__ import annotations

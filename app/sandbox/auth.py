@@ -4,7 +4,7 @@ The client sends the SHA-256 hex of the plain password; the store keeps only a s
 that hex. Tokens are signed with the key in ``<db>.key`` (see :mod:`app.sandbox.keyfile`), so
 they survive a restart of the same database until they expire or the key is rotated.
 
-Logins are admitted before the password is hashed (issue 15): an attempt is written down first,
+Logins are admitted before the password is hashed: an attempt is written down first,
 then hashed, so sixty concurrent wrong passwords cannot all be evaluated. Failures count per
 (user, client address) and per client address: five wrong passwords from one address throttle
 that address for that user, without locking the right password out from elsewhere. At most
@@ -44,7 +44,8 @@ HASH_QUEUE = 16
 #: Keys kept in the throttle's tables before expired ones are swept.
 _SWEEP_AT = 4096
 #: Verified tokens remembered by their string (oldest forgotten first): a repeat skips the HMAC
-#: and the claim parsing, which with the principal lookup were a quarter of top of book (issue 16).
+#: and the claim parsing, which with the principal lookup were a quarter of the time the sandbox
+#: spent answering top of book.
 TOKEN_CACHE = 4096
 
 
@@ -254,7 +255,8 @@ class Authenticator:
         """Tokens carry their user's revocation count; revoking bumps it and voids older ones.
         Remembered once read: this sandbox is the database's one writer and every bump goes
         through :meth:`revoke`, so the count is read from the database once per user, not on
-        every request (issue 16)."""
+        every request (that read was on every poll of top of book, the sandbox's busiest
+        path)."""
         known = self._generations.get(user)
         if known is None:
             known = self._stored_generation(user)

@@ -194,7 +194,8 @@ def http_protocol() -> str:
 
     httptools (llhttp, in C) parses a request in a fraction of what the pure-Python h11 costs:
     h11 was a fifth of the sandbox's CPU on top of book, and httptools took it from 643–1,061
-    to 1,326–1,388 requests/s (issue 16). It is a dependency, so it is normally there; h11 is
+    to 1,326–1,388 requests/s (``tests/perf/bench_sandbox.py``). It is a dependency, so it is
+    normally there; h11 is
     the fallback because it always is (uvicorn requires it) and speaks the same HTTP, only
     slower — a platform without an httptools wheel, or a bundle that missed its compiled
     modules, still gets a working sandbox. Named explicitly rather than left to uvicorn's

@@ -91,7 +91,8 @@ class SandboxConfig:
     #: Failed logins from one address (any users) within ``login_window`` seconds before 429.
     login_address_failures_allowed: int = 30
     login_window: float = 60.0
-    #: Seconds a request's body may take to arrive after its headers before 408 (issue 15).
+    #: Seconds a request's body may take to arrive after its headers before 408: a client that
+    #: sends the headers and then withholds the body cannot hold a request open for ever.
     body_timeout: float = 5.0
     #: Seconds a connection may take to send a request's headers before it is closed.
     header_timeout: float = 10.0

@@ -1,4 +1,4 @@
-"""The sandbox's secrets at rest (issue 15): the token signing key and the database file modes.
+"""The sandbox's secrets at rest: the token signing key and the database file modes.
 
 The signing key lives in its own ``0600`` file next to the database (``<db>.key``), not in the
 database: a copy of ``sandbox.db`` (a backup, a bug report) then cannot mint tokens. The file

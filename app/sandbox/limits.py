@@ -1,4 +1,4 @@
-"""The request body cap, enforced while the body arrives (issue 15).
+"""The request body cap, enforced while the body arrives.
 
 Reading a body whole and then measuring it let one unauthenticated 400 MB upload take 835 MB of
 memory. This outermost ASGI middleware refuses a declared ``Content-Length`` over the cap with

@@ -7,7 +7,7 @@ each with its own ``expiresAt``. Side prices are written in the pair's conventio
 
 Time is read inside the transaction that decides, after the whole request arrived: a quote's
 ``expiresAt`` counts from when it is recorded, and an accept is judged (and stamped) when its
-body is complete, never when its headers came (issue 15: a body sent after expiry got 200).
+body is complete, never when its headers came: judged then, a body sent after expiry got 200.
 """
 
 from __future__ import annotations

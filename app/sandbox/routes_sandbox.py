@@ -1,7 +1,7 @@
 """Sandbox-only routes: paper-trading top-ups for a client, and admin routes for tests.
 
 ``POST /api/v1/sandbox/admin/price`` pins a pair's mid (or lets it walk again): tests drive a
-price across a level with it (price alerts, issue 17).
+price across a level with it (the price alerts' tests).
 
 Admin routes exist only when the sandbox is started with ``--admin-token-file`` (or env
 ``TRADETERM_SANDBOX_ADMIN_TOKEN``) and need header ``X-Sandbox-Admin`` with that token.

@@ -1,6 +1,6 @@
 """JSON schemas of the sandbox's responses and request values, for its OpenAPI document.
 
-Issue 15: every declared response used to be ``{"type": ["object", "array"]}``, so a client (or a
+Why: every declared response used to be ``{"type": ["object", "array"]}``, so a client (or a
 contract test) learnt nothing from the document. These follow the seed's field tables: names,
 types and which fields are always present; fields the sandbox adds are optional. Objects stay
 open (``additionalProperties`` is not closed) because the seed tells clients to tolerate unknown

@@ -1,11 +1,11 @@
 """Top-of-book answers, encoded once per set of prices.
 
-Why: a terminal polls top of book several times a second and the market moves once a tick, so
-most answers repeat the last one byte for byte; building and encoding the body was the largest
-part of the handler (issue 16: the sandbox at 0.36 of its hello-JSON ceiling). An answer is
-kept per ``assetPairs`` text together with the quote objects it was made from, and served again
-only while the market hands out those very objects: the market makes new ones whenever a price
-changes (a tick, or anything that clears its quotes), so the cache can never serve a stale
+Why: a terminal polls top of book several times a second and the market moves once a tick, so most
+answers repeat the last one byte for byte; building and encoding the body was the largest part of
+the handler (the sandbox ran at 0.36 of its hello-JSON ceiling in ``tests/perf/bench_sandbox.py``).
+An answer is kept per ``assetPairs`` text together with the quote objects it was made from, and
+served again only while the market hands out those very objects: the market makes new ones whenever
+a price changes (a tick, or anything that clears its quotes), so the cache can never serve a stale
 price, whatever moved it.
 """
 

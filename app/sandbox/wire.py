@@ -45,7 +45,7 @@ def encode(value: Any) -> str:
 
     Written into one list of parts, with the json module's C string escapers, rather than as
     nested joins over generators of ``json.dumps``: encoding was most of what the top-of-book
-    handler cost (issue 16). The text is the same: strings as ``json.dumps(s,
+    handler cost. The text is the same: strings as ``json.dumps(s,
     ensure_ascii=False)``, keys as ``json.dumps(str(k))``.
     """
     parts: list[str] = []

@@ -1,4 +1,4 @@
-"""The audit trail (issue 17): the order journal as a record of the session — every order and
+"""The audit trail: the order journal as a record of the session — every order and
 quote accept this terminal sent, with its intent time, send time, last update, outcome and the
 server's ids, in the trader's words, so a trader or a compliance officer can reconstruct what
 was sent and what became of it.

@@ -15,7 +15,7 @@ Off the hot path: ``record`` only conflates in memory (the last sample of each s
 At most one flush interval of samples is lost in a crash. Values are plot coordinates (floats),
 never money.
 
-Looking a moment up (issue 17, the blotter's mid at fill): ``nearest`` finds the sample nearest
+Looking a moment up (the blotter's mid at fill): ``nearest`` finds the sample nearest
 to given times; ``stored_price`` turns a stored float back into the Decimal price it was made
 from (its shortest ``repr``: exact for prices of up to 15 significant digits, which every
 pair's price increment gives). ``history_of`` hands a reader the store open on a folder in

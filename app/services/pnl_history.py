@@ -1,4 +1,4 @@
-"""P&L over time (issue 17): the portfolio's value and the realised P&L of a window (the last
+"""P&L over time: the portfolio's value and the realised P&L of a window (the last
 day or week), sampled on a grid, for the positions dock's small chart.
 
 These are plot coordinates (floats), never money: the exact figures are the positions table's.

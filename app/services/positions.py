@@ -1,4 +1,4 @@
-"""Positions and P&L (issue 17), the service: the account's whole ledger, the unit values its
+"""Positions and P&L, the service: the account's whole ledger, the unit values its
 entries need, the book (``app.domain.positions``), a local cache and the CSV of the table.
 
 **The ledger.** Read in pages of ``page_size`` (``app.services.ledger_pages``: ``max`` counted
@@ -139,7 +139,7 @@ class PositionsCache:
             target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             target.parent.chmod(0o700)
             if not target.exists():
-                target.touch(mode=0o600)  # private before the first byte (issue 14)
+                target.touch(mode=0o600)  # private before its first byte: it holds the ledger
             target.chmod(0o600)
         self._path = None if str(target) == ":memory:" else target
         self._db = sqlite3.connect(str(target), isolation_level=None)

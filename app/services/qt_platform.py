@@ -1,4 +1,4 @@
-"""Why Qt cannot open a window, in words a trader can act on (issue 18).
+"""Why Qt cannot open a window, in words a trader can act on.
 
 The most common PySide6 failure on Linux is a platform plugin that cannot load: Qt prints
 "Could not load the Qt platform plugin "xcb"" and aborts. Two very different causes hide behind

@@ -1,6 +1,6 @@
 """Which columns a table shows: chosen from its header's context menu, kept in the settings.
 
-Issue 13: at 1366×768 the watchlist and balances needed a horizontal scrollbar. Less-used
+Why: at 1366×768 the watchlist and balances needed a horizontal scrollbar. Less-used
 columns are hidden by default; a right-click on the header lists every column with a tick, and
 the choice is saved under ``columns/<table>`` (the hidden keys, comma-separated: a column added
 in a later version shows unless declared hidden). The first column (the row's name) cannot be

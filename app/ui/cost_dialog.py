@@ -1,4 +1,4 @@
-"""Set cost of deposits… (the positions dock's context menu, issue 17): the trader's own unit
+"""Set cost of deposits… (the positions dock's context menu): the trader's own unit
 cost of a deposit, a withdrawal or an initial balance of one asset, instead of the mark the
 terminal saw first (the service keeps no price history, so an entry older than the terminal
 enters at the first mark seen; see ``app.services.positions``).

@@ -78,7 +78,7 @@ class Failed(Exception):
 
 
 def run(options: LaunchOptions) -> int:
-    fix_malloc_thresholds()  # before Qt and the client allocate: memory flat when idle (#16)
+    fix_malloc_thresholds()  # before Qt and the client allocate: idle memory stays flat
     level = options.log_level or Preferences.load(open_settings()).log_level
     logs.configure(logging.getLevelName(level.upper()) if level.upper() in LOG_LEVELS else 20)
     qInstallMessageHandler(_qt_message)

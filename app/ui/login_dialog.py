@@ -160,7 +160,7 @@ class LoginDialog(QDialog):
         assert cancel is not None
         self.cancel_button: QPushButton = cancel
         # No button takes "default" from focus: a focused (or focus-inheriting) Cancel became
-        # the default, and Enter closed the dialog (issue 12). Enter is ours: keyPressEvent.
+        # the default, and Enter closed the dialog. Enter is ours: keyPressEvent.
         for button in (self.login_button, self.cancel_button):
             button.setAutoDefault(False)
         self.buttons.accepted.connect(self.start_login)
@@ -403,7 +403,7 @@ class LoginDialog(QDialog):
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         """Enter logs in from any field, whatever had focus before or failed: Qt's own
-        default-button rule let a button that once had focus take Enter (issue 12). Escape
+        default-button rule let a button that once had focus take Enter. Escape
         cancels (QDialog's). An open combo box popup takes its own Enter first."""
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             event.accept()

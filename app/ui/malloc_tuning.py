@@ -1,6 +1,6 @@
 """A fixed mmap threshold for glibc's malloc, so an idle terminal's memory stays flat.
 
-Measured (issue 16, ``tests/perf/bench_idle.py --soak``, heaptrack): at 10 Hz the client reads
+Measured (``tests/perf/bench_idle.py --soak``, heaptrack): at 10 Hz the client reads
 about 40 responses a second, and asyncio reads each with ``sock.recv(256 KiB)`` — a 262,177-byte
 bytes object, shrunk to the response's size right after. glibc serves blocks of 128 KiB and
 more with their own ``mmap`` at first, but raises that threshold to the size of each such block

@@ -1,12 +1,12 @@
 """What a live line plot draws: at most two points per pixel column, in storage allocated once.
 
-A chart that hands pyqtgraph every stored sample makes it build arrays and paths the size of
-the history on every frame (a copy of the window, finite masks, a ``QPainterPath`` per curve):
-about 0.75 KB per sample held between frames, so the process grew with the ring for as long as
-the ring filled (20,000 samples: 33 minutes at 10 Hz), and the ever larger blocks fragmented the
-heap on top (issue 16, measured with heaptrack). Here the samples are cut into ``buckets``
-equal spans of time (the plot's pixel columns) and each span is drawn as its lowest and its
-highest value (peak downsampling: the line looks the same at that width), written into arrays
+A chart that hands pyqtgraph every stored sample makes it build arrays and paths the size of the
+history on every frame (a copy of the window, finite masks, a ``QPainterPath`` per curve): about
+0.75 KB per sample held between frames, so the process grew with the ring for as long as the ring
+filled (20,000 samples: 33 minutes at 10 Hz), and the ever larger blocks fragmented the heap on top
+(measured with heaptrack on ``tests/perf/bench_idle.py --soak``). Here the samples are cut into
+``buckets`` equal spans of time (the plot's pixel columns) and each span is drawn as its lowest and
+its highest value (peak downsampling: the line looks the same at that width), written into arrays
 made once for ``max_buckets``; what pyqtgraph allocates per frame is then bounded by the plot's
 width, not by the history. Up to two samples a bucket are drawn as they are.
 

@@ -44,7 +44,7 @@ MAX_RESTING_HOURS = Decimal(720)
 #: assets apart by ";". The first amount of an asset is its default size (click-to-trade, the
 #: hit-bid / lift-offer keys); all of them are quick buttons in the order ticket.
 DEFAULT_SIZE_PRESETS = "BTC: 0.01 0.1 1; ETH: 0.1 1 10; USD: 1000 10000; USDT: 1000 10000"
-#: Positions' cost methods as Settings names them (issue 17).
+#: Positions' cost methods as Settings names them.
 COST_METHODS = {CostMethod.AVERAGE: "Average cost", CostMethod.FIFO: "FIFO"}
 
 
@@ -122,7 +122,7 @@ class Preferences:
     remember_password_allowed: bool = True
     log_level: str = "INFO"
     size_presets: str = DEFAULT_SIZE_PRESETS
-    #: Positions (issue 17): the cost method, and the day "realised since" counts from.
+    #: Positions: the cost method, and the day "realised since" counts from.
     positions_method: str = CostMethod.AVERAGE.value
     positions_since: str = ""
     #: Risk limits (``app.services.risk``): None or empty is no limit; money in the valuation

@@ -26,7 +26,7 @@ class RingBuffer:
         self.columns = columns
         # One row per column, so each series' window is contiguous in memory.
         # Every page written now (np.zeros would leave them to the first write): the memory is
-        # all taken at start, so the process's size stays flat as the ring fills (issue 16).
+        # all taken at start, so the process's size stays flat as the ring fills.
         self._data: FloatArray = np.empty((columns, 2 * capacity), dtype=np.float64)
         self._data.fill(0.0)
         self._count = 0  # samples ever appended since the last clear

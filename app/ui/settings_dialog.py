@@ -140,7 +140,7 @@ class SettingsDialog(QDialog):
             'The positions\' "Realised since" column counts from the start of this day'
         )
 
-        # Positions (issue 17) on the valuation currency's row: the dialog grows no taller
+        # Positions' choices on the valuation currency's row: the dialog grows no taller
         valuation = QHBoxLayout()
         valuation.addWidget(self.currency)
         for text, field in (("positions by", self.cost_method), ("since", self.positions_since)):

@@ -12,7 +12,8 @@ palette in force and follow a theme switch.
 
 Every label has a fixed width, measured once from the widest text it can show (``WIDEST``), so a
 longer state ("✗ LOGIN EXPIRED" after "● LIVE") never widens the status bar and with it the
-window (issue 13: the window grew 1600 → 1667 px when the connection went offline).
+window (with widths that followed the text, the window grew 1600 → 1667 px when the
+connection went offline).
 """
 
 from __future__ import annotations
@@ -157,7 +158,7 @@ class StatusBar(QStatusBar):
         height = label.sizeHint().height()
         label.setText(shown)
         # Fixed in both directions: Qt then skips the layout invalidation a new text causes, so
-        # the age and latency ticking never relayout the window (issue 16).
+        # the age and latency ticking never relayout the window.
         label.setFixedSize(width, height)
         label.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
 

@@ -359,7 +359,7 @@ def test_rfq_then_accept(cli: Cli) -> None:
 
 
 def test_order_tables_read_in_pair_terms(sandbox: SandboxProcess) -> None:
-    """Issue 12: ``orders`` mixed 90,845.13 and 0.0000109… by side and showed a 90,000 limit
+    """``orders`` once mixed 90,845.13 and 0.0000109… by side and showed a 90,000 limit
     as 0.0000111…; now Buy/Sell of the base, prices in USD per BTC at the pair's increment,
     and ``--json`` keeps the wire's exact strings."""
     session = fresh_session(sandbox, credit={"USD": "-5000"})
@@ -435,7 +435,7 @@ def test_without_the_pairs_amounts_show_their_own_digits(sandbox: SandboxProcess
 def test_estimate_defaults_its_quote_to_the_pair_and_limit_takes_a_pair_price(
     sandbox: SandboxProcess,
 ) -> None:
-    """Issue 18: ``estimate`` asks in the pair's quote asset unless ``--quote`` says otherwise
+    """``estimate`` asks in the pair's quote asset unless ``--quote`` says otherwise
     (so even the JSON reads USD per BTC, buying or selling); ``limit --price`` is in QUOTE per
     BASE as the terminal's ticket takes it, and the wire gets its own SOURCE/DESTINATION."""
     session = fresh_session(sandbox)
@@ -466,7 +466,7 @@ def test_estimate_defaults_its_quote_to_the_pair_and_limit_takes_a_pair_price(
 
 @pytest.mark.slow
 def test_every_listing_defaults_to_100_records(sandbox: SandboxProcess) -> None:
-    """Issue 18: ``ledger`` required ``--max`` while ``orders`` and ``deposits`` left it to the
+    """``ledger`` once required ``--max`` while ``orders`` and ``deposits`` left it to the
     service; now each returns at most 100 unless told, and ``--max`` reaches past it alike."""
     session = fresh_session(sandbox, balances={"USD": "1000", "BTC": "5"})
     for _ in range(101):
@@ -495,7 +495,7 @@ def test_every_listing_defaults_to_100_records(sandbox: SandboxProcess) -> None:
 
 
 def test_tables_group_thousands_and_align_points(sandbox: SandboxProcess) -> None:
-    """Issue 18: numbers were right-aligned but not on the decimal point, without thousands
+    """Numbers were once right-aligned but not on the decimal point, without thousands
     separators; ``--json`` keeps the exact decimal strings (the ticking prices are compared in
     ``test_market_data``; here the fixed increments and a new client's balances)."""
     session = fresh_session(sandbox, credit={"USD": "-5000"})

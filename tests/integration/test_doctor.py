@@ -1,4 +1,4 @@
-"""``tradeterm doctor`` and the terminal's start without a window system (issue 18).
+"""``tradeterm doctor`` and the terminal's start without a window system.
 
 Every check runs for real, in a child process as a user runs it: Qt's platform plugin loads or
 fails in the doctor's own child, ``ldd`` reads a real plugin, the folders are real folders, the

@@ -1,4 +1,4 @@
-"""The sandbox holds to its own OpenAPI document (issue 15): schemathesis generates requests for
+"""The sandbox holds to its own OpenAPI document: schemathesis generates requests for
 every operation from the document (valid ones and ones the document forbids) and sends them to a
 real sandbox process over loopback; every answer must be documented (status, content type,
 headers) and match its declared schema, nothing may fail with a 5xx, and what the document

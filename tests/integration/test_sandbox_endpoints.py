@@ -1363,7 +1363,7 @@ def test_estimate_bad_queries_are_400(reader: Session, params: dict[str, str]) -
 def test_sandbox_parses_http_with_httptools_and_falls_back_to_h11(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """httptools is a dependency (issue 16: h11 was a fifth of the CPU on top of book); without
+    """httptools is a dependency (h11 was a fifth of the CPU on top of book); without
     it the sandbox still serves, with h11."""
     from app.sandbox import cli, connections
 
@@ -1376,7 +1376,7 @@ def test_sandbox_parses_http_with_httptools_and_falls_back_to_h11(
 
 
 def _reference_encode(value: Any) -> str:
-    """The sandbox's JSON encoder as it was before issue 16 made it cheaper: the new one must
+    """The sandbox's JSON encoder as it was before it was made cheaper: the new one must
     write the same text."""
     if value is None:
         return "null"

@@ -1,4 +1,4 @@
-"""The sandbox as trustworthy as a venue (issue 15): logins that cannot be raced or used to lock
+"""The sandbox as trustworthy as a venue: logins that cannot be raced or used to lock
 people out, bodies refused before they are read, and secrets kept private at rest.
 
 Every test starts its own sandbox process (the counters and throttles are per process) and talks

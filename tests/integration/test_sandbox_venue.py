@@ -1,4 +1,4 @@
-"""The sandbox as trustworthy as a venue (issue 15): execution time, one writer per database,
+"""The sandbox as trustworthy as a venue: execution time, one writer per database,
 compare-and-set on orders, idempotency fingerprints and keep-alive, over loopback."""
 
 from __future__ import annotations
@@ -457,7 +457,7 @@ def test_a_post_that_declares_no_body_is_refused_at_once_and_the_connection_kept
     sandbox: SandboxProcess, client: Session
 ) -> None:
     """Without Content-Length or Transfer-Encoding a request has no body: the sandbox skips
-    the timed body read (issue 16) and judges the empty order at once, on a connection that
+    the timed body read and judges the empty order at once, on a connection that
     serves the next request."""
     path = f"/api/v1/routing/account/{client.account}/order/limit"
     bare = (

@@ -1,4 +1,4 @@
-"""Withdrawals carry an idempotency key, and a lost answer is an unknown outcome (issue 14).
+"""Withdrawals carry an idempotency key, and a lost answer is an unknown outcome.
 
 The seed shows no payload for the withdraw operations, so the key travels as an
 ``Idempotency-Key`` header; the sandbox withdraws once per key, so a lost answer is settled by

@@ -25,7 +25,7 @@ holds as leaked, with backtraces.
 Warm-up: 10 s. A soak also waits (at most 120 s) until the chart's lines hold their bound —
 two points a pixel column of the plot and the last sample (``app.ui.peak_display``): 633 points
 in this window, reached after 633 samples, about 63 s at 10 Hz. Until then what pyqtgraph
-builds per frame grows with the samples. Measured after a 10 s warm-up (issue 16, 10 Hz, fixed
+builds per frame grows with the samples. Measured after a 10 s warm-up (10 Hz, fixed
 threshold): RSS grew 1.9 MB in the first minute (about 1.1 MB of that without the chart:
 first-time work elsewhere), then 0.2 MB in the 390 s after the chart reached its bound.
 

@@ -1,5 +1,5 @@
-"""Idle top-of-book latency with no resting orders and with many (issue 15: the matcher must
-stay off the hot path).
+"""Idle top-of-book latency with no resting orders and with many (the matcher must
+stay off the hot path: a pass that held the event loop would delay every poll).
 
 Run: ``.venv/bin/python -m tests.perf.bench_matcher [--resting N] [--seconds S]``.
 Starts a real sandbox process (file database, as users run it), measures top of book for

@@ -7,7 +7,7 @@ server's, not the load generator's). Client and server share the machine's two c
 
 The same run measures a ceiling first: a hello-JSON Starlette app served by uvicorn with the
 sandbox's settings (:mod:`tests.perf.hello_server`), driven by the same client loop with the same
-headers; top of book is then given as a fraction of it (issue 16's target: at least 0.7).
+headers; top of book is then given as a fraction of it (the target: at least 0.7).
 Hello and top of book alternate in rounds (medians compared). Prints figures and one JSON line
 last; asserts nothing.
 """

@@ -1,4 +1,4 @@
-"""The start-up reconcile with the local wall clock minutes off (issue 14): the journal's stamps
+"""The start-up reconcile with the local wall clock minutes off: the journal's stamps
 are moved to server time by a freshly measured offset, so the look-up window still holds the
 order."""
 

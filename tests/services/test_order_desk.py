@@ -267,7 +267,7 @@ async def test_what_if_predictions_match_the_server(sandbox: SandboxProcess) -> 
         beyond = TicketInput("USD", "BTC", Decimal(500000))
         guess = what_if(beyond, d.desk.balances, None)
         assert guess.refusal is not None and guess.refusal.startswith("Insufficient Funds")
-        # refused: no "after" at all (issue 12: never a negative available credit) ...
+        # refused: no "after" at all (never a negative available credit) ...
         assert guess.source.credit_after is None and guess.source.funds_after is None
         # ... but the refusal as numbers: needs 500,000 where funds + credit can be spent
         assert guess.shortfall is not None
@@ -480,7 +480,7 @@ async def lose_an_order(
 async def test_an_order_the_server_never_listed_stays_unknown_and_is_looked_for(
     sandbox: SandboxProcess, look_ups: list[str]
 ) -> None:
-    """Issue 14: absence from the order list is never proof. The order stays unknown (never
+    """Absence from the order list is never proof. The order stays unknown (never
     "failed — never placed") and the desk keeps looking, past its schedule, for the session."""
     async with open_desk(sandbox) as d:
         await d.faults({"kind": "drop", "path": d.order_path(), "count": 1})
@@ -496,7 +496,7 @@ async def test_an_order_the_server_never_listed_stays_unknown_and_is_looked_for(
 async def test_an_answer_held_past_the_read_timeout_stays_unknown_until_it_fills(
     sandbox: SandboxProcess,
 ) -> None:
-    """Issue 14's audit: the answer held longer than the read timeout and the first look-ups;
+    """The answer held longer than the read timeout and the first look-ups;
     the server fills the order later. The desk calls it unknown, then filled — never failed."""
     async with open_desk(sandbox, read_timeout=0.5) as d:
         await d.faults({"kind": "latency", "seconds": 2.5, "path": d.order_path(), "count": 1})

@@ -1,4 +1,4 @@
-"""Top-of-book answers are encoded once per set of prices (issue 16) and never serve a price the
+"""Top-of-book answers are encoded once per set of prices and never serve a price the
 market has left: each answer is the market's quotes at the moment it is asked."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Outcomes not known (issue 14): what an earlier run left unknown is listed and looked for
+"""Outcomes not known: what an earlier run left unknown is listed and looked for
 all session until the server shows it, or until the trader dismisses it; never "failed"."""
 
 from __future__ import annotations

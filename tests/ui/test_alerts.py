@@ -1,4 +1,4 @@
-"""Price alerts in the terminal (issue 17), on the live sandbox with real mouse and key events:
+"""Price alerts in the terminal, on the live sandbox with real mouse and key events:
 made from the watchlist's row menu and from the Alerts panel, bad levels refused in words with
 the values kept, fired by the sandbox's price (held by its admin price route), re-armed,
 edited and deleted in the panel, told through the notices and the tray, and still there after

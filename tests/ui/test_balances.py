@@ -449,7 +449,7 @@ def painted_bar_pixels(
     return 0, None
 
 
-# -- columns chosen from the header (issue 13) ----------------------------------------------
+# -- columns chosen from the header ---------------------------------------------------------
 
 
 def right_click(widget: QWidget, where: QPoint) -> None:
@@ -495,7 +495,7 @@ def test_less_used_columns_are_hidden_and_chosen_from_the_header_menu(
 def test_columns_are_fitted_once_and_a_tick_changes_no_width(
     qtbot: QtBot, panel: BalancesPanel
 ) -> None:
-    """Issue 16: ResizeToContents measured every cell on every tick and relaid the window
+    """ResizeToContents once measured every cell on every tick and relaid the window
     out; the widths are fitted to the contents once and grow only when a text grows."""
     header = panel.table.horizontalHeader()
     free = COL["free"]

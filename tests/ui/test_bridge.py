@@ -33,7 +33,7 @@ def test_signals_carry_live_data(qtbot: QtBot, live: Live) -> None:
     assert balances.args[0].account.account_id == live.account.account
 
 
-# -- freshness: is the data a panel shows still true? (issue 12) ----------------------------------
+# -- freshness: is the data a panel shows still true? ---------------------------------------------
 
 
 def status(failures: int = 0, age: float | None = 1.0, interval: float = 1.0) -> FeedStatus:

@@ -1,4 +1,4 @@
-"""``CellPainter`` (issue 16: a record table's repaint at 100,000 rows): the record tables'
+"""``CellPainter`` (made for a record table's repaint at 100,000 rows): the record tables'
 cells look as Qt's own delegate draws them (backgrounds, selection, text colour, alignment,
 where the text stands) in no theme, the dark one and the light one; a narrow column shows
 elided text ("…"), never a number cut short as if whole; the shaped-text cache stays bounded;

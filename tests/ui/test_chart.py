@@ -1,4 +1,4 @@
-"""The chart a trader reads (issue 13): labels that never overlap, the spread in price units,
+"""The chart a trader reads: labels that never overlap, the spread in price units,
 clock time, a legend beside the lines, candles from the polled mids, a crosshair readout, and
 history kept across a rebuild. Real widgets, fed through the bridge's ``topOfBook`` signal."""
 
@@ -374,7 +374,7 @@ def plot_width(qtbot: QtBot, panel: ChartPanel) -> int:
 def test_the_lines_keep_two_points_a_pixel_column_however_long_the_history(
     qtbot: QtBot, offline: PanelContext
 ) -> None:
-    """Issue 16: the curves (and what pyqtgraph builds from them each frame) are bounded by the
+    """Memory: the curves (and what pyqtgraph builds from them each frame) are bounded by the
     plot's width, in storage made once; the highest and lowest mids are still drawn."""
     panel = shown(qtbot, offline, 700, 400)
     width = plot_width(qtbot, panel)

@@ -1,4 +1,4 @@
-"""Click-to-trade against the live sandbox (issue 13), with real mouse and key events: a click
+"""Click-to-trade against the live sandbox, with real mouse and key events: a click
 on a watchlist or ladder bid prefills a sell limit at exactly that price, an ask a buy; a
 double-click sends exactly one order through the confirmation; Hit bid / Lift offer keys send
 the default size; the size presets come from Settings."""

@@ -167,7 +167,7 @@ def test_export_writes_the_table_as_shown_with_exact_values(
 
 
 def test_one_row_is_one_row(qtbot: QtBot, live: Live, tmp_path: Path) -> None:
-    """Issue 12: "1 deposit", "Exported 1 row", "1 row copied" — never "row(s)"."""
+    """Counts in words: "1 deposit", "Exported 1 row", "1 row copied" — never "row(s)"."""
     top_up(live.account, "0.5 BTC")
     panel = make_panel(qtbot, live, 1)
     assert panel.status.text().startswith("1 deposit, newest first")
@@ -243,7 +243,7 @@ def test_model_contract(qtmodeltester: ModelTester, four: Live) -> None:
 
 
 def test_the_deposits_dock_fits_at_every_width(qtbot: QtBot, four: Live) -> None:
-    """Issue 13: at 900, 1400 and 1920 px every control lies inside the panel."""
+    """At 900, 1400 and 1920 px every control lies inside the panel."""
     panel = make_panel(qtbot, four, 4)
     fits_at_every_width(qtbot, panel)
 

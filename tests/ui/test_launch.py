@@ -68,7 +68,7 @@ def test_sandbox_smoke_test_writes_a_screenshot_and_stops_its_child(
 def test_every_file_the_terminal_and_its_sandbox_create_is_private(
     clean_env: dict[str, str], tmp_path: Path
 ) -> None:
-    """Issue 14: settings, logs, the journal and the sandbox's database are 0600 in 0700
+    """Settings, logs, the journal and the sandbox's database are 0600 in 0700
     folders (they hold account names, order history and the sandbox's signing secret)."""
     done = launch("--sandbox", "--smoke-test", env=clean_env)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -108,7 +108,7 @@ def test_the_ledger_fills_from_the_sandbox(qtbot: QtBot, trader: Trader) -> None
 def test_a_trades_legs_read_as_buy_or_sell_of_the_pair_at_its_price(
     qtbot: QtBot, trader: Trader
 ) -> None:
-    """Issue 12: the legs of a trade say what they did together, in pair terms, at QUOTE per
+    """The legs of a trade say what they did together, in pair terms, at QUOTE per
     BASE with the pair's increment; amounts exact at the asset's precision."""
     bought = trader.market("USD", "BTC", "2500")
     sold = trader.market("BTC", "USD", "0.0123")
@@ -390,7 +390,7 @@ def test_the_models_pass_the_model_tester(
     qtmodeltester.check(panel.proxy)  # type: ignore[no-untyped-call]
 
 
-# -- records that fit and follow the filters (issue 13) ------------------------------------------
+# -- records that fit and follow the filters -----------------------------------------------------
 
 
 def test_filters_apply_as_they_change_once_the_trader_pauses(qtbot: QtBot, trader: Trader) -> None:

@@ -504,7 +504,7 @@ def test_cancel_during_login_stops_it(
     assert emitted == []
 
 
-# -- Enter logs in, from anywhere (issue 12) ------------------------------------------------------
+# -- Enter logs in, from anywhere -----------------------------------------------------------------
 
 
 def focused() -> QWidget:

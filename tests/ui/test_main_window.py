@@ -128,7 +128,7 @@ def test_warnings_reach_the_log_and_a_notice(qtbot: QtBot, live: Live) -> None:
 
 def test_notices_are_in_words_and_the_log_keeps_the_url(qtbot: QtBot, live: Live) -> None:
     """A client message names the request's URL; the notice names the service's host only and
-    says no word twice; the log panel keeps the message whole (issue 12)."""
+    says no word twice; the log panel keeps the message whole."""
     window = make_window(qtbot, live)
     url = f"{live.account.base_url}/api/v1/routing/account/{live.account.account}/topofbook"
     message = f"order refused: refused: cannot reach {url}?page=2: connection refused"
@@ -238,7 +238,7 @@ def test_every_panel_of_the_terminal_is_reachable_from_the_keyboard(
 
 
 def test_the_status_bar_keeps_its_width_whatever_it_says(qtbot: QtBot, live: Live) -> None:
-    """Issue 13: a longer state text widened the window; every label has one fixed width."""
+    """A longer state text used to widen the window; every label has one fixed width."""
     window = make_window(qtbot, live)
     status = window.status
     widths = [label.width() for label in (status.state, status.latency, status.age)]
@@ -255,7 +255,7 @@ def test_the_status_bar_keeps_its_width_whatever_it_says(qtbot: QtBot, live: Liv
 def test_docks_are_not_animated_and_a_steady_state_is_not_restyled(
     qtbot: QtBot, live: Live
 ) -> None:
-    """Issue 16: animated docks ran QPropertyAnimations on every relayout, and the state's
+    """Idle CPU: animated docks ran QPropertyAnimations on every relayout, and the state's
     style sheet was set again on every poll."""
     window = make_window(qtbot, live)
     assert not window.isAnimated()
@@ -292,7 +292,7 @@ def filter_of(found: list[int], kind: QEvent.Type) -> _Counter:
 
 
 def test_ticking_prices_never_relayout_the_window(qtbot: QtBot, live: Live) -> None:
-    """Issue 16: the chart title, the balances total and the status bar's ages changed their
+    """Idle CPU: the chart title, the balances total and the status bar's ages changed their
     size hints on every tick and the whole window was laid out again each time."""
     window = MainWindow(live.context, default_panels(live.desks), "9.9.9")
     qtbot.addWidget(window)

@@ -434,7 +434,7 @@ D1 = Decimal(1)
 def test_the_checks_use_the_tick_the_ticket_was_woken_by(
     qtbot: QtBot, live: Live, first: str
 ) -> None:
-    """Issue 11: the ticket's checks are computed from the top of book its signal carried,
+    """The ticket's checks are computed from the top of book its signal carried,
     never from a desk's cache, so they are right whichever subscriber hears a tick first."""
     run(qtbot, live.session.top_of_book.stop())  # only the ticks below from now on
     bridge = live.bridge

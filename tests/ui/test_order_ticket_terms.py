@@ -1,4 +1,4 @@
-"""Issue 12: the order ticket in the trader's terms, against the real sandbox — Buy/Sell of a
+"""The order ticket in the trader's terms, against the real sandbox — Buy/Sell of a
 pair's base with side colours and Alt keys, what is spent and received in words, estimates
 refreshed with their age (and never presented stale), limit orders that rest said plainly with
 their end time, refusals instead of negative credit, Send disabled offline, messages in words.

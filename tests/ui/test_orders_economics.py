@@ -1,4 +1,4 @@
-"""Per-trade economics in the blotter (issue 17), against the real sandbox: the chart of the live
+"""Per-trade economics in the blotter, against the real sandbox: the chart of the live
 session records the mids, the blotter shows each fill's mid at fill and the basis points against
 it — positive a cost for a Buy and a Sell alike, the RFQ's markup in the same column — in the
 view, the CSV export and the details; "—" with the reason where no mid was stored.

@@ -168,7 +168,7 @@ def test_the_list_fills_from_the_sandbox_newest_first(qtbot: QtBot, trader: Trad
 
 
 def test_prices_read_quote_per_base_whichever_side(qtbot: QtBot, trader: Trader) -> None:
-    """Issue 12: the Price column mixed 90,845.13 and 0.0000109… by side, and a 90,000 limit
+    """The Price column once mixed 90,845.13 and 0.0000109… by side, and a 90,000 limit
     read 0.0000111…: every price and limit is now USD per BTC with separators."""
     client = trader.live.session.client
     bought = trader.market("USD", "BTC", "5000")
@@ -651,7 +651,7 @@ def test_the_poll_interval_follows_the_settings(qtbot: QtBot, live: Live) -> Non
 
 
 def test_the_orders_dock_fits_at_every_width(qtbot: QtBot, trader: Trader) -> None:
-    """Issue 13: at 900, 1400 and 1920 px every filter ("To" too), the search box and Export
+    """At 900, 1400 and 1920 px every filter ("To" too), the search box and Export
     CSV lie inside the panel: the rows wrap instead of running past the edge."""
     panel = open_panel(qtbot, trader.live)
     fits_at_every_width(qtbot, panel)
@@ -680,7 +680,7 @@ def test_every_column_fits_its_title_and_first_rows(qtbot: QtBot, trader: Trader
 def test_an_unknown_outcome_is_shown_above_the_orders_until_the_trader_dismisses_it(
     qtbot: QtBot, live: Live
 ) -> None:
-    """Issue 14: an order that may have reached the server is shown as unknown in the blotter
+    """An order that may have reached the server is shown as unknown in the blotter
     (not as "not placed", not hidden), with the facts before it is dismissed."""
     desks = live.desks
     panel = OrdersPanel(live.context, desks.journal, desks.outcomes)
@@ -724,8 +724,9 @@ def test_an_unknown_outcome_is_shown_above_the_orders_until_the_trader_dismisses
 
 
 def test_a_big_list_is_taken_in_by_sliced_jobs(qtbot: QtBot, trader: Trader) -> None:
-    """Issue 16: past ``sync_rows`` a poll's list reaches the table as sliced jobs (here forced
-    at any size): new orders still go on top highlighted, sorted and searched as before."""
+    """Past ``sync_rows`` a poll's list reaches the table as sliced jobs, so a big list never
+    stalls the event loop (here forced at any size): new orders still go on top highlighted,
+    sorted and searched as before."""
     first = trader.market("USD", "BTC", "100")
     panel = open_panel(qtbot, trader.live, interval=0.5)
     panel.model.sync_rows = 0

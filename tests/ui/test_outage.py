@@ -1,6 +1,6 @@
 """Stopping the sandbox turns the state degraded, then offline, without freezing the window;
-starting it again recovers by itself. While the data is stale every panel that shows it says so
-(issue 12), and the notices say what happened in words, without the service's URLs."""
+starting it again recovers by itself. While the data is stale every panel that shows it says so,
+and the notices say what happened in words, without the service's URLs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The lines' storage (issue 16): spans of time reduced to their lowest and highest value, in
+"""The lines' storage: spans of time reduced to their lowest and highest value, in
 arrays made once, broken over pauses; a chart's memory does not grow with its history."""
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def test_a_display_needs_a_column_and_a_bucket() -> None:
 
 
 def test_a_falling_column_falls_and_the_line_ends_on_the_last_sample() -> None:
-    """Review of issue 16: each column was drawn low then high whatever the prices did, so a
+    """Each column was once drawn low then high whatever the prices did, so a
     fall inside the last column ended the line at that column's high, shown as the latest."""
     display = PeakDisplay(2, max_buckets=1000)
     falling = np.stack([np.arange(10_000.0), 100 - np.arange(10_000.0) / 1000])

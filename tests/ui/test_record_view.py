@@ -1,4 +1,4 @@
-"""Record tables at many rows (issue 16): the record view sorts by key lists exactly as the
+"""Record tables at many rows: the record view sorts by key lists exactly as the
 comparison sort did, filters by prebuilt texts, keeps the selection through sorts, filters and
 new rows, and does big work in slices that let the event loop run; big pages reach the model
 by a sliced job; the ledger keeps a trade's legs together on both paths."""

@@ -129,7 +129,7 @@ def bid_colour(qtbot: QtBot, model: TopOfBookModel) -> object:
     row = steady_bid(model)
     assert row is not None
     assert model.index(row, TOP_COL["bid"]).data(FG) is None  # numbers: neutral text
-    # the side's colour is on its column header (issue 13: one meaning per colour)
+    # the side's colour is on its column header (one meaning per colour)
     return model.headerData(TOP_COL["bid"], Qt.Orientation.Horizontal, FG)
 
 

@@ -658,7 +658,7 @@ def test_invalid_saved_watchlist_is_not_applied(qtbot: QtBot, live: Live) -> Non
     settle(qtbot, live)
 
 
-# -- the highlighted row is the traded pair (issue 12) ------------------------------------------
+# -- the highlighted row is the traded pair -----------------------------------------------------
 
 
 FONT = Qt.ItemDataRole.FontRole
@@ -785,7 +785,7 @@ def test_the_highlight_follows_the_traded_pair_through_sorts_and_changes(
     assert screen.traded() == watched[1]
 
 
-# -- colour with one meaning each (issue 13) ----------------------------------------------------
+# -- colour with one meaning each ---------------------------------------------------------------
 
 
 def test_numbers_are_neutral_and_the_sides_are_told_by_their_headers(

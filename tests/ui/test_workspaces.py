@@ -1,4 +1,4 @@
-"""Named workspaces, the layout lock and the reset (issue 13), driven through View > Layout and
+"""Named workspaces, the layout lock and the reset, driven through View > Layout and
 View > Workspaces with real key events (Alt+V, then each entry's mnemonic or the arrows)."""
 
 from __future__ import annotations

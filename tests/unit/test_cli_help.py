@@ -1,4 +1,4 @@
-"""Issue 18: every option of every command says what it does in ``--help``.
+"""Every option of every command says what it does in ``--help``.
 
 Walks the whole command line — the terminal's options, ``sandbox`` (with its own options
 declared), ``doctor`` and every ``api`` command — and fails on the first argument without help.

@@ -1,4 +1,4 @@
-"""The entry point's command line (issue 16): the terminal's way to its first price does not
+"""The entry point's command line: the terminal's way to its first price does not
 import the sandbox server, whose options are declared only when the sandbox is what runs."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""glibc's mmap threshold stays fixed (issue 16): a big block freed does not let the next
+"""glibc's mmap threshold stays fixed: a big block freed does not let the next
 256 KiB reads (asyncio's ``recv`` buffers) be carved from the heap, where their shrunk
 remainders fragmented it and the idle terminal grew by about 0.5 MB a minute."""
 

@@ -1,4 +1,4 @@
-"""Issue 14's secrets: the environment's password leaves the environment when read, and the
+"""Secrets: the environment's password leaves the environment when read, and the
 terminal's process writes no core dump and creates private files."""
 
 from __future__ import annotations

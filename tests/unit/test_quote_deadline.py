@@ -1,4 +1,4 @@
-"""A quote's countdown errs towards expiry (issue 14): the server's time is known only within
+"""A quote's countdown errs towards expiry: the server's time is known only within
 an interval, and the latest time it allows is the one the deadline is counted from."""
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ panel's timer — without a new poll). Statuses this version does not know are s
 in italics. Orders that appear on top after the first load, and known orders that just
 filled, are highlighted for ``HIGHLIGHT_SECONDS``; one single-shot timer ends the highlights.
 
-Per-trade economics (issue 17): "Mid at fill" is the top-of-book mid the terminal stored nearest
+Per-trade economics: "Mid at fill" is the top-of-book mid the terminal stored nearest
 to the fill's time (``app.services.fill_mids``: within 5 s, else "—" with the reason in its
 tooltip, never an invented number), in QUOTE per BASE at the pair's price increment (one more
 decimal when the mid falls between two increments: it is shown exactly); "vs mid (bps)" is the

@@ -1,4 +1,4 @@
-"""The positions table (issue 17): one row per asset of a ``PositionsTable`` and a totals row,
+"""The positions table: one row per asset of a ``PositionsTable`` and a totals row,
 declared as columns (``app.ui.models.columns``).
 
 Display: a quantity shows every digit it has and at least its asset's decimals

@@ -740,7 +740,7 @@ class RecordView(QAbstractTableModel):
         identity = inputs.column < 0 and not inputs.words
         if not plan.gone and not plan.added and plan.staged is None and plan.inserts is None:
             # the same rows in a new order (a sort): nothing changes in place, so the 100,000
-            # keys are not copied first (issue 16: this last step shares a frame with a paint)
+            # keys are not copied first (this last step shares a frame with a paint)
             if self._view is None:
                 self._view = inputs.keys  # the job's own copy, replaced at once
             self._relayout(plan.final, plan.where)

@@ -12,7 +12,7 @@ signalled once per frame; the others wait until their row is read. So a tick goe
 panel -> ``stage`` -> frame -> ``dataChanged`` -> paint, and whatever reads a row (a paint, a
 test, a sort, a row scrolled into view) sees its newest tick.
 
-Rows out of view cost almost nothing per tick (issue 16: most ticks of a long watchlist go to
+Rows out of view cost almost nothing per tick (most ticks of a long watchlist go to
 rows nobody sees): the tick is only kept — the newest per pair, with the time it came — and
 applied when anything reads the row (a paint, ``record``, ``cell``, ``is_stale``,
 ``flashing``, a row coming into view with ``set_visible``). Applied then, it is as if it had

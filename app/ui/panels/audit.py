@@ -1,4 +1,4 @@
-"""The audit trail dock (issue 17): every order and quote accept this terminal sent, from the
+"""The audit trail dock: every order and quote accept this terminal sent, from the
 order journal, newest first — intent and send times to the millisecond, outcome, server ids —
 with filters, details (the exact JSON body sent and every field), copy and CSV export, so a
 trader or a compliance officer can reconstruct a session.

@@ -14,9 +14,10 @@ the window relayout each time.
 The note about unvalued assets is in the palette's warning colour and the utilisation bars
 paint from the palette: both follow a theme switch.
 
-Offline honesty (issue 12): while the balances feed is stale (offline, failing, or its data too
-old; ``bridge.freshness``) the table and the total are greyed and the total says "stale since
-HH:MM:SS" (the time of the last good balances); both come back when fresh data arrives.
+Offline honesty, so old balances never pass for current ones: while the balances feed is stale
+(offline, failing, or its data too old; ``bridge.freshness``) the table and the total are greyed and
+the total says "stale since HH:MM:SS" (the time of the last good balances); both come back when
+fresh data arrives.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ SETTINGS_KEY = "valuation_currency"
 DEFAULT_CURRENCY = "USD"
 RESORT_MS = 250
 #: Columns hidden until the trader shows them (header context menu): the table then fits a
-#: 1366×768 layout without a horizontal scrollbar (issue 13). Credit shows in the ticket too.
+#: 1366×768 layout without a horizontal scrollbar. Credit shows in the ticket too.
 DEFAULT_HIDDEN = (
     "available",
     "credit_limit",

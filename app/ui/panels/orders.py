@@ -13,7 +13,7 @@ service offers no cancel, so a resting order's end time matters: while resting o
 end time are shown, a timer (once a second) refreshes their time left in server time, without
 polling.
 
-Each fill's mid at fill and the basis points against it (issue 17) come from the chart's stored
+Each fill's mid at fill and the basis points against it come from the chart's stored
 mids (``app.services.mid_history``, the store the chart panel of this window records into,
 found by its folder), looked up once per fill by the feed; the details list them too.
 """

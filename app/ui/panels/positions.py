@@ -1,4 +1,4 @@
-"""The positions dock (issue 17, Ctrl+9): where the trader stands per asset — quantity, average
+"""The positions dock (Ctrl+9): where the trader stands per asset — quantity, average
 cost, mark, market value, unrealised P&L, realised P&L today and since a chosen day, share of
 the portfolio — with a totals row, CSV export and a small chart of P&L over time.
 

@@ -14,7 +14,7 @@ The watchlist is the session's: adding (pair box + Add) and removing (Remove or 
 on the highlighted row) go through ``bridge.set_watchlist``; every change is saved in the
 settings under ``watchlist`` and restored when a panel is built, as is the traded pair.
 
-The highlighted row *is* the traded pair (issue 12: a highlight that differed from the bold,
+The highlighted row *is* the traded pair (a highlight that differed from the bold,
 traded row let a trader trade a pair they were not looking at). One row at a time is
 highlighted; a click or the arrow keys select its pair for the whole terminal
 (``bridge.select_pair``: tickets, chart, depth), and the highlight follows the session's
@@ -26,7 +26,7 @@ Click-to-trade (``app/ui/click_trade.py``): a click on a Bid cell asks the order
 sell limit at that bid, on an Ask cell for a buy limit at that ask; a double-click there sends
 it through the ticket's checks and confirmation.
 
-Price alerts (issue 17): a right click on a row offers "Price alert on <pair>…", which opens the
+Price alerts: a right click on a row offers "Price alert on <pair>…", which opens the
 alert dialog (``app.ui.alert_dialog``) for that pair, on the bid or ask when the click was on
 that column (the mid otherwise) and at the price shown there.
 """
@@ -84,7 +84,7 @@ SELECTED_KEY = "watchlist/selected"
 #: Room around a cell's text when fitting columns (px).
 CELL_PADDING = 16
 #: Columns hidden until the trader shows them (header context menu): the watchlist then fits
-#: a 1366×768 layout without a horizontal scrollbar (issue 13).
+#: a 1366×768 layout without a horizontal scrollbar.
 DEFAULT_HIDDEN = ("bid_size", "ask_size", "mid", "spread_bps")
 
 Index = QModelIndex | QPersistentModelIndex

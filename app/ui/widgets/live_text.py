@@ -3,7 +3,7 @@
 Why: ``QLabel.setText`` calls ``updateGeometry``, which invalidates the parent's layout, and a
 layout that activates calls ``updateGeometry`` on its widget in turn — up through the dock to
 the main window. A price in the chart title or the balances total changing each tick then
-relaid the whole window out each tick (issue 16: 122 layout requests in 30 s idle). Qt stops
+relaid the whole window out each tick (122 layout requests in 30 s of an idle terminal). Qt stops
 that walk at a parent without a layout: ``TextHost`` is such a parent. It holds one label,
 places it over its whole area by hand, and has a size hint of its own that no text changes.
 

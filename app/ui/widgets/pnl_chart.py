@@ -1,4 +1,4 @@
-"""P&L over time (issue 17): two small stacked plots in the positions dock — the portfolio's
+"""P&L over time: two small stacked plots in the positions dock — the portfolio's
 value and the realised P&L of the last day or week (``app.services.pnl_history``), on a shared
 time axis.
 

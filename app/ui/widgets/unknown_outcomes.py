@@ -1,4 +1,4 @@
-"""The blotter's strip of orders and accepts whose outcome is not known (issue 14): hidden while
+"""The blotter's strip of orders and accepts whose outcome is not known: hidden while
 there are none; else one line each, in the warning colour, with a "Dismiss…" button that first
 tells the trader the facts (what was sent, when, what was last known, that dismissing cancels
 nothing). The service behind it keeps looking for each one until the server shows it.
