@@ -4,7 +4,6 @@ pin."""
 from __future__ import annotations
 
 import ast
-import fnmatch
 import io
 import re
 import subprocess
@@ -277,22 +276,6 @@ def test_pyside_survives_many_none_returning_calls() -> None:
 TRACKER_REFERENCE = re.compile(
     r"\b(?:" + "iss" + "ue|tic" + "ket|ta" + r"sk)s?\s?#?\d+|\(" + "#" + r"\d+\)", re.IGNORECASE
 )
-#: Files others are rewriting at the moment (depth, ladder, click-to-trade, layouts): their
-#: tracker references go when those changes land, and the entry with them.
-PENDING_REFERENCES = frozenset(
-    {
-        "app/ui/panels/depth.py",
-        "app/ui/panels/ladder_view.py",
-        "app/ui/models/depth_model.py",
-        "app/ui/models/ladder_rows.py",
-        "app/ui/click_trade.py",
-        "app/ui/workspaces.py",
-        "app/ui/main_window.py",
-        "tests/ui/test_layouts.py",
-        "tests/ui/test_depth*.py",
-        "tests/ui/test_ladder*.py",
-    }
-)
 
 
 def comments_and_docstrings(source: str) -> Iterator[tuple[int, str]]:
@@ -337,7 +320,5 @@ def test_no_comment_or_docstring_names_a_tracker_issue() -> None:
     found = []
     for path in sorted([*APP.rglob("*.py"), *(ROOT / "tests").rglob("*.py")]):
         name = path.relative_to(ROOT).as_posix()
-        if any(fnmatch.fnmatchcase(name, pending) for pending in PENDING_REFERENCES):
-            continue
         found += [f"{name}:{line}: {what}" for line, what in tracker_references(path.read_text())]
     assert found == [], "tracker references:\n" + "\n".join(found)

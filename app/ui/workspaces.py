@@ -1,6 +1,6 @@
 """Default layouts that fit the screen, and named workspaces the trader saves.
 
-Issue 13: one layout at 1400×860 wasted a large screen and did not fit a small one. Two default
+One layout at 1400×860 wasted a large screen and did not fit a small one. Two default
 layouts are declared as data (``Plan``): *compact* for 1366×768 and *wide* for 1920×1080 and
 larger; the first start picks one from the screen's available size (``plan_for``), and View >
 Layout offers both. A plan is a row of columns along the top (each a stack of tab groups) and

@@ -691,7 +691,8 @@ def test_crosshair_follows_the_mouse_with_a_price_readout(
 
 
 def test_the_price_axis_groups_thousands(qtbot: QtBot, offline: PanelContext) -> None:
-    """Our numbers have thousands separators, the chart's ticks too (issue 12)."""
+    """Our numbers have thousands separators, the chart's ticks too (a trader reads 91,000
+    on the table and must read it the same on the axis)."""
     panel = ChartPanel(offline)
     qtbot.addWidget(panel)
     axis = panel.price_plot.getAxis("left")
@@ -704,7 +705,7 @@ def test_the_price_axis_groups_thousands(qtbot: QtBot, offline: PanelContext) ->
 def test_a_chart_hidden_behind_a_tab_draws_nothing_until_shown(
     qtbot: QtBot, offline: PanelContext
 ) -> None:
-    """Issue 16: the chart redrew on every tick while the depth tab hid it."""
+    """A hidden chart costs nothing: it redrew on every tick while the depth tab hid it."""
     tabs = QTabWidget()
     qtbot.addWidget(tabs)
     panel = ChartPanel(offline)

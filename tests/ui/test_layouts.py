@@ -1,4 +1,4 @@
-"""Layouts that fit (issue 13): the whole terminal, real panels on the live sandbox, at
+"""Layouts that fit: the whole terminal, real panels on the live sandbox, at
 1280×720, 1366×768 and 1920×1080. Every dock lies inside the window and every widget inside
 its dock, no panel is squeezed below its minimum, the watchlist and balances need no
 horizontal scrollbar, the chart and the blotter are tall enough on a large screen, and the
