@@ -22,7 +22,7 @@ from pytestqt.qtbot import QtBot
 from app.services.mid_history import MAGIC, MidHistory, file_name
 from app.ui.palette import DEFAULT_PALETTE
 from app.ui.panels.base import PanelContext
-from app.ui.panels.chart import MAX_BUCKETS, WAITING, ChartPanel, history_folder
+from app.ui.panels.chart import KEPT_PAIRS, MAX_BUCKETS, WAITING, ChartPanel, history_folder
 from app.ui.panels.chart_candles import candles
 from app.ui.ring_buffer import RingBuffer
 from tests.ui.chart_helpers import hover
@@ -407,3 +407,27 @@ def test_a_zoomed_range_is_drawn_in_full_and_following_the_data_comes_back(
     assert panel.curves["mid"].xData.tolist() == [T0 + i for i in range(99, 151)]
     panel.price_plot.autoBtnClicked()  # the plot's "A" button: follow the data again
     drawn(qtbot, panel, count)
+
+
+def test_only_the_pairs_shown_lately_keep_every_tick_in_memory(
+    qtbot: QtBot, offline: PanelContext, tmp_path: Path
+) -> None:
+    """Five hundred watched pairs: each is recorded a second at a time on disk, but only the
+    shown pair and the few shown before it hold a ring buffer (one each was 1.5 MB: 775 MB at
+    508 pairs)."""
+    panel = ChartPanel(offline, capacity=1000, history=MidHistory(tmp_path / "mids"))
+    qtbot.addWidget(panel)
+    pairs = [f"C{n:03d}/USD" for n in range(500)]
+    for second in range(3):
+        panel.add_ticks({pair: top(pair, "100.00", "100.10") for pair in pairs}, at=1000.0 + second)
+    kept = [pair for pair in pairs if panel.buffer(pair) is not None]
+    assert kept == []  # ETH/USD is shown; none of these was
+    for pair in pairs[:6]:  # the trader looks at six of them in turn
+        panel.set_pair(pair)
+    kept = [pair for pair in pairs if panel.buffer(pair) is not None]
+    assert kept == pairs[2:6] and len(kept) == KEPT_PAIRS
+    shown = panel.buffer(pairs[5])
+    assert shown is not None and len(shown) == 3  # its three seconds, read back from the history
+    panel.set_pair(pairs[0])  # let go a moment ago: read back again, whole
+    again = panel.buffer(pairs[0])
+    assert again is not None and len(again) == 3

@@ -185,6 +185,10 @@ def legend_html(entries: list[tuple[str, QColor]]) -> str:
     )
 
 
+#: Pairs whose every tick the chart keeps in memory (the shown one and the last few shown).
+KEPT_PAIRS = 4
+
+
 class ChartPanel(QWidget):
     def __init__(
         self,
@@ -466,21 +470,27 @@ class ChartPanel(QWidget):
         return self._buffers.get(pair)
 
     def add_ticks(self, tops: dict[str, TopOfBook], at: float | None = None) -> None:
-        """One poll of every watched pair, received at ``at`` (default: now, epoch seconds)."""
+        """One poll of every watched pair, received at ``at`` (default: now, epoch seconds).
+        Every tick goes to the second-by-second history; only the pairs shown lately keep
+        every tick in memory (``KEPT_PAIRS`` ring buffers, not one per watched pair: at 500
+        pairs those held three quarters of a gigabyte)."""
         now = time.time() if at is None else at
+        shown = self._pair
         for pair, top in tops.items():
-            buffer = self._buffers.get(pair)
-            if buffer is None:
-                buffer = self._buffers[pair] = RingBuffer(self._capacity, 5)
             sample = plot_sample(now, top)
-            buffer.append(sample)
+            buffer = self._buffers.get(pair)
+            if buffer is None and pair == shown:
+                buffer = self._keep(pair)
+            if buffer is not None:
+                buffer.append(sample)
             self.history.record(pair, now, sample[BID], sample[ASK])
             self._last[pair] = top
-        if self._pair is not None and self._pair in tops:
+        if shown is not None and shown in tops:
             self._schedule()
 
     def set_pair(self, pair: str) -> None:
-        """Show ``pair``'s history (kept while it was not selected) and follow its ticks."""
+        """Show ``pair``'s history (every tick if it was shown lately, else its seconds from
+        the history) and follow its ticks."""
         if pair == self._pair:
             return
         self._pair = pair
@@ -488,6 +498,17 @@ class ChartPanel(QWidget):
         self._clear_readout()
         self._load(pair)
         self._schedule()
+
+    def _keep(self, pair: str) -> RingBuffer:
+        """A ring buffer for ``pair`` (the most recently shown last), the oldest kept one let
+        go beyond ``KEPT_PAIRS``: its seconds stay in the history, read when shown again."""
+        buffer = self._buffers.pop(pair, None) or RingBuffer(self._capacity, 5)
+        self._buffers[pair] = buffer
+        while len(self._buffers) > KEPT_PAIRS:
+            oldest = next(iter(self._buffers))
+            del self._buffers[oldest]
+            self._loaded.discard(oldest)
+        return buffer
 
     def _load(self, pair: str) -> None:
         """Put ``pair``'s stored history before the ticks already received (once per pair)."""
@@ -505,6 +526,7 @@ class ChartPanel(QWidget):
         older = np.vstack([stored[0], bid, ask, (bid + ask) / 2, ask - bid])
         ring = RingBuffer(self._capacity, 5)
         ring.extend(np.concatenate([older, recent], axis=1))
+        self._keep(pair)
         self._buffers[pair] = ring
         self._schedule()
 
