@@ -153,8 +153,9 @@ def arrange(window: QMainWindow, docks: Mapping[str, QDockWidget], plan: Plan) -
 
 def split_width(total: int, weights: list[int], needs: list[int]) -> list[int]:
     """Split ``total`` px by ``weights``, but give each part at least its ``need`` (taken from
-    the others by their weights): a narrow screen squeezes the flexible columns first."""
-    fixed: dict[int, int] = {}
+    the others by their weights): a narrow screen squeezes the flexible columns first. A part
+    of weight 0 gets exactly its need, at any width."""
+    fixed: dict[int, int] = {i: max(1, needs[i]) for i, weight in enumerate(weights) if not weight}
     while True:
         free = [i for i in range(len(weights)) if i not in fixed]
         left = total - sum(fixed.values())

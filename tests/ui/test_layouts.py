@@ -251,6 +251,7 @@ def test_columns_share_the_width_but_each_gets_what_it_needs() -> None:
     ]  # a narrow window: the flexible column gives way
     assert split_width(1000, [1, 1], [700, 700]) == [500, 500]  # nothing to take from
     assert split_width(1000, [38, 0, 32], [0, 400, 0]) == [325, 400, 274]  # 0: just its need
+    assert split_width(600, [38, 0, 32], [300, 400, 300]) == [108, 400, 91]  # even when short
 
 
 @pytest.mark.parametrize(("size", "plan"), SIZES, ids=["1280", "1366", "1920"])
