@@ -1,4 +1,5 @@
-"""Where the terminal's run-time files (themes, icons, fonts) are, in every kind of install.
+"""Where the terminal's run-time files (themes, icons, fonts, the user guide) are, in every kind
+of install.
 
 The files live in the repository's top-level ``resources/`` folder. Each install puts it
 somewhere else, and ``resources_root()`` is the one place that knows where:
@@ -24,11 +25,17 @@ from pathlib import Path
 #: The package name ``resources/`` is installed under by a wheel (see ``pyproject.toml``).
 PACKAGE = "tradeterm_resources"
 #: The folders the terminal loads at run time, each with a file that must be in it.
-NEEDED = {"themes": "dark.qss", "icons": "tradeterm-256.png", "fonts": "Inter-Regular.otf"}
+NEEDED = {
+    "themes": "dark.qss",
+    "icons": "tradeterm-256.png",
+    "fonts": "Inter-Regular.otf",
+    "manual": "index.md",
+}
 
 
 def resources_root() -> Path:
-    """The folder holding ``themes/``, ``icons/`` and ``fonts/`` (see the module docstring).
+    """The folder holding ``themes/``, ``icons/``, ``fonts/`` and ``manual/`` (see the module
+    docstring).
 
     When no candidate exists, the checkout's path is returned anyway: callers then fail to
     read a file and say which one, rather than this raising at import time."""
@@ -54,6 +61,11 @@ def icons_folder() -> Path:
 
 def fonts_folder() -> Path:
     return resources_root() / "fonts"
+
+
+def manual_folder() -> Path:
+    """The user guide's Markdown pages (Help > User guide, F1)."""
+    return resources_root() / "manual"
 
 
 def missing() -> list[str]:

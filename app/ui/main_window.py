@@ -47,6 +47,7 @@ from app.services.log_events import LogEvent, LogLevel
 from app.services.risk import RiskGate, RiskState
 from app.ui.bridge import QtTopic
 from app.ui.icon import app_icon
+from app.ui.manual import CONTENTS, ManualViewer, Section, help_section
 from app.ui.notices import NoticeArea
 from app.ui.notifier import Notifier, add_notification_menu
 from app.ui.palette import TradePalette, current_palette, follow_palette
@@ -533,8 +534,21 @@ class MainWindow(QMainWindow):
         edit_menu.addAction(self.settings_action)
         self.menuBar().insertMenu(self._view_menu.menuAction(), edit_menu)
         help_menu = self.menuBar().addMenu("&Help")
+        self.manual: ManualViewer | None = None
+        guide = QAction("&User guide", self)
+        guide.setObjectName("userGuide")
+        guide.triggered.connect(lambda: self.show_manual(CONTENTS))
+        help_menu.addAction(guide)
+        # F1 is context help, as on most desktops; the application context reaches it from a
+        # floating dock too
+        help_here = QAction("&Help on this panel", self)
+        help_here.setObjectName("helpOnPanel")
+        help_here.setShortcut(QKeySequence("F1"))
+        help_here.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
+        help_here.triggered.connect(self.help_on_focus)
+        help_menu.addAction(help_here)
         shortcuts = QAction("&Keyboard shortcuts", self)
-        shortcuts.setShortcut(QKeySequence("F1"))
+        shortcuts.setShortcut(QKeySequence("Shift+F1"))
         shortcuts.triggered.connect(self.show_shortcuts)
         help_menu.addAction(shortcuts)
         log_folder = QAction("Open &log folder", self)
@@ -626,6 +640,18 @@ class MainWindow(QMainWindow):
         box.setStandardButtons(QMessageBox.StandardButton.Close)
         box.open()
         self.shortcuts_box = box
+
+    def show_manual(self, section: Section = CONTENTS) -> ManualViewer:
+        """The user guide at ``section``: one viewer per window, kept between uses."""
+        if self.manual is None:
+            self.manual = ManualViewer(self)
+        self.manual.open_at(section)
+        return self.manual
+
+    def help_on_focus(self) -> ManualViewer:
+        """F1: the user guide at the section of the panel that has the keyboard focus."""
+        focus = QApplication.focusWidget()
+        return self.show_manual(help_section(self.docks, focus, self.manual))
 
     def open_log_folder(self) -> None:
         folder = logs.log_dir()

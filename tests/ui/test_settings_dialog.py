@@ -149,7 +149,8 @@ def test_help_lists_every_shortcut(qtbot: QtBot, live: Live) -> None:
     keys = dict(window.shortcut_list())
     assert keys["F2"] == "Trade > Order ticket"
     assert keys["Ctrl+,"] == "Edit > Settings…"
-    assert keys["F1"] == "Help > Keyboard shortcuts"
+    assert keys["F1"] == "Help > Help on this panel"
+    assert keys["Shift+F1"] == "Help > Keyboard shortcuts"
     assert "Alt+B / Alt+S" in keys
     window.show_shortcuts()
     qtbot.waitUntil(window.shortcuts_box.isVisible)
