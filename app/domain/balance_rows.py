@@ -5,7 +5,7 @@ Get Account gives ``free``, ``locked``, ``limit`` (zero or negative: minus the c
 and ``available``; Get Account Credit (the portfolio) gives the credit itself. Shown: the credit
 limit as a positive amount (``limit`` -250000 reads "Credit limit 250,000.00"), the credit used
 (free below zero) and the credit still available — from the portfolio when there is one, else
-derived from the account (README "Behaviour the seed leaves open").
+derived from the account (app/sandbox/README.md, "Behaviour the seed leaves open").
 """
 
 from __future__ import annotations

@@ -129,7 +129,7 @@ class SettingsDialog(QDialog):
         self.cost_method.setCurrentIndex(self.cost_method.findData(prefs.positions_method))
         self.cost_method.setToolTip(
             "How a sale's cost is found: the average cost of what is held, or the oldest "
-            "purchases first (README: Positions and P&L)"
+            "purchases first (Help > User guide: Positions and P&L)"
         )
         self.positions_since = QLineEdit(prefs.positions_since, self)
         self.positions_since.setObjectName("positionsSince")

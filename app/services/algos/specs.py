@@ -47,7 +47,7 @@ class KindInfo:
     summary: str
 
 
-#: The algos, as the ticket lists them and the README describes them.
+#: The algos, as the ticket lists them and the user guide (resources/manual) describes them.
 KINDS: dict[str, KindInfo] = {
     "twap": KindInfo("TWAP", False, "slices spread evenly over a duration"),
     "clip": KindInfo("Clip", False, "slices of a display size at the touch, one at a time"),

@@ -10,8 +10,8 @@ money logic. Alt+B / Alt+S pick the side while the focus is in the ticket (so th
 ticket's own Alt+B / Alt+S keep working in its fields). A click on a price elsewhere arrives
 as a ``TradeRequest`` (``app/ui/click_trade.py``) and prefills a limit; a double-click, Hit
 bid (Ctrl+Shift+S) and Lift offer (Ctrl+Shift+B) send a marketable limit through the same
-checks and confirmation as Enter. The choices behind each rule are in the README, "Trading:
-the order ticket (F2)".
+checks and confirmation as Enter. The choices behind each rule are in the user guide,
+resources/manual/ticket.md.
 """
 
 from __future__ import annotations
