@@ -1,6 +1,6 @@
 """Funds and credit checks, and trade booking, shared by orders, RFQ accepts and the matcher.
 
-Credit rules (documented in app/sandbox/README.md): an order may spend more than the free balance of its
+Credit rules (app/sandbox/README.md): an order may spend more than the free balance of its
 source asset only against a credit line on that asset (``limit`` < 0). Without a credit line the
 refusal is 424 ``Insufficient Funds`` with the ``tradesSubmitted`` body; with one, credit is granted
 only while credit hours are open (else 424 ``Credit Not Available``) and up to the available

@@ -1,6 +1,6 @@
 """Limit and market orders: validation, idempotent submission, resting orders and the matcher.
 
-Statuses (documented in app/sandbox/README.md): ``submitted`` — a limit order resting with its source funds
+Statuses (app/sandbox/README.md): ``submitted`` — a limit order resting with its source funds
 locked; ``filled`` — traded in full at one price; ``canceled`` — a resting order whose ``endAt``
 passed, funds unlocked; ``rejected`` — refused for funds or credit (424), kept so a replay of its
 clientOrderId returns the same refusal. Invalid input (400) creates no order.

@@ -1,7 +1,7 @@
 """The balances table: both account views merged per asset, valued in a chosen currency.
 
 One row per asset seen in Get Account or Get Account Credit (the portfolio). The columns follow
-app/sandbox/README.md, "Behaviour the seed leaves open": ``free`` may go negative when credit is spent,
+the sandbox README, "Behaviour the seed leaves open": ``free`` may go negative when credit is spent,
 ``available`` = free − limit, credit limit = the portfolio's ``totalCredit`` (= −limit), used and
 available credit from the portfolio. An asset's value is its holding (free + locked, so spent
 credit counts against it) times the top-of-book mid to the valuation currency: the direct pair,
