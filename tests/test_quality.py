@@ -303,3 +303,59 @@ def test_no_comment_or_docstring_names_a_tracker_issue() -> None:
         name = path.relative_to(ROOT).as_posix()
         found += [f"{name}:{line}: {what}" for line, what in tracker_references(path.read_text())]
     assert found == [], "tracker references:\n" + "\n".join(found)
+
+
+# -- tests share helpers, never each other -------------------------------------------------------
+
+TESTS = ROOT / "tests"
+
+
+def borrowed_test_modules(source: str, package: str) -> list[tuple[int, str]]:
+    """Where ``source`` (a module of ``package``) imports a conftest or a ``test_`` module, at any
+    level of the file, absolute or relative: (line, module)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        modules: list[str] = []
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        else:
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                up = parts[: len(parts) - node.level + 1]
+                base = ".".join([*up, *([node.module] if node.module else [])])
+            # ``from tests.ui import conftest`` names the module as an imported name
+            modules = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+        for module in modules:
+            last = module.rpartition(".")[2]
+            if last == "conftest" or last.startswith("test_"):
+                found.append((node.lineno, module))
+    return found
+
+
+def test_the_borrowing_finder_sees_every_spelling() -> None:
+    source = (
+        "from tests.ui.conftest import Live\n"
+        "import tests.services.test_rfq_desk\n"
+        "from tests.ui import test_balances\n"
+        "from .conftest import run\n"
+        "def f() -> None:\n"
+        "    from ..services.test_feeds import logged_in\n"
+        "from tests.helpers.qt import run, shown\n"
+        "from tests.harness import SandboxProcess\n"
+    )
+    assert [line for line, _ in borrowed_test_modules(source, "tests.ui")] == [1, 2, 3, 4, 6]
+
+
+def test_no_test_module_imports_a_conftest_or_another_test_module() -> None:
+    """A helper two test files need lives in ``tests/helpers``: importing a test module runs its
+    module-level set-up a second time and collects nothing, and a conftest is pytest's to load
+    (importing one by name makes a second copy of its module)."""
+    found = []
+    for path in sorted(TESTS.rglob("*.py")):
+        package = _module_name(path.parent / "__init__.py", TESTS)
+        for line, module in borrowed_test_modules(path.read_text(), package):
+            found.append(f"{path.relative_to(ROOT)}:{line}: imports {module}")
+    assert found == [], "tests importing other tests:\n" + "\n".join(found)

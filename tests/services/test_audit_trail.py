@@ -28,7 +28,7 @@ from app.services.journal import OrderJournal
 from app.services.order_desk import SubmitResult
 from app.services.ticket import TicketInput
 from tests.harness import SandboxProcess
-from tests.services.test_order_desk import Desk, lose_an_order, open_desk
+from tests.helpers.order_desk import Desk, lose_an_order, open_desk
 
 pytestmark = pytest.mark.anyio
 

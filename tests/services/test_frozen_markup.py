@@ -15,7 +15,7 @@ from app.domain.records import TopOfBook
 from app.services.rfq_desk import RFQ_MARKUP, SIDES
 from app.services.rfq_ticket import RfqState, RfqTicket
 from tests.harness import SandboxProcess, until
-from tests.services.test_rfq_desk import PAIR, Desk, open_desk
+from tests.helpers.rfq import PAIR, Desk, open_desk
 
 pytestmark = pytest.mark.anyio
 D = Decimal

@@ -23,7 +23,7 @@ from app.services.order_intent import Preview
 from app.services.order_ticket import OrderTicket, TicketState
 from app.services.pretrade import CheckLimits
 from tests.harness import SandboxProcess, until
-from tests.services.test_order_desk import Desk, open_desk
+from tests.helpers.order_desk import Desk, open_desk
 
 pytestmark = pytest.mark.anyio
 

@@ -35,6 +35,7 @@ from app.services.positions import (
 )
 from app.services.session import Environment, TerminalSession
 from tests.harness import AppAccount, AppSandbox, body
+from tests.helpers.positions import pro_rata
 
 pytestmark = pytest.mark.anyio
 
@@ -112,13 +113,6 @@ async def open_desk(sandbox: AppSandbox, balances: dict[str, str]) -> AsyncItera
         yield Desk(user, client, session)
     finally:
         await client.aclose()
-
-
-def pro_rata(basis: Decimal, part: Decimal, whole: Decimal) -> Decimal:
-    """The documented share a disposal takes from an average-cost pool: basis × part / whole,
-    rounded half-even to 28 decimal places."""
-    with localcontext(BOOK_CONTEXT):
-        return (basis * part / whole).quantize(D("1e-28"))
 
 
 async def test_scripted_trades_deposit_and_withdrawal_by_hand(

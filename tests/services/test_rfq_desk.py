@@ -5,23 +5,20 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any
 
 import pytest
 
-from app.api import ClientSettings, RetryPolicy, ServerClock, ServiceClient
+from app.api import ServerClock
 from app.api.clock import system_now
 from app.domain import Amount, parse_timestamp
 from app.domain.pair_terms import Trade
 from app.domain.records import TopOfBook
 from app.domain.valuation import value_in
-from app.services.journal import OrderJournal
-from app.services.log_events import EventKind, LogEvent
+from app.services.log_events import EventKind
 from app.services.pretrade import CheckLimits
 from app.services.rfq_desk import (
     SIDES,
@@ -35,12 +32,20 @@ from app.services.rfq_desk import (
     quote_checks,
     size_text,
 )
-from app.services.session import Environment, FeedIntervals, TerminalSession
-from tests.harness import ADMIN_TOKEN, SandboxProcess, Session, new_client, until
+from tests.harness import SandboxProcess, until
+from tests.helpers.rfq import (
+    PAIR,
+    Desk,
+    accept_posts,
+    admin_faults,
+    clear_faults,
+    logged_requests,
+    open_desk,
+    start_request_log,
+)
 
 pytestmark = pytest.mark.anyio
 
-PAIR = "BTC/USD"
 SIZE = Amount(Decimal("0.01"), "BTC")
 
 
@@ -56,94 +61,6 @@ def rfq_sandbox() -> Iterator[SandboxProcess]:
     process = SandboxProcess("--quote-ttl", "3").start()
     yield process
     process.close()
-
-
-@dataclass
-class Desk:
-    desk: RfqDesk
-    api: ServiceClient
-    user: Session
-    journal: OrderJournal
-    logs: list[LogEvent]
-    sandbox: SandboxProcess
-
-    async def free(self) -> dict[str, Decimal]:
-        account = await self.api.account()
-        return {asset: balance.free for asset, balance in account.balances.items()}
-
-
-@asynccontextmanager
-async def open_desk(
-    sandbox: SandboxProcess,
-    *,
-    clock: ServerClock | None = None,
-    started: bool = False,
-    **desk_options: Any,
-) -> AsyncIterator[Desk]:
-    """A desk on a fresh account (USD 100,000, BTC 2). ``started``: the session's feeds run
-    and the desk has a top of book and balances before the test begins (its checks need them)."""
-    user = new_client(sandbox, {"USD": "100000", "BTC": "2"})
-    api = ServiceClient(ClientSettings(sandbox.url), retry=RetryPolicy(attempts=1), clock=clock)
-    await api.login(user.user, user.password, user.account)
-    await api.service_time()
-    session = TerminalSession(
-        api,
-        Environment(sandbox.url, user.user, user.account, True),
-        FeedIntervals(top_of_book=0.25, balances=1.0, order_book=0.5),
-    )
-    logs: list[LogEvent] = []
-    session.events.subscribe(logs.append)
-    journal = OrderJournal(":memory:")
-    desk = RfqDesk(session, journal, **desk_options)
-    try:
-        if started:
-            await session.start()
-            await until(
-                lambda: PAIR in desk.market.top_of_book and desk.market.balances is not None
-            )
-        yield Desk(desk, api, user, journal, logs, sandbox)
-    finally:
-        await desk.close()
-        if started:
-            await session.stop()
-        await api.aclose()
-        journal.close()
-        user.close()
-
-
-def admin_faults(sandbox: SandboxProcess, faults: list[dict[str, Any]]) -> None:
-    with sandbox.admin() as admin:
-        response = admin.post("/api/v1/sandbox/admin/faults", json={"faults": faults})
-        assert response.status_code == 200, response.text
-
-
-def start_request_log(sandbox: SandboxProcess) -> None:
-    """The sandbox logs requests only while a rule is configured (an empty list turns the
-    middleware off): install one that never fires."""
-    admin_faults(sandbox, [{"kind": "latency", "path": ".*", "rate": 0}])
-
-
-def logged_requests(sandbox: SandboxProcess) -> list[dict[str, Any]]:
-    with sandbox.admin() as admin:
-        response = admin.get(
-            "/api/v1/sandbox/admin/faults", headers={"X-Sandbox-Admin": ADMIN_TOKEN}
-        )
-        assert response.status_code == 200, response.text
-        requests: list[dict[str, Any]] = response.json()["requests"]
-        return requests
-
-
-def clear_faults(sandbox: SandboxProcess) -> None:
-    with sandbox.admin() as admin:
-        admin.delete("/api/v1/sandbox/admin/faults")
-
-
-def accept_posts(sandbox: SandboxProcess, account: str) -> list[dict[str, Any]]:
-    return [
-        r
-        for r in logged_requests(sandbox)
-        if r["method"] == "POST" and account in r["path"] and r["path"].endswith("/accept")
-    ]
 
 
 async def test_the_countdown_decreases_with_monotonic_time(rfq_sandbox: SandboxProcess) -> None:

@@ -16,7 +16,7 @@ from app.services.pretrade import CheckLimits
 from app.services.rfq_desk import AMBER_SECONDS, SIDES, AcceptClosed
 from app.services.rfq_ticket import OVERRIDE_TEXT, RfqPreview, RfqState, RfqTicket
 from tests.harness import SandboxProcess, until
-from tests.services.test_rfq_desk import (
+from tests.helpers.rfq import (
     PAIR,
     Desk,
     accept_posts,

@@ -27,8 +27,8 @@ from app.ui.notifier import TrayMessage
 from app.ui.panels.alerts import AlertsPanel, read_alerts
 from app.ui.panels.top_of_book import TopOfBookPanel
 from tests.harness import SandboxProcess
-from tests.ui.conftest import Live, LiveFactory, shown
-from tests.ui.test_balances import right_click
+from tests.helpers.live import Live, LiveFactory
+from tests.helpers.qt import right_click, shown
 
 PAIR = "BTC/USD"
 WAIT_MS = 10_000

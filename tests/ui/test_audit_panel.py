@@ -28,7 +28,8 @@ from app.ui.models.audit_model import COLUMNS, EXPORT_ONLY
 from app.ui.models.columns import column_numbers
 from app.ui.panels.audit import AuditPanel
 from tests.harness import Faults
-from tests.ui.conftest import Live, run, shown
+from tests.helpers.live import Live
+from tests.helpers.qt import run, shown
 from tests.ui.records_helpers import export_through_dialog
 
 COL = column_numbers(COLUMNS)

@@ -17,7 +17,8 @@ from app.services.health import Health
 from app.services.poller import FeedStatus
 from app.ui.bridge import QtTopic
 from app.ui.freshness import assess_feed
-from tests.ui.conftest import Live, run
+from tests.helpers.live import Live
+from tests.helpers.qt import run
 
 
 def test_signals_carry_live_data(qtbot: QtBot, live: Live) -> None:

@@ -43,7 +43,8 @@ from app.ui.theme import apply_theme
 from app.ui.widgets import cell_painter
 from app.ui.widgets.cell_painter import CellPainter, elided
 from app.ui.widgets.read_only_table import read_only_rows
-from tests.ui.test_record_view import click_header, items, ledger_entries
+from tests.helpers.qt import click_header
+from tests.helpers.records import items, ledger_entries
 
 D = Decimal
 RED = QColor(220, 30, 30)

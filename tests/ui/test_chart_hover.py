@@ -27,8 +27,9 @@ from pytestqt.qtbot import QtBot
 
 from app.ui.panels.base import PanelContext
 from app.ui.panels.chart import ChartPanel
+from tests.helpers.live import OfflineContext
+from tests.helpers.top_of_book import top
 from tests.ui.chart_helpers import hover
-from tests.ui.conftest import OfflineContext, top
 
 D = Decimal
 #: A whole hour, so buckets of every timeframe start on it.

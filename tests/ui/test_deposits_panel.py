@@ -21,7 +21,8 @@ from app.ui.models.columns import column_numbers
 from app.ui.models.deposits_model import COLUMNS, SORT_ROLE, DepositsModel
 from app.ui.panels.deposits import DepositsPanel
 from tests.harness import Faults, Session, body
-from tests.ui.conftest import Live, shown
+from tests.helpers.live import Live
+from tests.helpers.qt import shown
 from tests.ui.records_helpers import fits_at_every_width
 
 #: Column numbers by key (the model's column spec list).

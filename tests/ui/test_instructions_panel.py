@@ -20,7 +20,8 @@ from app.ui.panels.instructions import InstructionsPanel
 from app.ui.qr import QUIET_ZONE, QrCodeWidget
 from app.ui.widgets.instruction_card import BlockchainCard, FiatCard, RawCard, build_card
 from tests.harness import Faults, Session, body
-from tests.ui.conftest import Live, shown
+from tests.helpers.live import Live
+from tests.helpers.qt import shown
 
 WAIT_MS = 10_000
 

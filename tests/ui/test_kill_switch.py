@@ -23,7 +23,8 @@ from app.ui.panels.order_ticket import OrderTicketPanel
 from app.ui.panels.rfq_ticket import RfqTicketPanel
 from app.ui.preferences import Preferences
 from app.ui.status_bar import HALTED_TEXT
-from tests.ui.conftest import Live, run
+from tests.helpers.live import Live
+from tests.helpers.qt import run
 
 CTRL_SHIFT = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
 

@@ -20,8 +20,8 @@ from app.ui.panels.base import PanelContext
 from app.ui.panels.depth import DepthPanel
 from app.ui.panels.ladder_painter import BAR_INSET, bar_rect, bar_space
 from app.ui.widgets.cell_painter import text_margin
-from tests.ui.conftest import Live, OfflineContext
-from tests.ui.test_depth_chart import ladder_book
+from tests.helpers.live import Live, OfflineContext
+from tests.helpers.order_books import ladder_book
 
 #: Size of the ladder in the tests: far fewer rows than the sandbox's 2 x 25 levels.
 WIDTH, HEIGHT = 420, 300

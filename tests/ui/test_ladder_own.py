@@ -29,9 +29,9 @@ from app.ui.panels.ladder_painter import TOUCH_LINE
 from app.ui.preferences import Preferences
 from app.ui.theme import trade_palette
 from tests.harness import SandboxProcess
-from tests.ui.conftest import Live, OfflineContext, run
-from tests.ui.test_depth_chart import book
-from tests.ui.test_ladder_click import book_mid, pin
+from tests.helpers.live import Live, OfflineContext
+from tests.helpers.order_books import book, book_mid, pin
+from tests.helpers.qt import run
 
 D = Decimal
 PAIR = "BTC/USD"

@@ -31,8 +31,8 @@ from app.ui.panels.top_of_book import DEFAULT_HIDDEN as WATCH_HIDDEN
 from app.ui.panels.top_of_book import TopOfBookPanel
 from app.ui.workspaces import COMPACT, WIDE, Plan, needed_width, plan_for, split_width
 from tests.harness import Faults
-from tests.ui.conftest import Live
-from tests.ui.test_balances import right_click
+from tests.helpers.live import Live
+from tests.helpers.qt import right_click
 
 SIZES = [(QSize(1280, 720), COMPACT), (QSize(1366, 768), COMPACT), (QSize(1920, 1080), WIDE)]
 WAIT_MS = 10_000

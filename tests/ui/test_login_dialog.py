@@ -30,7 +30,7 @@ from app.ui.qt import QEventLoop
 from app.ui.secrets import SERVICE_NAME, system_keyring
 from app.ui.theme import apply_theme, trade_palette
 from tests.harness import Faults, SandboxProcess, add_client, digest
-from tests.ui.conftest import run
+from tests.helpers.qt import run
 
 LOGIN_TIMEOUT_MS = 15_000
 

@@ -31,7 +31,7 @@ from app.ui.manual import (
 )
 from app.ui.panels.depth import DepthPanel
 from app.ui.panels.order_ticket import OrderTicketPanel
-from tests.ui.conftest import Live
+from tests.helpers.live import Live
 
 FOLDER = resources.manual_folder()
 WAIT_MS = 10_000

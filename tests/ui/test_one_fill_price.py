@@ -26,8 +26,9 @@ from app.ui.notices import NoticeArea
 from app.ui.panels.ledger import LedgerPanel
 from app.ui.panels.orders import OrdersPanel
 from tests.harness import SandboxProcess
-from tests.integration.test_cli import Cli, column_values
-from tests.ui.conftest import LiveFactory, run
+from tests.helpers.cli import Cli, column_values
+from tests.helpers.live import LiveFactory
+from tests.helpers.qt import run
 
 D = Decimal
 WAIT_MS = 15_000

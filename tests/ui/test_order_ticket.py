@@ -9,12 +9,12 @@ from decimal import Decimal
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QLineEdit, QMainWindow, QMessageBox, QPushButton
+from PySide6.QtWidgets import QMainWindow, QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
 from app.domain import AssetPair, Price
 from app.domain.pair_terms import Trade
-from app.domain.records import Order, TopOfBook
+from app.domain.records import TopOfBook
 from app.services.order_intent import TicketState
 from app.services.pretrade import CheckLimits
 from app.services.terminal import Terminal
@@ -24,43 +24,9 @@ from app.ui.order_confirm import SETTINGS_KEY as CONFIRM_KEY
 from app.ui.panels.base import PanelContext
 from app.ui.panels.order_ticket import OrderTicketPanel
 from tests.harness import Faults, SandboxProcess
-from tests.ui.conftest import Live, LiveFactory, run
-
-
-def ready(qtbot: QtBot, live: Live) -> None:
-    """BTC/USD selected, and balances and its prices handed out by the bridge."""
-    live.bridge.select_pair("BTC/USD")
-    qtbot.waitUntil(
-        lambda: (
-            live.bridge.balances.latest is not None
-            and "BTC/USD" in (live.bridge.topOfBook.latest or {})
-        ),
-        timeout=10_000,
-    )
-
-
-def open_ticket(qtbot: QtBot, live: Live, *, confirm: bool = False) -> OrderTicketPanel:
-    live.context.settings.setValue(CONFIRM_KEY, confirm)
-    panel = OrderTicketPanel(live.context, live.desks.orders)
-    qtbot.addWidget(panel)
-    panel.show()
-    ready(qtbot, live)  # the panel has been handed balances and prices: checks can work
-    qtbot.waitUntil(lambda: panel.pair_box.currentText() == "BTC/USD", timeout=5_000)
-    return panel
-
-
-def server_orders(qtbot: QtBot, live: Live) -> list[Order]:
-    return run(qtbot, live.session.client.orders())
-
-
-def type_into(qtbot: QtBot, edit: QLineEdit, text: str) -> None:
-    edit.clear()
-    QTest.keyClicks(edit, text)
-
-
-def side(panel: OrderTicketPanel) -> str:
-    """The side on screen (a plain str: mypy would narrow the property between clicks)."""
-    return str(panel.side)
+from tests.helpers.live import Live, LiveFactory
+from tests.helpers.order_ticket import open_ticket, server_orders, side
+from tests.helpers.qt import run, type_into
 
 
 def order_path(live: Live) -> str:

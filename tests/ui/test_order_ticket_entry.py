@@ -18,8 +18,9 @@ from app.ui.order_confirm import SETTINGS_KEY as CONFIRM_KEY
 from app.ui.panels.order_ticket import OrderTicketPanel
 from app.ui.preferences import Preferences
 from tests.harness import SandboxProcess
-from tests.ui.conftest import Live, LiveFactory, run
-from tests.ui.test_order_ticket import open_ticket, ready, server_orders, type_into
+from tests.helpers.live import Live, LiveFactory
+from tests.helpers.order_ticket import open_ticket, ready, server_orders
+from tests.helpers.qt import run, type_into
 
 D = Decimal
 

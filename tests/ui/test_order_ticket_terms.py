@@ -28,8 +28,9 @@ from app.ui.panels.order_ticket import OrderTicketPanel
 from app.ui.panels.rfq_ticket import RfqTicketPanel
 from app.ui.preferences import Preferences
 from tests.harness import Faults, SandboxProcess
-from tests.ui.conftest import Live, LiveFactory, run
-from tests.ui.test_order_ticket import open_ticket, server_orders, side, type_into
+from tests.helpers.live import Live, LiveFactory
+from tests.helpers.order_ticket import open_ticket, server_orders, side
+from tests.helpers.qt import run, type_into
 
 #: A price as the trader reads it: grouped, two decimals (BTC/USD's price increment is 0.01).
 USD_PRICE = r"\d{1,3}(,\d{3})*\.\d{2} USD"

@@ -41,8 +41,8 @@ from app.ui.panels.base import PanelContext
 from app.ui.panels.chart import ChartPanel
 from app.ui.panels.orders import OrdersPanel
 from tests.harness import SandboxProcess, open_terminal
-from tests.ui.conftest import Live, LiveFactory, run
-from tests.ui.test_balances import right_click
+from tests.helpers.live import Live, LiveFactory
+from tests.helpers.qt import right_click, run
 
 COL = column_numbers(COLUMNS)
 D = Decimal

@@ -31,7 +31,8 @@ from app.ui.palette import current_palette
 from app.ui.panels.orders import OrdersPanel
 from app.ui.panels.record_parts import counted, within
 from app.ui.preferences import Preferences
-from tests.ui.conftest import Live, run
+from tests.helpers.live import Live
+from tests.helpers.qt import run
 from tests.ui.records_helpers import (
     Trader,
     choose,

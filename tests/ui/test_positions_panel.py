@@ -37,10 +37,11 @@ from app.ui.panels.base import OwnsFeed
 from app.ui.panels.positions import PositionsPanel, positions_cache_path
 from app.ui.settings_dialog import SettingsDialog
 from tests.harness import SandboxProcess
-from tests.services.test_positions import pro_rata
-from tests.ui.conftest import Live, LiveFactory, run, shown, top
+from tests.helpers.live import Live, LiveFactory
+from tests.helpers.positions import pro_rata
+from tests.helpers.qt import filter_of, run, shown
+from tests.helpers.top_of_book import top
 from tests.ui.records_helpers import export_through_dialog
-from tests.ui.test_main_window import filter_of
 
 D = Decimal
 WAIT_MS = 20_000

@@ -8,8 +8,8 @@ from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
 from app.services.rfq_desk import SIDES
-from tests.ui.conftest import Live
-from tests.ui.test_rfq_ticket import open_ticket, request
+from tests.helpers.live import Live
+from tests.helpers.rfq_ticket import open_ticket, request
 
 WAIT_MS = 15_000
 

@@ -16,7 +16,8 @@ from app.services.sandbox_child import SandboxChild
 from app.ui.sandbox_supervisor import SandboxSupervisor
 from app.ui.status_bar import StatusBar
 from app.ui.tasks import TaskOwner
-from tests.ui.conftest import Live, run
+from tests.helpers.live import Live
+from tests.helpers.qt import run
 
 
 def test_a_killed_sandbox_is_named_and_restarted_from_the_status_bar(

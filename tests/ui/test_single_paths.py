@@ -22,8 +22,9 @@ from app.ui.freshness import FeedFreshness, stale_after
 from app.ui.models.top_of_book_model import TopOfBookModel
 from app.ui.panels.top_of_book import TopOfBookPanel
 from app.ui.widgets.cell_painter import RowLooks
-from tests.ui.conftest import Live, run, shown
-from tests.ui.test_top_of_book import COL, FakeClock, book
+from tests.helpers.live import Live
+from tests.helpers.qt import run, shown
+from tests.helpers.top_of_book import COL, FakeClock, book
 
 FONT = int(Qt.ItemDataRole.FontRole)
 FG = int(Qt.ItemDataRole.ForegroundRole)

@@ -56,8 +56,9 @@ from app.ui.theme import COLOURS, THEMES, apply_theme, trade_palette
 from app.ui.widgets.countdown import CountdownBar
 from app.ui.widgets.instruction_card import BlockchainCard, warning_css
 from tests.harness import Faults
-from tests.ui.conftest import Live, run
-from tests.ui.test_theme import contrast, over
+from tests.helpers.colours import contrast, over
+from tests.helpers.live import Live
+from tests.helpers.qt import run
 
 DARK, LIGHT = trade_palette("dark"), trade_palette("light")
 #: Column numbers by key, from each table's column spec list.

@@ -31,7 +31,7 @@ from app.ui.models.top_of_book_model import TopOfBookModel
 from app.ui.palette import current_palette
 from app.ui.panels.watchlist_table import WatchlistTable
 from app.ui.theme import COLOURS, apply_theme, restyling, sheet_theme, theme_restyled, trade_palette
-from tests.ui.conftest import Live
+from tests.helpers.live import Live
 
 WAIT_MS = 15_000
 TOP_COL = column_numbers(top_of_book_model.COLUMNS)

@@ -20,7 +20,7 @@ from app.ui.models.working_model import PROGRESS_ROLE
 from app.ui.panels.chart import ChartPanel
 from app.ui.panels.orders import OrdersPanel
 from app.ui.panels.working_orders import NO_CANCEL, WorkingOrdersPanel
-from tests.ui.conftest import Live
+from tests.helpers.live import Live
 
 PAIR = "BTC/USD"
 

@@ -15,7 +15,7 @@ from app.ui.launch import default_panels
 from app.ui.main_window import Area, MainWindow
 from app.ui.panels.base import PanelContext
 from app.ui.workspaces import COMPACT, WIDE, WorkspaceStore
-from tests.ui.conftest import Live
+from tests.helpers.live import Live
 
 pytestmark = pytest.mark.qt_log_ignore(
     # the offscreen platform says so for every popup menu; a real platform does not
