@@ -31,6 +31,7 @@ def markups(ticket: RfqTicket) -> dict[str, Decimal | None]:
     return {side: ticket.preview.sides[side].markup_bps for side in SIDES}
 
 
+@pytest.mark.slow
 async def test_an_accepted_quotes_markup_does_not_follow_the_book_afterwards(
     sandbox_factory: Callable[..., SandboxProcess],
 ) -> None:
@@ -72,6 +73,7 @@ async def test_an_accepted_quotes_markup_does_not_follow_the_book_afterwards(
             ticket.close()
 
 
+@pytest.mark.slow
 async def test_an_expired_quotes_markup_is_the_one_of_its_expiry(
     sandbox_factory: Callable[..., SandboxProcess],
 ) -> None:

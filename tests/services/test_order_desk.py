@@ -82,6 +82,7 @@ def test_ticket_validation_names_the_field() -> None:
     TicketInput("USD", "BTC", Decimal(1), "limit", price("90000 BTC/USD")).validate(now)
 
 
+@pytest.mark.slow
 async def test_converted_limits_fill_or_rest_consistently_with_the_book(
     sandbox: SandboxProcess,
 ) -> None:
@@ -113,6 +114,7 @@ async def test_converted_limits_fill_or_rest_consistently_with_the_book(
 # -- indicative price ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_estimate_requests_are_debounced(sandbox: SandboxProcess) -> None:
     async with open_desk(sandbox) as d:
         await d.faults({"kind": "latency", "seconds": 0, "path": f"{d.account}/order/estimate"})
@@ -133,6 +135,7 @@ async def test_estimate_requests_are_debounced(sandbox: SandboxProcess) -> None:
         assert (result.inverted.base, result.inverted.quote) == ("BTC", "USD")
 
 
+@pytest.mark.slow
 async def test_a_newer_estimate_supersedes_one_in_flight(sandbox: SandboxProcess) -> None:
     async with open_desk(sandbox) as d:
         path = f"{d.account}/order/estimate"
@@ -154,6 +157,7 @@ async def test_a_newer_estimate_supersedes_one_in_flight(sandbox: SandboxProcess
 # -- what-if ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_what_if_predictions_match_the_server(sandbox: SandboxProcess) -> None:
     async with open_desk(sandbox, USD_CREDIT, CREDIT_LINE) as d:
         for size, needs_credit in ((Decimal(1000), False), (Decimal(120000), True)):
@@ -185,6 +189,7 @@ async def test_what_if_predictions_match_the_server(sandbox: SandboxProcess) -> 
         assert result.message == guess.refusal  # the same words, named amount included
 
 
+@pytest.mark.slow
 async def test_credit_outside_credit_hours_is_predicted(
     sandbox_factory: Callable[..., SandboxProcess],
 ) -> None:
@@ -203,6 +208,7 @@ async def test_credit_outside_credit_hours_is_predicted(
 # -- pre-trade checks ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_fat_finger_blocks_unless_overridden(sandbox: SandboxProcess) -> None:
     async with open_desk(sandbox, limits=CheckLimits(max_notional=Decimal(1000))) as d:
         assert d.desk.balances is not None
@@ -229,6 +235,7 @@ async def test_fat_finger_blocks_unless_overridden(sandbox: SandboxProcess) -> N
 # -- submission ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_a_second_enter_sends_nothing(sandbox: SandboxProcess) -> None:
     async with open_desk(sandbox) as d:
         await d.faults({"kind": "latency", "seconds": 0.5, "path": d.order_path()})
@@ -243,6 +250,7 @@ async def test_a_second_enter_sends_nothing(sandbox: SandboxProcess) -> None:
         assert len(d.journal.entries()) == 1
 
 
+@pytest.mark.slow
 async def test_a_refusal_is_journaled_with_the_servers_words(sandbox: SandboxProcess) -> None:
     async with open_desk(sandbox, {"USD": "100"}) as d:
         result = await d.desk.submit(TicketInput("USD", "BTC", Decimal(1000)))
@@ -269,6 +277,7 @@ async def test_an_answer_lost_after_commit_still_ends_filled(sandbox: SandboxPro
         )
 
 
+@pytest.mark.slow
 async def test_the_journal_is_written_before_the_order_leaves(sandbox: SandboxProcess) -> None:
     async with open_desk(sandbox) as d:
         await d.faults({"kind": "latency", "seconds": 1, "path": d.order_path()})
@@ -301,6 +310,7 @@ async def test_an_answer_lost_before_execution_is_unknown(sandbox: SandboxProces
 # -- clientOrderId reuse and settling lost answers -------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_an_order_that_never_left_fails_and_keeps_its_id_for_the_resend(
     sandbox_factory: Callable[..., SandboxProcess],
 ) -> None:
@@ -367,6 +377,7 @@ async def test_an_unknown_outcome_settles_itself_by_looking_the_order_up(
         assert entry is not None and entry.status == "filled" and entry.order_id
 
 
+@pytest.mark.slow
 async def test_an_order_the_server_never_listed_stays_unknown_and_is_looked_for(
     sandbox: SandboxProcess, look_ups: list[str]
 ) -> None:
@@ -383,6 +394,7 @@ async def test_an_order_the_server_never_listed_stays_unknown_and_is_looked_for(
         assert d.journal.unsettled(entry.account) == [entry]  # open for the next start too
 
 
+@pytest.mark.slow
 async def test_an_answer_held_past_the_read_timeout_stays_unknown_until_it_fills(
     sandbox: SandboxProcess,
 ) -> None:
@@ -396,6 +408,7 @@ async def test_an_answer_held_past_the_read_timeout_stays_unknown_until_it_fills
         assert entry is not None and entry.status == "filled" and entry.order_id
 
 
+@pytest.mark.slow
 async def test_the_journal_holds_exactly_the_body_that_was_sent(sandbox: SandboxProcess) -> None:
     async with open_desk(sandbox) as d:
         ask = d.desk.top_of_book["BTC/USD"].ask
@@ -422,6 +435,7 @@ async def test_the_journal_holds_exactly_the_body_that_was_sent(sandbox: Sandbox
         assert parse_timestamp(resting["endAt"]) == end_at
 
 
+@pytest.mark.slow
 async def test_send_refuses_a_request_that_is_not_its_tickets(sandbox: SandboxProcess) -> None:
     """``send`` journals the request's body and logs the ticket's words: the two must be one
     order, or the log and the confirmation would describe another order than the one sent."""
@@ -434,6 +448,7 @@ async def test_send_refuses_a_request_that_is_not_its_tickets(sandbox: SandboxPr
         assert not d.desk.sending
 
 
+@pytest.mark.slow
 async def test_a_lost_answer_is_settled_live_by_the_one_look_up(
     sandbox: SandboxProcess, look_ups: list[str]
 ) -> None:

@@ -405,6 +405,7 @@ def cached_count(path: Path, *, main_file_only: bool = False) -> int:
         return int(db.execute("SELECT COUNT(*) FROM entries").fetchone()[0])
 
 
+@pytest.mark.slow
 def test_a_big_cache_write_commits_in_steps_and_a_cost_fits_between(tmp_path: Path) -> None:
     """Writing 100,000 entries at once held the loop 0.45 s: a write goes in steps, each
     committed (a crash leaves a prefix the next refresh completes), none left open across a

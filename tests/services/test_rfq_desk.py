@@ -63,6 +63,7 @@ def rfq_sandbox() -> Iterator[SandboxProcess]:
     process.close()
 
 
+@pytest.mark.slow
 async def test_the_countdown_decreases_with_monotonic_time(rfq_sandbox: SandboxProcess) -> None:
     async with open_desk(rfq_sandbox) as d:
         live = await d.desk.request(PAIR, SIZE)
@@ -82,6 +83,7 @@ async def test_the_countdown_decreases_with_monotonic_time(rfq_sandbox: SandboxP
         assert live.state("buy", live.deadlines["buy"] - 5.0) == "live"
 
 
+@pytest.mark.slow
 async def test_accept_before_expiry_fills_exactly_the_quoted_amounts(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -116,6 +118,7 @@ async def test_accept_before_expiry_fills_exactly_the_quoted_amounts(
                 await d.desk.accept("sell" if side == "buy" else "buy")
 
 
+@pytest.mark.slow
 async def test_accept_is_refused_locally_when_closing_and_expired(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -137,6 +140,7 @@ async def test_accept_is_refused_locally_when_closing_and_expired(
             clear_faults(rfq_sandbox)
 
 
+@pytest.mark.slow
 async def test_a_forced_accept_after_expiry_shows_the_servers_refusal(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -158,6 +162,7 @@ async def test_a_forced_accept_after_expiry_shows_the_servers_refusal(
         assert entry.created_at <= entry.sent_at <= entry.updated_at
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("skew", [30, -30])
 async def test_the_countdown_ignores_a_skewed_local_clock(
     rfq_sandbox: SandboxProcess, skew: int
@@ -175,6 +180,7 @@ async def test_the_countdown_ignores_a_skewed_local_clock(
             assert 2.0 < live.remaining(side, middle) <= 3.0
 
 
+@pytest.mark.slow
 async def test_an_accept_in_flight_disables_both_sides(rfq_sandbox: SandboxProcess) -> None:
     async with open_desk(rfq_sandbox) as d:
         path = f"/account/{d.user.account}/order/rfq/.*/accept$"
@@ -200,6 +206,7 @@ async def test_an_accept_in_flight_disables_both_sides(rfq_sandbox: SandboxProce
             clear_faults(rfq_sandbox)
 
 
+@pytest.mark.slow
 async def test_history_records_requested_accepted_expired_and_refused(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -231,6 +238,7 @@ async def test_history_records_requested_accepted_expired_and_refused(
         assert not any(e.kind == "expired" and e.quote_id == taken.order_id for e in published)
 
 
+@pytest.mark.slow
 async def test_auto_requote_spaces_requests_and_stops_after_unanswered_quotes(
     sandbox_factory: Callable[..., SandboxProcess],
 ) -> None:
@@ -252,6 +260,7 @@ async def test_auto_requote_spaces_requests_and_stops_after_unanswered_quotes(
         assert len(arrivals) == stopped_at
 
 
+@pytest.mark.slow
 async def test_an_accept_resets_the_requote_count_and_requote_reuses_pair_and_size(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -264,6 +273,7 @@ async def test_an_accept_resets_the_requote_count_and_requote_reuses_pair_and_si
         assert (again.pair, again.size) == (PAIR, SIZE)
 
 
+@pytest.mark.slow
 async def test_markup_in_basis_points_against_the_top_of_book(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -288,6 +298,7 @@ async def test_markup_in_basis_points_against_the_top_of_book(
         assert live.markup_bps("sell", top) == pytest.approx(Decimal("9.99"), abs=Decimal("0.01"))
 
 
+@pytest.mark.slow
 async def test_the_desk_reads_time_only_from_its_monotonic_clock(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -302,6 +313,7 @@ async def test_the_desk_reads_time_only_from_its_monotonic_clock(
             await d.desk.accept("buy")
 
 
+@pytest.mark.slow
 async def test_an_accept_whose_answer_is_lost_is_settled_by_looking_it_up(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -335,6 +347,7 @@ async def accept_dropped(d: Desk, sandbox: SandboxProcess) -> AcceptResult:
         clear_faults(sandbox)
 
 
+@pytest.mark.slow
 async def test_an_accept_dropped_before_the_server_saw_it_stays_unknown(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -356,6 +369,7 @@ def current(desk: RfqDesk) -> LiveQuote | None:
     return desk.current
 
 
+@pytest.mark.slow
 async def test_a_request_above_the_size_limit_is_not_sent_unless_overridden(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -382,6 +396,7 @@ async def test_a_request_above_the_size_limit_is_not_sent_unless_overridden(
             clear_faults(rfq_sandbox)
 
 
+@pytest.mark.slow
 async def test_limits_in_a_quote_currency_size_value_the_estimated_spend(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -396,6 +411,7 @@ async def test_limits_in_a_quote_currency_size_value_the_estimated_spend(
         assert live.quote.buy.source == Amount(Decimal(1000), "USD")
 
 
+@pytest.mark.slow
 async def test_an_accept_a_check_blocks_is_refused_locally_per_side(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -428,6 +444,7 @@ async def test_an_accept_a_check_blocks_is_refused_locally_per_side(
             clear_faults(rfq_sandbox)
 
 
+@pytest.mark.slow
 async def test_offline_the_desk_sends_neither_requests_nor_accepts(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -452,6 +469,7 @@ async def test_offline_the_desk_sends_neither_requests_nor_accepts(
             clear_faults(rfq_sandbox)
 
 
+@pytest.mark.slow
 async def test_the_fill_log_line_is_the_trade_sentence(rfq_sandbox: SandboxProcess) -> None:
     async with open_desk(rfq_sandbox) as d:
         live = await d.desk.request(PAIR, SIZE)
@@ -487,6 +505,7 @@ def ten_second_sandbox() -> Iterator[SandboxProcess]:
     process.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jump", [600, -600])
 async def test_a_wall_clock_jump_keeps_the_countdown_on_server_time(
     ten_second_sandbox: SandboxProcess, jump: int
@@ -523,6 +542,7 @@ async def test_a_wall_clock_jump_keeps_the_countdown_on_server_time(
             await d.desk.accept("buy")
 
 
+@pytest.mark.slow
 async def test_a_relogin_between_check_and_send_does_not_send_a_late_accept(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -558,6 +578,7 @@ async def test_a_relogin_between_check_and_send_does_not_send_a_late_accept(
         assert d.journal.unsettled(d.user.account) == []  # the intent is closed as not sent
 
 
+@pytest.mark.slow
 async def test_an_unknown_accept_is_settled_during_the_session(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -596,6 +617,7 @@ async def test_an_unknown_accept_is_settled_during_the_session(
         assert (await d.free())["BTC"] == Decimal("1.99")
 
 
+@pytest.mark.slow
 async def test_an_accept_never_seen_stays_unknown_after_its_quote_expired(
     rfq_sandbox: SandboxProcess,
 ) -> None:

@@ -138,6 +138,7 @@ def test_the_trail_lists_exactly_the_orders_sent_including_the_lost_one(
     assert sent.panel.status_label.text().startswith("3 entries")
 
 
+@pytest.mark.slow
 def test_filters_follow_the_keys_the_trader_presses(qtbot: QtBot, sent: Sent) -> None:
     panel = sent.panel
     QTest.mouseClick(panel.search, Qt.MouseButton.LeftButton)

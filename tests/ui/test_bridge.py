@@ -6,6 +6,7 @@ import gc
 import weakref
 from datetime import datetime
 
+import pytest
 import shiboken6
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QWidget
@@ -64,6 +65,7 @@ def test_a_feed_is_stale_when_offline_failing_or_too_old() -> None:
     assert assess_feed(status(), Health.LIVE, NOW).mark() == ""
 
 
+@pytest.mark.slow
 def test_freshness_follows_the_live_feeds(qtbot: QtBot, live: Live) -> None:
     """A panel's freshness turns stale when its feed stops and fresh when it runs again."""
     owner = QObject()

@@ -151,6 +151,7 @@ def near(a: QColor, b: QColor, within: int = 40) -> bool:
     return all(abs(x - y) <= within for x, y in zip(channels(a), channels(b), strict=True))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("theme", [None, "dark", "light"])
 def test_cells_look_as_qt_paints_them(
     qtbot: QtBot, app_as_found: QApplication, theme: str | None

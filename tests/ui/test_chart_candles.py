@@ -68,6 +68,7 @@ def pixels(image: QImage, colour: QColor) -> int:
     )
 
 
+@pytest.mark.slow
 def test_rises_and_falls_get_their_own_pen_and_brush(qtbot: QtBot, offline: PanelContext) -> None:
     set_palette(DARK_PALETTE)
     panel = shown(qtbot, offline)

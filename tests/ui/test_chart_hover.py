@@ -116,6 +116,7 @@ def choose(qtbot: QtBot, chart: ChartPanel, view: str) -> None:
     qtbot.waitUntil(lambda: not chart.redraw_pending())
 
 
+@pytest.mark.slow
 def test_hovering_every_view_moves_no_dock_and_the_readout_clears(
     qtbot: QtBot, offline: PanelContext
 ) -> None:

@@ -180,6 +180,7 @@ def test_one_row_is_one_row(qtbot: QtBot, live: Live, tmp_path: Path) -> None:
     assert panel.status.text() == "1 row copied"
 
 
+@pytest.mark.slow
 def test_a_pending_deposit_completes_in_place(qtbot: QtBot, live: Live) -> None:
     top_up(live.account, "0.5 BTC")
     panel = make_panel(qtbot, live, 1, interval=0.3)

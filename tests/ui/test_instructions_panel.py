@@ -231,6 +231,7 @@ def test_extra_fields_of_a_blockchain_instruction_are_not_dropped(qtbot: QtBot) 
     assert card.qr.text() == "rSandboxAddr"
 
 
+@pytest.mark.slow
 def test_a_failed_read_is_explained_and_refresh_recovers(
     qtbot: QtBot, live: Live, faults: Faults
 ) -> None:

@@ -240,6 +240,7 @@ def test_a_ladder_that_appears_under_a_still_pointer_follows_until_the_pointer_m
         assert prices(panel) == held, mid
 
 
+@pytest.mark.slow
 def test_space_recentres_after_the_trader_scrolled_away(qtbot: QtBot, live: Live) -> None:
     panel = open_ladder(qtbot, live)
     view = panel.view

@@ -129,6 +129,7 @@ def assert_centred(ladder: DepthPanel) -> None:
     assert view.visualRect(model.index(bid, 0)).top() == middle
 
 
+@pytest.mark.slow
 def test_a_click_trades_the_painted_price_while_the_book_moves_under_the_pointer(
     qtbot: QtBot, desk: Desk, sandbox: SandboxProcess
 ) -> None:

@@ -567,6 +567,7 @@ def focus_field(dialog: LoginDialog, field: str) -> QWidget:
     return edit
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("field", FIELDS)
 def test_enter_in_any_field_after_a_failed_login_logs_in(
     qtbot: QtBot,

@@ -207,6 +207,7 @@ def test_fills_refusals_and_expiring_quotes_reach_the_desktop_when_away(
     assert "expires in" in window.notifier.shown_tray[2].message
 
 
+@pytest.mark.slow
 def test_every_panel_of_the_terminal_is_reachable_from_the_keyboard(
     qtbot: QtBot, live: Live
 ) -> None:
@@ -272,6 +273,7 @@ def test_docks_are_not_animated_and_a_steady_state_is_not_restyled(
     qtbot.waitUntil(lambda: polished != [])
 
 
+@pytest.mark.slow
 def test_ticking_prices_never_relayout_the_window(qtbot: QtBot, live: Live) -> None:
     """Idle CPU: the chart title, the balances total and the status bar's ages changed their
     size hints on every tick and the whole window was laid out again each time."""

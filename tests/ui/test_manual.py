@@ -191,6 +191,7 @@ def test_f1_is_listed_in_the_keyboard_shortcuts(terminal: MainWindow) -> None:
     assert [k for k, _ in terminal.shortcut_list()].count("F1") == 1
 
 
+@pytest.mark.slow
 def test_every_panel_has_a_section_in_the_guide(qtbot: QtBot, terminal: MainWindow) -> None:
     assert set(terminal.docks) == set(PANEL_HELP)
     viewer = terminal.show_manual(CONTENTS)

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
@@ -36,6 +37,7 @@ ORDERS = column_numbers(ORDER_COLUMNS)
 LEDGER = column_numbers(LEDGER_COLUMNS)
 
 
+@pytest.mark.slow
 def test_a_fill_shows_one_price_in_every_view(
     qtbot: QtBot, live_factory: LiveFactory, sandbox_factory: Callable[..., SandboxProcess]
 ) -> None:

@@ -194,6 +194,7 @@ def test_a_market_order_fills(qtbot: QtBot, live: Live) -> None:
     assert "/" not in panel.outcome_label.text()  # no wire price (USD/BTC) in the main text
 
 
+@pytest.mark.slow
 def test_insufficient_funds_shows_the_servers_words(
     qtbot: QtBot, live_factory: LiveFactory, sandbox: SandboxProcess
 ) -> None:
@@ -210,6 +211,7 @@ def test_insufficient_funds_shows_the_servers_words(
     assert panel.send_button.isEnabled()
 
 
+@pytest.mark.slow
 def test_credit_not_available_shows_the_servers_words(
     qtbot: QtBot,
     live_factory: LiveFactory,
@@ -248,6 +250,7 @@ def test_credit_not_available_shows_the_servers_words(
     assert panel.outcome_label.text() == f"Queued for the credit window ({parent.id})"
 
 
+@pytest.mark.slow
 def test_double_enter_sends_one_order(qtbot: QtBot, live: Live, faults: Faults) -> None:
     panel = open_ticket(qtbot, live)
     faults({"kind": "latency", "seconds": 0.5, "path": order_path(live)})
@@ -260,6 +263,7 @@ def test_double_enter_sends_one_order(qtbot: QtBot, live: Live, faults: Faults) 
     assert len(server_orders(qtbot, live)) == 1
 
 
+@pytest.mark.slow
 def test_double_enter_with_confirmation_sends_one_order(
     qtbot: QtBot, live: Live, faults: Faults
 ) -> None:

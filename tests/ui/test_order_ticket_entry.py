@@ -9,6 +9,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from decimal import Decimal
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QHBoxLayout, QWidget
@@ -96,6 +97,7 @@ def test_the_outcome_line_goes_with_the_next_edit(qtbot: QtBot, live: Live) -> N
     assert panel.outcome_label.text() == ""
 
 
+@pytest.mark.slow
 def test_lift_offer_against_a_moving_book_fills_or_expires_never_rests(
     qtbot: QtBot,
     live_factory: LiveFactory,

@@ -10,6 +10,7 @@ import re
 from datetime import timedelta
 from decimal import Decimal
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QHBoxLayout, QWidget
@@ -117,6 +118,7 @@ def test_a_buy_says_what_it_spends_and_about_what_it_gets(qtbot: QtBot, live: Li
 # -- fresh prices ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_estimate_follows_the_book_and_shows_its_age(qtbot: QtBot, live: Live) -> None:
     panel = open_ticket(qtbot, live)
     type_into(qtbot, panel.size_edit, "1000")
@@ -135,6 +137,7 @@ def test_the_estimate_follows_the_book_and_shows_its_age(qtbot: QtBot, live: Liv
     assert panel.estimate_label.property("level") == "warning"
 
 
+@pytest.mark.slow
 def test_the_confirmation_never_presents_a_stale_estimate(qtbot: QtBot, live: Live) -> None:
     panel = open_ticket(qtbot, live, confirm=True)
     run(qtbot, live.session.top_of_book.stop())
@@ -240,6 +243,7 @@ def test_an_order_beyond_funds_and_credit_shows_the_refusal_not_negative_credit(
 # -- offline honesty -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_offline_the_send_button_says_so_and_nothing_is_sent(
     qtbot: QtBot, live: Live, faults: Faults
 ) -> None:

@@ -195,6 +195,7 @@ def test_outage_degrades_then_goes_offline_and_recovers(
             second.close()
 
 
+@pytest.mark.slow
 def test_only_the_panels_of_a_failing_feed_are_marked(
     qtbot: QtBot, live: Live, faults: Faults
 ) -> None:

@@ -172,6 +172,7 @@ def selected_names(table: RecordTable) -> list[str]:
     return sorted(str(index.data()) for index in table.selectionModel().selectedRows(0))
 
 
+@pytest.mark.slow
 def test_a_big_sort_runs_in_slices_and_keeps_the_selection(qtbot: QtBot, qloop: QEventLoop) -> None:
     model, view, table = big_table(qtbot, 12_000)
     table.selectionModel().select(
@@ -271,6 +272,7 @@ def test_an_export_under_way_leaves_no_file_under_the_chosen_name(
 # -- the ledger ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_ledger_sorts_alike_at_once_and_in_slices(qtbot: QtBot, qloop: QEventLoop) -> None:
     entries = ledger_entries(3000)
     rows = group_rows(entries, D(1000), ["BTC/USD"])

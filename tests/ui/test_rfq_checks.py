@@ -195,6 +195,7 @@ def test_default_settings_leave_a_small_quote_acceptable(qtbot: QtBot, live: Liv
 # -- offline -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_offline_the_buttons_say_so_and_the_quote_is_marked(
     qtbot: QtBot, live: Live, faults: Faults, sandbox: SandboxProcess
 ) -> None:

@@ -3,6 +3,7 @@ accept's moment, says so ("at accept"), and stays put while the book keeps movin
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
@@ -14,6 +15,7 @@ from tests.helpers.rfq_ticket import open_ticket, request
 WAIT_MS = 15_000
 
 
+@pytest.mark.slow
 def test_an_accepted_quote_shows_its_markup_at_accept_while_the_book_moves(
     qtbot: QtBot, live: Live
 ) -> None:

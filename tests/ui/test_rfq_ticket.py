@@ -686,6 +686,7 @@ def test_quote_history_model_contract(qtmodeltester: ModelTester) -> None:
     assert model.index(0, model.column("ms_left")).data() == "1,234"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jump", [600, -600])
 def test_a_wall_clock_jump_leaves_the_countdown_on_server_time(
     qtbot: QtBot, live_factory: LiveFactory, short_sandbox: SandboxProcess, jump: int

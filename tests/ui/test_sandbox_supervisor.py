@@ -7,6 +7,7 @@ import os
 import signal
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
@@ -20,6 +21,7 @@ from tests.helpers.live import Live
 from tests.helpers.qt import run
 
 
+@pytest.mark.slow
 def test_a_killed_sandbox_is_named_and_restarted_from_the_status_bar(
     qtbot: QtBot, live: Live, tmp_path: Path
 ) -> None:

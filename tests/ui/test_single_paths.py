@@ -10,6 +10,7 @@ import ast
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QObject, Qt
 from pytestqt.qtbot import QtBot
 
@@ -66,6 +67,7 @@ def calling(method: str) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_one_row_look_and_one_painter_module_for_every_table() -> None:
     painter = "app/ui/widgets/cell_painter.py"
     assert defined("RowLook") == [painter]
@@ -76,6 +78,7 @@ def test_one_row_look_and_one_painter_module_for_every_table() -> None:
     assert "app/ui/panels/watchlist_table.py" not in calling("fillRect")
 
 
+@pytest.mark.slow
 def test_one_staleness_rule() -> None:
     assert defined("STALE_FACTOR") == ["app/services/health.py"]
     assert stale_after(2.0) == STALE_FACTOR * 2.0
@@ -95,6 +98,7 @@ def imported(name: str) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_no_sort_proxy_of_qt_on_the_tables() -> None:
     """Every table keeps its order with the one sort (design.md §6)."""
     assert imported("QSortFilterProxyModel") == []

@@ -182,6 +182,7 @@ def assert_colours(qtbot: QtBot, terminal: Terminal, expected: TradePalette) -> 
     assert notice.styleSheet() == notice_css("warning", expected)
 
 
+@pytest.mark.slow
 def test_switching_to_light_recolours_every_panel_and_back_to_dark(
     qtbot: QtBot, live: Live, app: QApplication
 ) -> None:
