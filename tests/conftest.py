@@ -8,12 +8,14 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 from app.services.settling import OrderSettler, Sought
 from tests.harness import AppSandbox, Faults, SandboxProcess, Session, fresh_client
+from tests.helpers.durations import RECORD_DURATIONS, write_durations
 
 # Property tests replay the same examples (derived from each test) on every run, so the suite
 # never fails on an example no earlier run tried; HYPOTHESIS_EXPLORE=1 lets them look for new
@@ -36,6 +38,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if left_out:
         config.hook.pytest_deselected(items=left_out)
         items[:] = [item for item in items if item not in left_out]
+
+
+#: Call durations of this run, when ``RECORD_DURATIONS`` names a file to keep them in.
+_measured: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Under xdist the controller gets every worker's reports here too, so it alone writes."""
+    if os.environ.get(RECORD_DURATIONS) and report.when == "call" and not report.skipped:
+        _measured[report.nodeid] = report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    target = os.environ.get(RECORD_DURATIONS)
+    if target and _measured and not hasattr(session.config, "workerinput"):
+        write_durations(Path(target), _measured)
 
 
 @pytest.fixture(scope="session")

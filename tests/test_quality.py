@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.durations import SLOW_SECONDS, read_durations
+
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app"
 
@@ -303,3 +305,146 @@ def test_no_comment_or_docstring_names_a_tracker_issue() -> None:
         name = path.relative_to(ROOT).as_posix()
         found += [f"{name}:{line}: {what}" for line, what in tracker_references(path.read_text())]
     assert found == [], "tracker references:\n" + "\n".join(found)
+
+
+# -- tests share helpers, never each other -------------------------------------------------------
+
+TESTS = ROOT / "tests"
+
+
+def borrowed_test_modules(source: str, package: str) -> list[tuple[int, str]]:
+    """Where ``source`` (a module of ``package``) imports a conftest or a ``test_`` module, at any
+    level of the file, absolute or relative: (line, module)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        modules: list[str] = []
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        else:
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                up = parts[: len(parts) - node.level + 1]
+                base = ".".join([*up, *([node.module] if node.module else [])])
+            # ``from tests.ui import conftest`` names the module as an imported name
+            modules = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+        for module in modules:
+            last = module.rpartition(".")[2]
+            if last == "conftest" or last.startswith("test_"):
+                found.append((node.lineno, module))
+    return found
+
+
+def test_the_borrowing_finder_sees_every_spelling() -> None:
+    source = (
+        "from tests.ui.conftest import Live\n"
+        "import tests.services.test_rfq_desk\n"
+        "from tests.ui import test_balances\n"
+        "from .conftest import run\n"
+        "def f() -> None:\n"
+        "    from ..services.test_feeds import logged_in\n"
+        "from tests.helpers.qt import run, shown\n"
+        "from tests.harness import SandboxProcess\n"
+    )
+    assert [line for line, _ in borrowed_test_modules(source, "tests.ui")] == [1, 2, 3, 4, 6]
+
+
+def test_no_test_module_imports_a_conftest_or_another_test_module() -> None:
+    """A helper two test files need lives in ``tests/helpers``: importing a test module runs its
+    module-level set-up a second time and collects nothing, and a conftest is pytest's to load
+    (importing one by name makes a second copy of its module)."""
+    found = []
+    for path in sorted(TESTS.rglob("*.py")):
+        package = _module_name(path.parent / "__init__.py", TESTS)
+        for line, module in borrowed_test_modules(path.read_text(), package):
+            found.append(f"{path.relative_to(ROOT)}:{line}: imports {module}")
+    assert found == [], "tests importing other tests:\n" + "\n".join(found)
+
+
+# -- what is slow is marked slow -----------------------------------------------------------------
+
+
+def _names_slow(expression: ast.AST) -> bool:
+    """``expression`` (a decorator, a ``pytestmark`` value) holds ``pytest.mark.slow``."""
+    return any(
+        isinstance(node, ast.Attribute)
+        and node.attr == "slow"
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "mark"
+        for node in ast.walk(expression)
+    )
+
+
+def _marks_slow(body: list[ast.stmt]) -> bool:
+    """A ``pytestmark = ...`` among ``body`` (a module's or a class's) holds the slow mark."""
+    return any(
+        isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets)
+        and _names_slow(node.value)
+        for node in body
+    )
+
+
+def slow_tests(source: str) -> set[str]:
+    """The tests of a module that carry the slow mark, by their node id after the file
+    (``test_x``, ``Class::test_x``): on the function, on its class or on the module."""
+    tree = ast.parse(source)
+    module_slow = _marks_slow(tree.body)
+    found: set[str] = set()
+
+    def visit(body: list[ast.stmt], prefix: str, slow: bool) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                marked = _marks_slow(node.body) or any(map(_names_slow, node.decorator_list))
+                visit(node.body, f"{prefix}{node.name}::", slow or marked)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and (
+                slow or any(map(_names_slow, node.decorator_list))
+            ):
+                found.add(prefix + node.name)
+
+    visit(tree.body, "", module_slow)
+    return found
+
+
+def test_the_slow_finder_reads_function_class_and_module_marks() -> None:
+    source = (
+        "import pytest\n"
+        "@pytest.mark.slow\n"
+        "def test_a() -> None: ...\n"
+        "@pytest.mark.parametrize('x', [1])\n"
+        "def test_b(x: int) -> None: ...\n"
+        "class TestC:\n"
+        "    pytestmark = [pytest.mark.anyio, pytest.mark.slow]\n"
+        "    async def test_d(self) -> None: ...\n"
+        "@pytest.mark.slow\n"
+        "class TestE:\n"
+        "    def test_f(self) -> None: ...\n"
+    )
+    assert slow_tests(source) == {"test_a", "TestC::test_d", "TestE::test_f"}
+    marked_module = "import pytest\npytestmark = pytest.mark.slow\ndef test_g() -> None: ...\n"
+    assert slow_tests(marked_module) == {"test_g"}
+
+
+def test_every_test_measured_at_a_second_or_more_is_marked_slow() -> None:
+    """``-m 'not slow'`` is the quick loop: a test whose call took ``SLOW_SECONDS`` or more in
+    the committed measurement (tests/durations.json) carries the mark. Re-measure with
+    ``TRADETERM_RECORD_DURATIONS=tests/durations.json pytest ...`` (tests/conftest.py); a test
+    no longer there (renamed, removed) is not checked."""
+    measured = read_durations()
+    assert measured, "tests/durations.json is missing or empty"
+    unmarked = []
+    slow_by_file: dict[Path, set[str]] = {}
+    for node_id, seconds in sorted(measured.items()):
+        if seconds < SLOW_SECONDS:
+            continue
+        file, _, test = node_id.partition("::")
+        path = ROOT / file
+        if not path.exists():
+            continue
+        if path not in slow_by_file:
+            slow_by_file[path] = slow_tests(path.read_text())
+        if test.partition("[")[0] not in slow_by_file[path]:
+            unmarked.append(f"{node_id}: {seconds:.2f} s")
+    assert unmarked == [], "measured slow, not marked @pytest.mark.slow:\n" + "\n".join(unmarked)

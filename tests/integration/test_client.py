@@ -48,27 +48,11 @@ from app.domain.records import (
 )
 from app.sandbox.config import CreditHours
 from tests.harness import AppSandbox, SandboxProcess, Session, invariant, new_client
+from tests.helpers.client import connect
 
 Factory = Callable[..., SandboxProcess]
 
 pytestmark = pytest.mark.anyio
-
-
-async def connect(
-    sandbox: SandboxProcess,
-    session: Session,
-    *,
-    retry: RetryPolicy | None = None,
-    read_timeout: float = 15.0,
-) -> ServiceClient:
-    """A ServiceClient logged in as ``session``'s user (the caller closes it)."""
-    service = ServiceClient(ClientSettings(sandbox.url, read_timeout=read_timeout), retry=retry)
-    try:
-        await service.login(session.user, session.password, session.account)
-    except BaseException:
-        await service.aclose()
-        raise
-    return service
 
 
 @pytest.fixture

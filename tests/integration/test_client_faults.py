@@ -49,7 +49,7 @@ from tests.harness import (
     new_client,
     own_sandbox,
 )
-from tests.integration.test_client import connect
+from tests.helpers.client import connect
 
 pytestmark = pytest.mark.anyio
 

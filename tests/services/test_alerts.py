@@ -16,7 +16,7 @@ from app.domain.records import TopOfBook
 from app.services.log_events import EventKind, LogEvent
 from app.services.session import Environment, FeedIntervals, TerminalSession
 from tests.harness import AppSandbox, until
-from tests.services.test_feeds import logged_in
+from tests.helpers.feeds import logged_in
 
 pytestmark = pytest.mark.anyio
 

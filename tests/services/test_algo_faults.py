@@ -49,6 +49,7 @@ async def every_order(client: ServiceClient) -> list[Order]:
         cursor = max(o.ordering or 0 for o in page)
 
 
+@pytest.mark.slow
 async def test_twenty_parents_fill_exactly_their_targets_with_a_fifth_of_answers_dropped(
     sandbox_factory: Callable[..., SandboxProcess],
 ) -> None:
@@ -104,6 +105,7 @@ async def test_twenty_parents_fill_exactly_their_targets_with_a_fifth_of_answers
         await terminal.aclose()
 
 
+@pytest.mark.slow
 async def test_a_lost_answer_blocks_its_parent_until_the_server_shows_the_child(
     sandbox_factory: Callable[..., SandboxProcess],
 ) -> None:

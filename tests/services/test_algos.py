@@ -98,6 +98,7 @@ async def finished(parent: Parent) -> None:
     await until(lambda: parent.ended, timeout=30)
 
 
+@pytest.mark.slow
 async def test_a_twap_fills_exactly_its_target_in_its_slices(app_sandbox: AppSandbox) -> None:
     async with open_desk(app_sandbox) as desk:
         parent = desk.engine.submit(twap("1000", 4))
@@ -131,6 +132,7 @@ async def test_a_clip_sends_the_next_only_after_the_last_is_known(
         assert [c.sent_at for c in parent.children] == sorted(c.sent_at for c in parent.children)
 
 
+@pytest.mark.slow
 async def test_a_sell_stop_fires_when_the_bid_crosses_and_never_before(
     app_sandbox: AppSandbox,
 ) -> None:
@@ -188,6 +190,7 @@ async def test_a_spec_no_algo_could_work_is_refused_in_words(app_sandbox: AppSan
         assert desk.engine.parents == {}
 
 
+@pytest.mark.slow
 async def test_an_order_refused_for_credit_is_sent_again_when_credit_opens() -> None:
     async with AppSandbox(credit_hours=CreditHours.parse("never")) as sandbox:
         user = await sandbox.new_client({"USD": "0", "BTC": "0"}, {"USD": "-50000"})
@@ -241,6 +244,7 @@ async def test_a_refusal_that_names_the_credit_window_waits_for_its_opening() ->
             assert len(parent.children) == 1  # no probing while the window is known closed
 
 
+@pytest.mark.slow
 async def test_after_a_quit_parents_come_back_paused_with_what_the_server_filled(
     app_sandbox: AppSandbox, tmp_path: Path
 ) -> None:
@@ -321,6 +325,7 @@ async def test_no_child_is_priced_on_a_stale_book(app_sandbox: AppSandbox) -> No
         assert parent.filled == Decimal(100)
 
 
+@pytest.mark.slow
 async def test_a_parent_is_worked_by_one_terminal_process_at_a_time(
     app_sandbox: AppSandbox, tmp_path: Path
 ) -> None:
@@ -397,6 +402,7 @@ async def test_the_open_algo_orders_limit_refuses_by_its_name(app_sandbox: AppSa
         assert len(desk.engine.parents) == 2
 
 
+@pytest.mark.slow
 async def test_a_child_the_store_lost_is_found_in_the_journal_at_restart(
     app_sandbox: AppSandbox, tmp_path: Path
 ) -> None:
@@ -418,6 +424,7 @@ async def test_a_child_the_store_lost_is_found_in_the_journal_at_restart(
         assert back.filled == Decimal(400) and back.state == "done"
 
 
+@pytest.mark.slow
 async def test_a_restore_that_comes_after_a_submit_leaves_the_worked_parent_alone(
     app_sandbox: AppSandbox, tmp_path: Path
 ) -> None:

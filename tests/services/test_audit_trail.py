@@ -28,7 +28,7 @@ from app.services.journal import OrderJournal
 from app.services.order_desk import SubmitResult
 from app.services.ticket import TicketInput
 from tests.harness import SandboxProcess
-from tests.services.test_order_desk import Desk, lose_an_order, open_desk
+from tests.helpers.order_desk import Desk, lose_an_order, open_desk
 
 pytestmark = pytest.mark.anyio
 
@@ -80,6 +80,7 @@ async def three_orders(sandbox: SandboxProcess, tmp_path: Path) -> AsyncIterator
             journal.close()
 
 
+@pytest.mark.slow
 async def test_the_trail_lists_exactly_the_orders_sent_with_the_lost_one_unknown(
     sandbox: SandboxProcess, tmp_path: Path
 ) -> None:
@@ -147,6 +148,7 @@ async def test_filters_by_outcome_kind_words_ids_and_intent_time(
             await s.read(AuditQuery(status="lost"))
 
 
+@pytest.mark.slow
 async def test_an_answer_lost_after_the_server_ran_it_shows_settled(
     sandbox: SandboxProcess, tmp_path: Path
 ) -> None:

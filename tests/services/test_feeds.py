@@ -17,19 +17,10 @@ from app.services.health import STALE_FACTOR, Health, HealthMonitor, HealthState
 from app.services.log_events import LogEvent
 from app.services.poller import MAX_BACKOFF, FeedGroup, Poller
 from app.services.session import Balances, Environment, FeedIntervals, TerminalSession
-from tests.harness import AppAccount, AppSandbox, SandboxProcess, free_port, until
+from tests.harness import AppSandbox, SandboxProcess, free_port, until
+from tests.helpers.feeds import logged_in
 
 pytestmark = pytest.mark.anyio
-
-
-async def logged_in(sandbox: AppSandbox) -> tuple[ServiceClient, AppAccount]:
-    """A fresh funded account of ``sandbox`` and a ServiceClient logged in as it."""
-    account = await sandbox.new_client()
-    client = ServiceClient(
-        ClientSettings(sandbox.url), transport=sandbox.transport(), retry=RetryPolicy(attempts=1)
-    )
-    await client.login(account.user, account.password, account.account)
-    return client, account
 
 
 class ManualClock:

@@ -15,7 +15,7 @@ from app.domain.records import TopOfBook
 from app.services.rfq_desk import RFQ_MARKUP, SIDES
 from app.services.rfq_ticket import RfqState, RfqTicket
 from tests.harness import SandboxProcess, until
-from tests.services.test_rfq_desk import PAIR, Desk, open_desk
+from tests.helpers.rfq import PAIR, Desk, open_desk
 
 pytestmark = pytest.mark.anyio
 D = Decimal
@@ -31,6 +31,7 @@ def markups(ticket: RfqTicket) -> dict[str, Decimal | None]:
     return {side: ticket.preview.sides[side].markup_bps for side in SIDES}
 
 
+@pytest.mark.slow
 async def test_an_accepted_quotes_markup_does_not_follow_the_book_afterwards(
     sandbox_factory: Callable[..., SandboxProcess],
 ) -> None:
@@ -72,6 +73,7 @@ async def test_an_accepted_quotes_markup_does_not_follow_the_book_afterwards(
             ticket.close()
 
 
+@pytest.mark.slow
 async def test_an_expired_quotes_markup_is_the_one_of_its_expiry(
     sandbox_factory: Callable[..., SandboxProcess],
 ) -> None:

@@ -191,6 +191,7 @@ async def test_one_instruction_list_failing_leaves_the_other(
     assert book.withdraw_error.startswith("Cannot read withdraw instructions: HTTP 503")
 
 
+@pytest.mark.slow
 async def test_failures_are_one_line_messages_not_tracebacks(
     sandbox: SandboxProcess, faults: Faults
 ) -> None:

@@ -36,6 +36,7 @@ class EveryOtherOdd(httpx.AsyncBaseTransport):
         return response
 
 
+@pytest.mark.slow
 async def test_every_other_answer_odd_leaves_the_connection_live() -> None:
     async with AppSandbox() as sandbox:
         user = await sandbox.new_client()

@@ -81,6 +81,7 @@ async def test_a_crash_between_send_and_answer_is_reconciled_on_restart(
     await api.aclose()
 
 
+@pytest.mark.slow
 async def test_reconcile_keeps_entries_it_cannot_check(
     sandbox_factory: Callable[..., SandboxProcess], tmp_path: Path
 ) -> None:

@@ -6,124 +6,28 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any
 
-import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.api import ClientSettings, RetryPolicy, ServiceClient
 from app.domain import Price, format_decimal, parse_timestamp, utc_now
 from app.domain.money import divide
 from app.services.estimates import EstimateFeed, EstimateResult
-from app.services.journal import OrderJournal
 from app.services.limit_prices import describe_limit, display_number, trader_view, wire_limit
-from app.services.order_desk import AlreadySending, OrderDesk, SubmitResult
+from app.services.order_desk import AlreadySending
 from app.services.pretrade import CheckLimits, checks, what_if
-from app.services.session import Environment, TerminalSession
 from app.services.ticket import TicketError, TicketInput
-from tests.harness import ADMIN_TOKEN, Recorder, SandboxProcess, new_client, until
-from tests.services.session_desk import SessionDesk
+from tests.harness import SandboxProcess, until
+from tests.helpers.order_desk import lose_an_order, open_desk
 
 pytestmark = pytest.mark.anyio
 
 USD_CREDIT = {"USD": "100000"}
 CREDIT_LINE = {"USD": "-50000"}
-
-
-@dataclass
-class Desk(SessionDesk):
-    sandbox: SandboxProcess
-    session: TerminalSession
-    desk: OrderDesk
-    journal: OrderJournal
-    recorder: Recorder
-
-    @property
-    def account(self) -> str:
-        return self.session.environment.account
-
-    async def refresh(self) -> None:
-        """Balances and top of book as the pollers would publish them."""
-        await self.session.balances.poll_once()
-        await self.session.top_of_book.poll_once()
-
-    async def faults(self, *rules: dict[str, Any]) -> None:
-        async with admin(self.sandbox) as http:
-            response = await http.post("/api/v1/sandbox/admin/faults", json={"faults": rules})
-            assert response.status_code == 200, response.text
-
-    async def hits(self, fragment: str) -> int:
-        return len(await self.hit_log(fragment))
-
-    async def hit_log(self, fragment: str) -> list[dict[str, Any]]:
-        async with admin(self.sandbox) as http:
-            report = (await http.get("/api/v1/sandbox/admin/faults")).json()
-        return [hit for hit in report["hits"] if fragment in hit["path"]]
-
-    async def wait_for_hit(self, fragment: str, timeout: float = 10.0) -> dict[str, Any]:
-        """The first fault hit on a path containing ``fragment``, polling up to ``timeout``."""
-        deadline = time.monotonic() + timeout
-        while not (hits := await self.hit_log(fragment)):
-            if time.monotonic() > deadline:
-                raise AssertionError(f"no request to {fragment} within {timeout} s")
-            await asyncio.sleep(0.02)
-        return hits[0]
-
-    async def clear_faults(self) -> None:
-        async with admin(self.sandbox) as http:
-            await http.delete("/api/v1/sandbox/admin/faults")
-
-    def order_path(self) -> str:
-        return f"/account/{self.account}/order(/limit)?$"
-
-
-@asynccontextmanager
-async def admin(sandbox: SandboxProcess) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(
-        base_url=sandbox.url, timeout=30, headers={"X-Sandbox-Admin": ADMIN_TOKEN}
-    ) as http:
-        yield http
-
-
-@asynccontextmanager
-async def open_desk(
-    sandbox: SandboxProcess,
-    balances: dict[str, str] | None = None,
-    credit: dict[str, str] | None = None,
-    limits: CheckLimits | None = None,
-    read_timeout: float = 15.0,
-) -> AsyncIterator[Desk]:
-    user = new_client(sandbox, balances, credit)
-    user.close()
-    recorder = Recorder()
-    client = ServiceClient(
-        ClientSettings(sandbox.url, read_timeout=read_timeout),
-        retry=RetryPolicy(attempts=1),
-        transport=recorder,
-    )
-    await client.login(user.user, user.password, user.account)
-    env = Environment(sandbox.url, user.user, user.account, sandbox=True)
-    session = TerminalSession(
-        client, env, watchlist=["BTC/USD", "ETH/USD", "ETH/BTC", "ETH/USDT", "USDT/USD"]
-    )
-    journal = OrderJournal(":memory:")
-    desk = Desk(sandbox, session, OrderDesk(session, journal, limits), journal, recorder)
-    await desk.refresh()
-    try:
-        yield desk
-    finally:
-        if sandbox.proc is not None and sandbox.proc.poll() is None:
-            await desk.clear_faults()
-        desk.desk.close()
-        journal.close()
-        await client.aclose()
 
 
 def price(text: str) -> Price:
@@ -178,6 +82,7 @@ def test_ticket_validation_names_the_field() -> None:
     TicketInput("USD", "BTC", Decimal(1), "limit", price("90000 BTC/USD")).validate(now)
 
 
+@pytest.mark.slow
 async def test_converted_limits_fill_or_rest_consistently_with_the_book(
     sandbox: SandboxProcess,
 ) -> None:
@@ -209,6 +114,7 @@ async def test_converted_limits_fill_or_rest_consistently_with_the_book(
 # -- indicative price ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_estimate_requests_are_debounced(sandbox: SandboxProcess) -> None:
     async with open_desk(sandbox) as d:
         await d.faults({"kind": "latency", "seconds": 0, "path": f"{d.account}/order/estimate"})
@@ -229,6 +135,7 @@ async def test_estimate_requests_are_debounced(sandbox: SandboxProcess) -> None:
         assert (result.inverted.base, result.inverted.quote) == ("BTC", "USD")
 
 
+@pytest.mark.slow
 async def test_a_newer_estimate_supersedes_one_in_flight(sandbox: SandboxProcess) -> None:
     async with open_desk(sandbox) as d:
         path = f"{d.account}/order/estimate"
@@ -250,6 +157,7 @@ async def test_a_newer_estimate_supersedes_one_in_flight(sandbox: SandboxProcess
 # -- what-if ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_what_if_predictions_match_the_server(sandbox: SandboxProcess) -> None:
     async with open_desk(sandbox, USD_CREDIT, CREDIT_LINE) as d:
         for size, needs_credit in ((Decimal(1000), False), (Decimal(120000), True)):
@@ -281,6 +189,7 @@ async def test_what_if_predictions_match_the_server(sandbox: SandboxProcess) -> 
         assert result.message == guess.refusal  # the same words, named amount included
 
 
+@pytest.mark.slow
 async def test_credit_outside_credit_hours_is_predicted(
     sandbox_factory: Callable[..., SandboxProcess],
 ) -> None:
@@ -299,6 +208,7 @@ async def test_credit_outside_credit_hours_is_predicted(
 # -- pre-trade checks ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_fat_finger_blocks_unless_overridden(sandbox: SandboxProcess) -> None:
     async with open_desk(sandbox, limits=CheckLimits(max_notional=Decimal(1000))) as d:
         assert d.desk.balances is not None
@@ -325,6 +235,7 @@ async def test_fat_finger_blocks_unless_overridden(sandbox: SandboxProcess) -> N
 # -- submission ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_a_second_enter_sends_nothing(sandbox: SandboxProcess) -> None:
     async with open_desk(sandbox) as d:
         await d.faults({"kind": "latency", "seconds": 0.5, "path": d.order_path()})
@@ -339,6 +250,7 @@ async def test_a_second_enter_sends_nothing(sandbox: SandboxProcess) -> None:
         assert len(d.journal.entries()) == 1
 
 
+@pytest.mark.slow
 async def test_a_refusal_is_journaled_with_the_servers_words(sandbox: SandboxProcess) -> None:
     async with open_desk(sandbox, {"USD": "100"}) as d:
         result = await d.desk.submit(TicketInput("USD", "BTC", Decimal(1000)))
@@ -365,6 +277,7 @@ async def test_an_answer_lost_after_commit_still_ends_filled(sandbox: SandboxPro
         )
 
 
+@pytest.mark.slow
 async def test_the_journal_is_written_before_the_order_leaves(sandbox: SandboxProcess) -> None:
     async with open_desk(sandbox) as d:
         await d.faults({"kind": "latency", "seconds": 1, "path": d.order_path()})
@@ -397,6 +310,7 @@ async def test_an_answer_lost_before_execution_is_unknown(sandbox: SandboxProces
 # -- clientOrderId reuse and settling lost answers -------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_an_order_that_never_left_fails_and_keeps_its_id_for_the_resend(
     sandbox_factory: Callable[..., SandboxProcess],
 ) -> None:
@@ -463,20 +377,7 @@ async def test_an_unknown_outcome_settles_itself_by_looking_the_order_up(
         assert entry is not None and entry.status == "filled" and entry.order_id
 
 
-async def lose_an_order(
-    d: Desk, *, settle: tuple[float, ...], session: float
-) -> tuple[list[str], SubmitResult]:
-    """Send 100 USD of BTC under the fault already set; its answer is lost. Returns the
-    statuses the desk publishes from then on, and the (unknown) first result."""
-    d.desk.settle_delays = settle
-    d.desk.session_delay = session
-    published: list[str] = []
-    d.desk.results.subscribe(lambda r: published.append(r.status))
-    lost = await d.desk.submit(TicketInput("USD", "BTC", Decimal(100)))
-    assert lost.status == "unknown"
-    return published, lost
-
-
+@pytest.mark.slow
 async def test_an_order_the_server_never_listed_stays_unknown_and_is_looked_for(
     sandbox: SandboxProcess, look_ups: list[str]
 ) -> None:
@@ -493,6 +394,7 @@ async def test_an_order_the_server_never_listed_stays_unknown_and_is_looked_for(
         assert d.journal.unsettled(entry.account) == [entry]  # open for the next start too
 
 
+@pytest.mark.slow
 async def test_an_answer_held_past_the_read_timeout_stays_unknown_until_it_fills(
     sandbox: SandboxProcess,
 ) -> None:
@@ -506,6 +408,7 @@ async def test_an_answer_held_past_the_read_timeout_stays_unknown_until_it_fills
         assert entry is not None and entry.status == "filled" and entry.order_id
 
 
+@pytest.mark.slow
 async def test_the_journal_holds_exactly_the_body_that_was_sent(sandbox: SandboxProcess) -> None:
     async with open_desk(sandbox) as d:
         ask = d.desk.top_of_book["BTC/USD"].ask
@@ -532,6 +435,7 @@ async def test_the_journal_holds_exactly_the_body_that_was_sent(sandbox: Sandbox
         assert parse_timestamp(resting["endAt"]) == end_at
 
 
+@pytest.mark.slow
 async def test_send_refuses_a_request_that_is_not_its_tickets(sandbox: SandboxProcess) -> None:
     """``send`` journals the request's body and logs the ticket's words: the two must be one
     order, or the log and the confirmation would describe another order than the one sent."""
@@ -544,6 +448,7 @@ async def test_send_refuses_a_request_that_is_not_its_tickets(sandbox: SandboxPr
         assert not d.desk.sending
 
 
+@pytest.mark.slow
 async def test_a_lost_answer_is_settled_live_by_the_one_look_up(
     sandbox: SandboxProcess, look_ups: list[str]
 ) -> None:

@@ -23,7 +23,7 @@ from app.services.order_intent import Preview
 from app.services.order_ticket import OrderTicket, TicketState
 from app.services.pretrade import CheckLimits
 from tests.harness import SandboxProcess, until
-from tests.services.test_order_desk import Desk, open_desk
+from tests.helpers.order_desk import Desk, open_desk
 
 pytestmark = pytest.mark.anyio
 
@@ -74,6 +74,7 @@ def tick(bid: str, ask: str) -> dict[str, TopOfBook]:
 # -- the intent ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_side_and_pair_switches_convert_the_amount_never_keep_its_digits(
     sandbox: SandboxProcess,
 ) -> None:
@@ -108,6 +109,7 @@ async def test_side_and_pair_switches_convert_the_amount_never_keep_its_digits(
         assert seen(ticket).request == again
 
 
+@pytest.mark.slow
 async def test_no_price_clears_the_amount_with_a_note(sandbox: SandboxProcess) -> None:
     async with open_ticket(sandbox) as (d, ticket, _):
         d.session.top_of_book.data.publish({})
@@ -118,6 +120,7 @@ async def test_no_price_clears_the_amount_with_a_note(sandbox: SandboxProcess) -
         assert note is not None and note[0] == "warning" and "cleared" in note[1]
 
 
+@pytest.mark.slow
 async def test_units_toggle_per_pair_and_amount_in_the_asset_bought(
     sandbox: SandboxProcess,
 ) -> None:
@@ -160,6 +163,7 @@ async def test_units_toggle_per_pair_and_amount_in_the_asset_bought(
         assert ticket.fields.amount_in == "BTC"
 
 
+@pytest.mark.slow
 async def test_a_pair_switch_never_carries_a_limit(sandbox: SandboxProcess) -> None:
     async with open_ticket(sandbox) as (d, ticket, _):
         tops = tick("49999", "50001")
@@ -215,6 +219,7 @@ async def test_increments_are_checked_before_sending(sandbox: SandboxProcess) ->
         assert d.journal.entries() == []
 
 
+@pytest.mark.slow
 async def test_hit_and_lift_are_marketable_with_a_short_end(sandbox: SandboxProcess) -> None:
     async with open_ticket(sandbox) as (d, ticket, _):
         d.session.top_of_book.data.publish(tick("91000.00", "91078.31"))
@@ -254,6 +259,7 @@ async def test_a_click_never_reuses_an_amount_of_another_asset(sandbox: SandboxP
 # -- checks on each snapshot ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_checks_run_once_per_snapshot_and_the_override_is_per_ticket(
     sandbox: SandboxProcess,
 ) -> None:
@@ -275,6 +281,7 @@ async def test_checks_run_once_per_snapshot_and_the_override_is_per_ticket(
         assert d.journal.entries() == []
 
 
+@pytest.mark.slow
 async def test_offline_nothing_is_sent_and_the_reason_is_said(sandbox: SandboxProcess) -> None:
     async with open_ticket(sandbox) as (d, ticket, _):
         ticket.set_size("100")
@@ -291,6 +298,7 @@ async def test_offline_nothing_is_sent_and_the_reason_is_said(sandbox: SandboxPr
 # -- the state machine -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_a_second_send_while_sending_sends_nothing(sandbox: SandboxProcess) -> None:
     async with open_ticket(sandbox) as (d, ticket, results):
         await d.faults({"kind": "latency", "seconds": 0.5, "path": d.order_path()})
@@ -307,6 +315,7 @@ async def test_a_second_send_while_sending_sends_nothing(sandbox: SandboxProcess
         assert after is not None and after.client_order_id != results[0].client_order_id
 
 
+@pytest.mark.slow
 async def test_confirming_then_cancel_or_send(sandbox: SandboxProcess) -> None:
     async with open_ticket(sandbox) as (d, ticket, results):
         ticket.set_size("100")
@@ -328,6 +337,7 @@ async def test_confirming_then_cancel_or_send(sandbox: SandboxProcess) -> None:
         assert state(ticket) is TicketState.EDITING
 
 
+@pytest.mark.slow
 async def test_a_refusal_and_an_unknown_that_settles(sandbox: SandboxProcess) -> None:
     async with open_ticket(sandbox) as (d, ticket, results):
         ticket.set_size("900000")
@@ -351,6 +361,7 @@ async def test_a_refusal_and_an_unknown_that_settles(sandbox: SandboxProcess) ->
 # -- preview -> send equality -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_the_request_sent_is_the_previewed_request_byte_for_byte(
     sandbox: SandboxProcess,
 ) -> None:
@@ -372,6 +383,7 @@ async def test_the_request_sent_is_the_previewed_request_byte_for_byte(
         assert results[0].client_order_id == json.loads(body)["clientOrderId"]
 
 
+@pytest.mark.slow
 async def test_a_market_that_moved_after_the_preview_is_shown_again_not_sent(
     sandbox: SandboxProcess,
 ) -> None:
@@ -403,6 +415,7 @@ async def test_a_market_that_moved_after_the_preview_is_shown_again_not_sent(
         assert post.content == shown.request.body_text(d.account).encode()
 
 
+@pytest.mark.slow
 async def test_a_confirmation_is_answered_for_what_it_showed(sandbox: SandboxProcess) -> None:
     """A tick between the confirmation and Send that brings a check the trader was not shown
     (the limit is now far from the bid) sends nothing; ticks that change nothing shown (the
@@ -438,6 +451,7 @@ async def test_a_confirmation_is_answered_for_what_it_showed(sandbox: SandboxPro
         assert post.content == shown.request.body_text(d.account).encode()
 
 
+@pytest.mark.slow
 async def test_nothing_changes_the_order_while_it_is_confirmed(sandbox: SandboxProcess) -> None:
     """A settings change (the resting time) or a tick that drops the size check does not
     touch the fields a confirmation shows: Send sends them as shown, the override included."""
@@ -471,6 +485,7 @@ async def test_nothing_changes_the_order_while_it_is_confirmed(sandbox: SandboxP
         assert not ticket.fields.override  # and an override with nothing to override goes
 
 
+@pytest.mark.slow
 async def test_an_unknown_that_settles_during_its_confirmation_is_not_sent_again(
     sandbox: SandboxProcess,
 ) -> None:
@@ -503,6 +518,7 @@ async def test_an_unknown_that_settles_during_its_confirmation_is_not_sent_again
         assert [o.client_order_id for o in await d.client.orders()] == [lost]
 
 
+@pytest.mark.slow
 async def test_closing_with_a_send_in_flight_leaves_it_unknown(sandbox: SandboxProcess) -> None:
     """The ticket closes under a send still waiting for its answer: the journal says unknown
     (it may have reached the service; the next start looks it up), never failed."""

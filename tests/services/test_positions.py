@@ -35,6 +35,7 @@ from app.services.positions import (
 )
 from app.services.session import Environment, TerminalSession
 from tests.harness import AppAccount, AppSandbox, body
+from tests.helpers.positions import pro_rata
 
 pytestmark = pytest.mark.anyio
 
@@ -112,13 +113,6 @@ async def open_desk(sandbox: AppSandbox, balances: dict[str, str]) -> AsyncItera
         yield Desk(user, client, session)
     finally:
         await client.aclose()
-
-
-def pro_rata(basis: Decimal, part: Decimal, whole: Decimal) -> Decimal:
-    """The documented share a disposal takes from an average-cost pool: basis × part / whole,
-    rounded half-even to 28 decimal places."""
-    with localcontext(BOOK_CONTEXT):
-        return (basis * part / whole).quantize(D("1e-28"))
 
 
 async def test_scripted_trades_deposit_and_withdrawal_by_hand(
@@ -411,6 +405,7 @@ def cached_count(path: Path, *, main_file_only: bool = False) -> int:
         return int(db.execute("SELECT COUNT(*) FROM entries").fetchone()[0])
 
 
+@pytest.mark.slow
 def test_a_big_cache_write_commits_in_steps_and_a_cost_fits_between(tmp_path: Path) -> None:
     """Writing 100,000 entries at once held the loop 0.45 s: a write goes in steps, each
     committed (a crash leaves a prefix the next refresh completes), none left open across a

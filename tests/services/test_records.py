@@ -246,6 +246,7 @@ async def test_new_orders_go_on_top_and_a_fill_refreshes_at_once(app_sandbox: Ap
             await feed.stop()
 
 
+@pytest.mark.slow
 async def test_a_resting_order_beyond_the_first_page_is_read_again(
     app_sandbox: AppSandbox,
 ) -> None:

@@ -5,23 +5,20 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any
 
 import pytest
 
-from app.api import ClientSettings, RetryPolicy, ServerClock, ServiceClient
+from app.api import ServerClock
 from app.api.clock import system_now
 from app.domain import Amount, parse_timestamp
 from app.domain.pair_terms import Trade
 from app.domain.records import TopOfBook
 from app.domain.valuation import value_in
-from app.services.journal import OrderJournal
-from app.services.log_events import EventKind, LogEvent
+from app.services.log_events import EventKind
 from app.services.pretrade import CheckLimits
 from app.services.rfq_desk import (
     SIDES,
@@ -35,12 +32,20 @@ from app.services.rfq_desk import (
     quote_checks,
     size_text,
 )
-from app.services.session import Environment, FeedIntervals, TerminalSession
-from tests.harness import ADMIN_TOKEN, SandboxProcess, Session, new_client, until
+from tests.harness import SandboxProcess, until
+from tests.helpers.rfq import (
+    PAIR,
+    Desk,
+    accept_posts,
+    admin_faults,
+    clear_faults,
+    logged_requests,
+    open_desk,
+    start_request_log,
+)
 
 pytestmark = pytest.mark.anyio
 
-PAIR = "BTC/USD"
 SIZE = Amount(Decimal("0.01"), "BTC")
 
 
@@ -58,94 +63,7 @@ def rfq_sandbox() -> Iterator[SandboxProcess]:
     process.close()
 
 
-@dataclass
-class Desk:
-    desk: RfqDesk
-    api: ServiceClient
-    user: Session
-    journal: OrderJournal
-    logs: list[LogEvent]
-    sandbox: SandboxProcess
-
-    async def free(self) -> dict[str, Decimal]:
-        account = await self.api.account()
-        return {asset: balance.free for asset, balance in account.balances.items()}
-
-
-@asynccontextmanager
-async def open_desk(
-    sandbox: SandboxProcess,
-    *,
-    clock: ServerClock | None = None,
-    started: bool = False,
-    **desk_options: Any,
-) -> AsyncIterator[Desk]:
-    """A desk on a fresh account (USD 100,000, BTC 2). ``started``: the session's feeds run
-    and the desk has a top of book and balances before the test begins (its checks need them)."""
-    user = new_client(sandbox, {"USD": "100000", "BTC": "2"})
-    api = ServiceClient(ClientSettings(sandbox.url), retry=RetryPolicy(attempts=1), clock=clock)
-    await api.login(user.user, user.password, user.account)
-    await api.service_time()
-    session = TerminalSession(
-        api,
-        Environment(sandbox.url, user.user, user.account, True),
-        FeedIntervals(top_of_book=0.25, balances=1.0, order_book=0.5),
-    )
-    logs: list[LogEvent] = []
-    session.events.subscribe(logs.append)
-    journal = OrderJournal(":memory:")
-    desk = RfqDesk(session, journal, **desk_options)
-    try:
-        if started:
-            await session.start()
-            await until(
-                lambda: PAIR in desk.market.top_of_book and desk.market.balances is not None
-            )
-        yield Desk(desk, api, user, journal, logs, sandbox)
-    finally:
-        await desk.close()
-        if started:
-            await session.stop()
-        await api.aclose()
-        journal.close()
-        user.close()
-
-
-def admin_faults(sandbox: SandboxProcess, faults: list[dict[str, Any]]) -> None:
-    with sandbox.admin() as admin:
-        response = admin.post("/api/v1/sandbox/admin/faults", json={"faults": faults})
-        assert response.status_code == 200, response.text
-
-
-def start_request_log(sandbox: SandboxProcess) -> None:
-    """The sandbox logs requests only while a rule is configured (an empty list turns the
-    middleware off): install one that never fires."""
-    admin_faults(sandbox, [{"kind": "latency", "path": ".*", "rate": 0}])
-
-
-def logged_requests(sandbox: SandboxProcess) -> list[dict[str, Any]]:
-    with sandbox.admin() as admin:
-        response = admin.get(
-            "/api/v1/sandbox/admin/faults", headers={"X-Sandbox-Admin": ADMIN_TOKEN}
-        )
-        assert response.status_code == 200, response.text
-        requests: list[dict[str, Any]] = response.json()["requests"]
-        return requests
-
-
-def clear_faults(sandbox: SandboxProcess) -> None:
-    with sandbox.admin() as admin:
-        admin.delete("/api/v1/sandbox/admin/faults")
-
-
-def accept_posts(sandbox: SandboxProcess, account: str) -> list[dict[str, Any]]:
-    return [
-        r
-        for r in logged_requests(sandbox)
-        if r["method"] == "POST" and account in r["path"] and r["path"].endswith("/accept")
-    ]
-
-
+@pytest.mark.slow
 async def test_the_countdown_decreases_with_monotonic_time(rfq_sandbox: SandboxProcess) -> None:
     async with open_desk(rfq_sandbox) as d:
         live = await d.desk.request(PAIR, SIZE)
@@ -165,6 +83,7 @@ async def test_the_countdown_decreases_with_monotonic_time(rfq_sandbox: SandboxP
         assert live.state("buy", live.deadlines["buy"] - 5.0) == "live"
 
 
+@pytest.mark.slow
 async def test_accept_before_expiry_fills_exactly_the_quoted_amounts(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -199,6 +118,7 @@ async def test_accept_before_expiry_fills_exactly_the_quoted_amounts(
                 await d.desk.accept("sell" if side == "buy" else "buy")
 
 
+@pytest.mark.slow
 async def test_accept_is_refused_locally_when_closing_and_expired(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -220,6 +140,7 @@ async def test_accept_is_refused_locally_when_closing_and_expired(
             clear_faults(rfq_sandbox)
 
 
+@pytest.mark.slow
 async def test_a_forced_accept_after_expiry_shows_the_servers_refusal(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -241,6 +162,7 @@ async def test_a_forced_accept_after_expiry_shows_the_servers_refusal(
         assert entry.created_at <= entry.sent_at <= entry.updated_at
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("skew", [30, -30])
 async def test_the_countdown_ignores_a_skewed_local_clock(
     rfq_sandbox: SandboxProcess, skew: int
@@ -258,6 +180,7 @@ async def test_the_countdown_ignores_a_skewed_local_clock(
             assert 2.0 < live.remaining(side, middle) <= 3.0
 
 
+@pytest.mark.slow
 async def test_an_accept_in_flight_disables_both_sides(rfq_sandbox: SandboxProcess) -> None:
     async with open_desk(rfq_sandbox) as d:
         path = f"/account/{d.user.account}/order/rfq/.*/accept$"
@@ -283,6 +206,7 @@ async def test_an_accept_in_flight_disables_both_sides(rfq_sandbox: SandboxProce
             clear_faults(rfq_sandbox)
 
 
+@pytest.mark.slow
 async def test_history_records_requested_accepted_expired_and_refused(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -314,6 +238,7 @@ async def test_history_records_requested_accepted_expired_and_refused(
         assert not any(e.kind == "expired" and e.quote_id == taken.order_id for e in published)
 
 
+@pytest.mark.slow
 async def test_auto_requote_spaces_requests_and_stops_after_unanswered_quotes(
     sandbox_factory: Callable[..., SandboxProcess],
 ) -> None:
@@ -335,6 +260,7 @@ async def test_auto_requote_spaces_requests_and_stops_after_unanswered_quotes(
         assert len(arrivals) == stopped_at
 
 
+@pytest.mark.slow
 async def test_an_accept_resets_the_requote_count_and_requote_reuses_pair_and_size(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -347,6 +273,7 @@ async def test_an_accept_resets_the_requote_count_and_requote_reuses_pair_and_si
         assert (again.pair, again.size) == (PAIR, SIZE)
 
 
+@pytest.mark.slow
 async def test_markup_in_basis_points_against_the_top_of_book(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -371,6 +298,7 @@ async def test_markup_in_basis_points_against_the_top_of_book(
         assert live.markup_bps("sell", top) == pytest.approx(Decimal("9.99"), abs=Decimal("0.01"))
 
 
+@pytest.mark.slow
 async def test_the_desk_reads_time_only_from_its_monotonic_clock(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -385,6 +313,7 @@ async def test_the_desk_reads_time_only_from_its_monotonic_clock(
             await d.desk.accept("buy")
 
 
+@pytest.mark.slow
 async def test_an_accept_whose_answer_is_lost_is_settled_by_looking_it_up(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -418,6 +347,7 @@ async def accept_dropped(d: Desk, sandbox: SandboxProcess) -> AcceptResult:
         clear_faults(sandbox)
 
 
+@pytest.mark.slow
 async def test_an_accept_dropped_before_the_server_saw_it_stays_unknown(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -439,6 +369,7 @@ def current(desk: RfqDesk) -> LiveQuote | None:
     return desk.current
 
 
+@pytest.mark.slow
 async def test_a_request_above_the_size_limit_is_not_sent_unless_overridden(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -465,6 +396,7 @@ async def test_a_request_above_the_size_limit_is_not_sent_unless_overridden(
             clear_faults(rfq_sandbox)
 
 
+@pytest.mark.slow
 async def test_limits_in_a_quote_currency_size_value_the_estimated_spend(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -479,6 +411,7 @@ async def test_limits_in_a_quote_currency_size_value_the_estimated_spend(
         assert live.quote.buy.source == Amount(Decimal(1000), "USD")
 
 
+@pytest.mark.slow
 async def test_an_accept_a_check_blocks_is_refused_locally_per_side(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -511,6 +444,7 @@ async def test_an_accept_a_check_blocks_is_refused_locally_per_side(
             clear_faults(rfq_sandbox)
 
 
+@pytest.mark.slow
 async def test_offline_the_desk_sends_neither_requests_nor_accepts(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -535,6 +469,7 @@ async def test_offline_the_desk_sends_neither_requests_nor_accepts(
             clear_faults(rfq_sandbox)
 
 
+@pytest.mark.slow
 async def test_the_fill_log_line_is_the_trade_sentence(rfq_sandbox: SandboxProcess) -> None:
     async with open_desk(rfq_sandbox) as d:
         live = await d.desk.request(PAIR, SIZE)
@@ -570,6 +505,7 @@ def ten_second_sandbox() -> Iterator[SandboxProcess]:
     process.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jump", [600, -600])
 async def test_a_wall_clock_jump_keeps_the_countdown_on_server_time(
     ten_second_sandbox: SandboxProcess, jump: int
@@ -606,6 +542,7 @@ async def test_a_wall_clock_jump_keeps_the_countdown_on_server_time(
             await d.desk.accept("buy")
 
 
+@pytest.mark.slow
 async def test_a_relogin_between_check_and_send_does_not_send_a_late_accept(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -641,6 +578,7 @@ async def test_a_relogin_between_check_and_send_does_not_send_a_late_accept(
         assert d.journal.unsettled(d.user.account) == []  # the intent is closed as not sent
 
 
+@pytest.mark.slow
 async def test_an_unknown_accept_is_settled_during_the_session(
     rfq_sandbox: SandboxProcess,
 ) -> None:
@@ -679,6 +617,7 @@ async def test_an_unknown_accept_is_settled_during_the_session(
         assert (await d.free())["BTC"] == Decimal("1.99")
 
 
+@pytest.mark.slow
 async def test_an_accept_never_seen_stays_unknown_after_its_quote_expired(
     rfq_sandbox: SandboxProcess,
 ) -> None:

@@ -16,7 +16,7 @@ from app.services.pretrade import CheckLimits
 from app.services.rfq_desk import AMBER_SECONDS, SIDES, AcceptClosed
 from app.services.rfq_ticket import OVERRIDE_TEXT, RfqPreview, RfqState, RfqTicket
 from tests.harness import SandboxProcess, until
-from tests.services.test_rfq_desk import (
+from tests.helpers.rfq import (
     PAIR,
     Desk,
     accept_posts,
@@ -247,6 +247,7 @@ async def test_the_preview_carries_markup_what_if_and_its_snapshot(
             ticket.close()
 
 
+@pytest.mark.slow
 async def test_an_accept_sends_only_the_quote_its_preview_showed(
     ticket_sandbox: SandboxProcess,
 ) -> None:
@@ -279,6 +280,7 @@ async def test_an_accept_sends_only_the_quote_its_preview_showed(
             ticket.close()
 
 
+@pytest.mark.slow
 async def test_a_blocked_request_offers_the_override_until_the_entry_changes(
     ticket_sandbox: SandboxProcess,
 ) -> None:
@@ -302,6 +304,7 @@ async def test_a_blocked_request_offers_the_override_until_the_entry_changes(
             ticket.close()
 
 
+@pytest.mark.slow
 async def test_a_refused_accept_and_a_lost_answer_end_the_quote_honestly(
     ticket_sandbox: SandboxProcess,
 ) -> None:
@@ -352,6 +355,7 @@ async def test_a_refused_accept_and_a_lost_answer_end_the_quote_honestly(
             ticket.close()
 
 
+@pytest.mark.slow
 async def test_a_lost_answer_stays_unknown_when_the_next_quote_fills(
     ticket_sandbox: SandboxProcess,
 ) -> None:
@@ -427,6 +431,7 @@ async def test_an_accept_goes_with_the_override_its_preview_was_checked_with(
             ticket.close()
 
 
+@pytest.mark.slow
 async def test_an_accept_from_another_window_closes_both_sides_here_while_on_its_way(
     ticket_sandbox: SandboxProcess,
 ) -> None:

@@ -93,6 +93,7 @@ async def test_an_order_whose_answer_outlived_the_run_is_found_after_a_restart(
         assert all("failed" not in line.message for line in lines)
 
 
+@pytest.mark.slow
 async def test_the_trader_dismisses_an_unknown_and_it_is_not_looked_for_again(
     sandbox: SandboxProcess, tmp_path: Path, look_ups: list[str]
 ) -> None:

@@ -6,22 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from collections.abc import Callable, Coroutine, Iterator
-from dataclasses import dataclass
-from decimal import Decimal
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
 
 import pytest
 from PySide6.QtCore import QCoreApplication, QSettings
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from app.api import ClientSettings, ServiceClient
 from app.domain.display import Precision
-from app.domain.money import AssetPair
-from app.domain.records import TopOfBook
-from app.services.desks import TradingDesks
 from app.services.log_events import LogLevel
 from app.services.session import Environment, FeedIntervals, TerminalSession
 from app.services.terminal import Terminal
@@ -31,10 +25,9 @@ from app.ui.panels.base import PanelContext
 from app.ui.qt import QEventLoop
 from app.ui.settings import open_settings
 from app.ui.theme import THEME_PROPERTY, apply_theme
-from tests.harness import SandboxProcess, Session, new_client, open_terminal
-
-T = TypeVar("T")
-W = TypeVar("W", bound=QWidget)
+from tests.harness import SandboxProcess, new_client, open_terminal
+from tests.helpers.live import Live, LiveFactory, OfflineContext
+from tests.helpers.qt import run
 
 
 @pytest.fixture(autouse=True)
@@ -63,42 +56,9 @@ def qloop(qt_loop: QEventLoop) -> Iterator[QEventLoop]:
     asyncio.events._set_running_loop(None)
 
 
-def shown(qtbot: QtBot, widget: W, width: int, height: int) -> W:
-    """``widget`` at ``width`` x ``height``, shown and closed with the test: how a dock test
-    opens its panel."""
-    qtbot.addWidget(widget)
-    widget.resize(width, height)
-    widget.show()
-    return widget
-
-
-def run(qtbot: QtBot, coro: Coroutine[Any, Any, T], timeout: float = 15.0) -> T:
-    """Run ``coro`` on the Qt loop, waiting with qtbot (Qt and asyncio both keep running)."""
-    task = asyncio.get_event_loop().create_task(coro)
-    qtbot.waitUntil(task.done, timeout=int(timeout * 1000))
-    return task.result()
-
-
 @pytest.fixture
 def settings(tmp_path: Path) -> QSettings:
     return open_settings(tmp_path / "config")
-
-
-@dataclass
-class Live:
-    """A started terminal on a fresh sandbox client: its session, its bridge, its trading desks
-    (journal in the test's tmp_path) and the panel context."""
-
-    terminal: Terminal
-    session: TerminalSession
-    bridge: SessionBridge
-    context: PanelContext
-    account: Session
-    notices: list[tuple[LogLevel, str]]
-    desks: TradingDesks
-
-
-LiveFactory = Callable[..., Live]
 
 
 @pytest.fixture
@@ -173,17 +133,6 @@ def app(app_as_found: QApplication) -> QApplication:
     """The dark theme applied for the test; restored afterwards (``app_as_found``)."""
     apply_theme(app_as_found, "dark")
     return app_as_found
-
-
-def top(pair: str, bid: str, ask: str) -> TopOfBook:
-    """A top of book with sizes of one, for tests that feed views themselves."""
-    one = Decimal(1)
-    return TopOfBook(
-        AssetPair.parse(pair), Decimal(bid), one, Decimal(ask), one, Decimal(ask) - Decimal(bid)
-    )
-
-
-OfflineContext = Callable[[str], PanelContext]
 
 
 @pytest.fixture

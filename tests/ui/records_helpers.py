@@ -23,7 +23,8 @@ from app.ui.csv_export import EXPORT_ROLE
 from app.ui.models.sorting import SORT_ROLE
 from app.ui.panels.record_parts import within
 from tests.harness import body
-from tests.ui.conftest import Live, run
+from tests.helpers.live import Live
+from tests.helpers.qt import run
 
 D = Decimal
 EPOCH = parse_timestamp("1970-01-01T00:00:00Z")

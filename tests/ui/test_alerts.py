@@ -27,8 +27,8 @@ from app.ui.notifier import TrayMessage
 from app.ui.panels.alerts import AlertsPanel, read_alerts
 from app.ui.panels.top_of_book import TopOfBookPanel
 from tests.harness import SandboxProcess
-from tests.ui.conftest import Live, LiveFactory, shown
-from tests.ui.test_balances import right_click
+from tests.helpers.live import Live, LiveFactory
+from tests.helpers.qt import right_click, shown
 
 PAIR = "BTC/USD"
 WAIT_MS = 10_000
@@ -200,6 +200,7 @@ def new_alert(qtbot: QtBot, panel: AlertsPanel, level: str) -> None:
     qtbot.waitUntil(lambda: not dialog.isVisible())
 
 
+@pytest.mark.slow
 def test_an_alert_fires_once_on_the_sandbox_price_is_rearmed_and_survives_a_restart(
     qtbot: QtBot,
     live_factory: LiveFactory,
@@ -301,6 +302,7 @@ def test_an_alert_is_edited_and_deleted_in_the_panel(qtbot: QtBot, live: Live) -
     assert read_alerts(live.context.settings) == ([], 0)
 
 
+@pytest.mark.slow
 def test_the_terminal_tells_a_fired_alert_and_goes_to_the_panel_with_its_key(
     qtbot: QtBot, live: Live
 ) -> None:

@@ -14,7 +14,7 @@ from pytestqt.qtbot import QtBot
 
 from app.ui.panels.algo_ticket import AlgoTicketPanel
 from app.ui.panels.algo_ticket_view import spec_lines
-from tests.ui.conftest import Live
+from tests.helpers.live import Live
 
 PAIR = "BTC/USD"
 

@@ -28,7 +28,8 @@ from app.ui.models.audit_model import COLUMNS, EXPORT_ONLY
 from app.ui.models.columns import column_numbers
 from app.ui.panels.audit import AuditPanel
 from tests.harness import Faults
-from tests.ui.conftest import Live, run, shown
+from tests.helpers.live import Live
+from tests.helpers.qt import run, shown
 from tests.ui.records_helpers import export_through_dialog
 
 COL = column_numbers(COLUMNS)
@@ -137,6 +138,7 @@ def test_the_trail_lists_exactly_the_orders_sent_including_the_lost_one(
     assert sent.panel.status_label.text().startswith("3 entries")
 
 
+@pytest.mark.slow
 def test_filters_follow_the_keys_the_trader_presses(qtbot: QtBot, sent: Sent) -> None:
     panel = sent.panel
     QTest.mouseClick(panel.search, Qt.MouseButton.LeftButton)

@@ -14,7 +14,7 @@ from PySide6.QtCore import (
     QSettings,
     Qt,
 )
-from PySide6.QtGui import QColor, QContextMenuEvent, QImage, QPainter
+from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
     QApplication,
@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QMenu,
     QStyle,
     QStyleOptionViewItem,
-    QWidget,
 )
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
@@ -47,7 +46,8 @@ from app.ui.models.columns import column_numbers
 from app.ui.palette import current_palette
 from app.ui.panels.balances import DEFAULT_HIDDEN, SETTINGS_KEY, BalancesPanel
 from tests.harness import body
-from tests.ui.conftest import Live
+from tests.helpers.live import Live
+from tests.helpers.qt import right_click
 
 D = Decimal
 WAIT_MS = 10_000
@@ -450,14 +450,6 @@ def painted_bar_pixels(
 
 
 # -- columns chosen from the header ---------------------------------------------------------
-
-
-def right_click(widget: QWidget, where: QPoint) -> None:
-    """A right click: the press and release, then the context menu event the platform sends
-    for it (QTest's synthetic press does not make one)."""
-    QTest.mouseClick(widget, Qt.MouseButton.RightButton, pos=where)
-    event = QContextMenuEvent(QContextMenuEvent.Reason.Mouse, where, widget.mapToGlobal(where))
-    QApplication.sendEvent(widget, event)
 
 
 @pytest.mark.qt_log_ignore(

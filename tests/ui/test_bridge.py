@@ -6,6 +6,7 @@ import gc
 import weakref
 from datetime import datetime
 
+import pytest
 import shiboken6
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QWidget
@@ -17,7 +18,8 @@ from app.services.health import Health
 from app.services.poller import FeedStatus
 from app.ui.bridge import QtTopic
 from app.ui.freshness import assess_feed
-from tests.ui.conftest import Live, run
+from tests.helpers.live import Live
+from tests.helpers.qt import run
 
 
 def test_signals_carry_live_data(qtbot: QtBot, live: Live) -> None:
@@ -63,6 +65,7 @@ def test_a_feed_is_stale_when_offline_failing_or_too_old() -> None:
     assert assess_feed(status(), Health.LIVE, NOW).mark() == ""
 
 
+@pytest.mark.slow
 def test_freshness_follows_the_live_feeds(qtbot: QtBot, live: Live) -> None:
     """A panel's freshness turns stale when its feed stops and fresh when it runs again."""
     owner = QObject()

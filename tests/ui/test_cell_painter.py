@@ -43,7 +43,8 @@ from app.ui.theme import apply_theme
 from app.ui.widgets import cell_painter
 from app.ui.widgets.cell_painter import CellPainter, elided
 from app.ui.widgets.read_only_table import read_only_rows
-from tests.ui.test_record_view import click_header, items, ledger_entries
+from tests.helpers.qt import click_header
+from tests.helpers.records import items, ledger_entries
 
 D = Decimal
 RED = QColor(220, 30, 30)
@@ -150,6 +151,7 @@ def near(a: QColor, b: QColor, within: int = 40) -> bool:
     return all(abs(x - y) <= within for x, y in zip(channels(a), channels(b), strict=True))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("theme", [None, "dark", "light"])
 def test_cells_look_as_qt_paints_them(
     qtbot: QtBot, app_as_found: QApplication, theme: str | None

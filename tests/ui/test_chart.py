@@ -25,8 +25,10 @@ from app.ui.panels.base import PanelContext
 from app.ui.panels.chart import KEPT_PAIRS, MAX_BUCKETS, WAITING, ChartPanel, history_folder
 from app.ui.panels.chart_candles import candles
 from app.ui.ring_buffer import RingBuffer
+from tests.helpers.live import OfflineContext
+from tests.helpers.qt import run
+from tests.helpers.top_of_book import top
 from tests.ui.chart_helpers import hover
-from tests.ui.conftest import OfflineContext, run, top
 
 D = Decimal
 #: 2023-11-14 22:13:20 UTC: a whole hour, so buckets of every timeframe start on it.

@@ -26,7 +26,8 @@ from app.ui.panels.chart_candles import (
 )
 from app.ui.panels.chart_fills import MARKER_MAX, MARKER_MIN, marker_sizes
 from app.ui.preferences import Preferences
-from tests.ui.conftest import Live, OfflineContext, top
+from tests.helpers.live import Live, OfflineContext
+from tests.helpers.top_of_book import top
 
 D = Decimal
 T0 = 1_700_000_000.0 - 1_700_000_000.0 % 3600
@@ -67,6 +68,7 @@ def pixels(image: QImage, colour: QColor) -> int:
     )
 
 
+@pytest.mark.slow
 def test_rises_and_falls_get_their_own_pen_and_brush(qtbot: QtBot, offline: PanelContext) -> None:
     set_palette(DARK_PALETTE)
     panel = shown(qtbot, offline)

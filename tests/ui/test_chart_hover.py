@@ -27,8 +27,9 @@ from pytestqt.qtbot import QtBot
 
 from app.ui.panels.base import PanelContext
 from app.ui.panels.chart import ChartPanel
+from tests.helpers.live import OfflineContext
+from tests.helpers.top_of_book import top
 from tests.ui.chart_helpers import hover
-from tests.ui.conftest import OfflineContext, top
 
 D = Decimal
 #: A whole hour, so buckets of every timeframe start on it.
@@ -115,6 +116,7 @@ def choose(qtbot: QtBot, chart: ChartPanel, view: str) -> None:
     qtbot.waitUntil(lambda: not chart.redraw_pending())
 
 
+@pytest.mark.slow
 def test_hovering_every_view_moves_no_dock_and_the_readout_clears(
     qtbot: QtBot, offline: PanelContext
 ) -> None:

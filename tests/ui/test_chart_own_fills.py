@@ -11,7 +11,8 @@ from pytestqt.qtbot import QtBot
 from app.domain.pair_terms import Trade
 from app.services.ticket import TicketInput
 from app.ui.panels.chart import ChartPanel
-from tests.ui.conftest import Live, run
+from tests.helpers.live import Live
+from tests.helpers.qt import run
 
 PAIR = "BTC/USD"
 WAIT_MS = 15_000

@@ -29,8 +29,9 @@ from app.ui.panels.depth import DepthPanel
 from app.ui.panels.order_ticket import OrderTicketPanel
 from app.ui.panels.top_of_book import TopOfBookPanel
 from app.ui.preferences import Preferences, parse_size_presets
-from tests.ui.conftest import Live, run
-from tests.ui.test_order_ticket import ready
+from tests.helpers.live import Live
+from tests.helpers.order_ticket import ready
+from tests.helpers.qt import run
 
 PRESETS = "BTC: 0.01 0.1; USD: 100 1,000"
 

@@ -21,7 +21,8 @@ from app.ui.models.columns import column_numbers
 from app.ui.models.deposits_model import COLUMNS, SORT_ROLE, DepositsModel
 from app.ui.panels.deposits import DepositsPanel
 from tests.harness import Faults, Session, body
-from tests.ui.conftest import Live, shown
+from tests.helpers.live import Live
+from tests.helpers.qt import shown
 from tests.ui.records_helpers import fits_at_every_width
 
 #: Column numbers by key (the model's column spec list).
@@ -179,6 +180,7 @@ def test_one_row_is_one_row(qtbot: QtBot, live: Live, tmp_path: Path) -> None:
     assert panel.status.text() == "1 row copied"
 
 
+@pytest.mark.slow
 def test_a_pending_deposit_completes_in_place(qtbot: QtBot, live: Live) -> None:
     top_up(live.account, "0.5 BTC")
     panel = make_panel(qtbot, live, 1, interval=0.3)

@@ -17,8 +17,7 @@ from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
 from app.domain.display import Precision, format_number
-from app.domain.money import AssetPair, format_trimmed
-from app.domain.records import OrderBook
+from app.domain.money import format_trimmed
 from app.ui import palette
 from app.ui.models.columns import column_numbers
 from app.ui.models.depth_model import COLUMNS, INSIDE_TIP, DepthModel, DepthRole
@@ -29,20 +28,14 @@ from app.ui.panels.depth import DepthPanel
 from app.ui.panels.ladder_painter import bar_space
 from app.ui.ring_buffer import RingBuffer
 from app.ui.theme import trade_palette
+from tests.helpers.live import Live, OfflineContext
+from tests.helpers.order_books import book, ladder_book
+from tests.helpers.top_of_book import top
 from tests.ui.chart_helpers import hover
-from tests.ui.conftest import Live, OfflineContext, top
 
 D = Decimal
 #: Column numbers by key (the model's column spec list).
 COL = column_numbers(COLUMNS)
-
-
-def book(pair: str, bids: list[tuple[str, str]], asks: list[tuple[str, str]]) -> OrderBook:
-    return OrderBook(
-        AssetPair.parse(pair),
-        tuple((D(p), D(s)) for p, s in bids),
-        tuple((D(p), D(s)) for p, s in asks),
-    )
 
 
 @pytest.fixture
@@ -376,15 +369,6 @@ def test_depth_panel_repaints_prices_and_bars_when_the_palette_switches(
 def is_following(panel: DepthPanel) -> bool:
     """Whether the ladder follows the touch (a call: mypy would narrow the property)."""
     return panel.following
-
-
-def ladder_book(asks: int, bids: int, mid: int = 1000) -> OrderBook:
-    """A book of ``asks`` and ``bids`` levels one unit apart around ``mid``."""
-    return book(
-        "BTC/USD",
-        [(str(mid - 2 - n), "1") for n in range(bids)],
-        [(str(mid + 1 + n), "1") for n in range(asks)],
-    )
 
 
 def test_a_held_row_without_a_level_shows_neither_size_nor_cumulative() -> None:

@@ -123,6 +123,7 @@ def test_number_font_is_the_one_place_for_fixed_pitch() -> None:
         assert "FixedFont" not in (APP / name).read_text(encoding="utf-8"), name
 
 
+@pytest.mark.slow
 def test_every_sign_the_app_shows_is_in_the_shipped_fonts(app: QApplication) -> None:
     """Each non-ASCII character in the app's strings is drawn from Inter or, failing that,
     JetBrains Mono (each font falls back on the other) — never an empty box from a host

@@ -20,7 +20,8 @@ from app.ui.panels.instructions import InstructionsPanel
 from app.ui.qr import QUIET_ZONE, QrCodeWidget
 from app.ui.widgets.instruction_card import BlockchainCard, FiatCard, RawCard, build_card
 from tests.harness import Faults, Session, body
-from tests.ui.conftest import Live, shown
+from tests.helpers.live import Live
+from tests.helpers.qt import shown
 
 WAIT_MS = 10_000
 
@@ -230,6 +231,7 @@ def test_extra_fields_of_a_blockchain_instruction_are_not_dropped(qtbot: QtBot) 
     assert card.qr.text() == "rSandboxAddr"
 
 
+@pytest.mark.slow
 def test_a_failed_read_is_explained_and_refresh_recovers(
     qtbot: QtBot, live: Live, faults: Faults
 ) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from decimal import Decimal
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QDialogButtonBox, QLabel, QLineEdit, QMessageBox
@@ -23,7 +24,8 @@ from app.ui.panels.order_ticket import OrderTicketPanel
 from app.ui.panels.rfq_ticket import RfqTicketPanel
 from app.ui.preferences import Preferences
 from app.ui.status_bar import HALTED_TEXT
-from tests.ui.conftest import Live, run
+from tests.helpers.live import Live
+from tests.helpers.qt import run
 
 CTRL_SHIFT = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
 
@@ -138,6 +140,7 @@ def test_the_halt_and_the_limits_come_back_after_a_restart(qtbot: QtBot, live: L
     assert any("as it was when the terminal last closed" in event.message for event in said)
 
 
+@pytest.mark.slow
 def test_the_hotkey_is_listed_once_among_every_shortcut(qtbot: QtBot, live: Live) -> None:
     window = MainWindow(live.context, default_panels(live.desks), "test", risk=live.desks.risk)
     qtbot.addWidget(window)

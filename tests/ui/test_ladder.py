@@ -20,8 +20,8 @@ from app.ui.panels.base import PanelContext
 from app.ui.panels.depth import DepthPanel
 from app.ui.panels.ladder_painter import BAR_INSET, bar_rect, bar_space
 from app.ui.widgets.cell_painter import text_margin
-from tests.ui.conftest import Live, OfflineContext
-from tests.ui.test_depth_chart import ladder_book
+from tests.helpers.live import Live, OfflineContext
+from tests.helpers.order_books import ladder_book
 
 #: Size of the ladder in the tests: far fewer rows than the sandbox's 2 x 25 levels.
 WIDTH, HEIGHT = 420, 300
@@ -240,6 +240,7 @@ def test_a_ladder_that_appears_under_a_still_pointer_follows_until_the_pointer_m
         assert prices(panel) == held, mid
 
 
+@pytest.mark.slow
 def test_space_recentres_after_the_trader_scrolled_away(qtbot: QtBot, live: Live) -> None:
     panel = open_ladder(qtbot, live)
     view = panel.view

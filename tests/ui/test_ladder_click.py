@@ -27,11 +27,10 @@ from app.ui.panels.depth import DepthPanel
 from app.ui.panels.order_ticket import OrderTicketPanel
 from app.ui.preferences import Preferences
 from tests.harness import SandboxProcess
-from tests.ui.conftest import Live, OfflineContext
-from tests.ui.test_depth_chart import ladder_book
-from tests.ui.test_order_ticket import ready
+from tests.helpers.live import Live, OfflineContext
+from tests.helpers.order_books import PAIR, book_mid, ladder_book, pin
+from tests.helpers.order_ticket import ready
 
-PAIR = "BTC/USD"
 WAIT_MS = 10_000
 #: A BTC/USD mid whose book steps (0.8 bps of the ask, floored to the cent) are 7.24 USD for
 #: asks from 90,500 to 90,625: the shifts below keep every level on the same lattice.
@@ -47,22 +46,6 @@ class Desk:
     ticket: OrderTicketPanel
     live: Live
     requests: list[TradeRequest]
-
-
-def pin(sandbox: SandboxProcess, mid: Decimal | None) -> None:
-    """Hold the BTC/USD mid at ``mid`` (None: let it walk again)."""
-    with sandbox.admin() as admin:
-        response = admin.post(
-            "/api/v1/sandbox/admin/price",
-            json={"assetPair": PAIR, "mid": None if mid is None else str(mid)},
-        )
-        assert response.status_code == 200, response.text
-
-
-def book_mid(book: OrderBook | None) -> Decimal | None:
-    if book is None or not book.asks or not book.bids:
-        return None
-    return (min(p for p, _ in book.asks) + max(p for p, _ in book.bids)) / 2
 
 
 def shows_mid(qtbot: QtBot, ladder: DepthPanel, mid: Decimal) -> OrderBook:
@@ -146,6 +129,7 @@ def assert_centred(ladder: DepthPanel) -> None:
     assert view.visualRect(model.index(bid, 0)).top() == middle
 
 
+@pytest.mark.slow
 def test_a_click_trades_the_painted_price_while_the_book_moves_under_the_pointer(
     qtbot: QtBot, desk: Desk, sandbox: SandboxProcess
 ) -> None:

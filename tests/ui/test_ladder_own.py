@@ -29,9 +29,9 @@ from app.ui.panels.ladder_painter import TOUCH_LINE
 from app.ui.preferences import Preferences
 from app.ui.theme import trade_palette
 from tests.harness import SandboxProcess
-from tests.ui.conftest import Live, OfflineContext, run
-from tests.ui.test_depth_chart import book
-from tests.ui.test_ladder_click import book_mid, pin
+from tests.helpers.live import Live, OfflineContext
+from tests.helpers.order_books import book, book_mid, pin
+from tests.helpers.qt import run
 
 D = Decimal
 PAIR = "BTC/USD"
@@ -89,6 +89,7 @@ def open_ladder(qtbot: QtBot, live: Live) -> DepthPanel:
     return panel
 
 
+@pytest.mark.slow
 def test_own_resting_orders_show_on_their_rows_and_leave_when_filled_or_cancelled(
     qtbot: QtBot, pinned: Live, sandbox: SandboxProcess
 ) -> None:
@@ -335,6 +336,7 @@ def test_live_sizes_read_at_their_columns_precision(qtbot: QtBot, pinned: Live) 
         assert any(text and not text.endswith("0") for text in texts)
 
 
+@pytest.mark.slow
 def test_columns_fit_a_narrow_dock_and_share_a_wide_one(
     qtbot: QtBot, offline: PanelContext
 ) -> None:

@@ -98,6 +98,7 @@ def test_environment_logs_in_without_the_dialog(
     account.close()
 
 
+@pytest.mark.slow
 def test_a_wrong_password_in_the_environment_is_one_clear_line(
     sandbox: SandboxProcess, clean_env: dict[str, str]
 ) -> None:

@@ -31,8 +31,8 @@ from app.ui.panels.top_of_book import DEFAULT_HIDDEN as WATCH_HIDDEN
 from app.ui.panels.top_of_book import TopOfBookPanel
 from app.ui.workspaces import COMPACT, WIDE, Plan, needed_width, plan_for, split_width
 from tests.harness import Faults
-from tests.ui.conftest import Live
-from tests.ui.test_balances import right_click
+from tests.helpers.live import Live
+from tests.helpers.qt import right_click
 
 SIZES = [(QSize(1280, 720), COMPACT), (QSize(1366, 768), COMPACT), (QSize(1920, 1080), WIDE)]
 WAIT_MS = 10_000
@@ -133,6 +133,7 @@ def test_the_minimum_size_fits_1280_by_720(terminal: MainWindow) -> None:
     assert least == MIN_SIZE
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("size", "plan"), SIZES, ids=["1280x720", "1366x768", "1920x1080"])
 def test_every_dock_and_widget_fits_and_no_horizontal_scrollbar(
     qtbot: QtBot, terminal: MainWindow, size: QSize, plan: Plan
@@ -151,6 +152,7 @@ def test_every_dock_and_widget_fits_and_no_horizontal_scrollbar(
         assert not table.horizontalScrollBar().isVisible(), table.objectName()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("size", "plan"), SIZES, ids=["1280x720", "1366x768", "1920x1080"])
 def test_send_stays_in_view_with_a_limit_typed_and_the_what_if_shown(
     qtbot: QtBot, terminal: MainWindow, size: QSize, plan: Plan
@@ -197,6 +199,7 @@ def test_chart_blotter_and_depth_are_tall_enough_at_1920(
         assert terminal.docks[name].isVisible(), name  # none tabbed away at 1920
 
 
+@pytest.mark.slow
 def test_the_window_keeps_its_size_as_warnings_appear_and_the_connection_drops(
     qtbot: QtBot, terminal: MainWindow, faults: Faults
 ) -> None:
@@ -270,6 +273,7 @@ def dock_places(window: MainWindow) -> dict[str, QRect]:
     return {name: rect_in(dock, window) for name, dock in window.docks.items() if dock.isVisible()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("size", "plan"), SIZES[1:], ids=["1366", "1920"])
 def test_no_dock_moves_as_the_rfq_ticket_fills_and_empties(
     qtbot: QtBot, terminal: MainWindow, size: QSize, plan: Plan
@@ -300,6 +304,7 @@ def test_no_dock_moves_as_the_rfq_ticket_fills_and_empties(
     assert dock_places(terminal) == places
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("asset", ["USDT", "BTC"])
 def test_a_deposit_card_and_its_qr_code_are_whole_in_the_wide_layout(
     qtbot: QtBot, terminal: MainWindow, asset: str

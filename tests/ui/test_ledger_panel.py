@@ -27,7 +27,8 @@ from app.ui.models.ledger_model import COLUMNS
 from app.ui.panels.ledger import LedgerPanel
 from app.ui.panels.record_parts import SEARCH_MIN_WIDTH, within
 from tests.harness import Faults
-from tests.ui.conftest import Live, run
+from tests.helpers.live import Live
+from tests.helpers.qt import run
 from tests.ui.records_helpers import (
     Trader,
     choose,

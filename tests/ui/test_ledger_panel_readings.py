@@ -21,8 +21,8 @@ from app.ui.bridge import SessionBridge
 from app.ui.panels.base import PanelContext
 from app.ui.panels.ledger import LedgerPanel
 from app.ui.qt import QEventLoop
+from tests.helpers.qt import run
 from tests.standin.server import URL, Standin, StandinConfig
-from tests.ui.conftest import run
 
 WAIT_MS = 10_000
 PanelFor = Callable[[Standin], LedgerPanel]

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.ui.widgets.live_text import TextHost
-from tests.ui.test_main_window import filter_of
+from tests.helpers.qt import filter_of
 
 
 def hosted(qtbot: QtBot, wrap: bool) -> tuple[QWidget, TextHost, QLabel]:

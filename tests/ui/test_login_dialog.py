@@ -30,7 +30,7 @@ from app.ui.qt import QEventLoop
 from app.ui.secrets import SERVICE_NAME, system_keyring
 from app.ui.theme import apply_theme, trade_palette
 from tests.harness import Faults, SandboxProcess, add_client, digest
-from tests.ui.conftest import run
+from tests.helpers.qt import run
 
 LOGIN_TIMEOUT_MS = 15_000
 
@@ -567,6 +567,7 @@ def focus_field(dialog: LoginDialog, field: str) -> QWidget:
     return edit
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("field", FIELDS)
 def test_enter_in_any_field_after_a_failed_login_logs_in(
     qtbot: QtBot,

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
+from PySide6.QtCore import QEvent, QSettings, QTimer
 from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QWidget
 from pytestqt.qtbot import QtBot
 
@@ -30,7 +30,8 @@ from app.ui.panels.deposits import DepositsPanel
 from app.ui.panels.orders import OrdersPanel
 from app.ui.settings import open_settings
 from app.ui.status_bar import STATE_STYLE
-from tests.ui.conftest import Live, run
+from tests.helpers.live import Live
+from tests.helpers.qt import filter_of, run
 
 
 def label_panel(text: str) -> Callable[[PanelContext], QWidget]:
@@ -206,6 +207,7 @@ def test_fills_refusals_and_expiring_quotes_reach_the_desktop_when_away(
     assert "expires in" in window.notifier.shown_tray[2].message
 
 
+@pytest.mark.slow
 def test_every_panel_of_the_terminal_is_reachable_from_the_keyboard(
     qtbot: QtBot, live: Live
 ) -> None:
@@ -271,26 +273,7 @@ def test_docks_are_not_animated_and_a_steady_state_is_not_restyled(
     qtbot.waitUntil(lambda: polished != [])
 
 
-class _Counter(QObject):
-    def __init__(self, found: list[int], kind: QEvent.Type) -> None:
-        super().__init__()
-        self.found, self.kind = found, kind
-
-    def eventFilter(self, _watched: QObject, event: QEvent) -> bool:
-        if event.type() == self.kind:
-            self.found.append(1)
-        return False
-
-
-_filters: list[_Counter] = []
-
-
-def filter_of(found: list[int], kind: QEvent.Type) -> _Counter:
-    counter = _Counter(found, kind)
-    _filters.append(counter)  # kept alive for the test
-    return counter
-
-
+@pytest.mark.slow
 def test_ticking_prices_never_relayout_the_window(qtbot: QtBot, live: Live) -> None:
     """Idle CPU: the chart title, the balances total and the status bar's ages changed their
     size hints on every tick and the whole window was laid out again each time."""

@@ -31,7 +31,7 @@ from app.ui.manual import (
 )
 from app.ui.panels.depth import DepthPanel
 from app.ui.panels.order_ticket import OrderTicketPanel
-from tests.ui.conftest import Live
+from tests.helpers.live import Live
 
 FOLDER = resources.manual_folder()
 WAIT_MS = 10_000
@@ -191,6 +191,7 @@ def test_f1_is_listed_in_the_keyboard_shortcuts(terminal: MainWindow) -> None:
     assert [k for k, _ in terminal.shortcut_list()].count("F1") == 1
 
 
+@pytest.mark.slow
 def test_every_panel_has_a_section_in_the_guide(qtbot: QtBot, terminal: MainWindow) -> None:
     assert set(terminal.docks) == set(PANEL_HELP)
     viewer = terminal.show_manual(CONTENTS)

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
@@ -26,8 +27,9 @@ from app.ui.notices import NoticeArea
 from app.ui.panels.ledger import LedgerPanel
 from app.ui.panels.orders import OrdersPanel
 from tests.harness import SandboxProcess
-from tests.integration.test_cli import Cli, column_values
-from tests.ui.conftest import LiveFactory, run
+from tests.helpers.cli import Cli, column_values
+from tests.helpers.live import LiveFactory
+from tests.helpers.qt import run
 
 D = Decimal
 WAIT_MS = 15_000
@@ -35,6 +37,7 @@ ORDERS = column_numbers(ORDER_COLUMNS)
 LEDGER = column_numbers(LEDGER_COLUMNS)
 
 
+@pytest.mark.slow
 def test_a_fill_shows_one_price_in_every_view(
     qtbot: QtBot, live_factory: LiveFactory, sandbox_factory: Callable[..., SandboxProcess]
 ) -> None:

@@ -9,12 +9,12 @@ from decimal import Decimal
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QLineEdit, QMainWindow, QMessageBox, QPushButton
+from PySide6.QtWidgets import QMainWindow, QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
 from app.domain import AssetPair, Price
 from app.domain.pair_terms import Trade
-from app.domain.records import Order, TopOfBook
+from app.domain.records import TopOfBook
 from app.services.order_intent import TicketState
 from app.services.pretrade import CheckLimits
 from app.services.terminal import Terminal
@@ -24,43 +24,9 @@ from app.ui.order_confirm import SETTINGS_KEY as CONFIRM_KEY
 from app.ui.panels.base import PanelContext
 from app.ui.panels.order_ticket import OrderTicketPanel
 from tests.harness import Faults, SandboxProcess
-from tests.ui.conftest import Live, LiveFactory, run
-
-
-def ready(qtbot: QtBot, live: Live) -> None:
-    """BTC/USD selected, and balances and its prices handed out by the bridge."""
-    live.bridge.select_pair("BTC/USD")
-    qtbot.waitUntil(
-        lambda: (
-            live.bridge.balances.latest is not None
-            and "BTC/USD" in (live.bridge.topOfBook.latest or {})
-        ),
-        timeout=10_000,
-    )
-
-
-def open_ticket(qtbot: QtBot, live: Live, *, confirm: bool = False) -> OrderTicketPanel:
-    live.context.settings.setValue(CONFIRM_KEY, confirm)
-    panel = OrderTicketPanel(live.context, live.desks.orders)
-    qtbot.addWidget(panel)
-    panel.show()
-    ready(qtbot, live)  # the panel has been handed balances and prices: checks can work
-    qtbot.waitUntil(lambda: panel.pair_box.currentText() == "BTC/USD", timeout=5_000)
-    return panel
-
-
-def server_orders(qtbot: QtBot, live: Live) -> list[Order]:
-    return run(qtbot, live.session.client.orders())
-
-
-def type_into(qtbot: QtBot, edit: QLineEdit, text: str) -> None:
-    edit.clear()
-    QTest.keyClicks(edit, text)
-
-
-def side(panel: OrderTicketPanel) -> str:
-    """The side on screen (a plain str: mypy would narrow the property between clicks)."""
-    return str(panel.side)
+from tests.helpers.live import Live, LiveFactory
+from tests.helpers.order_ticket import open_ticket, server_orders, side
+from tests.helpers.qt import run, type_into
 
 
 def order_path(live: Live) -> str:
@@ -228,6 +194,7 @@ def test_a_market_order_fills(qtbot: QtBot, live: Live) -> None:
     assert "/" not in panel.outcome_label.text()  # no wire price (USD/BTC) in the main text
 
 
+@pytest.mark.slow
 def test_insufficient_funds_shows_the_servers_words(
     qtbot: QtBot, live_factory: LiveFactory, sandbox: SandboxProcess
 ) -> None:
@@ -244,6 +211,7 @@ def test_insufficient_funds_shows_the_servers_words(
     assert panel.send_button.isEnabled()
 
 
+@pytest.mark.slow
 def test_credit_not_available_shows_the_servers_words(
     qtbot: QtBot,
     live_factory: LiveFactory,
@@ -282,6 +250,7 @@ def test_credit_not_available_shows_the_servers_words(
     assert panel.outcome_label.text() == f"Queued for the credit window ({parent.id})"
 
 
+@pytest.mark.slow
 def test_double_enter_sends_one_order(qtbot: QtBot, live: Live, faults: Faults) -> None:
     panel = open_ticket(qtbot, live)
     faults({"kind": "latency", "seconds": 0.5, "path": order_path(live)})
@@ -294,6 +263,7 @@ def test_double_enter_sends_one_order(qtbot: QtBot, live: Live, faults: Faults) 
     assert len(server_orders(qtbot, live)) == 1
 
 
+@pytest.mark.slow
 def test_double_enter_with_confirmation_sends_one_order(
     qtbot: QtBot, live: Live, faults: Faults
 ) -> None:

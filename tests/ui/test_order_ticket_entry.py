@@ -9,6 +9,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from decimal import Decimal
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QHBoxLayout, QWidget
@@ -18,8 +19,9 @@ from app.ui.order_confirm import SETTINGS_KEY as CONFIRM_KEY
 from app.ui.panels.order_ticket import OrderTicketPanel
 from app.ui.preferences import Preferences
 from tests.harness import SandboxProcess
-from tests.ui.conftest import Live, LiveFactory, run
-from tests.ui.test_order_ticket import open_ticket, ready, server_orders, type_into
+from tests.helpers.live import Live, LiveFactory
+from tests.helpers.order_ticket import open_ticket, ready, server_orders
+from tests.helpers.qt import run, type_into
 
 D = Decimal
 
@@ -95,6 +97,7 @@ def test_the_outcome_line_goes_with_the_next_edit(qtbot: QtBot, live: Live) -> N
     assert panel.outcome_label.text() == ""
 
 
+@pytest.mark.slow
 def test_lift_offer_against_a_moving_book_fills_or_expires_never_rests(
     qtbot: QtBot,
     live_factory: LiveFactory,

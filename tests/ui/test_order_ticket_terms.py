@@ -10,6 +10,7 @@ import re
 from datetime import timedelta
 from decimal import Decimal
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QHBoxLayout, QWidget
@@ -28,8 +29,9 @@ from app.ui.panels.order_ticket import OrderTicketPanel
 from app.ui.panels.rfq_ticket import RfqTicketPanel
 from app.ui.preferences import Preferences
 from tests.harness import Faults, SandboxProcess
-from tests.ui.conftest import Live, LiveFactory, run
-from tests.ui.test_order_ticket import open_ticket, server_orders, side, type_into
+from tests.helpers.live import Live, LiveFactory
+from tests.helpers.order_ticket import open_ticket, server_orders, side
+from tests.helpers.qt import run, type_into
 
 #: A price as the trader reads it: grouped, two decimals (BTC/USD's price increment is 0.01).
 USD_PRICE = r"\d{1,3}(,\d{3})*\.\d{2} USD"
@@ -116,6 +118,7 @@ def test_a_buy_says_what_it_spends_and_about_what_it_gets(qtbot: QtBot, live: Li
 # -- fresh prices ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_estimate_follows_the_book_and_shows_its_age(qtbot: QtBot, live: Live) -> None:
     panel = open_ticket(qtbot, live)
     type_into(qtbot, panel.size_edit, "1000")
@@ -134,6 +137,7 @@ def test_the_estimate_follows_the_book_and_shows_its_age(qtbot: QtBot, live: Liv
     assert panel.estimate_label.property("level") == "warning"
 
 
+@pytest.mark.slow
 def test_the_confirmation_never_presents_a_stale_estimate(qtbot: QtBot, live: Live) -> None:
     panel = open_ticket(qtbot, live, confirm=True)
     run(qtbot, live.session.top_of_book.stop())
@@ -239,6 +243,7 @@ def test_an_order_beyond_funds_and_credit_shows_the_refusal_not_negative_credit(
 # -- offline honesty -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_offline_the_send_button_says_so_and_nothing_is_sent(
     qtbot: QtBot, live: Live, faults: Faults
 ) -> None:

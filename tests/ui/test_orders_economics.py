@@ -41,8 +41,8 @@ from app.ui.panels.base import PanelContext
 from app.ui.panels.chart import ChartPanel
 from app.ui.panels.orders import OrdersPanel
 from tests.harness import SandboxProcess, open_terminal
-from tests.ui.conftest import Live, LiveFactory, run
-from tests.ui.test_balances import right_click
+from tests.helpers.live import Live, LiveFactory
+from tests.helpers.qt import right_click, run
 
 COL = column_numbers(COLUMNS)
 D = Decimal
@@ -107,6 +107,7 @@ def cost_bps(side: str, price: Decimal, mid: Decimal) -> Decimal:
         return (price - mid if side == "buy" else mid - price) * 10_000 / mid
 
 
+@pytest.mark.slow
 def test_buy_sell_and_rfq_fills_show_their_mid_and_cost(
     qtbot: QtBot,
     live_factory: LiveFactory,
@@ -218,6 +219,7 @@ def test_buy_sell_and_rfq_fills_show_their_mid_and_cost(
         dialog.close()
 
 
+@pytest.mark.slow
 def test_a_fill_without_a_stored_mid_shows_a_dash_and_why(qtbot: QtBot, live: Live) -> None:
     """A fill from before the terminal stored anything, and one of a pair it never polled."""
     client = live.session.client
@@ -273,6 +275,7 @@ def test_the_header_menu_offers_the_economics_columns(qtbot: QtBot, live: Live) 
     assert hidden == [key == "vs_mid" or key in WIRE_COLUMNS for key in COL]
 
 
+@pytest.mark.slow
 def test_the_mid_at_fill_is_the_same_after_a_restart(
     qtbot: QtBot,
     live_factory: LiveFactory,

@@ -31,7 +31,8 @@ from app.ui.palette import current_palette
 from app.ui.panels.orders import OrdersPanel
 from app.ui.panels.record_parts import counted, within
 from app.ui.preferences import Preferences
-from tests.ui.conftest import Live, run
+from tests.helpers.live import Live
+from tests.helpers.qt import run
 from tests.ui.records_helpers import (
     Trader,
     choose,
@@ -195,6 +196,7 @@ def test_prices_read_quote_per_base_whichever_side(qtbot: QtBot, trader: Trader)
     assert tip == "90,000.00 USD per BTC"
 
 
+@pytest.mark.slow
 def test_a_resting_orders_time_left_counts_down_without_polling(
     qtbot: QtBot, trader: Trader
 ) -> None:
@@ -723,6 +725,7 @@ def test_an_unknown_outcome_is_shown_above_the_orders_until_the_trader_dismisses
     assert entry.detail == "dismissed by the trader while unknown; last known: the answer was lost"
 
 
+@pytest.mark.slow
 def test_a_big_list_is_taken_in_by_sliced_jobs(qtbot: QtBot, trader: Trader) -> None:
     """Past ``sync_rows`` a poll's list reaches the table as sliced jobs, so a big list never
     stalls the event loop (here forced at any size): new orders still go on top highlighted,

@@ -29,7 +29,8 @@ from app.ui.panels.depth import DepthPanel
 from app.ui.panels.top_of_book import TopOfBookPanel
 from app.ui.qt import QEventLoop
 from tests.harness import Faults, SandboxProcess, free_port
-from tests.ui.conftest import Live, run
+from tests.helpers.live import Live
+from tests.helpers.qt import run
 
 STALE_SINCE = re.compile(r"stale since \d\d:\d\d:\d\d")
 FG = Qt.ItemDataRole.ForegroundRole
@@ -194,6 +195,7 @@ def test_outage_degrades_then_goes_offline_and_recovers(
             second.close()
 
 
+@pytest.mark.slow
 def test_only_the_panels_of_a_failing_feed_are_marked(
     qtbot: QtBot, live: Live, faults: Faults
 ) -> None:

@@ -37,10 +37,11 @@ from app.ui.panels.base import OwnsFeed
 from app.ui.panels.positions import PositionsPanel, positions_cache_path
 from app.ui.settings_dialog import SettingsDialog
 from tests.harness import SandboxProcess
-from tests.services.test_positions import pro_rata
-from tests.ui.conftest import Live, LiveFactory, run, shown, top
+from tests.helpers.live import Live, LiveFactory
+from tests.helpers.positions import pro_rata
+from tests.helpers.qt import filter_of, run, shown
+from tests.helpers.top_of_book import top
 from tests.ui.records_helpers import export_through_dialog
-from tests.ui.test_main_window import filter_of
 
 D = Decimal
 WAIT_MS = 20_000
@@ -162,6 +163,7 @@ def choose_method(qtbot: QtBot, live: Live, panel: PositionsPanel, letter: str) 
     return dialog
 
 
+@pytest.mark.slow
 def test_scripted_trades_show_hand_computed_figures_under_both_methods(
     qtbot: QtBot, holding: Holding, tmp_path: Path
 ) -> None:
@@ -244,6 +246,7 @@ def test_scripted_trades_show_hand_computed_figures_under_both_methods(
     assert cells[TOTAL]["Quantity"] == ""
 
 
+@pytest.mark.slow
 def test_since_day_and_a_refused_setting(qtbot: QtBot, holding: Holding) -> None:
     live, panel = holding("50000", "1")
     run(qtbot, live.session.client.market_order("BTC", "USD", D("0.25")))
@@ -271,6 +274,7 @@ def test_since_day_and_a_refused_setting(qtbot: QtBot, holding: Holding) -> None
     assert panel.model.export_header(column) == f"Realised since {tomorrow} (USD)"
 
 
+@pytest.mark.slow
 def test_marks_follow_the_polled_prices_on_the_frame_clock(
     qtbot: QtBot, holding: Holding, qtmodeltester: ModelTester
 ) -> None:
@@ -298,6 +302,7 @@ def test_marks_follow_the_polled_prices_on_the_frame_clock(
     assert "offline" in panel.table.toolTip()
 
 
+@pytest.mark.slow
 def test_a_cost_entered_for_a_deposit_replaces_its_first_mark(
     qtbot: QtBot, holding: Holding
 ) -> None:
@@ -338,6 +343,7 @@ def test_a_cost_entered_for_a_deposit_replaces_its_first_mark(
     assert panel.model.line("BTC").average_cost == m0  # type: ignore[union-attr]
 
 
+@pytest.mark.slow
 def test_a_restart_reuses_the_cache_and_rebuilds_one_that_disagrees(
     qtbot: QtBot, holding: Holding
 ) -> None:
@@ -366,6 +372,7 @@ def test_a_restart_reuses_the_cache_and_rebuilds_one_that_disagrees(
     assert "rebuilt" in third.status_label.text()
 
 
+@pytest.mark.slow
 def test_the_chart_draws_value_and_realised_and_redraws_only_on_change(
     qtbot: QtBot, holding: Holding
 ) -> None:
@@ -396,6 +403,7 @@ def test_the_chart_draws_value_and_realised_and_redraws_only_on_change(
     assert week.times[-1] >= series.times[-1]
 
 
+@pytest.mark.slow
 def test_in_the_window_ctrl_9_shows_it_and_its_ticks_never_relayout(
     qtbot: QtBot, live: Live
 ) -> None:

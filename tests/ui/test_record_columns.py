@@ -34,6 +34,8 @@ from app.ui.panels.ledger import LedgerPanel
 from app.ui.panels.orders import OrdersPanel
 from app.ui.panels.working_orders import WorkingOrdersPanel
 from tests.harness import Faults
+from tests.helpers.live import Live
+from tests.helpers.qt import run
 from tests.ui.columns_helpers import (
     WAIT_MS,
     WIDTHS,
@@ -43,7 +45,6 @@ from tests.ui.columns_helpers import (
     show_at,
     tooltip_at,
 )
-from tests.ui.conftest import Live, run
 from tests.ui.records_helpers import choose
 
 #: The offscreen platform cannot raise the tooltip's window (the tooltip still shows its text).

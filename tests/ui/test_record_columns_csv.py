@@ -22,8 +22,9 @@ from app.ui.models.sorting import SORT_ROLE
 from app.ui.panels.deposits import DepositsPanel
 from app.ui.panels.ledger import LedgerPanel
 from app.ui.panels.orders import OrdersPanel
+from tests.helpers.live import Live
+from tests.helpers.qt import run, shown
 from tests.ui.columns_helpers import WAIT_MS
-from tests.ui.conftest import Live, run, shown
 from tests.ui.records_helpers import choose
 
 D = Decimal

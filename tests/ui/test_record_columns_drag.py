@@ -13,8 +13,9 @@ from pytestqt.qtbot import QtBot
 
 from app.ui.column_sizer import SETTINGS_GROUP
 from app.ui.panels.orders import OrdersPanel
+from tests.helpers.live import Live
+from tests.helpers.qt import run
 from tests.ui.columns_helpers import WAIT_MS, fitted, show_at
-from tests.ui.conftest import Live, run
 
 D = Decimal
 WIDE = 1920

@@ -13,20 +13,16 @@ import gc
 import random
 import time
 from collections.abc import Hashable
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QItemSelectionModel, QPoint, Qt, QTimer
-from PySide6.QtTest import QTest
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
 from app.domain.display import Precision
-from app.domain.records import LedgerEntry
 from app.services import slices
 from app.services.ledger_browser import LedgerQuery, LedgerSnapshot, group_rows, group_steps
 from app.services.slices import run_now
@@ -43,17 +39,11 @@ from app.ui.models.record_view import (
 from app.ui.models.sorting import sort_less
 from app.ui.panels.record_parts import RecordTable
 from app.ui.qt import QEventLoop
-from tests.ui.conftest import run
+from tests.helpers.qt import click_header, run
+from tests.helpers.records import Item, items, ledger_entries
 
 D = Decimal
 WAIT_MS = 20_000
-
-
-@dataclass(frozen=True)
-class Item:
-    name: str
-    size: Decimal | None
-    note: str
 
 
 COLUMNS: tuple[Column[Item], ...] = (
@@ -66,19 +56,6 @@ COLUMNS: tuple[Column[Item], ...] = (
 class Items(RecordTableModel[Item]):
     def set_items(self, items: list[Item]) -> None:
         self.apply([(item.name, item) for item in items])
-
-
-def items(count: int, seed: int = 3) -> list[Item]:
-    rng = random.Random(seed)
-    notes = ("Alpha", "beta", "GAMMA", "delta", "")
-    return [
-        Item(
-            f"item-{number:05d}",
-            None if number % 17 == 0 else D(rng.randint(-500, 500)) / 4,
-            rng.choice(notes),
-        )
-        for number in range(count)
-    ]
 
 
 def comparison_sort(keys: list[Any], descending: bool, missing_first: bool) -> list[int]:
@@ -195,12 +172,7 @@ def selected_names(table: RecordTable) -> list[str]:
     return sorted(str(index.data()) for index in table.selectionModel().selectedRows(0))
 
 
-def click_header(table: RecordTable, column: int) -> None:
-    header = table.horizontalHeader()
-    x = header.sectionViewportPosition(column) + header.sectionSize(column) // 2
-    QTest.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, 5))
-
-
+@pytest.mark.slow
 def test_a_big_sort_runs_in_slices_and_keeps_the_selection(qtbot: QtBot, qloop: QEventLoop) -> None:
     model, view, table = big_table(qtbot, 12_000)
     table.selectionModel().select(
@@ -300,32 +272,7 @@ def test_an_export_under_way_leaves_no_file_under_the_chosen_name(
 # -- the ledger ---------------------------------------------------------------------------------
 
 
-def ledger_entries(count: int) -> list[LedgerEntry]:
-    """Newest first: trades (two legs, one ordering) and deposits."""
-    rng = random.Random(9)
-    start = datetime(2026, 1, 1, tzinfo=UTC)
-    entries: list[LedgerEntry] = []
-    ordering = 0
-    while len(entries) < count:
-        ordering += 1
-        moment = start + timedelta(seconds=ordering)
-        amount = D(rng.randint(1, 50)) / 10  # many ties between transactions
-        if ordering % 5 == 0:
-            entries.append(
-                LedgerEntry(ordering, "a", f"d{ordering}", "BTC", amount, "deposit", "", moment)
-            )
-            continue
-        txid = f"t{ordering}"
-        entries.append(
-            LedgerEntry(ordering, "a", txid, "USD", -amount * 100, "trade", "source", moment)
-        )
-        entries.append(
-            LedgerEntry(ordering, "a", txid, "BTC", amount, "trade", "destination", moment)
-        )
-    entries.reverse()
-    return entries
-
-
+@pytest.mark.slow
 def test_ledger_sorts_alike_at_once_and_in_slices(qtbot: QtBot, qloop: QEventLoop) -> None:
     entries = ledger_entries(3000)
     rows = group_rows(entries, D(1000), ["BTC/USD"])

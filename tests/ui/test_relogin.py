@@ -13,7 +13,7 @@ from app.ui.frame_clock import FrameClock
 from app.ui.main_window import MainWindow
 from app.ui.relogin_dialog import ReloginDialog
 from tests.harness import Faults
-from tests.ui.conftest import Live
+from tests.helpers.live import Live
 
 TRADING_PATHS = r"^/api/v1/(accounting|routing)/"  # everything but the login
 WAIT_MS = 10_000

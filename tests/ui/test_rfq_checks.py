@@ -22,8 +22,8 @@ from app.services.rfq_desk import SIDES, LiveQuote, Side
 from app.ui.panels.rfq_ticket import OVERRIDE_TEXT, RfqTicketPanel
 from app.ui.preferences import Preferences
 from tests.harness import Faults, SandboxProcess
-from tests.ui.conftest import Live
-from tests.ui.test_rfq_ticket import KEYS, PAIR, SIZE, accept_posts, open_ticket, request
+from tests.helpers.live import Live
+from tests.helpers.rfq_ticket import KEYS, PAIR, SIZE, accept_posts, open_ticket, request
 
 pytestmark = [
     pytest.mark.qt_log_level_fail("WARNING"),
@@ -195,6 +195,7 @@ def test_default_settings_leave_a_small_quote_acceptable(qtbot: QtBot, live: Liv
 # -- offline -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_offline_the_buttons_say_so_and_the_quote_is_marked(
     qtbot: QtBot, live: Live, faults: Faults, sandbox: SandboxProcess
 ) -> None:

@@ -3,17 +3,19 @@ accept's moment, says so ("at accept"), and stays put while the book keeps movin
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
 from app.services.rfq_desk import SIDES
-from tests.ui.conftest import Live
-from tests.ui.test_rfq_ticket import open_ticket, request
+from tests.helpers.live import Live
+from tests.helpers.rfq_ticket import open_ticket, request
 
 WAIT_MS = 15_000
 
 
+@pytest.mark.slow
 def test_an_accepted_quote_shows_its_markup_at_accept_while_the_book_moves(
     qtbot: QtBot, live: Live
 ) -> None:

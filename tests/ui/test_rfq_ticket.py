@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QDockWidget, QLineEdit, QMainWindow
+from PySide6.QtWidgets import QApplication
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
@@ -29,18 +28,17 @@ from app.ui.main_window import MainWindow, PanelSpec
 from app.ui.panels.rfq_ticket import SETTINGS_AUTO_REQUOTE, RfqTicketPanel
 from app.ui.widgets.countdown import seconds_text
 from app.ui.widgets.quote_history import QuoteHistoryModel
-from tests.harness import ADMIN_TOKEN, SandboxProcess
-from tests.ui.conftest import Live, LiveFactory, run
+from tests.harness import SandboxProcess
+from tests.helpers.live import Live, LiveFactory
+from tests.helpers.qt import run
+from tests.helpers.rfq_ticket import KEYS, PAIR, SIZE, Ticket, accept_posts, open_ticket, request
 
 pytestmark = [
     pytest.mark.qt_log_level_fail("WARNING"),
     pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints"),
 ]
 
-PAIR = "BTC/USD"
-SIZE = "0.01"
 SHORT_TTL = 4  # seconds: long enough to see live, amber and closing in turn
-KEYS: dict[Side, Qt.Key] = {"buy": Qt.Key.Key_B, "sell": Qt.Key.Key_S}
 
 
 @pytest.fixture(scope="module")
@@ -49,48 +47,6 @@ def short_sandbox() -> Iterator[SandboxProcess]:
     process = SandboxProcess("--quote-ttl", str(SHORT_TTL)).start()
     yield process
     process.close()
-
-
-@dataclass
-class Ticket:
-    window: QMainWindow
-    dock: QDockWidget
-    panel: RfqTicketPanel
-    elsewhere: QLineEdit  # a widget outside the ticket that has the focus at first
-    live: Live
-
-
-def open_ticket(qtbot: QtBot, live: Live) -> Ticket:
-    """The panel in a dock of a shown, active main window, as the terminal docks it."""
-    window = QMainWindow()
-    qtbot.addWidget(window)
-    elsewhere = QLineEdit(window)
-    elsewhere.setObjectName("elsewhere")
-    window.setCentralWidget(elsewhere)
-    dock = QDockWidget("RFQ", window)
-    dock.setObjectName("dock_rfqTicket")
-    panel = RfqTicketPanel(live.context, live.desks.rfq)
-    dock.setWidget(panel)
-    window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
-    window.resize(1100, 700)
-    window.show()
-    qtbot.waitExposed(window)
-    window.activateWindow()
-    elsewhere.setFocus()
-    qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
-    return Ticket(window, dock, panel, elsewhere, live)
-
-
-def request(qtbot: QtBot, panel: RfqTicketPanel, size: str = SIZE, pair: str = PAIR) -> LiveQuote:
-    """Enter pair and size and click Request; the quote the panel then shows."""
-    before = panel.live_quote
-    panel.pair_box.setEditText(pair)
-    panel.size_edit.setText(size)
-    QTest.mouseClick(panel.request_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: panel.live_quote is not None and panel.live_quote is not before)
-    live = panel.live_quote
-    assert live is not None
-    return live
 
 
 def shown_seconds(panel: RfqTicketPanel, side: Side) -> float:
@@ -113,21 +69,6 @@ def admin_faults(sandbox: SandboxProcess, faults: list[dict[str, Any]]) -> None:
 def clear_faults(sandbox: SandboxProcess) -> None:
     with sandbox.admin() as admin:
         admin.delete("/api/v1/sandbox/admin/faults")
-
-
-def accept_posts(sandbox: SandboxProcess, account: str) -> list[dict[str, Any]]:
-    """The accept requests the sandbox received for ``account`` (logged while a rule is set)."""
-    with sandbox.admin() as admin:
-        response = admin.get(
-            "/api/v1/sandbox/admin/faults", headers={"X-Sandbox-Admin": ADMIN_TOKEN}
-        )
-        assert response.status_code == 200, response.text
-        logged: list[dict[str, Any]] = response.json()["requests"]
-    return [
-        r
-        for r in logged
-        if r["method"] == "POST" and account in r["path"] and r["path"].endswith("/accept")
-    ]
 
 
 def state(panel: RfqTicketPanel, side: Side) -> str:
@@ -745,6 +686,7 @@ def test_quote_history_model_contract(qtmodeltester: ModelTester) -> None:
     assert model.index(0, model.column("ms_left")).data() == "1,234"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jump", [600, -600])
 def test_a_wall_clock_jump_leaves_the_countdown_on_server_time(
     qtbot: QtBot, live_factory: LiveFactory, short_sandbox: SandboxProcess, jump: int

@@ -7,6 +7,7 @@ import os
 import signal
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
@@ -16,9 +17,11 @@ from app.services.sandbox_child import SandboxChild
 from app.ui.sandbox_supervisor import SandboxSupervisor
 from app.ui.status_bar import StatusBar
 from app.ui.tasks import TaskOwner
-from tests.ui.conftest import Live, run
+from tests.helpers.live import Live
+from tests.helpers.qt import run
 
 
+@pytest.mark.slow
 def test_a_killed_sandbox_is_named_and_restarted_from_the_status_bar(
     qtbot: QtBot, live: Live, tmp_path: Path
 ) -> None:

@@ -19,7 +19,7 @@ from app.ui.panels.rfq_ticket import RfqTicketPanel
 from app.ui.preferences import Preferences
 from app.ui.settings_dialog import SettingsDialog
 from app.ui.theme import current_theme, trade_palette
-from tests.ui.conftest import Live
+from tests.helpers.live import Live
 
 
 def open_window(qtbot: QtBot, live: Live) -> MainWindow:

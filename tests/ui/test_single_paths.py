@@ -10,6 +10,7 @@ import ast
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QObject, Qt
 from pytestqt.qtbot import QtBot
 
@@ -22,8 +23,9 @@ from app.ui.freshness import FeedFreshness, stale_after
 from app.ui.models.top_of_book_model import TopOfBookModel
 from app.ui.panels.top_of_book import TopOfBookPanel
 from app.ui.widgets.cell_painter import RowLooks
-from tests.ui.conftest import Live, run, shown
-from tests.ui.test_top_of_book import COL, FakeClock, book
+from tests.helpers.live import Live
+from tests.helpers.qt import run, shown
+from tests.helpers.top_of_book import COL, FakeClock, book
 
 FONT = int(Qt.ItemDataRole.FontRole)
 FG = int(Qt.ItemDataRole.ForegroundRole)
@@ -65,6 +67,7 @@ def calling(method: str) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_one_row_look_and_one_painter_module_for_every_table() -> None:
     painter = "app/ui/widgets/cell_painter.py"
     assert defined("RowLook") == [painter]
@@ -75,6 +78,7 @@ def test_one_row_look_and_one_painter_module_for_every_table() -> None:
     assert "app/ui/panels/watchlist_table.py" not in calling("fillRect")
 
 
+@pytest.mark.slow
 def test_one_staleness_rule() -> None:
     assert defined("STALE_FACTOR") == ["app/services/health.py"]
     assert stale_after(2.0) == STALE_FACTOR * 2.0
@@ -94,6 +98,7 @@ def imported(name: str) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_no_sort_proxy_of_qt_on_the_tables() -> None:
     """Every table keeps its order with the one sort (design.md §6)."""
     assert imported("QSortFilterProxyModel") == []

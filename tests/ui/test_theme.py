@@ -42,6 +42,7 @@ from app.ui.theme import (
     themes_folder,
     trade_palette,
 )
+from tests.helpers.colours import Rgb, contrast, over, rgb, to_linear
 
 TRADING_COLOURS = ("up", "down", "bid", "ask", "stale")
 #: Message text (labels, the log, the status bar, notices' frames).
@@ -73,38 +74,8 @@ CVD_MIN_DELTA_E = 40.0
 #: ✖/●), so colour is the second cue, held to a lower floor than up/down.
 CVD_MESSAGE_MIN_DELTA_E = 30.0
 
-Rgb = tuple[float, float, float]
-
 
 # -- colour arithmetic ---------------------------------------------------------------------------
-
-
-def _linear(channel: float) -> float:
-    return channel / 12.92 if channel <= 0.04045 else ((channel + 0.055) / 1.055) ** 2.4
-
-
-def _rgb(colour: QColor) -> Rgb:
-    return (colour.redF(), colour.greenF(), colour.blueF())
-
-
-def luminance(colour: QColor) -> float:
-    """WCAG 2 relative luminance of an opaque sRGB colour."""
-    r, g, b = (_linear(c) for c in _rgb(colour))
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b
-
-
-def contrast(a: QColor, b: QColor) -> float:
-    """WCAG 2 contrast ratio, 1 to 21."""
-    light, dark = sorted((luminance(a), luminance(b)), reverse=True)
-    return (light + 0.05) / (dark + 0.05)
-
-
-def over(top: QColor, bottom: QColor) -> QColor:
-    """``top`` (translucent) painted over opaque ``bottom``, as QPainter blends (in sRGB)."""
-    alpha = top.alphaF()
-    return QColor.fromRgbF(
-        *(t * alpha + b * (1 - alpha) for t, b in zip(_rgb(top), _rgb(bottom), strict=True))
-    )
 
 
 def _lab(linear: Rgb) -> Rgb:
@@ -122,7 +93,7 @@ def _lab(linear: Rgb) -> Rgb:
 
 def seen_by(colour: QColor, deficiency: str) -> Rgb:
     """Linear RGB of ``colour`` as a dichromat with ``deficiency`` perceives it."""
-    linear = [_linear(c) for c in _rgb(colour)]
+    linear = [to_linear(c) for c in rgb(colour)]
     return tuple(  # type: ignore[return-value]
         sum(m * c for m, c in zip(row, linear, strict=True)) for row in CVD[deficiency]
     )

@@ -56,8 +56,9 @@ from app.ui.theme import COLOURS, THEMES, apply_theme, trade_palette
 from app.ui.widgets.countdown import CountdownBar
 from app.ui.widgets.instruction_card import BlockchainCard, warning_css
 from tests.harness import Faults
-from tests.ui.conftest import Live, run
-from tests.ui.test_theme import contrast, over
+from tests.helpers.colours import contrast, over
+from tests.helpers.live import Live
+from tests.helpers.qt import run
 
 DARK, LIGHT = trade_palette("dark"), trade_palette("light")
 #: Column numbers by key, from each table's column spec list.
@@ -181,6 +182,7 @@ def assert_colours(qtbot: QtBot, terminal: Terminal, expected: TradePalette) -> 
     assert notice.styleSheet() == notice_css("warning", expected)
 
 
+@pytest.mark.slow
 def test_switching_to_light_recolours_every_panel_and_back_to_dark(
     qtbot: QtBot, live: Live, app: QApplication
 ) -> None:

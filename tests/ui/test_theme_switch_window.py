@@ -31,7 +31,7 @@ from app.ui.models.top_of_book_model import TopOfBookModel
 from app.ui.palette import current_palette
 from app.ui.panels.watchlist_table import WatchlistTable
 from app.ui.theme import COLOURS, apply_theme, restyling, sheet_theme, theme_restyled, trade_palette
-from tests.ui.conftest import Live
+from tests.helpers.live import Live
 
 WAIT_MS = 15_000
 TOP_COL = column_numbers(top_of_book_model.COLUMNS)
@@ -117,6 +117,7 @@ def table_base(window: MainWindow, dock: str) -> QColor:
     return table.palette().color(QPalette.ColorRole.Base)
 
 
+@pytest.mark.slow
 def test_a_switch_leaves_health_notices_and_freshness_alone_both_ways(
     qtbot: QtBot, live: Live, window: MainWindow
 ) -> None:
@@ -153,6 +154,7 @@ def test_a_switch_leaves_health_notices_and_freshness_alone_both_ways(
         unsubscribe()
 
 
+@pytest.mark.slow
 def test_every_dock_keeps_its_place_and_the_parts_wear_the_theme(
     qtbot: QtBot, live: Live, window: MainWindow, app: QApplication
 ) -> None:
@@ -180,6 +182,7 @@ def test_every_dock_keeps_its_place_and_the_parts_wear_the_theme(
     assert sheet_theme(app) == "dark"
 
 
+@pytest.mark.slow
 def test_the_switch_call_itself_is_short(qtbot: QtBot, window: MainWindow) -> None:
     """What the menu's click runs (the palette, the trading colours' first followers): the
     parts come after, a turn at a time. It took 0.5–2.5 s when it restyled every widget."""

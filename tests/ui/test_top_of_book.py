@@ -20,15 +20,12 @@ from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
 from app.domain.display import Precision
-from app.domain.money import AssetPair
 from app.domain.records import TopOfBook
 from app.ui import palette
 from app.ui.fonts import NUMBER_FAMILY
 from app.ui.frame_clock import FrameClock
-from app.ui.models.columns import column_numbers
 from app.ui.models.top_of_book_model import (
     COLUMN_COUNT,
-    COLUMNS,
     FADE_STEPS,
     FLASH_KEYS,
     FLASH_SECONDS,
@@ -42,7 +39,9 @@ from app.ui.panels.depth import DepthPanel
 from app.ui.panels.top_of_book import SELECTED_KEY, SETTINGS_KEY, TopOfBookPanel
 from app.ui.panels.watchlist_table import WatchlistTable
 from app.ui.theme import FLASH_KEY, add_theme_menu, trade_palette
-from tests.ui.conftest import Live, run, shown
+from tests.helpers.live import Live
+from tests.helpers.qt import run, shown
+from tests.helpers.top_of_book import COL, FakeClock, book
 
 pytestmark = [
     pytest.mark.qt_log_level_fail("WARNING"),
@@ -51,24 +50,9 @@ pytestmark = [
 ]
 
 BG = Qt.ItemDataRole.BackgroundRole
-#: Column numbers by key (the model's column spec list).
-COL = column_numbers(COLUMNS)
 FLASH_COLUMNS = tuple(COL[key] for key in FLASH_KEYS)
 FG = Qt.ItemDataRole.ForegroundRole
 Cell = tuple[int, int]
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def book(pair: str, bid: str, ask: str, bid_size: str = "1.5", ask_size: str = "2.25") -> TopOfBook:
-    b, a = Decimal(bid), Decimal(ask)
-    return TopOfBook(AssetPair.parse(pair), b, Decimal(bid_size), a, Decimal(ask_size), a - b)
 
 
 class ChangeSpy:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtTest import QTest
@@ -20,7 +21,7 @@ from app.ui.models.working_model import PROGRESS_ROLE
 from app.ui.panels.chart import ChartPanel
 from app.ui.panels.orders import OrdersPanel
 from app.ui.panels.working_orders import NO_CANCEL, WorkingOrdersPanel
-from tests.ui.conftest import Live
+from tests.helpers.live import Live
 
 PAIR = "BTC/USD"
 
@@ -68,6 +69,7 @@ def twap(amount: str, slices: int, seconds: str) -> AlgoSpec:
     )
 
 
+@pytest.mark.slow
 def test_a_twap_shows_its_progress_to_filled(qtbot: QtBot, live: Live) -> None:
     ready(qtbot, live)
     panel = dock(qtbot, live)
@@ -218,6 +220,7 @@ def test_an_armed_stop_says_it_is_armed_here(qtbot: QtBot, live: Live) -> None:
     assert parent.state == "armed"
 
 
+@pytest.mark.slow
 def test_the_chart_marks_each_child_fill(qtbot: QtBot, live: Live) -> None:
     ready(qtbot, live)
     chart = ChartPanel(live.context)

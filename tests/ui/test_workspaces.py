@@ -15,7 +15,7 @@ from app.ui.launch import default_panels
 from app.ui.main_window import Area, MainWindow
 from app.ui.panels.base import PanelContext
 from app.ui.workspaces import COMPACT, WIDE, WorkspaceStore
-from tests.ui.conftest import Live
+from tests.helpers.live import Live
 
 pytestmark = pytest.mark.qt_log_ignore(
     # the offscreen platform says so for every popup menu; a real platform does not
@@ -110,6 +110,7 @@ def test_save_load_rename_delete_through_the_menu(
     press(qtbot, Qt.Key.Key_Escape, Qt.Key.Key_Escape)
 
 
+@pytest.mark.slow
 def test_workspaces_outlive_the_window(
     qtbot: QtBot, live: Live, window: MainWindow, settings: QSettings
 ) -> None:
@@ -134,6 +135,7 @@ def test_rename_refuses_a_name_in_use(window: MainWindow) -> None:
         window.workspaces.rename("one", "two")
 
 
+@pytest.mark.slow
 def test_the_lock_holds_docks_in_place_and_is_remembered(
     qtbot: QtBot, live: Live, window: MainWindow, settings: QSettings
 ) -> None:

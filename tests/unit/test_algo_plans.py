@@ -84,6 +84,7 @@ def test_an_unknown_child_blocks_every_further_child_of_its_parent() -> None:
     assert isinstance(decision, Wait) and "settled" in decision.why
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.sampled_from(["filled", "empty", "unknown", "resting"]), min_size=1, max_size=40),

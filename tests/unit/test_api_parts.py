@@ -139,6 +139,7 @@ def test_long_text_bodies_are_cut_to_one_line() -> None:
     assert "\n" not in message and len(message) < 200
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     status=st.integers(400, 599),
@@ -278,6 +279,7 @@ def test_jwt_lifetime_is_none_when_unreadable(token: str) -> None:
     assert jwt_lifetime(token, 0.0) is None
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(token=st.one_of(st.text(), st.builds(fake_jwt, st.dictionaries(st.text(), st.integers()))))
 def test_jwt_lifetime_never_raises(token: str) -> None:

@@ -4,6 +4,7 @@ the trader's widths kept, what is left to the last column."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -80,6 +81,7 @@ needs_strategy = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(needs_strategy, st.integers(0, 4000))
 @example(  # a whole-pixel cap gave a pixel too many, and the stretch column took it

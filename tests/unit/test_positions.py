@@ -218,6 +218,7 @@ def booked(method: CostMethod, items: list[tuple[str, Decimal, Decimal]]) -> Pos
     return book
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(flows, marks, st.sampled_from(list(CostMethod)))
 def test_realised_plus_unrealised_is_value_less_inflows_plus_outflows(
@@ -237,6 +238,7 @@ def test_realised_plus_unrealised_is_value_less_inflows_plus_outflows(
     ) + sum((v for _, q, v in items if q < 0), D(0))
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(flows, values)
 def test_fifo_and_average_agree_once_everything_bought_is_sold(
@@ -254,6 +256,7 @@ def test_fifo_and_average_agree_once_everything_bought_is_sold(
         assert a.realised_total == a.outflows - a.inflows
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(quantities.map(abs), values), min_size=1, max_size=15))
 def test_with_only_buys_both_methods_hold_the_same_cost(

@@ -23,6 +23,7 @@ def test_the_environment_password_is_gone_once_read(monkeypatch: pytest.MonkeyPa
     assert take_env_login() is None  # nothing to log in with a second time
 
 
+@pytest.mark.slow
 def test_main_disables_core_dumps_and_makes_new_files_private(tmp_path: Path) -> None:
     script = (
         "import os, resource, sys\n"

@@ -266,6 +266,7 @@ def test_valid_examples_parse(name: str) -> None:
     assert PARSERS[name](copy.deepcopy(VALID[name])) is not None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PARSERS))
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
@@ -273,6 +274,7 @@ def test_any_json_parses_or_raises_parse_error(name: str, data: st.DataObject) -
     _returns_or_parse_error(name, data.draw(json_values))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PARSERS))
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
