@@ -557,10 +557,10 @@ def test_chart_redraws_at_most_once_a_frame(
 
         monkeypatch.setattr(curve, "setData", counting)
 
-    started = time.perf_counter()
     for i in range(100):
         offline.bridge.topOfBook.emit({"BTC/USD": top("BTC/USD", f"{100 + i}", f"{101 + i}")})
-    assert time.perf_counter() - started < 0.033  # the burst fits in one frame
+    # the burst costs no drawing: the one frame asked for draws it (how long the loop above
+    # takes is the machine's, and the benchmarks' business, not a rule to test)
     assert panel.redraw_pending() and calls["bid"] == 0  # nothing drawn per tick
 
     qtbot.waitUntil(lambda: _length(panel) == 100)
