@@ -62,6 +62,23 @@ class Running:
     proc: subprocess.Popen[bytes]
     lines: list[str] = field(default_factory=list)
     _rest: bytes = b""
+    #: What was read of stderr before the end (``err_until``), given back by ``finish``.
+    _err: bytes = b""
+
+    def err_until(self, text: str, timeout: float = 30.0) -> None:
+        """Read stderr until ``text`` shows up (a notice the next step waits for)."""
+        deadline = time.monotonic() + timeout
+        assert self.proc.stderr is not None
+        fd = self.proc.stderr.fileno()
+        while text.encode() not in self._err and (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                break
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            self._err += chunk
+        assert text.encode() in self._err, f"{text!r} not on stderr: {self._err.decode()!r}"
 
     def until(self, condition: Callable[[str], bool], timeout: float = 30.0) -> str:
         """The first line (seen or to come) that meets ``condition``; fails at the deadline
@@ -91,7 +108,7 @@ class Running:
         out, err = self.proc.communicate(timeout=timeout)
         text = "\n".join(self.lines) + ("\n" if self.lines else "")
         text += (self._rest + out).decode()
-        return Done(self.proc.returncode, text, err.decode())
+        return Done(self.proc.returncode, text, (self._err + err).decode())
 
 
 @dataclass
@@ -269,6 +286,8 @@ def test_ctrl_c_waits_for_a_resting_child_and_a_second_one_stops_waiting(cli: Al
     running.until(lambda line: "(0 filled, 1 out, 1 resting)" in line)
     running.proc.send_signal(signal.SIGINT)
     running.until(lambda line: " paused: " in line and "1 resting" in line)
+    # the second Ctrl-C once the wait has begun (sent sooner, both count before it starts)
+    running.err_until("Ctrl-C again to stop waiting")
     running.proc.send_signal(signal.SIGINT)
     done = cli.checked(running.finish())
     assert done.code == 130, done
